@@ -1,0 +1,1 @@
+"""Bundled data: model folders under models/, example sentences. Not code."""

@@ -1,0 +1,135 @@
+"""Model folders: weights in safetensors, config JSON and the two tokenizers' JSON. Nothing is unpickled."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from .config import ModelConfig
+from .tokenizer import TextTokenizer
+from .transformer import Transformer
+
+WEIGHTS, CONFIG, SRC_TOK, TGT_TOK, CARD = "model.safetensors", "config.json", "tokenizer_src.json", "tokenizer_tgt.json", "MODEL_CARD.md"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+MODELS_DIR = ASSETS / "models"
+
+
+class ModelLoadError(Exception):
+    """A model folder that cannot be used; str() is one line naming the file and the problem."""
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    path: Path | None
+    model: Transformer
+    src_tok: TextTokenizer
+    tgt_tok: TextTokenizer
+
+    @property
+    def cfg(self) -> ModelConfig:
+        return self.model.cfg
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Write through a temporary file in the same folder, then rename: no half-written file is left."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer,
+               half: bool = False, metadata: dict | None = None) -> Path:
+    """Save a model folder; half=True stores float16 weights (loaded back as float32)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(torch.float16 if half else torch.float32).contiguous().clone()
+             for k, v in model.state_dict().items()}
+    if model.cfg.tie_output:
+        state.pop("generator.weight", None)
+    meta = {"format": "attention-visualizer/1", **{k: str(v) for k, v in (metadata or {}).items()}}
+    _atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata=meta))
+    _atomic_write(folder / CONFIG, lambda tmp: Path(tmp).write_text(model.cfg.to_json() + "\n", encoding="utf-8"))
+    _atomic_write(folder / SRC_TOK, lambda tmp: src_tok.save(tmp))
+    _atomic_write(folder / TGT_TOK, lambda tmp: tgt_tok.save(tmp))
+    return folder
+
+
+def _read(folder: Path, name: str):
+    path = folder / name
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: file is missing")
+    return path
+
+
+def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
+    """Load a model folder, checking every tensor's name and shape; raises ModelLoadError."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ModelLoadError(f"{folder}: not a model folder (it does not exist or is not a directory)")
+    cfg_path = _read(folder, CONFIG)
+    try:
+        cfg = ModelConfig.from_dict(json.loads(cfg_path.read_text(encoding="utf-8")))
+    except (ValueError, TypeError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{cfg_path}: {e}".splitlines()[0]) from None
+    toks = []
+    for tok_name, size in ((SRC_TOK, cfg.src_vocab_size), (TGT_TOK, cfg.tgt_vocab_size)):
+        path = _read(folder, tok_name)
+        try:
+            tok = TextTokenizer.load(path)
+        except Exception as e:  # the tokenizers library raises its own exception types
+            raise ModelLoadError(f"{path}: not a valid tokenizer file ({str(e).splitlines()[0][:120]})") from None
+        if tok.vocab_size != size:
+            raise ModelLoadError(f"{path}: vocabulary has {tok.vocab_size} entries, config says {size}")
+        toks.append(tok)
+    w_path = _read(folder, WEIGHTS)
+    try:
+        state = load_file(str(w_path))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
+    model = Transformer(cfg)
+    expected = {k: v for k, v in model.state_dict().items() if not (cfg.tie_output and k == "generator.weight")}
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing:
+        raise ModelLoadError(f"{w_path}: missing tensors: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
+    if unexpected:
+        raise ModelLoadError(f"{w_path}: unexpected tensors: {', '.join(unexpected[:5])}{' …' if len(unexpected) > 5 else ''}")
+    for k, v in expected.items():
+        if tuple(state[k].shape) != tuple(v.shape):
+            raise ModelLoadError(f"{w_path}: tensor {k} has shape {tuple(state[k].shape)}, config needs {tuple(v.shape)}")
+        if not torch.isfinite(state[k].float()).all():
+            raise ModelLoadError(f"{w_path}: tensor {k} holds NaN or infinite values")
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=not cfg.tie_output)
+    model.eval()
+    return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])
+
+
+def bundled_models() -> list[str]:
+    """Names of the model folders shipped in assets/models, plus the built-in seed example."""
+    names = sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG).is_file()) if MODELS_DIR.is_dir() else []
+    return names + ["seed-example"]
+
+
+def load(name_or_folder: str | Path) -> LoadedModel:
+    """Load a bundled model by name ('en-fr', 'seed-example') or any model folder by path."""
+    if str(name_or_folder) == "seed-example":
+        from .seed_example import build_seed_example
+        return build_seed_example()
+    candidate = MODELS_DIR / str(name_or_folder)
+    if not Path(name_or_folder).exists() and candidate.is_dir():
+        return load_model(candidate, str(name_or_folder))
+    if not Path(name_or_folder).exists():
+        raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
+    return load_model(name_or_folder)

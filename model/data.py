@@ -1,0 +1,118 @@
+"""Parallel corpora: reading TSV or line-aligned files with line-numbered complaints, and token-sized batches."""
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .transformer import BOS, EOS, PAD
+
+
+class CorpusError(ValueError):
+    """A corpus that cannot be read; the message names the file and line."""
+
+
+@dataclass
+class Corpus:
+    src: list[str]
+    tgt: list[str]
+    problems: list[str] = field(default_factory=list)   # "file:line: what is wrong", one per skipped line
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def _open_lines(path: Path):
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for n, line in enumerate(f, 1):
+                yield n, line.rstrip("\r\n")
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def read_tsv(path: str | Path, strict: bool = False) -> Corpus:
+    """`source<TAB>target` lines. Malformed lines are skipped and reported, or raise when strict."""
+    path = Path(path)
+    corpus = Corpus([], [])
+    for n, line in _open_lines(path):
+        parts = line.split("\t")
+        problem = None
+        if len(parts) < 2:
+            problem = "no TAB between source and target"
+        elif not parts[0].strip() or not parts[1].strip():
+            problem = "empty source or target"
+        if problem:
+            if strict:
+                raise CorpusError(f"{path}:{n}: {problem}")
+            corpus.problems.append(f"{path}:{n}: {problem}")
+            continue
+        corpus.src.append(parts[0].strip())
+        corpus.tgt.append(parts[1].strip())
+    return corpus
+
+
+def read_aligned(src_path: str | Path, tgt_path: str | Path, strict: bool = False) -> Corpus:
+    """Line i of the source file is translated by line i of the target file."""
+    src_path, tgt_path = Path(src_path), Path(tgt_path)
+    src_lines = list(_open_lines(src_path))
+    tgt_lines = list(_open_lines(tgt_path))
+    if len(src_lines) != len(tgt_lines):
+        raise CorpusError(f"{tgt_path}: has {len(tgt_lines)} lines but {src_path} has {len(src_lines)}")
+    corpus = Corpus([], [])
+    for (n, s), (_, t) in zip(src_lines, tgt_lines):
+        s, t = " ".join(s.split()), " ".join(t.split())   # stray spaces and TABs inside a line
+        if not s or not t:
+            msg = f"{src_path if not s else tgt_path}:{n}: empty line"
+            if strict:
+                raise CorpusError(msg)
+            corpus.problems.append(msg)
+            continue
+        corpus.src.append(s)
+        corpus.tgt.append(t)
+    return corpus
+
+
+def report_problems(corpus: Corpus, shown: int = 10, out=sys.stderr) -> None:
+    for p in corpus.problems[:shown]:
+        print(f"warning: skipped {p}", file=out)
+    if corpus.problems:
+        print(f"warning: skipped {len(corpus.problems)} malformed line(s) in all", file=out)
+
+
+def token_batches(pairs: list[tuple[list[int], list[int]]], max_tokens: int, seed: int, shuffle: bool = True):
+    """Index lists of pairs of similar length whose padded size stays under max_tokens."""
+    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]), len(pairs[i][1])))
+    batches, cur, longest = [], [], 0
+    for i in order:
+        n = max(len(pairs[i][0]), len(pairs[i][1]) + 1)
+        if cur and max(longest, n) * (len(cur) + 1) > max_tokens:
+            batches.append(cur)
+            cur, longest = [], 0
+        cur.append(i)
+        longest = max(longest, n)
+    if cur:
+        batches.append(cur)
+    if shuffle:
+        random.Random(seed).shuffle(batches)
+    return batches
+
+
+def collate(pairs: list[tuple[list[int], list[int]]], idx: list[int]):
+    """(src (B, Ts), tgt_in (B, Tt), tgt_out (B, Tt)) padded with PAD; source ends with </s>."""
+    srcs = [pairs[i][0] + [EOS] for i in idx]
+    tgts = [[BOS] + pairs[i][1] + [EOS] for i in idx]
+    Ts, Tt = max(map(len, srcs)), max(map(len, tgts)) - 1
+    src = torch.full((len(idx), Ts), PAD, dtype=torch.long)
+    tgt_in = torch.full((len(idx), Tt), PAD, dtype=torch.long)
+    tgt_out = torch.full((len(idx), Tt), PAD, dtype=torch.long)
+    for b, (s, t) in enumerate(zip(srcs, tgts)):
+        src[b, : len(s)] = torch.tensor(s)
+        tgt_in[b, : len(t) - 1] = torch.tensor(t[:-1])
+        tgt_out[b, : len(t) - 1] = torch.tensor(t[1:])
+    return src, tgt_in, tgt_out

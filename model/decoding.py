@@ -1,0 +1,221 @@
+"""Turning a sentence into a translation: greedy, beam search, sampling, teacher forcing, stepwise traces."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+import torch
+
+from .checkpoint import LoadedModel
+from .trace import Trace, flatten_record
+from .transformer import BOS, EOS, PAD, Transformer
+
+METHODS = ("greedy", "beam", "sample")
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    method: str = "greedy"       # greedy | beam | sample
+    beam: int = 4                # beam width, for method="beam"
+    temperature: float = 1.0     # for method="sample" (and the output panel's distribution)
+    top_k: int = 0               # 0 = no top-k cut, for method="sample"
+    seed: int = 0                # makes sampling repeatable
+    max_new: int | None = None   # default: grows with the source length, bounded by the model
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:
+            raise ValueError("beam must be >= 1, top_k >= 0 and temperature > 0")
+
+
+@dataclass
+class SourceIds:
+    ids: list[int]               # source piece ids followed by </s>
+    truncated: int = 0           # pieces cut off because the model's maximum length was reached
+
+
+def encode_source(lm: LoadedModel, text: str) -> SourceIds:
+    ids = lm.src_tok.encode(text)
+    room = lm.cfg.max_len - 1
+    return SourceIds(ids[:room] + [EOS], max(0, len(ids) - room))
+
+
+def _max_new(model: Transformer, n_src: int, settings: DecodingSettings) -> int:
+    limit = model.cfg.max_len - 1
+    return min(limit, settings.max_new if settings.max_new is not None else 2 * n_src + 10)
+
+
+def _next_logits(model: Transformer, tgt: torch.Tensor, memory, src_mask, cache) -> torch.Tensor:
+    """Logits (B, V_y) for the next token after tgt (B, t); with a cache only the newest token is run."""
+    if cache is not None:
+        y = model.decode(tgt[:, -1:], memory, src_mask, cache)          # (B, 1, d_model)
+    else:
+        y = model.decode(tgt, memory, src_mask)                         # (B, t, d_model)
+    return model.generator(y[:, -1])                                    # (B, V_y)
+
+
+@torch.no_grad()
+def greedy(model: Transformer, src_ids: list[int], max_new: int, use_cache: bool = True) -> list[int]:
+    """Output ids (without <s>, ending with </s> unless max_new was reached)."""
+    src = torch.tensor([src_ids])
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache() if use_cache else None
+    tgt = torch.tensor([[BOS]])
+    for _ in range(max_new):
+        nxt = int(_next_logits(model, tgt, memory, src_mask, cache).argmax(-1))
+        tgt = torch.cat([tgt, torch.tensor([[nxt]])], dim=1)
+        if nxt == EOS:
+            break
+    return tgt[0, 1:].tolist()
+
+
+@torch.no_grad()
+def sample(model: Transformer, src_ids: list[int], max_new: int, temperature: float = 1.0,
+           top_k: int = 0, seed: int = 0, use_cache: bool = True) -> list[int]:
+    gen = torch.Generator().manual_seed(int(seed))
+    src = torch.tensor([src_ids])
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache() if use_cache else None
+    tgt = torch.tensor([[BOS]])
+    for _ in range(max_new):
+        logits = _next_logits(model, tgt, memory, src_mask, cache)[0] / temperature   # (V_y,)
+        logits[PAD] = float("-inf")
+        if top_k:
+            cut = torch.topk(logits, min(top_k, logits.numel())).values[-1]
+            logits = logits.masked_fill(logits < cut, float("-inf"))
+        nxt = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=gen))
+        tgt = torch.cat([tgt, torch.tensor([[nxt]])], dim=1)
+        if nxt == EOS:
+            break
+    return tgt[0, 1:].tolist()
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4,
+                use_cache: bool = True, alpha: float = 0.6) -> list[int]:
+    """Best hypothesis under log-probability / length^alpha (GNMT length penalty)."""
+    src = torch.tensor([src_ids])
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache() if use_cache else None
+    beams = torch.tensor([[BOS]])                                       # (b, t)
+    scores = torch.zeros(1)                                             # (b,)
+    finished: list[tuple[float, list[int]]] = []
+
+    def penalised(score: float, length: int) -> float:
+        return score / (((5 + length) / 6) ** alpha)
+
+    for step in range(max_new):
+        b = beams.shape[0]
+        logp = torch.log_softmax(_next_logits(model, beams, memory.expand(b, -1, -1),
+                                              src_mask.expand(b, -1, -1, -1), cache), -1)  # (b, V_y)
+        logp[:, PAD] = float("-inf")
+        total = (scores[:, None] + logp).view(-1)                       # (b * V_y,)
+        top = torch.topk(total, min(2 * k, total.numel()))
+        V = logp.shape[-1]
+        keep_rows, keep_tok, keep_score = [], [], []
+        for s, idx in zip(top.values.tolist(), top.indices.tolist()):
+            row, tok = divmod(idx, V)
+            if tok == EOS:
+                finished.append((penalised(s, step + 1), beams[row, 1:].tolist() + [EOS]))
+            else:
+                keep_rows.append(row); keep_tok.append(tok); keep_score.append(s)
+            if len(keep_rows) == k:
+                break
+        best_open = max(keep_score) if keep_score else float("-inf")
+        if len(finished) >= k and max(f[0] for f in finished) >= penalised(best_open, max_new):
+            break
+        if not keep_rows:
+            break
+        rows = torch.tensor(keep_rows)
+        beams = torch.cat([beams[rows], torch.tensor(keep_tok)[:, None]], dim=1)
+        scores = torch.tensor(keep_score)
+        if cache is not None:
+            for layer_cache in cache:
+                for name in ("self_k", "self_v", "cross_k", "cross_v"):
+                    layer_cache[name] = layer_cache[name][rows]
+    if not finished:
+        best = int(scores.argmax())
+        return beams[best, 1:].tolist()
+    return max(finished, key=lambda f: f[0])[1]
+
+
+def decode_ids(lm: LoadedModel, src_ids: list[int], settings: DecodingSettings, use_cache: bool = True) -> list[int]:
+    n = _max_new(lm.model, len(src_ids), settings)
+    if settings.method == "beam":
+        return beam_search(lm.model, src_ids, n, settings.beam, use_cache)
+    if settings.method == "sample":
+        return sample(lm.model, src_ids, n, settings.temperature, settings.top_k, settings.seed, use_cache)
+    return greedy(lm.model, src_ids, n, use_cache)
+
+
+@torch.no_grad()
+def trace_run(lm: LoadedModel, src_ids: list[int], out_ids: list[int], meta: dict | None = None) -> Trace:
+    """One traced teacher-forced pass: the decoder reads <s> + out_ids[:-1]; row t is where out_ids[t] was chosen."""
+    model = lm.model
+    out_ids = list(out_ids[: model.cfg.max_len]) or [EOS]
+    dec_in = [BOS] + out_ids[:-1]
+    record: dict = {}
+    logits = model(torch.tensor([src_ids]), torch.tensor([dec_in]), record=record)   # (1, Tt, V_y)
+    record["probs"] = torch.softmax(logits, -1)
+    return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces(dec_in), lm.tgt_tok.pieces(out_ids),
+                 flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(model.positional)))
+
+
+@dataclass
+class Translation:
+    text: str                    # the translation (or the given target, under teacher forcing)
+    out_ids: list[int]
+    trace: Trace
+    truncated: int = 0           # source pieces cut at the model's maximum length
+
+
+def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
+              target: str | None = None) -> Translation:
+    """Translate text (or force the decoder through target) and trace the run."""
+    src = encode_source(lm, text)
+    if target is not None and target.strip():
+        out_ids = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS]
+        mode = "teacher-forced"
+    else:
+        out_ids = decode_ids(lm, src.ids, settings)
+        mode = settings.method
+    out_text = lm.tgt_tok.decode(out_ids)
+    trace = trace_run(lm, src.ids, out_ids, {"sentence": text, "translation": out_text, "mode": mode,
+                                             "truncated": src.truncated})
+    return Translation(out_text, out_ids, trace, src.truncated)
+
+
+def generate_steps(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings()) -> Iterator[Trace]:
+    """One Trace per generated token: the t-th holds the decoder state after t+1 tokens were chosen."""
+    src = encode_source(lm, text)
+    out_ids = decode_ids(lm, src.ids, settings)
+    for t in range(1, len(out_ids) + 1):
+        yield trace_run(lm, src.ids, out_ids[:t], {"sentence": text, "step": t - 1})   # last row: step t-1
+
+
+@torch.no_grad()
+def greedy_batch(model: Transformer, batch_src: list[list[int]], max_new: int | None = None) -> list[list[int]]:
+    """Greedy decoding of many sentences at once (for evaluation); each result ends at its first </s>."""
+    if not batch_src:
+        return []
+    Ts = max(map(len, batch_src))
+    src = torch.full((len(batch_src), Ts), PAD, dtype=torch.long)
+    for b, s in enumerate(batch_src):
+        src[b, : len(s)] = torch.tensor(s)
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache()
+    tgt = torch.full((len(batch_src), 1), BOS, dtype=torch.long)
+    done = torch.zeros(len(batch_src), dtype=torch.bool)
+    steps = min(model.cfg.max_len - 1, max_new if max_new is not None else 2 * Ts + 10)
+    for _ in range(steps):
+        nxt = _next_logits(model, tgt, memory, src_mask, cache).argmax(-1)     # (B,)
+        nxt = nxt.masked_fill(done, PAD)
+        tgt = torch.cat([tgt, nxt[:, None]], dim=1)
+        done |= nxt == EOS
+        if bool(done.all()):
+            break
+    out = []
+    for row in tgt[:, 1:].tolist():
+        out.append(row[: row.index(EOS) + 1] if EOS in row else [i for i in row if i != PAD])
+    return out

@@ -1,0 +1,94 @@
+"""BLEU and chrF of a model on a test set (sacreBLEU), from Python or `attention-visualizer evaluate`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import sacrebleu
+
+from .checkpoint import LoadedModel, ModelLoadError, load
+from .data import CorpusError, read_aligned, read_tsv
+from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
+
+
+def group_references(src: list[str], tgt: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Consecutive lines with the same source become one sentence with several references."""
+    sources, refs = [], []
+    for s, t in zip(src, tgt):
+        if sources and sources[-1] == s:
+            refs[-1].append(t)
+        else:
+            sources.append(s)
+            refs.append([t])
+    return sources, refs
+
+
+def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size: int = 64,
+                  progress=None) -> list[str]:
+    ids = [encode_source(lm, s).ids for s in sources]
+    hyps: list[str] = []
+    if beam <= 1:
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out: dict[int, list[int]] = {}
+        for start in range(0, len(order), batch_size):
+            chunk = order[start: start + batch_size]
+            for i, o in zip(chunk, greedy_batch(lm.model, [ids[i] for i in chunk])):
+                out[i] = o
+            if progress:
+                progress(min(start + batch_size, len(order)), len(order))
+        return [lm.tgt_tok.decode(out[i]) for i in range(len(ids))]
+    settings = DecodingSettings(method="beam", beam=beam)
+    for n, src in enumerate(ids, 1):
+        hyps.append(lm.tgt_tok.decode(decode_ids(lm, src, settings)))
+        if progress and n % 50 == 0:
+            progress(n, len(ids))
+    return hyps
+
+
+def score(hyps: list[str], refs: list[list[str]], lowercase: bool = False) -> tuple[float, float]:
+    """(BLEU, chrF) with sacreBLEU defaults; refs[i] holds every reference of sentence i."""
+    width = max(len(r) for r in refs)
+    streams = [[r[j] if j < len(r) else None for r in refs] for j in range(width)]
+    bleu = sacrebleu.corpus_bleu(hyps, streams, lowercase=lowercase)
+    chrf = sacrebleu.corpus_chrf(hyps, streams)
+    return bleu.score, chrf.score
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="attention-visualizer evaluate", description=__doc__)
+    p.add_argument("--model", default="en-fr", help="bundled model name or model folder")
+    p.add_argument("--tsv", help="test file: source<TAB>reference; repeated sources = several references")
+    p.add_argument("--src", help="source file (one sentence a line), with --ref")
+    p.add_argument("--ref", help="reference file aligned with --src")
+    p.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
+    p.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
+    p.add_argument("--hyps", help="also write the translations to this file")
+    a = p.parse_args(argv)
+    try:
+        if a.tsv:
+            corpus = read_tsv(a.tsv)
+        elif a.src and a.ref:
+            corpus = read_aligned(a.src, a.ref)
+        else:
+            p.error("give --tsv FILE, or --src FILE --ref FILE")
+        lm = load(a.model)
+    except (CorpusError, ModelLoadError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    sources, refs = group_references(corpus.src, corpus.tgt)
+    if a.limit:
+        sources, refs = sources[: a.limit], refs[: a.limit]
+    hyps = translate_all(lm, sources, a.beam,
+                         progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))
+    if a.hyps:
+        Path(a.hyps).write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    bleu, chrf = score(hyps, refs, a.lowercase)
+    print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}")
+    print(f"BLEU {bleu:.2f} chrF {chrf:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

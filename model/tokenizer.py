@@ -1,0 +1,84 @@
+"""Subword tokenizers (the `tokenizers` library), one for the source side and one for the target side."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Iterable
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+from .transformer import BOS, EOS, PAD, UNK
+
+SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
+assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
+WORD_START = "\u2581"                                   # the Metaspace marker "▁"
+_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def clean_text(text: str) -> str:
+    """NFKC, control and invisible format characters removed, runs of white space folded."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub(" ", text)
+    return " ".join(text.split())
+
+
+def readable(piece: str) -> str:
+    """A piece as users should see it: word starts bare, word continuations as '##piece'."""
+    if piece in SPECIALS:
+        return piece
+    if piece.startswith(WORD_START):
+        return piece[len(WORD_START):] or "␣"
+    if not any(c.isalnum() for c in piece):
+        return piece                                    # punctuation reads fine as it is
+    return "##" + piece
+
+
+class TextTokenizer:
+    """Thin wrapper that adds the project's specials and readable pieces to a `tokenizers.Tokenizer`."""
+
+    def __init__(self, tok: Tokenizer):
+        self.tok = tok
+        for i, special in enumerate(SPECIALS):
+            if tok.token_to_id(special) != i:
+                raise ValueError(f"tokenizer must map {special} to id {i}")
+
+    @classmethod
+    def train(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> "TextTokenizer":
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()])
+        tok.decoder = decoders.Metaspace()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                      special_tokens=SPECIALS, show_progress=False)
+        tok.train_from_iterator((clean_text(t) for t in texts), trainer=trainer)
+        return cls(tok)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TextTokenizer":
+        return cls(Tokenizer.from_file(str(path)))
+
+    @classmethod
+    def from_str(cls, text: str) -> "TextTokenizer":
+        return cls(Tokenizer.from_str(text))
+
+    def save(self, path: str | Path) -> None:
+        self.tok.save(str(path))
+
+    def to_str(self) -> str:
+        return self.tok.to_str()
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tok.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of the pieces of text, without specials."""
+        return self.tok.encode(clean_text(text), add_special_tokens=False).ids
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [readable(self.tok.id_to_token(int(i)) or "<unk>") for i in ids]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        ids = [int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]
+        return self.tok.decode(ids, skip_special_tokens=False).replace("<unk>", "�").strip()

@@ -1,0 +1,42 @@
+"""Shared fixtures. Qt runs offscreen, so the suite needs no display."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+import torch
+
+EN = ["the cat sat on the mat", "a red car is fast", "i love you", "where is the station",
+      "the dog runs", "she reads a book", "we eat bread", "the house is big"]
+FR = ["le chat était assis sur le tapis", "une voiture rouge est rapide", "je t'aime", "où est la gare",
+      "le chien court", "elle lit un livre", "nous mangeons du pain", "la maison est grande"]
+
+
+def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal"):
+    """An untrained but complete model folder (weights, config, tokenizers) built in a second."""
+    from model.checkpoint import save_model
+    from model.config import ModelConfig
+    from model.tokenizer import TextTokenizer
+    from model.transformer import Transformer
+
+    src_tok = TextTokenizer.train(EN * 3, vocab_size=120, min_frequency=1)
+    tgt_tok = TextTokenizer.train(FR * 3, vocab_size=120, min_frequency=1)
+    cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=d_model,
+                      h=h, d_ff=2 * d_model, N_enc=layers, N_dec=layers, max_len=64, dropout=0.0, pe=pe)
+    torch.manual_seed(seed)
+    model = Transformer(cfg)
+    return save_model(folder, model, src_tok, tgt_tok)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """Path of a tiny random model folder (d_model 16, 2 heads, 2+2 layers, max_len 64)."""
+    return make_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dir):
+    from model.checkpoint import load
+    return load(tiny_model_dir)
