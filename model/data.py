@@ -78,7 +78,8 @@ def read_aligned(src_path: str | Path, tgt_path: str | Path, strict: bool = Fals
     return corpus
 
 
-def report_problems(corpus: Corpus, shown: int = 10, out=sys.stderr) -> None:
+def report_problems(corpus: Corpus, shown: int = 10, out=None) -> None:
+    out = out or sys.stderr
     for p in corpus.problems[:shown]:
         print(f"warning: skipped {p}", file=out)
     if corpus.problems:

@@ -243,7 +243,7 @@ def main(argv=None) -> int:
                       h=a.heads, d_ff=a.d_ff, N_enc=a.layers, N_dec=a.layers, max_len=a.max_len,
                       dropout=a.dropout, pe=a.pe, tie_output=a.tie_output)
     model = (BaselineTransformer if a.baseline else Transformer)(cfg)
-    run.log(f"model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
+    run.log(f"processes: {run.world}; model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     step, epoch, batch_pos, elapsed = 0, 0, 0, 0.0
@@ -284,8 +284,8 @@ def main(argv=None) -> int:
                 elapsed += time.monotonic() - t0
                 tokens_seen += int((tout != PAD).sum()) * run.world
                 now = time.monotonic()
+                tok_s = tokens_seen / max(now - t_window, 1e-9)
                 if run.main:
-                    tok_s = tokens_seen / max(now - t_window, 1e-9)
                     left = ""
                     if budget_s:
                         left = f"{max(0.0, budget_s - elapsed) / 60:.1f}min"
@@ -299,7 +299,9 @@ def main(argv=None) -> int:
                 if valid is not None and run.main and step % a.eval_every == 0:
                     vloss, bleu, chrf, sample = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
                     run.log(f"step {step} valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f} | {sample[0]}")
-                out_of_time = (a.steps and step >= a.steps) or (budget_s and elapsed >= budget_s)
+                out_of_time = bool((a.steps and step >= a.steps) or (budget_s and elapsed >= budget_s))
+                if run.ddp:   # the processes' clocks differ: rank 0 decides for all
+                    flag = torch.tensor(int(out_of_time)); dist.broadcast(flag, 0); out_of_time = bool(flag)
                 if run.main and (now - last_ckpt > a.ckpt_minutes * 60 or out_of_time):
                     save_state(run, model, opt, step, epoch, batch_pos, elapsed)
                     last_ckpt = now

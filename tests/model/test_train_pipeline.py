@@ -1,0 +1,109 @@
+"""The training pipeline end to end on a tiny synthetic corpus: train, save, load, translate, evaluate, resume."""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from model.checkpoint import load
+from model.decoding import translate
+from model.evaluate import main as evaluate_main
+from model.train import main as train_main
+
+WORDS_EN = "red blue green big small cat dog car house tree bird fish".split()
+WORDS_FR = "rouge bleu vert grand petit chat chien voiture maison arbre oiseau poisson".split()
+
+
+def synthetic_tsv(path: Path, n: int = 300, seed: int = 0) -> Path:
+    """Word-by-word 'translations' with a fixed dictionary: a tiny task a model can fit in seconds."""
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(n):
+        idx = [rng.randrange(len(WORDS_EN)) for _ in range(rng.randint(2, 5))]
+        lines.append(" ".join(WORDS_EN[i] for i in idx) + "\t" + " ".join(WORDS_FR[i] for i in idx))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+TINY = ["--vocab-size", "60", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--layers", "1",
+        "--max-tokens", "256", "--warmup", "20", "--dropout", "0", "--threads", "1", "--eval-every", "1000"]
+
+
+def test_train_save_load_translate_evaluate(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    test = synthetic_tsv(tmp_path / "test.tsv", n=30, seed=1)
+    assert train_main(["--tsv", str(tsv), "--valid-tsv", str(test), "--out", str(tmp_path / "run"),
+                       "--steps", "40", "--average", "2", *TINY]) == 0
+    folder = tmp_path / "run" / "model"
+    lm = load(folder)
+    assert lm.cfg.d_model == 32 and lm.cfg.N_enc == 1
+    out = translate(lm, "red cat")
+    assert out.trace.src_tokens[-1] == "</s>" and out.trace.out_tokens
+    capsys.readouterr()
+    assert evaluate_main(["--model", str(folder), "--tsv", str(test)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    parts = last.split()
+    assert parts[0] == "BLEU" and parts[2] == "chrF" and len(parts) == 4
+    assert 0.0 <= float(parts[1]) <= 100.0 and 0.0 <= float(parts[3]) <= 100.0
+    log = (tmp_path / "run" / "train.log").read_text()
+    assert "finished: 40 steps" in log
+
+
+def test_resume_continues_with_the_same_step_count_and_weights(tmp_path):
+    """Stopping after 6 steps and resuming to 12 gives the weights of an uninterrupted 12-step run."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    common = ["--tsv", str(tsv), "--average", "1", "--ckpt-minutes", "0", *TINY]
+    assert train_main([*common, "--out", str(tmp_path / "a"), "--steps", "12"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "6"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "12", "--resume"]) == 0
+    log = (tmp_path / "b" / "train.log").read_text()
+    assert "resumed at step 6" in log and "finished: 12 steps" in log
+    wa = load_file(str(tmp_path / "a" / "model" / "model.safetensors"))
+    wb = load_file(str(tmp_path / "b" / "model" / "model.safetensors"))
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=1e-6)
+
+
+def test_malformed_lines_are_named_and_counted(tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("red cat\trouge chat\nno tab here\nblue dog\tbleu chien\n\t\n" * 20, encoding="utf-8")
+    assert train_main(["--tsv", str(bad), "--out", str(tmp_path / "r"), "--steps", "2", *TINY]) == 0
+    err = capsys.readouterr().err
+    assert f"{bad}:2: no TAB between source and target" in err
+    assert f"{bad}:4: empty source or target" in err
+    assert "skipped 40 malformed line(s)" in err
+    assert "40 malformed skipped" in (tmp_path / "r" / "train.log").read_text()
+    assert train_main(["--tsv", str(bad), "--out", str(tmp_path / "s"), "--steps", "2", "--strict", *TINY]) == 2
+    assert f"{bad}:2: no TAB" in capsys.readouterr().err
+
+
+def test_aligned_files_with_unequal_length_are_refused(tmp_path, capsys):
+    (tmp_path / "a.en").write_text("one\ntwo\n", encoding="utf-8")
+    (tmp_path / "a.fr").write_text("un\n", encoding="utf-8")
+    assert train_main(["--src", str(tmp_path / "a.en"), "--tgt", str(tmp_path / "a.fr"),
+                       "--out", str(tmp_path / "r"), "--steps", "1", *TINY]) == 2
+    assert "has 1 lines but" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_two_process_ddp_run(tmp_path):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    torchrun = Path(sys.executable).with_name("torchrun")
+    cmd = [str(torchrun) if torchrun.exists() else sys.executable, *([] if torchrun.exists() else ["-m", "torch.distributed.run"]),
+           "--standalone", "--nproc_per_node=2", "-m", "model.train", "--tsv", str(tsv),
+           "--out", str(tmp_path / "ddp"), "--steps", "8", "--average", "1", *TINY]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[2])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (tmp_path / "ddp" / "train.log").read_text()
+    assert "processes: 2" in log and "finished: 8 steps" in log
+    lm = load(tmp_path / "ddp" / "model")
+    assert translate(lm, "red cat").trace.n_steps >= 1
