@@ -122,10 +122,7 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
                 keep_rows.append(row); keep_tok.append(tok); keep_score.append(s)
             if len(keep_rows) == k:
                 break
-        best_open = max(keep_score) if keep_score else float("-inf")
-        if len(finished) >= k and max(f[0] for f in finished) >= penalised(best_open, max_new):
-            break
-        if not keep_rows:
+        if len(finished) >= k or not keep_rows:   # k finished hypotheses: stop, as fairseq does
             break
         rows = torch.tensor(keep_rows)
         beams = torch.cat([beams[rows], torch.tensor(keep_tok)[:, None]], dim=1)

@@ -46,6 +46,7 @@ def parse_args(argv=None):
     data.add_argument("--lowercase", action="store_true", help="lowercase both sides (as in Multi30k papers)")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the final model")
     p.add_argument("--vocab-size", type=int, default=8000, help="per side")
+    p.add_argument("--tokenizers-from", help="reuse tokenizer_src.json and tokenizer_tgt.json of this folder")
     m = p.add_argument_group("model")
     m.add_argument("--d-model", type=int, default=256)
     m.add_argument("--heads", type=int, default=4)
@@ -127,7 +128,10 @@ class Run:
 def build_tokenizers(run: Run, corpus):
     a, out = run.a, run.out
     src_path, tgt_path = out / "tokenizer_src.json", out / "tokenizer_tgt.json"
-    if run.main and not (a.resume and src_path.exists() and tgt_path.exists()):
+    if run.main and a.tokenizers_from:
+        for path in (src_path, tgt_path):
+            shutil.copy(Path(a.tokenizers_from) / path.name, path)
+    elif run.main and not (a.resume and src_path.exists() and tgt_path.exists()):
         TextTokenizer.train(corpus.src, a.vocab_size).save(src_path)
         TextTokenizer.train(corpus.tgt, a.vocab_size).save(tgt_path)
     run.barrier()

@@ -1,0 +1,116 @@
+"""Write a bundled model's MODEL_CARD.md: data, licence, attribution, config, training, scores, examples.
+
+    python -m model.model_card --model runs/en-fr/model --run runs/en-fr --data tatoeba-en-fr \
+        --tsv ../shared/data/tatoeba-en-fr/test.tsv --beam 5
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+from .checkpoint import CARD, load
+from .data import read_aligned, read_tsv
+from .evaluate import group_references, score, translate_all
+
+CLASSROOM = ["The cat sat on the mat.", "The red car is fast.", "I love you.", "Where is the station?",
+             "The black dog is sleeping under the table.", "She gave her brother a book.",
+             "We will go to the beach tomorrow if it does not rain.", "I don't know what he wants.",
+             "Two men are playing football in the park.", "The little girl is eating an apple."]
+
+DATA = {
+    "tatoeba-en-fr": ("English → French sentence pairs of the Tatoeba Project, as released by manythings.org/anki "
+                      "(file dated 2017-09-29): train.tsv, 133,981 pairs of 92,659 English sentences.",
+                      "CC-BY 2.0 FR. Attribution: **www.manythings.org/anki and tatoeba.org**."),
+    "multi30k-en-de": ("Multi30k (WMT16 multimodal task 1) English → German image captions: train, 29,000 pairs.",
+                       "Provided for non-commercial research and educational purposes. Cite: Elliott, Frank, "
+                       "Sima'an and Specia (2016), *Multi30K: Multilingual English-German Image Descriptions*, "
+                       "Proceedings of the 5th Workshop on Vision and Language."),
+}
+
+
+def training_summary(run: Path) -> str:
+    log = (run / "train.log").read_text(encoding="utf-8") if (run / "train.log").exists() else ""
+    lines = [l for l in log.splitlines() if l.startswith(("finished", "final", "corpus", "processes", "resumed"))]
+    return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m model.model_card", description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True)
+    p.add_argument("--run", required=True, help="the training run folder (for train.log)")
+    p.add_argument("--data", required=True, choices=sorted(DATA))
+    p.add_argument("--title", default="")
+    p.add_argument("--tsv")
+    p.add_argument("--src")
+    p.add_argument("--ref")
+    p.add_argument("--beam", type=int, default=5)
+    p.add_argument("--extra", default="", help="markdown appended to the card (e.g. a baseline comparison)")
+    a = p.parse_args(argv)
+    lm = load(a.model)
+    corpus = read_tsv(a.tsv) if a.tsv else read_aligned(a.src, a.ref)
+    sources, refs = group_references(corpus.src, corpus.tgt)
+    rows = []
+    for beam in (1, a.beam):
+        t0 = time.time()
+        hyps = translate_all(lm, sources, beam)
+        secs = time.time() - t0
+        bleu, chrf = score(hyps, refs)
+        lbleu, _ = score(hyps, refs, lowercase=True)
+        rows.append(f"| {'greedy' if beam == 1 else f'beam {beam}'} | {bleu:.1f} | {lbleu:.1f} | {chrf:.1f} | {secs:.0f} s |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    examples = translate_all(lm, CLASSROOM, a.beam)
+    cfg = lm.cfg
+    data, licence = DATA[a.data]
+    size_mb = (Path(a.model) / "model.safetensors").stat().st_size / 1e6
+    card = f"""# {a.title or lm.name}
+
+A small encoder-decoder transformer ("Attention Is All You Need", post-LayerNorm), trained from scratch on
+this project's 2-core CPU machine, bundled with Attention Visualizer for teaching.
+
+## Data and licence
+- {data}
+- {licence}
+
+## Model
+- {cfg.N_enc} encoder + {cfg.N_dec} decoder layers, d_model {cfg.d_model}, {cfg.h} heads (d_k {cfg.d_k}), FFN {cfg.d_ff},
+  sinusoidal positions, max length {cfg.max_len} tokens; BPE vocabularies (`tokenizers`): {cfg.src_vocab_size} source,
+  {cfg.tgt_vocab_size} target.
+- {lm.model.num_parameters():,} parameters; weights stored as {'float16' if size_mb * 1e6 < lm.model.num_parameters() * 3 else 'float32'}
+  safetensors, {size_mb:.1f} MB.
+
+## Training
+Adam (0.9, 0.98), warm-up + inverse-square-root schedule, label smoothing 0.1, dropout {cfg.dropout},
+token-sized length-bucketed batches, gradient clipping 1.0, last checkpoints averaged
+(`python -m model.train`; see the README). From the training log:
+
+{training_summary(Path(a.run))}
+
+## Scores on the test split
+sacreBLEU {sacrebleu_version()} defaults (13a tokenization){', multi-reference (the lines of one English sentence are its references)' if a.tsv else ''};
+"lowercased" is `sacrebleu --lowercase`. {len(sources)} sentences.
+
+| decoding | BLEU | BLEU lowercased | chrF | time (2 cores) |
+| --- | --- | --- | --- | --- |
+{chr(10).join(rows)}
+
+## Example translations (beam {a.beam})
+| English | {lm.name} |
+| --- | --- |
+{chr(10).join(f"| {s} | {h} |" for s, h in zip(CLASSROOM, examples))}
+{a.extra}
+"""
+    (Path(a.model) / CARD).write_text(card, encoding="utf-8")
+    print(f"wrote {Path(a.model) / CARD}")
+    return 0
+
+
+def sacrebleu_version() -> str:
+    import sacrebleu
+    return sacrebleu.__version__
+
+
+if __name__ == "__main__":
+    sys.exit(main())
