@@ -1,0 +1,102 @@
+"""Exported heatmaps: files that parse, numbers equal to the Trace, clean failures that leave nothing behind."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model import load, translate
+from visualizer.export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, read_heatmap_csv,
+                               write_bytes)
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_lm):
+    return translate(tiny_lm, "the cat sat on the mat", target="le chat était assis sur le tapis").trace
+
+
+def test_specs_cover_every_head_kind_and_layer(trace):
+    specs = heatmap_specs(trace, "tiny")
+    H, L = trace.n_heads, trace.n_layers("enc")
+    assert len(specs) == 3 * L * (H + 1)
+    names = {s.stem for s in specs}
+    assert {"encoder_self_L1_H1", "decoder_self_L2_H2", "cross_L2_mean"} <= names
+    assert len(names) == len(specs)
+
+
+def test_csv_values_and_labels_equal_the_trace(trace, tmp_path):
+    written = export_heatmaps(heatmap_specs(trace), tmp_path, "csv")
+    rows, cols, matrix = read_heatmap_csv(tmp_path / "cross_L2_H1.csv")
+    assert rows == trace.tgt_tokens and cols == trace.src_tokens
+    np.testing.assert_array_equal(matrix.astype(np.float32), trace.attention("cross", 1, 0))
+    rows, cols, matrix = read_heatmap_csv(tmp_path / "decoder_self_L1_mean.csv")
+    np.testing.assert_allclose(matrix, trace.attention("dec_self", 0).mean(0), rtol=0, atol=1e-7)
+    assert len(written) == len(list(tmp_path.iterdir()))
+
+
+def test_png_and_svg_parse_with_the_expected_size(qapp, trace, tmp_path):
+    spec = [s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H2"]
+    png = export_heatmaps(spec, tmp_path, "png", scale=2.0)[0]
+    from PySide6 import QtGui
+    img = QtGui.QImage(str(png))
+    assert not img.isNull()
+    from visualizer.heatmap_figure import HeatmapFigure
+    base = HeatmapFigure().widget.width()
+    assert img.width() == 2 * base
+    svg = export_heatmaps(spec, tmp_path, "svg")[0]
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    assert "Decoder masked self-attention, layer 1, head 2" in svg.read_text(encoding="utf-8")
+
+
+def test_masked_cells_are_shown_as_nan_not_zero(qapp, trace):
+    from visualizer.heatmap_figure import HeatmapFigure
+    spec = [s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H1"][0]
+    fig = HeatmapFigure()
+    fig.show_spec(spec)
+    upper = np.triu(np.ones_like(spec.mask), 1).astype(bool)
+    assert np.isnan(fig.shown[upper]).all()
+    np.testing.assert_array_equal(fig.shown[~upper], spec.matrix[~upper])
+
+
+def test_unwritable_target_gives_one_line_and_no_files(trace, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ExportError) as err:
+        export_heatmaps(heatmap_specs(trace), blocker / "sub", "csv")
+    assert "\n" not in str(err.value) and str(blocker) in str(err.value)
+    with pytest.raises(ExportError):
+        export_heatmaps(heatmap_specs(trace), tmp_path, "jpeg")
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(ExportError) as err:
+        write_bytes(tmp_path / "x.png", b"\x89PNG" * 1000)
+    assert "No space left" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_command_runs_without_a_display(tiny_model_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = tmp_path / "figs"
+    proc = subprocess.run([sys.executable, "-m", "visualizer", "export", "the cat sat", "--out", str(out),
+                           "--model", str(tiny_model_dir), "--format", "png"],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    n = len(list(out.glob("*.png")))
+    assert proc.stdout.strip().splitlines()[-1] == f"exported {n} files to {out}"
+    lm = load(tiny_model_dir)
+    assert n == 3 * lm.cfg.N_enc * (lm.cfg.h + 1)
+    bad = subprocess.run([sys.executable, "-m", "visualizer", "export", "the cat", "--out", str(out / "x"),
+                          "--model", str(tmp_path / "no-such-model")], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+    assert not (out / "x").exists()

@@ -1,0 +1,162 @@
+"""Export heatmaps as PNG, SVG or CSV, for slides and papers: labelled, titled, with a colour bar.
+
+Every file is written to a temporary file in the target folder and renamed into place, so a failure
+(unwritable folder, full disk) never leaves a half-written file behind.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from model.trace import ATTENTION_KINDS, KIND_TITLES, Trace
+
+FORMATS = ("png", "svg", "csv")
+KIND_FILE = {"enc_self": "encoder_self", "dec_self": "decoder_self", "cross": "cross"}
+
+
+class ExportError(Exception):
+    """An export that could not be done; str() is one line for a dialog or the terminal."""
+
+
+@dataclass(frozen=True)
+class HeatmapSpec:
+    """One attention matrix to export: which one, its numbers, its labels and its title."""
+    kind: str
+    layer: int          # 0-based
+    head: int | None    # 0-based; None = mean over heads
+    matrix: np.ndarray  # (Tq, Tk) weights; masked cells are exactly 0 here
+    mask: np.ndarray    # (Tq, Tk) bool, True = may attend
+    rows: list[str]     # query tokens
+    cols: list[str]     # key tokens
+    title: str
+
+    @property
+    def stem(self) -> str:
+        head = "mean" if self.head is None else f"H{self.head + 1}"
+        return f"{KIND_FILE[self.kind]}_L{self.layer + 1}_{head}"
+
+
+def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True) -> list[HeatmapSpec]:
+    """Every head (and the mean over heads) of every attention kind and layer of a trace."""
+    sentence = trace.meta.get("sentence", "")
+    specs = []
+    for kind, (stack, _) in ATTENTION_KINDS.items():
+        rows, cols = trace.axis_tokens(kind)
+        for layer in range(trace.n_layers(stack)):
+            weights = trace.attention(kind, layer)                 # (H, Tq, Tk)
+            mask = trace.mask(kind, layer)
+            heads: list[int | None] = list(range(weights.shape[0])) + ([None] if include_mean else [])
+            for h in heads:
+                matrix = weights.mean(0) if h is None else weights[h]
+                which = "mean of heads" if h is None else f"head {h + 1}"
+                title = f"{KIND_TITLES[kind]}, layer {layer + 1}, {which} — “{sentence}”" + (
+                    f" ({model_name})" if model_name else "")
+                specs.append(HeatmapSpec(kind, layer, h, matrix, mask, rows, cols, title))
+    return specs
+
+
+def heatmap_csv(spec: HeatmapSpec) -> str:
+    """The raw matrix with key tokens as column headers and query tokens as row headers."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["query \\ key", *spec.cols])
+    for token, row in zip(spec.rows, spec.matrix):
+        w.writerow([token, *(repr(float(x)) for x in row)])
+    return buf.getvalue()
+
+
+def read_heatmap_csv(path: str | Path) -> tuple[list[str], list[str], np.ndarray]:
+    """(row labels, column labels, matrix) of a CSV written by heatmap_csv."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    return [r[0] for r in rows[1:]], rows[0][1:], np.array([[float(x) for x in r[1:]] for r in rows[1:]])
+
+
+def atomic_write(path: Path, write: Callable[[str], None]) -> None:
+    """Write through a temporary file beside path, then rename; clear one-line errors."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ExportError(f"{path.parent}: folder does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+        os.close(fd)
+    except OSError as e:
+        raise ExportError(f"{path.parent}: cannot write here ({e.strerror})") from None
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except ExportError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise ExportError(f"{path}: could not be written ({e.strerror or e})") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_text(path: Path, text: str) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    atomic_write(path, write)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    atomic_write(path, write)
+
+
+def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,
+                    progress: Callable[[int, int], bool | None] | None = None) -> list[Path]:
+    """Write one file per spec into out_dir. progress(done, total) may return False to cancel."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ExportError(f"{out}: cannot create the folder ({e.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise ExportError(f"{out}: folder is not writable")
+    specs = list(specs)
+    figure = None
+    if fmt in ("png", "svg"):
+        from .heatmap_figure import HeatmapFigure   # Qt only when images are asked for
+        figure = HeatmapFigure()
+    written: list[Path] = []
+    for i, spec in enumerate(specs):
+        path = out / f"{spec.stem}.{fmt}"
+        if fmt == "csv":
+            write_text(path, heatmap_csv(spec))
+        elif fmt == "png":
+            figure.show_spec(spec)
+            write_bytes(path, figure.png_bytes(scale))
+        else:
+            figure.show_spec(spec)
+            write_bytes(path, figure.svg_bytes())
+        written.append(path)
+        if progress is not None and progress(i + 1, len(specs)) is False:
+            break
+    return written
