@@ -156,7 +156,8 @@ def trace_run(lm: LoadedModel, src_ids: list[int], out_ids: list[int], meta: dic
     logits = model(torch.tensor([src_ids]), torch.tensor([dec_in]), record=record)   # (1, Tt, V_y)
     record["probs"] = torch.softmax(logits, -1)
     return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces(dec_in), lm.tgt_tok.pieces(out_ids),
-                 flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(model.positional)))
+                 flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(model.positional),
+                      scale_scores=model.cfg.scale_scores))
 
 
 @dataclass

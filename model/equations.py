@@ -1,0 +1,103 @@
+"""The notes' equations filled in with the numbers of one traced sentence (for the math inspector).
+
+Everything is read from a Trace, so the inspector shows exactly what the model computed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .trace import ATTENTION_KINDS, Trace
+
+
+@dataclass
+class AttentionEquation:
+    """softmax(q_i · k_j / sqrt(d_k)) weighted sum of v_j, for one query token of one head."""
+    kind: str
+    layer: int
+    head: int
+    query: int
+    query_token: str
+    key_tokens: list[str]
+    x: np.ndarray          # (d_model,) the sublayer's input at the query position
+    embedding: np.ndarray | None  # (d_model,) e_i, only for layer 0 (x = e + p there)
+    pe: np.ndarray | None         # (d_model,) p_i, only for layer 0
+    q: np.ndarray          # (d_k,)
+    K: np.ndarray          # (Tk, d_k)
+    V: np.ndarray          # (Tk, d_k)
+    dots: np.ndarray       # (Tk,) q · k_j
+    scale: float           # sqrt(d_k), or 1 when the model does not scale
+    scores: np.ndarray     # (Tk,) q · k_j / scale, as the model computed it
+    allowed: np.ndarray    # (Tk,) bool
+    alpha: np.ndarray      # (Tk,) softmax weights (0 where masked)
+    output: np.ndarray     # (d_k,) sum_j alpha_j v_j
+
+
+def sublayer_input(trace: Trace, stack: str, layer: int, sublayer: str) -> np.ndarray:
+    """The x that entered a sublayer: the embedding sum, or the previous sublayer's LayerNorm output."""
+    order = {"enc": ["self", "ffn"], "dec": ["self", "cross", "ffn"]}[stack]
+    i = order.index(sublayer)
+    if i > 0:
+        return trace.get(stack, layer, order[i - 1], "ln_out")
+    if layer > 0:
+        return trace.get(stack, layer - 1, order[-1], "ln_out")
+    return trace["src.x" if stack == "enc" else "tgt.x"]
+
+
+def attention_equation(trace: Trace, kind: str, layer: int, head: int, query: int) -> AttentionEquation:
+    stack, sub = ATTENTION_KINDS[kind]
+    q = trace.get(stack, layer, sub, "q", head)[query]                     # (d_k,)
+    K = trace.get(stack, layer, sub, "k", head)                            # (Tk, d_k)
+    V = trace.get(stack, layer, sub, "v", head)                            # (Tk, d_k)
+    scores = trace.get(stack, layer, sub, "scores", head)[query]           # (Tk,)
+    dots = K @ q
+    scale = math.sqrt(q.shape[0]) if trace.meta.get("scale_scores", True) else 1.0
+    x_all = sublayer_input(trace, stack, layer, sub)
+    first = layer == 0 and sub == "self"
+    prefix = "src" if stack == "enc" else "tgt"
+    rows, cols = trace.axis_tokens(kind)
+    return AttentionEquation(
+        kind, layer, head, query, rows[query], list(cols), x_all[query],
+        trace[f"{prefix}.embedding"][query] if first else None, trace[f"{prefix}.pe"][query] if first else None,
+        q, K, V, dots, scale, scores, trace.mask(kind, layer)[query],
+        trace.attention(kind, layer, head)[query], trace.get(stack, layer, sub, "head_out", head)[query])
+
+
+@dataclass
+class LayerNormEquation:
+    """LN(v) = gamma * (v - mu) / sigma + beta for one token."""
+    v: np.ndarray
+    mu: float
+    sigma: float
+    normalised: np.ndarray   # (v - mu) / sigma
+    gamma: np.ndarray
+    beta: np.ndarray
+    out: np.ndarray
+
+
+def layernorm_equation(trace: Trace, stack: str, layer: int, sublayer: str, token: int) -> LayerNormEquation:
+    v = trace.get(stack, layer, sublayer, "residual")[token]
+    mu = float(trace.get(stack, layer, sublayer, "ln_mean")[token])
+    sigma = float(trace.get(stack, layer, sublayer, "ln_sigma")[token])
+    return LayerNormEquation(v, mu, sigma, (v - mu) / sigma, trace.get(stack, layer, sublayer, "gamma"),
+                             trace.get(stack, layer, sublayer, "beta"), trace.get(stack, layer, sublayer, "ln_out")[token])
+
+
+@dataclass
+class OutputEquation:
+    """logits -> softmax -> the chosen word, at one generation step."""
+    step: int
+    top_ids: np.ndarray      # (k,) ids of the most probable tokens
+    top_logits: np.ndarray   # (k,)
+    top_probs: np.ndarray    # (k,)
+    chosen: str
+    temperature: float
+
+
+def output_equation(trace: Trace, step: int, k: int = 5, temperature: float = 1.0) -> OutputEquation:
+    logits = trace["logits"][step]
+    probs = trace.probs(step, temperature)
+    top = np.argsort(-probs)[:k]
+    return OutputEquation(step, top, logits[top], probs[top], trace.out_tokens[step], temperature)

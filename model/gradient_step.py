@@ -1,0 +1,80 @@
+"""One training step, as in the notes: teacher-forced loss, its gradient for one head, an SGD update, reset.
+
+Works on the loaded model in memory; the files it was loaded from are never written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .checkpoint import LoadedModel
+from .decoding import encode_source
+from .trace import ATTENTION_KINDS
+from .transformer import BOS, EOS
+
+
+@dataclass
+class StepResult:
+    token_losses: np.ndarray          # (Tt,) cross-entropy of each reference token under teacher forcing
+    loss: float                       # their mean
+    grads: dict[str, np.ndarray]      # "W_Q", "W_K", "W_V": dL/dW of the chosen head, (d_model, d_k) as in x·W
+
+
+class GradientStepper:
+    """Keeps a copy of the original weights so that any number of steps can be undone exactly."""
+
+    def __init__(self, lm: LoadedModel):
+        self.lm = lm
+        self.original = {k: v.detach().clone() for k, v in lm.model.state_dict().items()}
+        self.steps_taken = 0
+
+    def _batch(self, source: str, target: str):
+        src = torch.tensor([encode_source(self.lm, source).ids])
+        tgt = self.lm.tgt_tok.encode(target)[: self.lm.cfg.max_len - 1]
+        if not tgt:
+            raise ValueError("the reference translation is empty")
+        return src, torch.tensor([[BOS] + tgt]), torch.tensor([tgt + [EOS]])
+
+    def _attention(self, kind: str, layer: int):
+        stack, sub = ATTENTION_KINDS[kind]
+        layer_mod = (self.lm.model.encoder if stack == "enc" else self.lm.model.decoder)[layer]
+        return {"self": layer_mod.self_attn, "cross": getattr(layer_mod, "cross_attn", None)}[sub]
+
+    def evaluate(self, source: str, target: str, kind: str = "cross", layer: int = 0, head: int = 0) -> StepResult:
+        """Per-token loss and the gradient of the mean loss with respect to the head's W_Q, W_K, W_V."""
+        model = self.lm.model
+        src, tgt_in, tgt_out = self._batch(source, target)
+        was_training = model.training
+        model.eval()                                   # no dropout: the numbers must be repeatable
+        model.zero_grad(set_to_none=True)
+        with torch.enable_grad():
+            logits = model(src, tgt_in)                                          # (1, Tt, V_y)
+            losses = F.cross_entropy(logits[0], tgt_out[0], reduction="none")    # (Tt,)
+            losses.mean().backward()
+        attn = self._attention(kind, layer)
+        d_k = attn.d_k
+        rows = slice(head * d_k, (head + 1) * d_k)
+        grads = {name: getattr(attn, name).weight.grad[rows].T.numpy().copy() for name in ("W_Q", "W_K", "W_V")}
+        model.train(was_training)
+        losses = losses.detach()
+        return StepResult(losses.numpy(), float(losses.mean()), grads)
+
+    def step(self, source: str, target: str, lr: float) -> tuple[float, float]:
+        """One plain gradient-descent step W <- W - lr * dL/dW on every weight; (loss before, loss after)."""
+        before = self.evaluate(source, target).loss      # leaves the gradients of this loss in .grad
+        with torch.no_grad():
+            for p in self.lm.model.parameters():
+                if p.grad is not None:
+                    p.sub_(lr * p.grad)
+        self.lm.model.zero_grad(set_to_none=True)
+        self.steps_taken += 1
+        return before, self.evaluate(source, target).loss
+
+    def reset(self) -> None:
+        """Restore the weights as loaded, exactly."""
+        self.lm.model.load_state_dict(self.original)
+        self.lm.model.zero_grad(set_to_none=True)
+        self.steps_taken = 0
