@@ -9,6 +9,7 @@ import csv
 import io
 import os
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -141,22 +142,31 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
     if not os.access(out, os.W_OK):
         raise ExportError(f"{out}: folder is not writable")
     specs = list(specs)
-    figure = None
-    if fmt in ("png", "svg"):
-        from .heatmap_figure import HeatmapFigure   # Qt only when images are asked for
-        figure = HeatmapFigure()
-    written: list[Path] = []
-    for i, spec in enumerate(specs):
-        path = out / f"{spec.stem}.{fmt}"
-        if fmt == "csv":
-            write_text(path, heatmap_csv(spec))
-        elif fmt == "png":
+    if fmt == "csv":
+        written = []
+        for i, spec in enumerate(specs):
+            written.append(out / f"{spec.stem}.csv")
+            write_text(written[-1], heatmap_csv(spec))
+            if progress is not None and progress(i + 1, len(specs)) is False:
+                break
+        return written
+    from .heatmap_figure import HeatmapFigure, encode_png   # Qt only when images are asked for
+    figure = HeatmapFigure()
+    # PNG encoding runs in worker threads (Qt releases the GIL) while the next figure is drawn
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs: list[tuple[Path, Future]] = []
+        for i, spec in enumerate(specs):
+            path = out / f"{spec.stem}.{fmt}"
             figure.show_spec(spec)
-            write_bytes(path, figure.png_bytes(scale))
-        else:
-            figure.show_spec(spec)
-            write_bytes(path, figure.svg_bytes())
-        written.append(path)
-        if progress is not None and progress(i + 1, len(specs)) is False:
-            break
-    return written
+            if fmt == "png":
+                image = figure.png_image(scale)
+                jobs.append((path, pool.submit(lambda p, im: write_bytes(p, encode_png(im)), path, image)))
+            else:
+                write_bytes(path, figure.svg_bytes())
+                jobs.append((path, None))
+            if progress is not None and progress(i + 1, len(specs)) is False:
+                break
+        for _, job in jobs:
+            if job is not None:
+                job.result()          # re-raises an ExportError from the worker
+    return [path for path, _ in jobs]

@@ -22,6 +22,15 @@ def hatch_brush(color: str = "#9a9a9a") -> QtGui.QBrush:
     return QtGui.QBrush(QtGui.QColor(color), QtCore.Qt.BrushStyle.BDiagPattern)
 
 
+def encode_png(image: QtGui.QImage) -> bytes:
+    """PNG bytes; Qt's quality 80 is zlib at a moderate level: twice as fast as the default, files ~20% larger."""
+    buf = QtCore.QBuffer()
+    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buf, "PNG", 80):
+        raise RuntimeError("Qt could not encode the PNG")
+    return bytes(buf.data())
+
+
 class HeatmapFigure:
     """One matrix drawn as an image with labelled axes; masked cells are NaN (transparent over a hatch)."""
 
@@ -81,15 +90,14 @@ class HeatmapFigure:
         self.plot.setTitle(title, color="k", size="13pt")
         QtWidgets.QApplication.processEvents()
 
-    def png_bytes(self, scale: float = 1.0) -> bytes:
+    def png_image(self, scale: float = 1.0) -> QtGui.QImage:
+        """The figure rendered by pyqtgraph's ImageExporter, scale times the on-screen pixels."""
         exporter = ImageExporter(self.widget.scene())
         exporter.parameters()["width"] = int(round(self.widget.width() * scale))
-        image: QtGui.QImage = exporter.export(toBytes=True)
-        buf = QtCore.QBuffer()
-        buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buf, "PNG"):
-            raise RuntimeError("Qt could not encode the PNG")
-        return bytes(buf.data())
+        return exporter.export(toBytes=True)
+
+    def png_bytes(self, scale: float = 1.0) -> bytes:
+        return encode_png(self.png_image(scale))
 
     def svg_bytes(self) -> bytes:
         """The scene through Qt's own QSvgGenerator: pyqtgraph 0.14's SVGExporter fails on the closed
