@@ -1,0 +1,58 @@
+"""Session files round-trip and reject bad files; every stage has a caption; example sentences load."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from model.decoding import DecodingSettings
+from visualizer.captions import caption
+from visualizer.examples import load_examples
+from visualizer.session import SessionError, read_session, save_session
+from visualizer.state import ViewState, pipeline
+
+
+def test_session_round_trip(tmp_path):
+    s = ViewState(model_name="en-de", sentence="Two dogs run.", target="Zwei Hunde rennen.",
+                  decoding=DecodingSettings(method="sample", temperature=0.7, top_k=5, seed=3), positional=False)
+    s.set_shape(3, 3, 4, 6)
+    s.update(kind="cross", layer=2, head=3, step=4)
+    save_session(tmp_path / "s.json", s)
+    t = ViewState()
+    t.set_shape(3, 3, 4, 6)
+    t.update(**read_session(tmp_path / "s.json"))
+    for k in ("model_name", "sentence", "target", "decoding", "positional", "stack", "layer", "sublayer", "kind",
+              "head", "step"):
+        assert getattr(t, k) == getattr(s, k), k
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{not json", "invalid JSON"),
+    ('{"format": "other"}', "not an Attention Visualizer session"),
+    ('{"format": "attention-visualizer-session/1", "sentence": "x"}', "invalid session"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
+     '"decoding": {"method": "telepathy"}}', "invalid session"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"layer": -1}}',
+     "layer must be"),
+])
+def test_invalid_session_files_give_one_line(tmp_path, content, words):
+    p = tmp_path / "bad.json"
+    p.write_text(content, encoding="utf-8")
+    with pytest.raises(SessionError) as err:
+        read_session(p)
+    assert words in str(err.value) and "\n" not in str(err.value) and str(p) in str(err.value)
+
+
+def test_every_stage_has_a_caption_and_an_equation():
+    stages = pipeline(3, 3)
+    assert len(stages) == 1 + 3 * 2 + 1 + 3 * 3 + 1
+    for st in stages:
+        title, text, equation = caption(st)
+        assert title and len(text) > 20 and ("=" in equation)
+    assert "√d_k" in caption(stages[1])[2]
+
+
+def test_examples_load():
+    ex = load_examples()
+    assert any(e.sentence == "The red car is fast." for e in ex)
+    assert all(e.shows for e in ex)
