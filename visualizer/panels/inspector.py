@@ -1,0 +1,170 @@
+"""Math inspector: the notes' equations laid out with the live numbers of the current sentence.
+
+Numbers are rounded for reading; hovering one shows it at full precision.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from model.equations import attention_equation, layernorm_equation, output_equation
+from model.seed_example import NOTE_SAT
+from model.trace import KIND_TITLES
+
+from ..state import KIND_OF
+
+
+class NumberBrowser(QtWidgets.QTextBrowser):
+    """A text view whose numbers are links 'n:<full value>'; hovering shows the full value."""
+
+    def __init__(self):
+        super().__init__()
+        self.setMouseTracking(True)
+        self.setOpenLinks(False)
+
+    def mouseMoveEvent(self, event):
+        href = self.anchorAt(event.position().toPoint())
+        if href.startswith("n:"):
+            QtWidgets.QToolTip.showText(event.globalPosition().toPoint(), href[2:], self)
+        else:
+            QtWidgets.QToolTip.hideText()
+        super().mouseMoveEvent(event)
+
+
+def num(x: float, digits: int = 3) -> str:
+    x = float(x)
+    return f'<a href="n:{x!r}" style="color:inherit;text-decoration:none">{x:.{digits}f}</a>'
+
+
+def vec(v, digits: int = 3, limit: int = 8) -> str:
+    v = np.asarray(v).ravel()
+    items = [num(x, digits) for x in v[:limit]]
+    more = f", … ({len(v)} values)" if len(v) > limit else ""
+    return "[" + ", ".join(items) + more + "]"
+
+
+def tok(t: str) -> str:
+    return f"<b>{html.escape(t)}</b>"
+
+
+class InspectorPanel(QtWidgets.QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.query = QtWidgets.QComboBox()
+        self.query.setToolTip("The token whose computation is shown")
+        self.query.currentIndexChanged.connect(self._rerender)
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(QtWidgets.QLabel("Token:"))
+        top.addWidget(self.query, 1)
+        self.view = NumberBrowser()
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.view, 1)
+        self._trace = self._state = None
+        self.html = ""
+
+    def _rerender(self) -> None:
+        if self._trace is not None:
+            self.render(self._trace, self._state, keep_query=True)
+
+    def _tokens_for(self, state) -> list[str]:
+        tr = self._trace
+        if state.stack in ("src_embed", "enc"):
+            return tr.src_tokens
+        if state.stack == "output":
+            return tr.out_tokens
+        return tr.tgt_tokens
+
+    def render(self, trace, state, keep_query: bool = False) -> None:
+        self._trace, self._state = trace, state
+        tokens = self._tokens_for(state)
+        wanted = self.query.currentIndex() if keep_query else (
+            state.step if state.stack in ("dec", "tgt_embed", "output") else max(self.query.currentIndex(), 0))
+        labels = [f"{i}: {t}" for i, t in enumerate(tokens)]
+        if [self.query.itemText(i) for i in range(self.query.count())] != labels:
+            self.query.blockSignals(True)
+            self.query.clear()
+            self.query.addItems(labels)
+            self.query.blockSignals(False)
+        i = min(max(wanted, 0), len(tokens) - 1)
+        if self.query.currentIndex() != i:
+            self.query.blockSignals(True)
+            self.query.setCurrentIndex(i)
+            self.query.blockSignals(False)
+        self.html = self._html(trace, state, i)
+        self.view.setHtml(self.html)
+
+    # --- the equations --------------------------------------------------------------------
+    def _html(self, trace, state, i: int) -> str:
+        style = "<style>td,th{padding:2px 8px;text-align:right} th{background:#eee} .eq{font-size:115%}</style>"
+        if state.stack in ("src_embed", "tgt_embed"):
+            p = "src" if state.stack == "src_embed" else "tgt"
+            return style + self._embed_html(trace, p, i)
+        if state.stack == "output":
+            return style + self._output_html(trace, state, i)
+        parts = []
+        if (state.stack, state.sublayer) in KIND_OF:
+            parts.append(self._attention_html(trace, KIND_OF[(state.stack, state.sublayer)], state.layer, state.head, i))
+        parts.append(self._layernorm_html(trace, state.stack, state.layer, state.sublayer, i))
+        return style + "".join(parts)
+
+    def _embed_html(self, trace, p: str, i: int) -> str:
+        toks = trace.src_tokens if p == "src" else trace.tgt_tokens
+        e, pe, x = trace[f"{p}.embedding"][i], trace[f"{p}.pe"][i], trace[f"{p}.x"][i]
+        return (f"<h3>Input of token {tok(toks[i])} at position {i}</h3><p class=eq>e = √d_model · E[token] = {vec(e)}</p>"
+                f"<p class=eq>p = PE({i}) = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
+
+    def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
+        eq = attention_equation(trace, kind, layer, head, i)
+        scale = "√d_k = " + num(eq.scale) if eq.scale != 1.0 else "1 (scores not scaled)"
+        out = [f"<h3>{KIND_TITLES[kind]}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
+        if eq.embedding is not None:
+            out.append(f"<p class=eq>x<sub>i</sub> = e<sub>i</sub> + p<sub>i</sub> = {vec(eq.embedding)} + {vec(eq.pe)} = {vec(eq.x)}</p>")
+        else:
+            out.append(f"<p class=eq>x<sub>i</sub> (output of the previous sublayer) = {vec(eq.x)}</p>")
+        out.append(f"<p class=eq>q<sub>i</sub> = x<sub>i</sub> · W<sub>Q</sub> = {vec(eq.q)}</p>")
+        out.append(f"<p class=eq>score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub> / {scale}; "
+                   "α<sub>ij</sub> = softmax<sub>j</sub>(score<sub>ij</sub>)</p>")
+        rows = ["<table><tr><th>j</th><th>key token</th><th>k<sub>j</sub> = x<sub>j</sub>·W<sub>K</sub></th>"
+                "<th>v<sub>j</sub> = x<sub>j</sub>·W<sub>V</sub></th><th>q·k<sub>j</sub></th><th>score</th><th>α<sub>ij</sub></th></tr>"]
+        for j, t in enumerate(eq.key_tokens):
+            if eq.allowed[j]:
+                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{vec(eq.K[j], limit=4)}</td><td>{vec(eq.V[j], limit=4)}</td>"
+                            f"<td>{num(eq.dots[j])}</td><td>{num(eq.scores[j])}</td><td>{num(eq.alpha[j])}</td></tr>")
+            else:
+                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td colspan=5 style='color:#888'>masked: "
+                            "α = 0 (a future token or padding)</td></tr>")
+        out.append("".join(rows) + "</table>")
+        out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(eq.output)}</p>")
+        if trace.meta.get("model") == "seed-example" and kind == "enc_self" and eq.query_token == "cat":
+            sat = eq.key_tokens.index("sat")
+            out.append(
+                "<p style='background:#fff3cd;padding:4px'><b>The note's slip:</b> it writes K<sub>sat</sub> = "
+                f"{NOTE_SAT['K']}, V<sub>sat</sub> = {NOTE_SAT['V']} and score(cat→sat) = {NOTE_SAT['score_cat_sat']}. "
+                f"From its own inputs: K<sub>sat</sub> = {vec(eq.K[sat])}, V<sub>sat</sub> = {vec(eq.V[sat])}, "
+                f"score(cat→sat) = {num(eq.dots[sat], 2)}.</p>")
+        return "".join(out)
+
+    def _layernorm_html(self, trace, stack: str, layer: int, sublayer: str, i: int) -> str:
+        ln = layernorm_equation(trace, stack, layer, sublayer, i)
+        return (f"<h3>Add &amp; Norm after this sublayer, token {i}</h3>"
+                f"<p class=eq>v = x + Sublayer(x) = {vec(ln.v)}</p>"
+                f"<p class=eq>μ = {num(ln.mu)}, σ = {num(ln.sigma)}</p>"
+                f"<p class=eq>(v − μ)/σ = {vec(ln.normalised)}</p>"
+                f"<p class=eq>γ = {vec(ln.gamma)}, β = {vec(ln.beta)}</p>"
+                f"<p class=eq>LayerNorm(v) = γ ⊙ (v − μ)/σ + β = {vec(ln.out)}</p>")
+
+    def _output_html(self, trace, state, i: int) -> str:
+        eq = output_equation(trace, i, k=5, temperature=state.decoding.temperature)
+        vocab = getattr(self, "vocab", None)
+        rows = "".join(
+            f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td><td>{num(p)}</td></tr>"
+            for t, l, p in zip(eq.top_ids, eq.top_logits, eq.top_probs))
+        return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>"
+                f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}</p>"
+                f"<table><tr><th>token</th><th>logit</th><th>probability</th></tr>{rows}</table>")
+
+    def set_vocab(self, pieces: list[str]) -> None:
+        self.vocab = pieces
