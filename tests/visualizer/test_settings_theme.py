@@ -1,0 +1,30 @@
+"""Settings persist through QSettings files and survive bad values; themes apply."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from visualizer.settings import Settings
+from visualizer.theme import THEMES, apply_theme
+
+
+def test_settings_round_trip_and_bad_values(tmp_path, qapp):
+    path = str(tmp_path / "settings.ini")
+    s = Settings(QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))
+    assert s.get("theme") == "light" and s.get("font_size") == 11.0
+    s.set("theme", "high-contrast")
+    s.set("font_size", 20)
+    s.set("shared_scale", True)
+    s.sync()
+    t = Settings(QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))
+    assert t.get("theme") == "high-contrast" and t.get("font_size") == 20.0 and t.get("shared_scale") is True
+    t.set("theme", "purple")
+    t.set("font_size", "huge")
+    assert t.get("theme") == "light" and t.get("font_size") == 11.0
+
+
+def test_apply_theme_sets_palette_and_font(qapp):
+    theme = apply_theme(qapp, "dark", point_size=18)
+    role = qapp.palette().color(qapp.palette().ColorRole.Window).name()
+    assert role == THEMES["dark"].window and theme.name == "dark"
+    assert qapp.font().pointSizeF() == 18
+    apply_theme(qapp, "light", point_size=10)
