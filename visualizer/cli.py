@@ -1,0 +1,107 @@
+"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate and export."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+SUBCOMMANDS = ("train", "evaluate", "translate", "export")
+
+
+def translate_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
+    p.add_argument("text")
+    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr)")
+    p.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    a = p.parse_args(argv)
+    from model import DecodingSettings, ModelLoadError, bundled_models, load, translate
+    try:
+        lm = load(a.model or ("en-fr" if "en-fr" in bundled_models() else bundled_models()[0]))
+    except ModelLoadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
+    result = translate(lm, a.text, settings)
+    if result.truncated:
+        print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
+    print(result.text)
+    return 0
+
+
+def app_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="attention-visualizer",
+                                description="See inside a transformer translating your sentence, live. "
+                                            f"Subcommands: {', '.join(SUBCOMMANDS)} (each with --help).")
+    p.add_argument("--model", help="bundled model name or model folder (default: en-fr)")
+    p.add_argument("--sentence", help="the sentence to start with")
+    p.add_argument("--target", help="a translation to force through the decoder")
+    p.add_argument("--session", help="open a session file")
+    p.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window once the first result shows, then exit")
+    p.add_argument("--presentation", action="store_true", help="start full screen with large, high-contrast text")
+    p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
+    a = p.parse_args(argv)
+
+    from PySide6 import QtCore, QtWidgets
+
+    from model import ModelLoadError
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    app.setApplicationName("Attention Visualizer")
+    app.setOrganizationName("AttentionVisualizer")
+    from .settings import Settings
+    from .theme import apply_theme
+    from .window import MainWindow
+
+    settings = Settings()
+    if a.theme:
+        settings.set("theme", a.theme)
+    apply_theme(app, settings.get("theme"), settings.get("font_size"))
+    if a.model:
+        from model import load
+        try:
+            load(a.model)
+        except ModelLoadError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings)
+    if a.session:
+        window.open_session(a.session)
+    exit_code = {"code": 0}
+    if a.screenshot:
+        def save():
+            from pathlib import Path
+
+            from .export import ExportError, write_bytes
+            from .heatmap_figure import encode_png
+            try:
+                write_bytes(Path(a.screenshot), encode_png(window.grab().toImage()))
+                print(f"saved {a.screenshot}")
+            except ExportError as e:
+                print(f"error: {e}", file=sys.stderr)
+                exit_code["code"] = 1
+            app.quit()
+
+        window.trace_shown.connect(lambda: QtCore.QTimer.singleShot(300, save))
+    if a.presentation:
+        window.toggle_presentation()
+    else:
+        window.show()
+    code = app.exec()
+    return exit_code["code"] or code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        cmd, rest = argv[0], argv[1:]
+        if cmd == "train":
+            from model.train import main as train
+            return train(rest)
+        if cmd == "evaluate":
+            from model.evaluate import main as evaluate
+            return evaluate(rest)
+        if cmd == "translate":
+            return translate_main(rest)
+        from .export_command import main as export
+        return export(rest)
+    return app_main(argv)

@@ -1,0 +1,71 @@
+"""Output panel: the top-k next-token probabilities at the current generation step, the chosen token, entropy."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtWidgets
+
+BAR, CHOSEN = "#8da9c4", "#d55e00"
+TOP_K = 10
+
+
+def entropy_bits(p: np.ndarray) -> float:
+    p = p[p > 0]
+    return float(-(p * np.log2(p)).sum())
+
+
+class OutputPanel(QtWidgets.QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("w")
+        self.plot = self.canvas.addPlot()
+        self.plot.invertY(True)
+        self.plot.setLabel("bottom", "probability")
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
+        self.plot.addItem(self.bars)
+        self.values: list[pg.TextItem] = []
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.canvas)
+        self.vocab: list[str] | None = None
+        self.top_ids = np.zeros(0, dtype=int)
+        self.top_probs = np.zeros(0)
+        self.top_labels: list[str] = []
+        self.chosen_index: int | None = None
+        self.entropy = 0.0
+
+    def set_vocab(self, pieces: list[str]) -> None:
+        self.vocab = pieces
+
+    def label(self, i: int) -> str:
+        return self.vocab[i] if self.vocab and 0 <= i < len(self.vocab) else f"#{i}"
+
+    def render(self, trace, state) -> None:
+        step = min(state.step, trace.n_steps - 1)
+        probs = trace.probs(step, state.decoding.temperature)
+        order = np.argsort(-probs)[:TOP_K]
+        self.top_ids, self.top_probs = order, probs[order]
+        self.top_labels = [self.label(int(i)) for i in order]
+        chosen = trace.out_tokens[step]
+        self.chosen_index = self.top_labels.index(chosen) if chosen in self.top_labels else None
+        self.entropy = entropy_bits(probs)
+        brushes = [pg.mkBrush(CHOSEN if i == self.chosen_index else BAR) for i in range(len(order))]
+        y = np.arange(len(order))
+        self.bars.setOpts(x0=np.zeros(len(order)), y=y, height=0.7, width=self.top_probs, brushes=brushes)
+        self.plot.getAxis("left").setTicks([[(int(i), t) for i, t in enumerate(self.top_labels)], []])
+        self.plot.setXRange(0, 1.0, padding=0.02)
+        self.plot.setYRange(-0.5, len(order) - 0.5, padding=0.02)
+        for item in self.values:
+            self.plot.removeItem(item)
+        self.values = []
+        for i, p in enumerate(self.top_probs):
+            t = pg.TextItem(f"{p:.3f}", color="k", anchor=(0, 0.5))
+            t.setPos(float(p) + 0.01, i)
+            self.plot.addItem(t)
+            self.values.append(t)
+        prefix = " ".join(trace.tgt_tokens[1: step + 1]) or "<s>"
+        self.plot.setTitle(
+            f"Step {step}: predicting token {step + 1} after “{prefix[-40:]}”<br>chosen “{chosen}” (orange) · "
+            f"entropy {self.entropy:.2f} bits · T = {state.decoding.temperature:.2f}", color="k", size="11pt")

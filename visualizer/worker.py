@@ -1,0 +1,66 @@
+"""Runs the model off the GUI thread. When requests come faster than the model runs, only the newest is run."""
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Callable
+
+from PySide6 import QtCore
+
+
+class _Job(QtCore.QRunnable):
+    def __init__(self, runner: "ModelRunner"):
+        super().__init__()
+        self.runner = runner
+
+    def run(self) -> None:
+        self.runner._drain()
+
+
+class ModelRunner(QtCore.QObject):
+    """One worker thread; submit() replaces any request still waiting, so stale work is skipped."""
+
+    finished = QtCore.Signal(int, object)     # (request number, result)
+    failed = QtCore.Signal(int, str)          # (request number, one-line message)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.pool = QtCore.QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self._lock = threading.Lock()
+        self._pending: tuple[int, Callable[[], Any]] | None = None
+        self._busy = False
+        self.runs = 0                          # requests actually run (the rest were superseded)
+
+    @property
+    def busy(self) -> bool:
+        with self._lock:
+            return self._busy or self._pending is not None
+
+    def submit(self, seq: int, fn: Callable[[], Any]) -> None:
+        with self._lock:
+            self._pending = (seq, fn)
+            if self._busy:
+                return
+            self._busy = True
+        self.pool.start(_Job(self))
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if self._pending is None:
+                    self._busy = False
+                    return
+                seq, fn = self._pending
+                self._pending = None
+            self.runs += 1
+            try:
+                result = fn()
+            except Exception as e:  # any model error becomes a message; the GUI never sees a traceback
+                traceback.print_exc()
+                self.failed.emit(seq, f"{type(e).__name__}: {e}".splitlines()[0])
+            else:
+                self.finished.emit(seq, result)
+
+    def wait(self, msecs: int = 30000) -> bool:
+        return self.pool.waitForDone(msecs)
