@@ -224,7 +224,7 @@ class MainWindow(QtWidgets.QMainWindow):
         def job():
             lm.model.positional = positional and lm.cfg.pe != "none"
             t0 = time.perf_counter()
-            result = translate(lm, text if text.strip() else "", settings, target=target or None)
+            result = translate(lm, text, settings, target=target or None)
             return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS
 
         self.runner.submit(self.seq, job)

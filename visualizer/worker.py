@@ -58,9 +58,16 @@ class ModelRunner(QtCore.QObject):
                 result = fn()
             except Exception as e:  # any model error becomes a message; the GUI never sees a traceback
                 traceback.print_exc()
-                self.failed.emit(seq, f"{type(e).__name__}: {e}".splitlines()[0])
+                self._emit(self.failed, seq, f"{type(e).__name__}: {e}".splitlines()[0])
             else:
-                self.finished.emit(seq, result)
+                self._emit(self.finished, seq, result)
+
+    @staticmethod
+    def _emit(signal, *args) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:      # the window closed while the model ran: nobody is listening any more
+            pass
 
     def wait(self, msecs: int = 30000) -> bool:
         return self.pool.waitForDone(msecs)

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """Preferences in a throw-away file, never the user's own."""
+    from visualizer.settings import Settings
+    return Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def window(qtbot, tiny_model_dir, settings):
+    from visualizer.window import MainWindow
+    w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.trace is not None, timeout=20000)
+    yield w
+    w.runner.wait(10000)

@@ -1,0 +1,140 @@
+"""The live window: typing, stepping, masking, newest-request-wins, bad input, broken models."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6 import QtCore
+
+from model import translate
+
+
+def wait_for_sentence(qtbot, window, text, timeout=20000):
+    qtbot.waitUntil(lambda: window.trace is not None and window.trace.meta.get("sentence") == text
+                    and not window.runner.busy, timeout=timeout)
+
+
+def assert_focus_equals_trace(window):
+    a, s, t = window.attention, window.state, window.trace
+    expected = t.attention(a.shown_kind, a.shown_layer, a.shown_head)
+    mask = t.mask(a.shown_kind, a.shown_layer)
+    shown = a.focused_array
+    assert np.isnan(shown[~mask]).all()
+    np.testing.assert_array_equal(shown[mask], expected[mask])
+    rows, cols = t.axis_tokens(a.shown_kind)
+    assert a.focused_labels == (rows, cols)
+
+
+def test_typing_updates_the_focused_heatmap(qtbot, window):
+    window.inputs.sentence.clear()
+    qtbot.keyClicks(window.inputs.sentence, "a red car is fast")
+    wait_for_sentence(qtbot, window, "a red car is fast")
+    assert window.trace.src_tokens[-1] == "</s>"
+    expected = translate(window.lm, "a red car is fast").trace
+    assert window.trace.src_tokens == expected.src_tokens
+    for kind, layer, head in (("enc_self", 0, 0), ("cross", 1, 1), ("dec_self", 1, 0)):
+        window.state.update(kind=kind, layer=layer, head=head)
+        assert (window.attention.shown_kind, window.attention.shown_layer, window.attention.shown_head) == (kind, layer, head)
+        assert_focus_equals_trace(window)
+        np.testing.assert_array_equal(window.trace.attention(kind, layer, head), expected.attention(kind, layer, head))
+
+
+def test_stepping_keys_move_the_view_and_the_map_follows(qtbot, window):
+    s, acts, arch = window.state, window.step_actions, window.architecture
+    acts["First stage"].trigger()
+    assert (s.stack, s.layer, s.sublayer) == ("src_embed", 0, "")
+    assert arch.highlighted == s.stage
+    acts["Next sublayer"].trigger()
+    assert (s.stack, s.layer, s.sublayer, s.kind) == ("enc", 0, "self", "enc_self")
+    acts["Next sublayer"].trigger()
+    assert (s.stack, s.layer, s.sublayer) == ("enc", 0, "ffn")
+    acts["Next layer"].trigger()
+    assert (s.stack, s.layer, s.sublayer) == ("enc", 1, "ffn")
+    acts["Previous layer"].trigger()
+    assert s.layer == 0
+    acts["Next head"].trigger()
+    assert s.head == 1
+    acts["Next head"].trigger()
+    assert s.head == 1                     # the tiny model has 2 heads: clamped
+    acts["Previous head"].trigger()
+    assert s.head == 0
+    acts["Last stage"].trigger()
+    assert s.stack == "output" and arch.highlighted == s.stage
+    acts["Next step"].trigger()
+    assert s.step == 1
+    acts["Previous step"].trigger()
+    assert s.step == 0
+    # the keyboard shortcut reaches the same action
+    acts["First stage"].trigger()
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Right, QtCore.Qt.KeyboardModifier.AltModifier)
+    assert (s.stack, s.sublayer) == ("enc", "self")
+    # clicking a box of the map moves the view there
+    from visualizer.state import Stage
+    target = Stage("dec", 1, "cross")
+    qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[target].center().toPoint())
+    assert s.stage == target and s.kind == "cross" and arch.highlighted == target
+
+
+def test_step_highlights_the_decoder_row(qtbot, window):
+    window.state.update(kind="cross", step=2)
+    box = window.attention.focus.row_box
+    assert box.isVisible() and box.rect().top() == 2
+
+
+def test_decoder_self_attention_masked_cells_are_drawn_masked(qtbot, window):
+    window.state.update(kind="dec_self", layer=0, head=0)
+    shown = window.attention.focused_array
+    T = shown.shape[0]
+    upper = np.triu(np.ones((T, T), dtype=bool), 1)
+    assert T > 1 and np.isnan(shown[upper]).all()
+    assert not np.isnan(shown[~upper]).any()
+
+
+def test_rapid_typing_renders_only_the_newest_sentence(qtbot, window):
+    field = window.inputs.sentence
+    field.clear()
+    runs_before = window.runner.runs
+    text = "where is the station and the big house"
+    for ch in text:
+        field.insert(ch)
+        qtbot.wait(5)
+    wait_for_sentence(qtbot, window, text)
+    assert window.rendered_seq == window.seq
+    assert window.runner.runs - runs_before < len(text) // 2
+    assert window.attention.focused_labels[1] == window.trace.axis_tokens(window.attention.shown_kind)[1]
+
+
+@pytest.mark.parametrize("text", ["", "    ", "x" * 10_000, "I ❤️ 🐈 emoji 👍🏽", "bell\x07 tab\t nul\x00 esc\x1b",
+                                  "مرحبا بالعالم", "שלום עולם", "e\u0301 \u202eRTL override\u202c"])
+def test_bad_input_never_raises(qtbot, window, text):
+    window.inputs.sentence.setText(text)
+    wait_for_sentence(qtbot, window, text[:2000])
+    assert window.trace.src_tokens[-1] == "</s>"
+    assert len(window.trace.src_tokens) <= window.lm.cfg.max_len
+    if len(text) > 1000:
+        assert window.inputs.notice.isVisible() and "cut" in window.inputs.notice.text()
+
+
+def test_broken_model_folder_keeps_the_current_model(qtbot, window, tmp_path):
+    before = window.lm
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ not json", encoding="utf-8")
+    assert window.open_model(str(broken)) is False
+    assert window.lm is before
+    assert "config.json" in window.last_error.splitlines()[0]
+    window.inputs.sentence.setText("the dog runs")
+    wait_for_sentence(qtbot, window, "the dog runs")
+
+
+def test_temperature_changes_the_output_panel(qtbot, window):
+    out = window.panels["output"]
+    window.state.update(stack="output", sublayer="")
+    window.docks["output"].raise_()
+    qtbot.wait(50)
+    out.render(window.trace, window.state)
+    p1 = out.top_probs.copy()
+    window.inputs.temperature.setValue(3.0)
+    qtbot.waitUntil(lambda: abs(window.state.decoding.temperature - 3.0) < 1e-9)
+    out.render(window.trace, window.state)
+    np.testing.assert_allclose(out.top_probs, np.sort(window.trace.probs(window.state.step, 3.0))[::-1][:len(p1)])
+    assert out.top_probs[0] < p1[0]
