@@ -51,6 +51,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.runner.failed.connect(self._on_failure)
         self.seq = 0
         self.rendered_seq = -1
+        self._panel_keys: dict[str, object] = {}
         self.last_run_ms = 0.0
         self.debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self.debounce.timeout.connect(self._run)
@@ -268,9 +269,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
         self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
 
-    def _render_panel(self, name: str) -> None:
+    def _render_panel(self, name: str, force: bool = False) -> None:
+        """Render one panel, unless what it shows (its view_key) is unchanged since its last render."""
         panel = self.panels[name]
+        key = (id(self.trace), panel.view_key(self.state)) if hasattr(panel, "view_key") else None
+        if not force and key is not None and self._panel_keys.get(name) == key:
+            return
         panel.render(self.trace, self.state)
+        self._panel_keys[name] = key
 
     def _render_all(self) -> None:
         title, text, equation = caption(self.state.stage)
@@ -283,9 +289,9 @@ class MainWindow(QtWidgets.QMainWindow):
                              f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
         for name, panel in self.panels.items():
             dock = self.docks.get(name)
-            if dock is not None and (dock.isHidden() or not dock.widget().isVisible()) and self.isVisible():
+            if dock is not None and self.isVisible() and (dock.isHidden() or dock.visibleRegion().isEmpty()):
                 continue                         # hidden and background-tab panels render when shown
-            panel.render(self.trace, self.state)
+            self._render_panel(name)
 
     # --- models -------------------------------------------------------------------------------
     def _load_model(self, name_or_path: str, fallback: bool = True) -> bool:

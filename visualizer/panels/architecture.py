@@ -29,6 +29,9 @@ class ArchitectureMap(QtWidgets.QWidget):
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(340, 560)
 
+    def view_key(self, state):
+        return state.stage
+
     def render(self, trace, state) -> None:
         self.n_enc, self.n_dec = trace.n_layers("enc"), trace.n_layers("dec")
         self.highlighted = state.stage

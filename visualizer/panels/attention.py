@@ -96,6 +96,9 @@ class AttentionPanel(QtWidgets.QWidget):
             plot.hideAxis("bottom")
             self.small.append(hp)
 
+    def view_key(self, state):
+        return (state.kind, state.layer, state.head, state.step, self.mean.isChecked(), self.shared.isChecked())
+
     # --- rendering ----------------------------------------------------------------------------
     def render(self, trace, state) -> None:
         self.trace = trace

@@ -53,6 +53,9 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.trace = None
         self.dim.valueChanged.connect(lambda _: self.trace is not None and self._waves())
 
+    def view_key(self, state):
+        return state.stack in ("src_embed", "enc")
+
     def render(self, trace, state) -> None:
         self.trace = trace
         self.side = "src" if state.stack in ("src_embed", "enc") else "tgt"
@@ -82,8 +85,10 @@ class EmbeddingsPanel(QtWidgets.QWidget):
                 curve.opts["name"] = f"dimension {d}"
             else:
                 curve.setData([], [])
-        legend = self.waves.legend
-        legend.clear()
-        for i, curve in enumerate(self.curves):
-            if d0 + i < pe.shape[1]:
-                legend.addItem(curve, f"dimension {d0 + i}")
+        if getattr(self, "_legend_for", None) != (d0, pe.shape[1]):
+            self._legend_for = (d0, pe.shape[1])
+            legend = self.waves.legend
+            legend.clear()
+            for i, curve in enumerate(self.curves):
+                if d0 + i < pe.shape[1]:
+                    legend.addItem(curve, f"dimension {d0 + i}")

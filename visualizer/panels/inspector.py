@@ -77,6 +77,10 @@ class InspectorPanel(QtWidgets.QWidget):
             return tr.out_tokens
         return tr.tgt_tokens
 
+    def view_key(self, state):
+        return (state.stack, state.layer, state.sublayer, state.kind, state.head, state.step,
+                state.decoding.temperature)
+
     def render(self, trace, state, keep_query: bool = False) -> None:
         self._trace, self._state = trace, state
         tokens = self._tokens_for(state)

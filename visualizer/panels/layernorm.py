@@ -52,6 +52,9 @@ class LayerNormPanel(QtWidgets.QWidget):
         layout.addWidget(self.canvas, 1)
         self.shown: dict[str, np.ndarray] = {}
 
+    def view_key(self, state):
+        return (state.stack, state.layer, state.sublayer)
+
     def render(self, trace, state) -> None:
         stack, layer, sub, note = ln_stage(state, trace.n_layers("enc"), trace.n_layers("dec"))
         layer = min(layer, trace.n_layers(stack) - 1)

@@ -27,6 +27,10 @@ class OutputPanel(QtWidgets.QWidget):
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
         self.plot.addItem(self.bars)
         self.values: list[pg.TextItem] = []
+        for _ in range(TOP_K):
+            t = pg.TextItem("", color="k", anchor=(0, 0.5))
+            self.plot.addItem(t)
+            self.values.append(t)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(self.canvas)
         self.vocab: list[str] | None = None
@@ -41,6 +45,9 @@ class OutputPanel(QtWidgets.QWidget):
 
     def label(self, i: int) -> str:
         return self.vocab[i] if self.vocab and 0 <= i < len(self.vocab) else f"#{i}"
+
+    def view_key(self, state):
+        return (state.step, state.decoding.temperature)
 
     def render(self, trace, state) -> None:
         step = min(state.step, trace.n_steps - 1)
@@ -57,14 +64,11 @@ class OutputPanel(QtWidgets.QWidget):
         self.plot.getAxis("left").setTicks([[(int(i), t) for i, t in enumerate(self.top_labels)], []])
         self.plot.setXRange(0, 1.0, padding=0.02)
         self.plot.setYRange(-0.5, len(order) - 0.5, padding=0.02)
-        for item in self.values:
-            self.plot.removeItem(item)
-        self.values = []
-        for i, p in enumerate(self.top_probs):
-            t = pg.TextItem(f"{p:.3f}", color="k", anchor=(0, 0.5))
-            t.setPos(float(p) + 0.01, i)
-            self.plot.addItem(t)
-            self.values.append(t)
+        for i, t in enumerate(self.values):
+            if i < len(self.top_probs):
+                t.setText(f"{self.top_probs[i]:.3f}")
+                t.setPos(float(self.top_probs[i]) + 0.01, i)
+            t.setVisible(i < len(self.top_probs))
         prefix = " ".join(trace.tgt_tokens[1: step + 1]) or "<s>"
         self.plot.setTitle(
             f"Step {step}: predicting token {step + 1} after “{prefix[-40:]}”<br>chosen “{chosen}” (orange) · "

@@ -62,6 +62,10 @@ class TrainingStepPanel(QtWidgets.QWidget):
     def _target(self, state) -> str:
         return (state.target or "").strip()
 
+    def view_key(self, state):
+        return (state.kind, state.stack, state.sublayer, state.layer, state.head, state.sentence, state.target,
+                self.stepper.steps_taken if self.stepper else 0)
+
     def render(self, trace, state) -> None:
         self._state = state
         target = self._target(state)

@@ -1,0 +1,129 @@
+"""How fast the window reacts, measured (not asserted): prints medians and 95th percentiles.
+
+    python benchmarks/gui_speed.py [--model en-fr] [--repeats 30]
+
+1. keystroke (after the debounce) -> translation + every visible panel repainted, 12-word sentence, greedy
+2. layer / head / step change -> every visible panel repainted (no model run)
+3. an input of the model's maximum length: encode + translate + repaint, and time per output token
+4. cold start in a fresh process: interpreter start to the first translated frame on screen
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SENTENCE = "The little girl gave her old brother a red book in the garden"   # 12 words
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+
+
+def row(label, xs):
+    return f"| {label} | {statistics.median(xs):.1f} ms | {pct(xs, 95):.1f} ms | {len(xs)} |"
+
+
+COLD = """
+import time, sys
+t0 = time.perf_counter()
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication([])
+from visualizer.window import MainWindow
+w = MainWindow(model=sys.argv[1] or None)
+w.show()
+done = []
+w.trace_shown.connect(lambda: (w.repaint(), done.append(time.perf_counter() - t0), app.quit()))
+app.exec()
+w.runner.wait()
+print(f"{1000 * done[0]:.1f}")
+"""
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default=None)
+    p.add_argument("--repeats", type=int, default=30)
+    a = p.parse_args()
+    from PySide6 import QtCore, QtWidgets
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from visualizer.window import MainWindow
+
+    w = MainWindow(model=a.model, sentence=SENTENCE)
+    w.show()
+    loop = QtCore.QEventLoop()
+
+    def wait_shown():
+        w.trace_shown.connect(loop.quit)
+        loop.exec()
+        w.trace_shown.disconnect(loop.quit)
+
+    if w.trace is None:
+        wait_shown()
+    name = w.lm.name
+
+    typing = []
+    for i in range(a.repeats):
+        w.state.sentence = SENTENCE + ("" if i % 2 else " ")      # as if the debounce had just fired
+        t0 = time.perf_counter()
+        w._run()
+        wait_shown()
+        w.repaint()
+        typing.append(1000 * (time.perf_counter() - t0))
+    out_tokens = len(w.trace.out_tokens)
+
+    view = []
+    changes = [dict(head=h) for h in range(w.trace.n_heads)] + [dict(layer=l) for l in range(w.trace.n_layers("enc"))]
+    changes += [dict(kind="cross", step=s) for s in range(w.trace.n_steps)] + [dict(kind="dec_self", step=0)]
+    for i in range(max(a.repeats * 3, len(changes))):
+        t0 = time.perf_counter()
+        w.state.update(**changes[i % len(changes)])
+        w.repaint()
+        view.append(1000 * (time.perf_counter() - t0))
+
+    max_len = w.lm.cfg.max_len
+    words = ("the cat sat on the mat and the dog ran to the house " * 40).split()
+    long = []
+    per_token = []
+    for i in range(max(3, a.repeats // 5)):
+        w.state.sentence = " ".join(words[: max_len - 1 - i % 2])
+        t0 = time.perf_counter()
+        w._run()
+        wait_shown()
+        w.repaint()
+        long.append(1000 * (time.perf_counter() - t0))
+        per_token.append(w.last_run_ms / max(1, len(w.trace.out_tokens)))
+    long_tokens = len(w.trace.src_tokens)
+    w.close()
+
+    cold = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", COLD, a.model or ""], capture_output=True, text=True, env=env, cwd=ROOT)
+        cold.append(float(r.stdout.strip().splitlines()[-1]))
+
+    print(f"model {name}; {len(SENTENCE.split())}-word sentence -> {out_tokens} output tokens; "
+          f"long input {long_tokens} source tokens")
+    print("| measurement | median | p95 | runs |")
+    print("| --- | --- | --- | --- |")
+    print(row("keystroke (after debounce) → translated and repainted", typing))
+    print(row("layer / head / step change → repainted", view))
+    print(row(f"{long_tokens}-token input → translated and repainted", long))
+    print(f"| translation time per output token, long input | {statistics.median(per_token):.1f} ms | "
+          f"{pct(per_token, 95):.1f} ms | {len(per_token)} |")
+    print(row("cold start → first translated frame", cold))
+    del app
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
