@@ -95,6 +95,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.tabifyDockWidget(right[0], d)
         if right:
             right[0].raise_()
+            self.resizeDocks([self.docks["architecture"], right[0]], [330, 470], QtCore.Qt.Orientation.Horizontal)
         self.status_model = QtWidgets.QLabel()
         self.status_tokens = QtWidgets.QLabel()
         self.status_time = QtWidgets.QLabel()

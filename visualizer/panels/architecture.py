@@ -45,13 +45,12 @@ class ArchitectureMap(QtWidgets.QWidget):
         m = 8
         head = 26
         col_w = (w - 3 * m) / 2
+        # one box height for both columns, set by the longer one, so that boxes of a kind look alike
+        rows = max(1 + self.n_enc * 2, 2 + self.n_dec * 3)
+        box_h = max(14.0, (h - head - m - 22 * max(self.n_enc, self.n_dec) - 30) / rows)
         for col, stack in enumerate(("enc", "dec")):
             x = m + col * (col_w + m)
             n = self.n_enc if stack == "enc" else self.n_dec
-            subs = 2 if stack == "enc" else 3
-            rows = 1 + n * subs + (1 if stack == "dec" else 0)
-            gaps = n * 3 + 2
-            box_h = max(14.0, (h - head - m - gaps * 4) / max(rows, 1))
             y = head
             embed = Stage("src_embed" if stack == "enc" else "tgt_embed")
             self.boxes[embed] = QtCore.QRectF(x, y, col_w, box_h)

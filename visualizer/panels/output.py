@@ -1,6 +1,8 @@
 """Output panel: the top-k next-token probabilities at the current generation step, the chosen token, entropy."""
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
@@ -69,7 +71,7 @@ class OutputPanel(QtWidgets.QWidget):
                 t.setText(f"{self.top_probs[i]:.3f}")
                 t.setPos(float(self.top_probs[i]) + 0.01, i)
             t.setVisible(i < len(self.top_probs))
-        prefix = " ".join(trace.tgt_tokens[1: step + 1]) or "<s>"
+        prefix = html.escape(" ".join(trace.tgt_tokens[: step + 1])[-40:])
         self.plot.setTitle(
-            f"Step {step}: predicting token {step + 1} after “{prefix[-40:]}”<br>chosen “{chosen}” (orange) · "
+            f"Step {step}: predicting token {step + 1} after “{prefix}”<br>chosen “{html.escape(chosen)}” (orange) · "
             f"entropy {self.entropy:.2f} bits · T = {state.decoding.temperature:.2f}", color="k", size="11pt")
