@@ -75,7 +75,7 @@ class HeatmapPlot:
 
     def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str],
                     title: str | None = None, levels: tuple[float, float] = (0.0, 1.0), max_labels: int = 60,
-                    title_size: str = "13pt") -> None:
+                    title_size: str = "13pt", max_row_labels: int | None = None) -> None:
         shown = np.asarray(matrix, dtype=np.float32).copy()
         if mask is not None:
             shown[~np.asarray(mask, dtype=bool)] = np.nan
@@ -87,7 +87,8 @@ class HeatmapPlot:
             self.image.setRect(QtCore.QRectF(0, 0, Tk, Tq))
             self.hatch.setRect(QtCore.QRectF(0, 0, Tk, Tq))
             self.plot.getAxis("bottom").setTicks([token_ticks(cols, max_labels), []] if max_labels else [[], []])
-            self.plot.getAxis("left").setTicks([token_ticks(rows, max_labels), []] if max_labels else [[], []])
+            row_max = max_labels if max_row_labels is None else max_row_labels
+            self.plot.getAxis("left").setTicks([token_ticks(rows, row_max), []] if row_max else [[], []])
             self.plot.setXRange(0, Tk, padding=0.01)
             self.plot.setYRange(0, Tq, padding=0.01)
         if title is not None:

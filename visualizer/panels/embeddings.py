@@ -29,22 +29,24 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
         self.maps = {}
-        for col, (key, title) in enumerate((("embedding", "√d_model · embedding"), ("pe", "positional encoding"),
-                                            ("x", "sum x = e + p"))):
-            self.maps[key] = HeatmapPlot(self.canvas.addPlot(row=0, col=col), font_size=10,
+        cells = {"embedding": (0, 0), "pe": (0, 1), "x": (1, 0)}
+        for key, title in (("embedding", "√d_model · embedding e"), ("pe", "positional encoding p"),
+                           ("x", "sum x = e + p")):
+            row, col = cells[key]
+            self.maps[key] = HeatmapPlot(self.canvas.addPlot(row=row, col=col), font_size=10,
                                          row_label="token", col_label="dimension")
             self.maps[key].set_colormap("CET-D1")
-            self.maps[key].plot.setTitle(title, color="k", size="12pt")
-        self.waves = self.canvas.addPlot(row=1, col=0, colspan=2, title="Positional encoding across positions")
+            self.maps[key].plot.setTitle(title, size="12pt")
+        self.similarity = HeatmapPlot(self.canvas.addPlot(row=1, col=1), font_size=10, row_label="token",
+                                      col_label="token")
+        self.similarity.set_colormap("CET-D1")
+        self.similarity.plot.setTitle("cosine similarity of x (−1 … 1)", size="12pt")
+        self.waves = self.canvas.addPlot(row=2, col=0, colspan=2, title="Positional encoding across positions")
         self.waves.setLabel("bottom", "position")
         self.waves.setLabel("left", "PE value")
         self.waves.addLegend(offset=(5, 5))
-        self.curves = [self.waves.plot(pen=pg.mkPen(c, width=2), symbol="o", symbolSize=5, symbolBrush=c, name=f"d{i}")
-                       for i, c in enumerate(PALETTE)]
-        self.similarity = HeatmapPlot(self.canvas.addPlot(row=1, col=2), font_size=10, row_label="token",
-                                      col_label="token")
-        self.similarity.set_colormap("CET-D1")
-        self.similarity.plot.setTitle("cosine similarity of x", color="k", size="12pt")
+        self.curves = [self.waves.plot(pen=pg.mkPen(c, width=2), symbol="o", symbolSize=5, symbolBrush=c)
+                       for c in PALETTE]
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.canvas, 1)
@@ -65,8 +67,9 @@ class EmbeddingsPanel(QtWidgets.QWidget):
             a = trace[f"{self.side}.{key}"]
             self.arrays[key] = a
             m = float(np.abs(a).max()) or 1.0
-            hp.show_matrix(a, None, tokens, [str(i) for i in range(a.shape[1])], levels=(-m, m), max_labels=12)
-        self.maps["embedding"].plot.setTitle(f"{who}: √d_model · embedding", color="k", size="12pt")
+            hp.show_matrix(a, None, tokens, [str(i) for i in range(a.shape[1])], levels=(-m, m), max_labels=6,
+                           max_row_labels=40)
+        self.maps["embedding"].plot.setTitle(f"{who}: √d_model · embedding e", size="12pt")
         self.arrays["similarity"] = cosine_similarity(self.arrays["x"])
         self.similarity.show_matrix(self.arrays["similarity"], None, tokens, tokens, levels=(-1.0, 1.0))
         d = trace[f"{self.side}.pe"].shape[1]

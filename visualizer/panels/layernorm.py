@@ -34,8 +34,6 @@ class LayerNormPanel(QtWidgets.QWidget):
         self.sigma_bars = pg.BarGraphItem(x=[], height=[], width=0.38, brush=ORANGE, name="std σ")
         self.stats.addItem(self.mu_bars)
         self.stats.addItem(self.sigma_bars)
-        self.stats.legend.addItem(self.mu_bars, "mean μ")
-        self.stats.legend.addItem(self.sigma_bars, "std σ")
         self.hist = self.canvas.addPlot(row=1, col=0, title="values before (v) and after LayerNorm")
         self.hist.addLegend(offset=(5, 5))
         self.hist.setLabel("bottom", "value")
