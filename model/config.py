@@ -8,6 +8,10 @@ from pathlib import Path
 PE_KINDS = ("sinusoidal", "learned", "none")
 
 
+def _real(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     src_vocab_size: int
@@ -33,8 +37,13 @@ class ModelConfig:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
         if isinstance(self.d_model, int) and isinstance(self.h, int) and self.h > 0 and self.d_model % self.h:
             problems.append(f"d_model ({self.d_model}) must be divisible by h ({self.h})")
-        if not 0.0 <= float(self.dropout) < 1.0:
-            problems.append(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if not _real(self.dropout) or not 0.0 <= self.dropout < 1.0:
+            problems.append(f"dropout must be a number in [0, 1), got {self.dropout!r}")
+        if not _real(self.ln_eps) or not 0.0 < self.ln_eps < 1.0:
+            problems.append(f"ln_eps must be a number in (0, 1), got {self.ln_eps!r}")
+        for name in ("scale_embedding", "scale_scores", "tie_output"):
+            if not isinstance(getattr(self, name), bool):   # JSON "false" would otherwise read as True
+                problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.pe not in PE_KINDS:
             problems.append(f"pe must be one of {', '.join(PE_KINDS)}, got {self.pe!r}")
         if problems:

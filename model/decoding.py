@@ -52,7 +52,9 @@ def _next_logits(model: Transformer, tgt: torch.Tensor, memory, src_mask, cache)
         y = model.decode(tgt[:, -1:], memory, src_mask, cache)          # (B, 1, d_model)
     else:
         y = model.decode(tgt, memory, src_mask)                         # (B, t, d_model)
-    return model.generator(y[:, -1])                                    # (B, V_y)
+    logits = model.generator(y[:, -1])                                  # (B, V_y)
+    logits[:, PAD] = float("-inf")   # never generate <pad>: the uncached decoder (and the Trace) would mask it
+    return logits
 
 
 @torch.no_grad()

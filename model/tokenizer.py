@@ -44,9 +44,12 @@ class TextTokenizer:
                 raise ValueError(f"tokenizer must map {special} to id {i}")
 
     @classmethod
-    def train(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> "TextTokenizer":
+    def train(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2,
+              lowercase: bool = False) -> "TextTokenizer":
+        """lowercase=True makes the tokenizer itself lowercase every input, as a model trained on lowercased text needs."""
         tok = Tokenizer(models.BPE(unk_token="<unk>"))
-        tok.normalizer = normalizers.NFKC()
+        tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]) if lowercase \
+            else normalizers.NFKC()
         tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()])
         tok.decoder = decoders.Metaspace()
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,

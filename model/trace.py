@@ -35,6 +35,8 @@ def flatten_record(record: dict, prefix: str = "") -> dict[str, np.ndarray]:
             out.update(flatten_record(value, key + "."))
             continue
         arr = value.detach().cpu().numpy()
+        if name in ("gamma", "beta", "pe"):
+            arr = arr.copy()          # views of parameters: a Trace must not change when the weights do
         if name not in ("gamma", "beta"):
             arr = arr[0]
         out[key] = arr

@@ -132,8 +132,8 @@ def build_tokenizers(run: Run, corpus):
         for path in (src_path, tgt_path):
             shutil.copy(Path(a.tokenizers_from) / path.name, path)
     elif run.main and not (a.resume and src_path.exists() and tgt_path.exists()):
-        TextTokenizer.train(corpus.src, a.vocab_size).save(src_path)
-        TextTokenizer.train(corpus.tgt, a.vocab_size).save(tgt_path)
+        TextTokenizer.train(corpus.src, a.vocab_size, lowercase=a.lowercase).save(src_path)
+        TextTokenizer.train(corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(tgt_path)
     run.barrier()
     return TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
 
