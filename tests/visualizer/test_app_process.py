@@ -57,3 +57,65 @@ def test_real_window_under_xvfb(tiny_model_dir, tmp_path):
                           capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not QtGui.QImage(str(shot)).isNull()
+
+
+def test_presentation_flag_starts_full_screen_and_still_exits_cleanly(tiny_model_dir, tmp_path):
+    shot = tmp_path / "present.png"
+    proc = run_app(["--model", str(tiny_model_dir), "--presentation", "--screenshot", str(shot)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not QtGui.QImage(str(shot)).isNull()
+
+
+XDOTOOL_SESSION = r"""
+set -u
+"$PYTHON" -m visualizer --model "$MODEL" --sentence "the cat sat on the mat" &
+app=$!
+wid=$(timeout 60 xdotool search --sync --name "Attention Visualizer" | head -n 1)
+sleep 4                                      # the first translation
+xdotool windowfocus --sync "$wid"
+import -window root "$OUT/before.png"
+xdotool key --clearmodifiers ctrl+a
+xdotool type --delay 30 "where is the station"
+sleep 2                                      # debounce, model run, repaint
+xdotool key --clearmodifiers alt+Right alt+Right alt+Right
+sleep 1
+import -window root "$OUT/after.png"
+xdotool key --clearmodifiers ctrl+s          # File > Save session…: Qt's own file dialog
+sleep 2
+xdotool key --clearmodifiers ctrl+a
+xdotool type --delay 10 "$OUT/session.json"
+xdotool key Return
+sleep 1
+xdotool windowfocus --sync "$wid"            # no window manager: focus does not come back by itself
+xdotool key --clearmodifiers ctrl+q
+for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
+kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
+wait "$app"
+echo "app exit $?"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("xvfb-run") is None or shutil.which("xdotool") is None
+                    or shutil.which("import") is None,
+                    reason="needs Debian's xvfb, xdotool and imagemagick")
+def test_a_user_types_steps_and_quits_on_a_real_x_display(tiny_model_dir, tmp_path):
+    """Real keyboard events through X: typing re-renders the window, Alt+Right steps, Ctrl+S saves a session
+    that holds what was typed and where the view went, Ctrl+Q exits with 0."""
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    env.update(PYTHON=sys.executable, MODEL=str(tiny_model_dir), OUT=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"))             # the layout saved at exit stays in tmp
+    proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "bash", "-c", XDOTOOL_SESSION],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert "app exit 0" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    before, after = QtGui.QImage(str(tmp_path / "before.png")), QtGui.QImage(str(tmp_path / "after.png"))
+    assert not before.isNull() and before.size() == after.size()
+    changed = sum(before.pixel(x, y) != after.pixel(x, y)
+                  for x in range(0, before.width(), 8) for y in range(0, before.height(), 8))
+    assert changed > 0.02 * (before.width() // 8) * (before.height() // 8)    # sentence, heatmaps, highlight
+    assert (tmp_path / "config").exists()                                     # closed normally: layout saved
+    import json
+    session = json.loads((tmp_path / "session.json").read_text(encoding="utf-8"))
+    assert session["sentence"] == "where is the station"
+    # three Alt+Right from encoder layer 1's self-attention: its FFN, layer 2's self-attention, layer 2's FFN
+    assert (session["view"]["stack"], session["view"]["layer"], session["view"]["sublayer"]) == ("enc", 1, "ffn")

@@ -1,0 +1,133 @@
+"""Model folders: a round trip, and a one-line ModelLoadError naming the file for every kind of breakage."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from model import ModelLoadError, load, load_model, translate
+
+WEIGHTS = "model.safetensors"
+
+
+@pytest.fixture
+def copy(tiny_model_dir, tmp_path):
+    """A fresh copy of the tiny model folder, to break."""
+    return shutil.copytree(tiny_model_dir, tmp_path / "m")
+
+
+def expect_error(folder, file_name: str, *words: str) -> str:
+    with pytest.raises(ModelLoadError) as err:
+        load_model(folder)
+    msg = str(err.value)
+    assert "\n" not in msg, msg
+    assert file_name in msg, msg
+    for w in words:
+        assert w in msg, msg
+    return msg
+
+
+def rewrite_weights(folder, change) -> None:
+    state = load_file(str(folder / WEIGHTS))
+    change(state)
+    save_file(state, str(folder / WEIGHTS))
+
+
+def test_round_trip_translates_identically(tiny_model_dir, tiny_lm):
+    again = load(tiny_model_dir)
+    a, b = translate(tiny_lm, "the cat sat"), translate(again, "the cat sat")
+    assert a.out_ids == b.out_ids
+    for k in ("logits", "enc.1.self.weights"):
+        assert (a.trace[k] == b.trace[k]).all()
+
+
+@pytest.mark.parametrize("name", [WEIGHTS, "config.json", "tokenizer_src.json", "tokenizer_tgt.json"])
+def test_missing_file(copy, name):
+    (copy / name).unlink()
+    expect_error(copy, name, "missing")
+
+
+def test_missing_folder(tmp_path):
+    expect_error(tmp_path / "nothing-here", "nothing-here", "not a model folder")
+
+
+def test_a_file_instead_of_a_folder(tmp_path):
+    (tmp_path / "weights.bin").write_bytes(b"x")
+    expect_error(tmp_path / "weights.bin", "weights.bin")
+
+
+def test_wrong_tensor_shape(copy):
+    rewrite_weights(copy, lambda s: s.__setitem__("encoder.0.self_attn.W_Q.weight", torch.zeros(3, 3)))
+    expect_error(copy, WEIGHTS, "encoder.0.self_attn.W_Q.weight", "shape", "(3, 3)")
+
+
+def test_missing_tensor(copy):
+    rewrite_weights(copy, lambda s: s.pop("generator.weight"))
+    expect_error(copy, WEIGHTS, "missing tensors", "generator.weight")
+
+
+def test_unexpected_tensor(copy):
+    rewrite_weights(copy, lambda s: s.__setitem__("decoder.9.extra", torch.zeros(2)))
+    expect_error(copy, WEIGHTS, "unexpected tensors", "decoder.9.extra")
+
+
+def test_non_finite_weights(copy):
+    def poison(state):
+        state["decoder.1.norm2.gamma"][3] = float("nan")
+    rewrite_weights(copy, poison)
+    expect_error(copy, WEIGHTS, "decoder.1.norm2.gamma", "NaN")
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99, 8, 0], ids=["half", "last-bytes-cut", "8-bytes", "empty"])
+def test_truncated_weights(copy, keep):
+    data = (copy / WEIGHTS).read_bytes()
+    n = int(len(data) * keep) if isinstance(keep, float) else keep
+    (copy / WEIGHTS).write_bytes(data[:n])
+    expect_error(copy, WEIGHTS, "not a readable safetensors file")
+
+
+@pytest.mark.parametrize("zipfile", [True, False], ids=["zip-pickle", "legacy-pickle"])
+def test_a_pickle_renamed_to_safetensors_is_refused_and_never_unpickled(copy, tmp_path, zipfile):
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))                          # runs only if someone unpickles
+
+    torch.save({"x": Evil()}, copy / WEIGHTS, _use_new_zipfile_serialization=zipfile)
+    expect_error(copy, WEIGHTS, "not a readable safetensors file")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("text,words", [
+    ("{ broken", ()), ("", ()), ("[]", ()), ("null", ()), ("\xff\xfe", ()),
+    ('{"src_vocab_size": 10}', ("tgt_vocab_size",)),
+], ids=["bad-json", "empty", "list", "null", "not-utf8", "missing-key"])
+def test_bad_config_json(copy, text, words):
+    (copy / "config.json").write_bytes(text.encode("latin-1"))
+    expect_error(copy, "config.json", *words)
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"d_model": 15}, ("divisible",)), ({"scale_scores": "false"}, ("scale_scores",)),
+    ({"colour": "red"}, ("unknown config keys", "colour")), ({"tgt_vocab_size": 7}, ("tokenizer_tgt.json", "7")),
+])
+def test_config_with_bad_values(copy, tiny_model_dir, change, words):
+    cfg = json.loads((tiny_model_dir / "config.json").read_text()) | change
+    (copy / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    msg = expect_error(copy, "tokenizer_tgt.json" if "tgt_vocab_size" in change else "config.json", *words)
+    assert "Traceback" not in msg
+
+
+def test_bad_tokenizer(copy):
+    (copy / "tokenizer_tgt.json").write_text("[]", encoding="utf-8")
+    expect_error(copy, "tokenizer_tgt.json", "not a valid tokenizer")
+
+
+def test_unknown_bundled_name():
+    with pytest.raises(ModelLoadError) as err:
+        load("klingon")
+    assert "klingon" in str(err.value) and "seed-example" in str(err.value) and "\n" not in str(err.value)

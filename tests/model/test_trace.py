@@ -1,0 +1,149 @@
+"""The Trace: documented keys and shapes, internal consistency, .npz round trip, teacher forcing, stepwise traces."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from model import Trace, generate_steps, translate
+from model.gradient_step import GradientStepper
+from model.trace import ATTENTION_KINDS
+
+
+def expected_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple]:
+    """Every key and shape the docstring of model/trace.py promises."""
+    H, d, d_k, d_ff, V = cfg.h, cfg.d_model, cfg.d_k, cfg.d_ff, cfg.tgt_vocab_size
+    shapes = {f"{side}.{n}": (T, d) for side, T in (("src", Ts), ("tgt", Tt)) for n in ("embedding", "pe", "x")}
+    shapes |= {"enc.out": (Ts, d), "dec.out": (Tt, d), "logits": (Tt, V), "probs": (Tt, V)}
+
+    def norm(prefix, T):
+        return {f"{prefix}.residual": (T, d), f"{prefix}.ln_mean": (T,), f"{prefix}.ln_sigma": (T,),
+                f"{prefix}.gamma": (d,), f"{prefix}.beta": (d,), f"{prefix}.ln_out": (T, d)}
+
+    def attention(prefix, Tq, Tk, masked):
+        s = {f"{prefix}.q": (H, Tq, d_k), f"{prefix}.k": (H, Tk, d_k), f"{prefix}.v": (H, Tk, d_k),
+             f"{prefix}.scores": (H, Tq, Tk), f"{prefix}.weights": (H, Tq, Tk), f"{prefix}.head_out": (H, Tq, d_k),
+             f"{prefix}.out": (Tq, d)}
+        return s | ({f"{prefix}.mask": (Tq, Tk)} if masked else {}) | norm(prefix, Tq)
+
+    for l in range(cfg.N_enc):
+        shapes |= attention(f"enc.{l}.self", Ts, Ts, True)
+        shapes |= {f"enc.{l}.ffn.hidden": (Ts, d_ff), f"enc.{l}.ffn.out": (Ts, d)} | norm(f"enc.{l}.ffn", Ts)
+    for l in range(cfg.N_dec):
+        shapes |= attention(f"dec.{l}.self", Tt, Tt, True) | attention(f"dec.{l}.cross", Tt, Ts, True)
+        shapes |= {f"dec.{l}.ffn.hidden": (Tt, d_ff), f"dec.{l}.ffn.out": (Tt, d)} | norm(f"dec.{l}.ffn", Tt)
+    return shapes
+
+
+@pytest.fixture(scope="module")
+def forced(tiny_lm):
+    return translate(tiny_lm, "the cat sat", target="le chat")
+
+
+def test_keys_and_shapes_are_exactly_as_documented(tiny_lm, forced):
+    t = forced.trace
+    Ts, Tt = len(t.src_tokens), len(t.tgt_tokens)
+    want = expected_shapes(tiny_lm.cfg, Ts, Tt)
+    assert sorted(t.arrays) == sorted(want)
+    assert {k: t[k].shape for k in t.arrays} == want
+    assert all(isinstance(a, np.ndarray) for a in t.arrays.values())
+    assert t.n_layers("enc") == tiny_lm.cfg.N_enc and t.n_layers("dec") == tiny_lm.cfg.N_dec
+    assert t.n_heads == tiny_lm.cfg.h and t.n_steps == Tt
+    assert t.attention("cross", 1, 0).shape == (Tt, Ts)
+    assert t.axis_tokens("cross") == (t.tgt_tokens, t.src_tokens)
+    assert set(ATTENTION_KINDS) == {"enc_self", "dec_self", "cross"}
+
+
+def test_teacher_forcing_uses_the_given_target(tiny_lm, forced):
+    t = forced.trace
+    target = tiny_lm.tgt_tok.encode("le chat")
+    assert forced.out_ids[:-1] == target and t.meta["mode"] == "teacher-forced"
+    assert t.out_tokens[:-1] == tiny_lm.tgt_tok.pieces(target) and t.out_tokens[-1] == "</s>"
+    assert t.tgt_tokens[0] == "<s>" and t.tgt_tokens[1:] == t.out_tokens[:-1]
+    assert forced.text == tiny_lm.tgt_tok.decode(target)
+
+
+def test_the_numbers_hang_together(tiny_lm, forced):
+    """Each recorded quantity follows from the others as the paper's equations say."""
+    t, cfg = forced.trace, tiny_lm.cfg
+    np.testing.assert_allclose(t["src.embedding"] + t["src.pe"], t["src.x"], atol=1e-6)
+    for stack, sub in (("enc", "self"), ("dec", "self"), ("dec", "cross")):
+        g = lambda n: t.get(stack, 1, sub, n)                                         # noqa: E731
+        np.testing.assert_allclose(g("q") @ g("k").transpose(0, 2, 1) / np.sqrt(cfg.d_k), g("scores"), atol=1e-5)
+        z = np.where(g("mask"), g("scores"), -np.inf)
+        z = np.exp(z - z.max(-1, keepdims=True))
+        np.testing.assert_allclose(z / z.sum(-1, keepdims=True), g("weights"), atol=1e-6)
+        np.testing.assert_allclose(g("weights") @ g("v"), g("head_out"), atol=1e-5)
+        mu, sigma = g("ln_mean")[:, None], g("ln_sigma")[:, None]
+        np.testing.assert_allclose(g("residual").mean(-1, keepdims=True), mu, atol=1e-5)
+        np.testing.assert_allclose(g("gamma") * (g("residual") - mu) / sigma + g("beta"), g("ln_out"), atol=1e-5)
+    # residual = sublayer input + sublayer output; the encoder's last LayerNorm output is the memory
+    np.testing.assert_allclose(t["src.x"] + t["enc.0.self.out"], t["enc.0.self.residual"], atol=1e-5)
+    np.testing.assert_allclose(t["enc.0.self.ln_out"] + t["enc.0.ffn.out"], t["enc.0.ffn.residual"], atol=1e-5)
+    np.testing.assert_allclose(t["enc.1.ffn.ln_out"], t["enc.out"], atol=0)
+    np.testing.assert_allclose(t["dec.1.ffn.ln_out"], t["dec.out"], atol=0)
+    assert (t["enc.0.ffn.hidden"] >= 0).all() and (t["enc.0.ffn.hidden"] == 0).any()    # after ReLU
+    np.testing.assert_allclose(t["probs"].sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(t.probs(0), t["probs"][0], atol=1e-6)
+
+
+def test_npz_round_trip_is_exact(tiny_lm, tmp_path):
+    t = translate(tiny_lm, "i love you").trace
+    t.save_npz(tmp_path / "t.npz")
+    u = Trace.load_npz(tmp_path / "t.npz")
+    assert (u.src_tokens, u.tgt_tokens, u.out_tokens, u.meta) == (t.src_tokens, t.tgt_tokens, t.out_tokens, t.meta)
+    assert u.arrays.keys() == t.arrays.keys()
+    for k in t.arrays:
+        assert u[k].dtype == t[k].dtype
+        np.testing.assert_array_equal(u[k], t[k])
+
+
+def test_generate_steps_yields_one_trace_per_generated_token(tiny_lm):
+    full = translate(tiny_lm, "the dog runs")
+    steps = list(generate_steps(tiny_lm, "the dog runs"))
+    assert len(steps) == len(full.out_ids) > 1
+    for t, trace in enumerate(steps):
+        assert trace.n_steps == t + 1 and trace.meta["step"] == t
+        assert trace.out_tokens == tiny_lm.tgt_tok.pieces(full.out_ids[: t + 1])
+        # the prefix rows of step t are the rows of the full run (causality)
+        np.testing.assert_allclose(trace["logits"], full.trace["logits"][: t + 1], atol=1e-5)
+    np.testing.assert_allclose(steps[-1].attention("cross", 1), full.trace.attention("cross", 1), atol=1e-6)
+
+
+def test_a_trace_is_a_snapshot_not_a_view_of_the_weights(tiny_model_dir):
+    """Weights changed later (a gradient step in the app) must not change a Trace taken before."""
+    from model import load
+    lm = load(tiny_model_dir)
+    t = translate(lm, "the cat sat", target="le chat").trace
+    before = {k: v.copy() for k, v in t.arrays.items()}
+    GradientStepper(lm).step("the cat sat", "le chat", lr=1.0)
+    with torch.no_grad():
+        for p in lm.model.parameters():
+            p.add_(1.0)
+    changed = [k for k in before if not np.array_equal(before[k], t[k])]
+    assert changed == []
+
+
+def test_learned_positions_are_copied_too(tiny_lm):
+    from dataclasses import replace
+
+    from model import LoadedModel, Transformer
+    lm = LoadedModel("learned", None, Transformer(replace(tiny_lm.cfg, pe="learned")).eval(),
+                     tiny_lm.src_tok, tiny_lm.tgt_tok)
+    t = translate(lm, "the cat").trace
+    pe = t["src.pe"].copy()
+    with torch.no_grad():
+        lm.model.pe.add_(1.0)
+    np.testing.assert_array_equal(t["src.pe"], pe)
+
+
+def test_every_key_named_in_docs_math_exists(forced):
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "math.md").read_text(encoding="utf-8")
+    keys = set(re.findall(r"`((?:src|tgt|enc|dec)\.[\w{}.]+|logits|probs)`", text))
+    assert len(keys) > 25
+    arrays = forced.trace.arrays
+    missing = sorted(k for k in keys if k.replace("{l}", "1") not in arrays               # a leaf, or a
+                     and not any(a.startswith(k.replace("{l}", "1") + ".") for a in arrays))   # sublayer prefix
+    assert missing == []

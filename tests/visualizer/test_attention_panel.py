@@ -1,0 +1,82 @@
+"""The attention panel: exact weight on hover, mean over heads, colour scales, small multiples, step row."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6 import QtCore
+
+
+@pytest.fixture
+def panel(window):
+    return window.attention
+
+
+def scene_pos(hp, row, col):
+    return hp.plot.vb.mapViewToScene(QtCore.QPointF(col + 0.5, row + 0.5))
+
+
+def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
+    window.state.update(kind="cross", layer=1, head=1)
+    w = window.trace.attention("cross", 1, 1)
+    rows, cols = window.trace.axis_tokens("cross")
+    panel._hovered(scene_pos(panel.focus, 2, 3))
+    text = panel.hover.text()
+    assert f"{float(w[2, 3]):.6f}" in text and f"“{rows[2]}”" in text and f"“{cols[3]}”" in text
+
+
+def test_hover_on_a_masked_cell_says_masked_not_zero(qtbot, window, panel):
+    window.state.update(kind="dec_self", layer=0, head=0)
+    panel._hovered(scene_pos(panel.focus, 0, 2))           # row 0 may not look at key 2: the future
+    assert "masked" in panel.hover.text() and "0.000000" not in panel.hover.text()
+
+
+def test_mean_over_heads_shows_the_mean_and_disables_the_head_box(qtbot, window, panel):
+    window.state.update(kind="enc_self", layer=1)
+    panel.mean.setChecked(True)
+    expected = window.trace.attention("enc_self", 1).mean(0)
+    np.testing.assert_allclose(panel.focused_array, expected, rtol=1e-6)
+    assert not panel.head.isEnabled() and "mean" in panel.focus.plot.titleLabel.text
+    panel.mean.setChecked(False)
+    np.testing.assert_array_equal(panel.focused_array, window.trace.attention("enc_self", 1, window.state.head))
+
+
+def test_shared_colour_scale_versus_one_scale_per_head(qtbot, window, panel):
+    window.state.update(kind="enc_self", layer=0)
+    weights = window.trace.attention("enc_self", 0)
+    panel.shared.setChecked(True)
+    tops = [hp.image.levels[1] for hp in panel.small]
+    assert np.allclose(tops, weights.max())
+    panel.shared.setChecked(False)
+    tops = [hp.image.levels[1] for hp in panel.small]
+    assert np.allclose(tops, weights.reshape(len(weights), -1).max(1))
+
+
+def test_colour_maps_are_colour_blind_safe_and_apply_everywhere(qtbot, window, panel):
+    assert {"viridis", "cividis", "magma"} <= set(panel.cmap_actions)
+    panel.cmap_actions["cividis"].trigger()
+    assert panel.colormap == "cividis" and window.settings.get("colormap") == "cividis"
+    lut = panel.focus.image.getColorMap().getLookupTable(nPts=4)
+    import pyqtgraph as pg
+    np.testing.assert_array_equal(lut, pg.colormap.get("cividis").getLookupTable(nPts=4))
+
+
+def test_clicking_a_small_head_focuses_it(qtbot, window, panel):
+    window.state.update(kind="enc_self", layer=0, head=0)
+    hp = panel.small[1]
+
+    class Click:
+        def scenePos(self):
+            return hp.plot.sceneBoundingRect().center()
+
+    panel._clicked(Click())
+    assert window.state.head == 1 and panel.shown_head == 1
+    np.testing.assert_array_equal(panel.focused_array, window.trace.attention("enc_self", 0, 1))
+
+
+@pytest.mark.parametrize("kind", ["dec_self", "cross"])
+def test_generation_step_highlights_its_decoder_row(qtbot, window, panel, kind):
+    window.state.update(kind=kind, step=1)
+    box = panel.focus.row_box
+    assert box.isVisible() and box.rect().top() == 1 and box.rect().height() == 1
+    window.state.update(kind="enc_self")
+    assert not panel.focus.row_box.isVisible()                 # the encoder has no generation steps

@@ -1,0 +1,113 @@
+"""The embeddings panel shows the Trace's e, p, x = e + p and their cosine similarity, for the side in view."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import translate
+from visualizer.panels.embeddings import EmbeddingsPanel, cosine_similarity
+from visualizer.state import ViewState, pipeline
+
+
+def state_for(trace, **view) -> ViewState:
+    s = ViewState()
+    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
+    s.update(**view)
+    return s
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = EmbeddingsPanel()
+    qtbot.addWidget(p)
+    p.resize(900, 800)
+    p.show()
+    return p
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_lm):
+    return translate(tiny_lm, "the cat sat on the mat").trace
+
+
+def test_source_heatmaps_equal_the_trace(panel, trace):
+    panel.render(trace, state_for(trace, stack="enc", layer=1, sublayer="ffn"))
+    assert panel.side == "src" and panel.tokens == trace.src_tokens
+    for key in ("embedding", "pe", "x"):
+        np.testing.assert_array_equal(panel.maps[key].shown, trace[f"src.{key}"].astype(np.float32))
+        assert panel.maps[key].rows == trace.src_tokens
+        np.testing.assert_array_equal(panel.arrays[key], trace[f"src.{key}"])
+    np.testing.assert_allclose(panel.arrays["x"], panel.arrays["embedding"] + panel.arrays["pe"], atol=1e-5)
+    assert "Source" in panel.header.text()
+
+
+def test_cosine_similarity_of_the_sum_with_token_labels(panel, trace):
+    panel.render(trace, state_for(trace, stack="src_embed"))
+    x = trace["src.x"].astype(np.float64)
+    T = len(x)
+    expected = np.array([[x[i] @ x[j] / np.linalg.norm(x[i]) / np.linalg.norm(x[j]) for j in range(T)]
+                         for i in range(T)])
+    np.testing.assert_allclose(panel.arrays["similarity"], expected, atol=1e-9)
+    np.testing.assert_allclose(panel.similarity.shown, expected, atol=1e-6)
+    np.testing.assert_allclose(np.diag(panel.similarity.shown), 1.0, atol=1e-6)
+    assert panel.similarity.rows == trace.src_tokens and panel.similarity.cols == trace.src_tokens
+    assert panel.similarity.row_axis.labels == trace.src_tokens
+    assert panel.similarity.col_axis.labels == trace.src_tokens
+    assert cosine_similarity(np.zeros((2, 3))).tolist() == [[0.0, 0.0], [0.0, 0.0]]   # zero rows: no NaN
+
+
+@pytest.mark.parametrize("stack", ["tgt_embed", "dec", "output"])
+def test_target_side_shows_the_decoder_input(panel, trace, stack):
+    panel.render(trace, state_for(trace, stack=stack))
+    assert panel.side == "tgt" and panel.tokens == trace.tgt_tokens
+    for key in ("embedding", "pe", "x"):
+        np.testing.assert_array_equal(panel.maps[key].shown, trace[f"tgt.{key}"].astype(np.float32))
+    assert panel.similarity.shown.shape == (trace.n_steps, trace.n_steps)
+    assert "decoder input" in panel.header.text()
+
+
+def test_sinusoids_follow_the_dimension_chooser(panel, trace):
+    panel.render(trace, state_for(trace, stack="enc"))
+    pe = trace["src.pe"]
+    d = pe.shape[1]
+    assert panel.dim.maximum() == d - 1 and panel.sinusoidal
+    panel.dim.setValue(4)
+    assert panel.wave_dims == [4, 5, 6, 7]
+    for curve, k in zip(panel.curves, panel.wave_dims):
+        xs, ys = curve.getData()
+        np.testing.assert_array_equal(xs, np.arange(len(pe)))
+        np.testing.assert_allclose(ys, pe[:, k])
+    assert panel.wave_names[0] == "dim 4: sin(pos / 10000^0.25)" and panel.wave_names[1].startswith("dim 5: cos")
+    assert "dim&nbsp;4:&nbsp;sin" in panel.wave_legend.text()
+    assert [m.value() for m in panel.dim_marks] == [4, 5, 6, 7]
+    panel.dim.setValue(d - 2)                          # near the end: only the dimensions that exist
+    assert panel.wave_dims == [d - 2, d - 1]
+    assert panel.curves[2].getData()[0] is None or len(panel.curves[2].getData()[0]) == 0
+    assert "OFF" not in panel.maps["pe"].title and not panel.notice.isVisibleTo(panel)
+
+
+def test_positional_encoding_off_is_announced(panel, tiny_lm):
+    tiny_lm.model.positional = False
+    try:
+        tr = translate(tiny_lm, "the cat sat on the mat").trace
+    finally:
+        tiny_lm.model.positional = True
+    assert tr.meta["positional"] is False and not tr["src.pe"].any()
+    panel.render(tr, state_for(tr, stack="enc"))
+    assert panel.notice.isVisibleTo(panel) and "OFF" in panel.notice.text()
+    assert "OFF" in panel.maps["pe"].title and not panel.sinusoidal
+    np.testing.assert_array_equal(panel.maps["x"].shown, panel.maps["embedding"].shown)
+
+
+def test_any_stage_and_any_length_renders(panel, tiny_lm):
+    for text in ("", "the " * 80, "the cat"):
+        tr = translate(tiny_lm, text).trace
+        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+            panel.render(tr, state_for(tr, stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer))
+        labels = panel.similarity.row_axis.visible_labels()
+        assert labels and set(labels) <= set(panel.tokens)
+    long = translate(tiny_lm, "the " * 80).trace
+    panel.render(long, state_for(long, stack="enc"))
+    panel.grab()
+    shown = panel.similarity.row_axis.visible_labels()
+    assert len(long.src_tokens) > 40 and 0 < len(shown) < len(long.src_tokens)     # crowded: thinned out

@@ -1,0 +1,97 @@
+"""The LayerNorm panel shows μ, σ, γ, β and the before/after values of the Add & Norm in view."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import translate
+from visualizer.panels.layernorm import FORMULA, LayerNormPanel, ln_stage
+from visualizer.panels.plotkit import BLUE, VERMILLION
+from visualizer.state import ViewState, pipeline
+
+
+def state_for(trace, **view) -> ViewState:
+    s = ViewState()
+    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
+    s.update(**view)
+    return s
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = LayerNormPanel()
+    qtbot.addWidget(p)
+    p.resize(900, 800)
+    p.show()
+    return p
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_lm):
+    return translate(tiny_lm, "the cat sat on the mat").trace
+
+
+@pytest.mark.parametrize("stack,layer,sub", [("enc", 0, "self"), ("enc", 1, "ffn"), ("dec", 0, "cross"),
+                                             ("dec", 1, "self"), ("dec", 1, "ffn")])
+def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
+    panel.render(trace, state_for(trace, stack=stack, layer=layer, sublayer=sub))
+    assert panel.stage == (stack, layer, sub) and panel.note == "" and not panel.notice.isVisibleTo(panel)
+    get = lambda name: trace.get(stack, layer, sub, name)
+    for key, name in (("mu", "ln_mean"), ("sigma", "ln_sigma"), ("gamma", "gamma"), ("beta", "beta"),
+                      ("before", "residual"), ("after", "ln_out")):
+        np.testing.assert_array_equal(panel.shown[key], get(name))
+    v = get("residual").astype(np.float64)
+    np.testing.assert_allclose(panel.shown["mu"], v.mean(-1), atol=1e-5)           # μ, σ of the input v
+    np.testing.assert_allclose(panel.shown["sigma"], np.sqrt(v.var(-1) + 1e-5), rtol=1e-4)
+    np.testing.assert_allclose(panel.mu_bars.opts["height"], get("ln_mean"))
+    np.testing.assert_allclose(panel.sigma_bars.opts["height"], get("ln_sigma"))
+    np.testing.assert_allclose(panel.gamma_curve.getData()[1], get("gamma"))
+    np.testing.assert_allclose(panel.beta_curve.getData()[1], get("beta"))
+    tokens = trace.src_tokens if stack == "enc" else trace.tgt_tokens
+    assert panel.tokens == tokens and panel.mu_plot.item.getAxis("bottom").labels == tokens
+    for key in ("before", "after"):                    # every value counted once, from its own array
+        edges, counts = panel.hist[key]
+        assert counts.sum() == v.size
+        np.testing.assert_array_equal(counts, np.histogram(panel.shown[key], bins=edges)[0])
+    header = panel.header.text()
+    assert f"layer {layer + 1}" in header and FORMULA.replace("<", "&lt;") in header
+    assert ("Encoder" if stack == "enc" else "Decoder") in header
+    assert {"self": "self-attention", "cross": "cross-attention", "ffn": "feed-forward"}[sub] in header
+
+
+@pytest.mark.parametrize("stack,expected", [("src_embed", ("enc", 0, "self")), ("tgt_embed", ("dec", 0, "self")),
+                                            ("output", ("dec", 1, "ffn"))])
+def test_embedding_and_output_show_the_nearest_layernorm_and_say_so(panel, trace, stack, expected):
+    panel.render(trace, state_for(trace, stack=stack))
+    assert panel.stage == expected
+    assert "nearest" in panel.note and panel.notice.isVisibleTo(panel) and "nearest" in panel.notice.text()
+    np.testing.assert_array_equal(panel.shown["mu"], trace.get(*expected, "ln_mean"))
+
+
+def test_decoder_bar_of_the_generation_step_is_highlighted(panel, trace):
+    panel.render(trace, state_for(trace, stack="dec", layer=0, sublayer="self", step=2))
+    assert panel.highlight == 2
+    colors = [b.color().name() for b in panel.mu_bars.opts["brushes"]]
+    assert colors[2] == VERMILLION and set(colors[:2] + colors[3:]) == {BLUE}
+    panel.render(trace, state_for(trace, stack="enc", step=2))
+    assert panel.highlight is None
+    assert {b.color().name() for b in panel.mu_bars.opts["brushes"]} == {BLUE}
+
+
+def test_ln_stage_clamps_odd_states():
+    class S:
+        stack, layer, sublayer = "dec", 9, "bogus"
+    assert ln_stage(S, 2, 2) == ("dec", 1, "self", "")
+    S.stack = "nowhere"
+    assert ln_stage(S, 2, 2)[:3] == ("enc", 0, "self")
+
+
+def test_every_stage_and_step_renders(panel, tiny_lm):
+    for text in ("", "the cat sat on the mat", "the " * 70):
+        tr = translate(tiny_lm, text).trace
+        s = state_for(tr)
+        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+            for step in range(tr.n_steps):
+                s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)
+                panel.render(tr, s)
+        panel.grab()

@@ -1,0 +1,136 @@
+"""The output panel shows the top-k next-token probabilities under the temperature, the token taken, the entropy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import DecodingSettings, translate
+from visualizer.panels.output import OutputPanel, entropy_bits
+from visualizer.panels.plotkit import BLUE, VERMILLION
+from visualizer.state import ViewState, pipeline
+
+
+def state_for(trace, temperature=1.0, **view) -> ViewState:
+    s = ViewState(decoding=DecodingSettings(temperature=temperature))
+    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
+    s.update(**view)
+    return s
+
+
+@pytest.fixture(scope="module")
+def vocab(tiny_lm):
+    return tiny_lm.tgt_tok.pieces(range(tiny_lm.tgt_tok.vocab_size))
+
+
+@pytest.fixture
+def panel(qtbot, vocab):
+    p = OutputPanel()
+    qtbot.addWidget(p)
+    p.set_vocab(vocab)
+    p.resize(700, 600)
+    p.show()
+    return p
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_lm):
+    return translate(tiny_lm, "the cat sat on the mat").trace
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
+def test_top_k_bars_equal_the_trace_under_the_temperature(panel, trace, vocab, temperature):
+    step = min(2, trace.n_steps - 1)
+    panel.render(trace, state_for(trace, temperature, stack="output", step=step))
+    p = trace.probs(step, temperature)
+    ids = np.argsort(-p)[:10]
+    np.testing.assert_array_equal(panel.top_ids, ids)
+    np.testing.assert_allclose(panel.top_probs, p[ids])
+    np.testing.assert_allclose(panel.bars.opts["width"][:10], p[ids])
+    assert panel.top_labels == [vocab[i] for i in ids]
+    assert panel.plot.getAxis("left").labels[:10] == [vocab[i][:14] if len(vocab[i]) <= 14 else vocab[i][:13] + "…"
+                                                      for i in ids]
+    expected_h = -sum(q * np.log2(q) for q in p if q > 0)
+    assert panel.entropy == pytest.approx(expected_h, rel=1e-9)
+    assert f"H = {expected_h:.2f} bits" in panel.header.text() and f"T = {temperature:.2f}" in panel.header.text()
+
+
+def test_chosen_token_is_highlighted(panel, trace, vocab):
+    for step in range(trace.n_steps):
+        panel.render(trace, state_for(trace, step=step))
+        assert panel.chosen_label == trace.out_tokens[step]
+        assert panel.chosen_rank == 1 and panel.chosen_index == 0          # greedy takes the most probable
+        assert vocab[panel.chosen_id] == trace.out_tokens[step]
+        colors = [b.color().name() for b in panel.bars.opts["brushes"]]
+        assert colors[0] == VERMILLION and set(colors[1:]) == {BLUE}
+        assert panel.title.startswith(f"Step {step}: predicting token {step + 1} after “")
+
+
+def test_title_names_the_prefix(panel, trace):
+    panel.render(trace, state_for(trace, step=1))
+    assert panel.title == f"Step 1: predicting token 2 after “<s> {trace.tgt_tokens[1].removeprefix('##')}”"
+
+
+def test_temperature_sharpens_or_flattens_the_bars(panel, trace):
+    s = state_for(trace, 1.0, step=1)
+    panel.render(trace, s)
+    p1, h1, top1 = panel.top_probs.copy(), panel.entropy, panel.top_ids.copy()
+    s.update(decoding=DecodingSettings(temperature=3.0))
+    panel.render(trace, s)
+    assert panel.top_probs[0] < p1[0] and panel.entropy > h1
+    np.testing.assert_array_equal(panel.top_ids, top1)                  # the order does not change with T
+    s.update(decoding=DecodingSettings(temperature=0.25))
+    panel.render(trace, s)
+    assert panel.top_probs[0] > p1[0] and panel.entropy < h1
+    np.testing.assert_allclose(panel.top_probs, np.sort(trace.probs(1, 0.25))[::-1][:10])
+
+
+def test_a_chosen_token_below_the_top_k_gets_its_own_bar(panel, tiny_lm, vocab):
+    tr = translate(tiny_lm, "the cat sat on the mat", target="la maison est grande").trace
+    found = False
+    for step in range(tr.n_steps):
+        panel.render(tr, state_for(tr, step=step))
+        p = tr.probs(step)
+        cid = panel.chosen_id
+        assert vocab[cid] == tr.out_tokens[step]
+        assert panel.chosen_rank == int(np.sum(p > p[cid])) + 1
+        assert panel.chosen_prob == pytest.approx(p[cid])
+        colors = [b.color().name() for b in panel.bars.opts["brushes"]]
+        assert colors[panel.chosen_index] == VERMILLION and colors.count(VERMILLION) == 1
+        if panel.chosen_rank > 10:
+            found = True
+            assert panel.chosen_index == 10 and len(panel.bar_ids) == 11 and panel.bar_ids[10] == cid
+            assert panel.bar_labels[10] == f"{vocab[cid]} (#{panel.chosen_rank})"
+            assert panel.separator.isVisible()
+        else:
+            assert len(panel.bar_ids) == 10 and not panel.separator.isVisible()
+    assert found, "the random model should rank some reference token below 10"
+    assert "teacher-forced" in panel.header.text()
+
+
+def test_without_a_vocabulary_bars_show_ids(qtbot, trace):
+    panel = OutputPanel()
+    qtbot.addWidget(panel)
+    panel.render(trace, state_for(trace))
+    assert panel.top_labels == [f"#{i}" for i in panel.top_ids] and panel.chosen_id is None
+    assert panel.chosen_label == trace.out_tokens[0] and trace.out_tokens[0] in panel.header.text()
+
+
+def test_entropy_bits():
+    assert entropy_bits(np.array([0.5, 0.5, 0.0])) == pytest.approx(1.0)
+    assert entropy_bits(np.full(8, 1 / 8)) == pytest.approx(3.0)
+    assert entropy_bits(np.array([1.0, 0.0])) == 0.0
+
+
+def test_every_stage_step_and_odd_state_renders(panel, tiny_lm):
+    for text in ("", "the cat sat on the mat", "the " * 70):
+        tr = translate(tiny_lm, text).trace
+        s = state_for(tr)
+        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+            for step in range(tr.n_steps):
+                s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)
+                panel.render(tr, s)
+                assert panel.step == step
+        s.step = 10_000                                 # out of range (not clamped by the state): the last step
+        panel.render(tr, s)
+        assert panel.step == tr.n_steps - 1
+        panel.grab()

@@ -1,0 +1,95 @@
+"""Text on a projector: token labels that never overlap, architecture labels that fit their boxes."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from visualizer.heatmap_figure import HeatmapPlot, TokenAxis, short_token
+from visualizer.panels.architecture import SHORT, ArchitectureMap
+from visualizer.state import ViewState
+
+
+def axis(orientation, tokens, points=12):
+    a = TokenAxis(orientation)
+    font = QtGui.QFont()
+    font.setPointSize(points)
+    a.setTickFont(font)
+    a.set_tokens(tokens)
+    return a, QtGui.QFontMetricsF(font)
+
+
+def test_few_short_tokens_all_get_a_label_on_one_line(qapp):
+    a, _ = axis("bottom", ["a", "b", "c", "d", "e"])
+    assert a.label_step(500) == 1 and not a.staggered
+
+
+def test_crowded_bottom_labels_stagger_or_thin_and_never_overlap(qapp):
+    tokens = ["The", "little", "girl", "gave", "her", "brother", "a", "red", "book", "in", "the", "garden", ".", "</s>"]
+    for length in (120, 300, 420, 2000):
+        a, fm = axis("bottom", tokens, points=16)
+        step = a.label_step(length)
+        per_cell = length / len(tokens)
+        shown = list(range(0, len(tokens), step))
+        lines = 2 if a.staggered else 1
+        for i, j in zip(shown, shown[lines:]):        # neighbours on the same line of text
+            assert (fm.horizontalAdvance(tokens[i]) + fm.horizontalAdvance(tokens[j])) / 2 <= (j - i) * per_cell
+        if length == 2000:
+            assert step == 1 and not a.staggered
+        if length == 120:
+            assert step > 1
+
+
+def test_row_labels_thin_out_by_line_height_even_on_an_inverted_axis(qapp):
+    tokens = [f"t{i}" for i in range(100)]
+    a, fm = axis("left", tokens)
+    (spacing, values), = a.tickValues(100.0, 0.0, 400)          # invertY: the range comes reversed
+    step = int(spacing)
+    assert step >= int(np.ceil(fm.height() / 4.0)) and values[:2] == [0.5, 0.5 + step]
+    assert a.tickValues(0.0, 100.0, 400) == [(spacing, values)]
+
+
+def test_staggered_labels_alternate_lines_and_odd_tokens_are_cleaned(qapp):
+    a, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
+    a.label_step(60)
+    assert a.staggered
+    assert a.tickStrings([0.5, 1.5, 2.5], 1, 1) == ["brother", "\ngarden", "station"]
+    assert short_token("bell\x07") == "bell·" and short_token("x" * 40).endswith("…")
+
+
+def test_heatmap_plot_keeps_nan_at_masked_cells_and_exact_values_elsewhere(qapp):
+    widget = pg.GraphicsLayoutWidget()
+    hp = HeatmapPlot(widget.addPlot())
+    m = np.array([[0.25, 0.75], [0.1, 0.9]], dtype=np.float32)
+    mask = np.array([[True, False], [True, True]])
+    hp.show_matrix(m, mask, ["a", "b"], ["c", "d"], "title")
+    assert np.isnan(hp.shown[0, 1]) and hp.shown[0, 0] == np.float32(0.25) and hp.shown[1, 1] == np.float32(0.9)
+    assert hp.plot.getAxis("left").tokens == ["a", "b"] and hp.plot.getAxis("bottom").tokens == ["c", "d"]
+    assert hp.plot.titleLabel.text == "title"
+    assert hp.plot.titleLabel.minimumWidth() == 0           # a long title never widens the plot
+
+
+def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qtbot):
+    state = ViewState(n_enc=3, n_dec=3)
+    arch = ArchitectureMap(state)
+    qtbot.addWidget(arch)
+    font = arch.font()
+    font.setPointSize(22)
+    arch.setFont(font)
+    arch.resize(210, 620)
+    arch.n_enc = arch.n_dec = 3
+    arch._layout()
+    fm = QtGui.QFontMetricsF(arch.box_font)
+    flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
+    assert arch.box_font.pointSizeF() < 22
+    assert len(arch.boxes) == len(state.stages())
+    for stage, r in arch.boxes.items():
+        inner = r.adjusted(3, 2, -3, -2)
+        text = fm.boundingRect(inner, flags, SHORT[(stage.stack, stage.sublayer)])
+        assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
+        assert r.right() <= arch.width() and r.bottom() <= arch.height()
+    arch.resize(420, 1100)
+    font.setPointSize(11)
+    arch.setFont(font)
+    arch._layout()
+    assert arch.box_font.pointSizeF() == 11                  # room enough: the font stays as it is

@@ -1,0 +1,50 @@
+"""ViewState without Qt: stepping through the pipeline, clamping to the trace's shape, change events."""
+from __future__ import annotations
+
+from visualizer.state import Stage, ViewState
+
+
+def test_walking_the_pipeline_visits_every_stage_once_in_order():
+    s = ViewState(n_enc=2, n_dec=2, n_heads=4, n_steps=5)
+    s.first()
+    seen = [s.stage]
+    while s.next_sublayer():
+        seen.append(s.stage)
+    assert seen == s.stages() and seen[0] == Stage("src_embed") and seen[-1] == Stage("output")
+    assert len(seen) == 1 + 2 * 2 + 1 + 2 * 3 + 1
+    assert s.next_sublayer() == set()                       # at the end: nothing changes, nobody is told
+    while s.prev_sublayer():
+        pass
+    assert s.stage == Stage("src_embed")
+
+
+def test_the_attention_kind_follows_the_stack_in_view():
+    s = ViewState(n_enc=2, n_dec=2, n_heads=4, n_steps=5)
+    s.go_to(Stage("dec", 1, "self"))
+    assert s.kind == "dec_self"
+    s.go_to(Stage("src_embed"))
+    assert s.kind == "enc_self"
+    s.go_to(Stage("enc", 1, "ffn"))
+    assert s.kind == "enc_self"
+    s.go_to(Stage("output"))
+    assert s.kind == "cross"
+    s.go_to(Stage("dec", 0, "self"))
+    s.go_to(Stage("dec", 0, "ffn"))
+    assert s.kind == "dec_self"                              # a decoder kind in view stays
+    s.go_to(Stage("src_embed"))
+    s.go_to(Stage("tgt_embed"))
+    assert s.kind == "dec_self"
+    s.update(kind="cross")
+    assert s.stage == Stage("dec", 0, "cross")               # choosing a kind moves to its sublayer
+
+
+def test_view_fields_clamp_to_the_trace_and_listeners_hear_what_changed():
+    s = ViewState(n_enc=2, n_dec=3, n_heads=4, n_steps=5)
+    heard = []
+    s.subscribe(heard.append)
+    s.update(head=10, step=-3)
+    assert (s.head, s.step) == (3, 0) and heard == [{"head"}]
+    s.go_to(Stage("dec", 2, "cross"))
+    s.set_shape(n_enc=1, n_dec=1, n_heads=2, n_steps=2)      # a smaller model's trace arrives
+    assert (s.layer, s.head) == (0, 1) and s.stage == Stage("dec", 0, "cross")
+    assert "sentence" in s.update(sentence="new") and s.run_key()[1] == "new"

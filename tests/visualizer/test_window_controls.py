@@ -1,0 +1,219 @@
+"""The window's controls: target, decoding, positional encoding, model picker, keys, docks, notices, errors."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+import visualizer.window as window_module
+from model import DecodingSettings, translate
+from visualizer.controls import OPEN_FOLDER
+from visualizer.state import Stage
+
+
+def wait_idle(qtbot, window, pred, timeout=20000):
+    qtbot.waitUntil(lambda: window.trace is not None and not window.runner.busy and window.rendered_seq == window.seq
+                    and pred(window.trace), timeout=timeout)
+
+
+def test_newest_request_wins_even_when_an_older_result_arrives_later(qtbot, window, monkeypatch):
+    """The first run is slow; a second request comes while it runs. Only the second is ever rendered."""
+    real = window_module.translate
+
+    def slow_for_first(lm, text, *args, **kwargs):
+        if text == "the dog runs":
+            time.sleep(0.6)
+        return real(lm, text, *args, **kwargs)
+
+    monkeypatch.setattr(window_module, "translate", slow_for_first)
+    shown = []
+    window.trace_shown.connect(lambda: shown.append(window.trace.meta["sentence"]))
+    window.state.sentence = "the dog runs"
+    window._run()                                   # as if the debounce fired twice, 0.1 s apart
+    qtbot.wait(100)
+    window.state.sentence = "we eat bread"
+    window._run()
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "we eat bread")
+    qtbot.wait(200)
+    assert shown == ["we eat bread"]
+    assert window.attention.focused_labels[0] == translate(window.lm, "we eat bread").trace.src_tokens
+
+
+def test_target_field_runs_the_decoder_teacher_forced(qtbot, window):
+    window.inputs.target.setText("le chat court")
+    wait_idle(qtbot, window, lambda t: t.meta["mode"] == "teacher-forced")
+    expected = translate(window.lm, window.state.sentence, target="le chat court").trace
+    assert window.trace.tgt_tokens == expected.tgt_tokens and window.trace.out_tokens == expected.out_tokens
+    window.state.update(kind="cross", layer=1, head=1)
+    np.testing.assert_array_equal(window.attention.focused_array, expected.attention("cross", 1, 1))
+    assert "given target" in window.inputs.translation.text()
+    window.inputs.target.clear()
+    wait_idle(qtbot, window, lambda t: t.meta["mode"] == "greedy")
+
+
+def test_decoding_controls_switch_to_beam_search(qtbot, window):
+    i = window.inputs
+    assert not i.beam.isEnabled()
+    i.method.setCurrentIndex(i.method.findData("beam"))
+    assert i.beam.isEnabled() and not i.top_k.isEnabled()
+    i.beam.setValue(3)
+    wait_idle(qtbot, window, lambda t: t.meta["mode"] == "beam")
+    assert window.state.decoding == DecodingSettings(method="beam", beam=3)
+    expected = translate(window.lm, window.state.sentence, DecodingSettings(method="beam", beam=3))
+    assert window.trace.out_tokens == expected.trace.out_tokens
+
+
+def test_positional_encoding_switch_reruns_the_model_without_it(qtbot, window):
+    with_pe = window.trace.attention("enc_self", 0).copy()
+    window.inputs.positional.setChecked(False)
+    wait_idle(qtbot, window, lambda t: t.meta["positional"] is False)
+    assert window.lm.model.positional is False
+    without = window.trace.attention("enc_self", 0)
+    assert not np.allclose(with_pe, without)
+    np.testing.assert_array_equal(window.attention.focused_array,
+                                  without[window.attention.shown_head])
+    window.inputs.positional.setChecked(True)
+    wait_idle(qtbot, window, lambda t: t.meta["positional"] is True)
+    np.testing.assert_allclose(window.trace.attention("enc_self", 0), with_pe, rtol=0, atol=1e-6)
+
+
+def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_model_dir):
+    combo = window.inputs.model
+    items = [combo.itemText(k) for k in range(combo.count())]
+    assert "seed-example" in items and items[-1] == OPEN_FOLDER
+    assert combo.currentData() == str(tiny_model_dir)                       # the folder, shown by a short name
+    assert combo.currentText() == f"{tiny_model_dir.parent.name}/{tiny_model_dir.name}"
+    combo.setCurrentIndex(combo.findData("seed-example"))
+    combo.activated.emit(combo.currentIndex())
+    wait_idle(qtbot, window, lambda t: t.meta.get("model") == "seed-example")
+    assert window.lm.name == "seed-example" and "seed-example" in window.status_model.text()
+    assert "seed-example" in window.windowTitle()
+
+
+def test_plain_keys_in_the_sentence_field_edit_text_and_do_not_step(qtbot, window):
+    field = window.inputs.sentence
+    field.setFocus()
+    field.setText("abc")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "abc")
+    stage = window.state.stage
+    for key in (QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_Up, QtCore.Qt.Key.Key_Down, QtCore.Qt.Key.Key_Home):
+        qtbot.keyClick(field, key)
+    assert field.cursorPosition() == 0 and field.text() == "abc"
+    qtbot.keyClick(field, QtCore.Qt.Key.Key_End)
+    qtbot.keyClicks(field, "d")
+    assert field.text() == "abcd" and field.cursorPosition() == 4
+    assert window.state.stage == stage                                       # no step was taken
+    qtbot.keyClick(field, QtCore.Qt.Key.Key_Right, QtCore.Qt.KeyboardModifier.AltModifier)
+    assert window.state.stage != stage and field.text() == "abcd"             # Alt+arrow steps, even from here
+
+
+def test_docks_hide_and_come_back_from_the_view_menu(qtbot, window):
+    dock = window.docks["output"]
+    view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    toggle = next(a for a in view.actions() if a.text() == dock.windowTitle())
+    assert toggle.isChecked()
+    toggle.trigger()
+    assert dock.isHidden() and not toggle.isChecked()
+    toggle.trigger()
+    assert not dock.isHidden()
+    for d in window.docks.values():
+        d.close()
+    window.reset_layout()
+    assert all(not d.isHidden() for d in window.docks.values())
+
+
+def test_the_tab_that_shows_the_stage_comes_to_the_front(qtbot, window):
+    docks = window.docks
+    docks["inspector"].raise_()
+    qtbot.waitUntil(lambda: docks["embeddings"].visibleRegion().isEmpty())
+    window.state.first()                                                      # source embedding
+    qtbot.waitUntil(lambda: not docks["embeddings"].visibleRegion().isEmpty())
+    window.state.next_sublayer()                                              # encoder self-attention + Add & Norm
+    qtbot.waitUntil(lambda: not docks["layernorm"].visibleRegion().isEmpty())
+    docks["inspector"].raise_()                                               # the user picks another tab ...
+    window.state.next_sublayer()                                              # ... and stays in the encoder
+    qtbot.wait(50)
+    assert not docks["inspector"].visibleRegion().isEmpty()
+
+
+def test_input_past_the_maximum_length_shows_a_notice_in_the_status_bar(qtbot, window):
+    words = " ".join(["the cat sat on the mat"] * 30)                         # far past the tiny model's 64 tokens
+    window.inputs.sentence.setText(words)
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == words)
+    assert len(window.trace.src_tokens) == window.lm.cfg.max_len
+    assert window.status_notice.isVisible() and "64 tokens" in window.status_notice.text()
+    assert window.inputs.notice.isVisible() and "cut" in window.inputs.notice.text()
+    window.inputs.sentence.setText("the dog runs")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the dog runs")
+    assert not window.status_notice.isVisible() and not window.inputs.notice.isVisible()
+
+
+def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monkeypatch):
+    before = window.trace
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("tensor shapes do not match\nlong detail")
+
+    monkeypatch.setattr(window_module, "translate", broken)
+    window.inputs.sentence.setText("the dog runs")
+    qtbot.waitUntil(lambda: window.inputs.notice.isVisible() and "tensor shapes" in window.inputs.notice.text(),
+                    timeout=10000)
+    assert window.last_error == "RuntimeError: tensor shapes do not match"
+    assert window.trace is before and "long detail" not in window.inputs.notice.text()
+
+
+def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
+    size = QtWidgets.QApplication.font().pointSizeF()
+    plot_pt = window.attention.focus.font.pointSizeF()
+    window.toggle_presentation()
+    try:
+        assert QtWidgets.QApplication.font().pointSizeF() >= 18
+        qtbot.waitUntil(lambda: window.attention.focus.font.pointSizeF() > plot_pt)   # the plots' text grows too
+        assert not window.inputs.details_visible()
+    finally:
+        window.toggle_presentation()
+    assert QtWidgets.QApplication.font().pointSizeF() == size
+    assert window.inputs.details_visible()
+
+
+def test_architecture_click_on_every_box_goes_there(qtbot, window):
+    arch = window.architecture
+    for stage in window.state.stages():
+        qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[stage].center().toPoint())
+        assert window.state.stage == stage and arch.highlighted == stage
+    assert window.state.stage == Stage("output")
+
+
+def test_view_changes_reach_the_visible_panels_and_hidden_tabs_catch_up_when_shown(qtbot, window):
+    out, emb = window.panels["output"], window.panels["embeddings"]
+    window.state.update(step=2)
+    assert out.step == 2
+    np.testing.assert_allclose(out.top_probs, np.sort(window.trace.probs(2))[::-1][:len(out.top_probs)])
+    window.docks["inspector"].raise_()                        # the embeddings tab is behind another one
+    qtbot.waitUntil(lambda: window.docks["embeddings"].visibleRegion().isEmpty())
+    window.inputs.sentence.setText("she reads a book")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "she reads a book")
+    assert emb.trace is not window.trace                      # not drawn while nobody can see it ...
+    window.docks["embeddings"].raise_()
+    qtbot.waitUntil(lambda: emb.trace is window.trace)         # ... drawn as soon as its tab comes up
+    assert emb.tokens == window.trace.src_tokens
+
+
+def test_the_layout_left_at_close_comes_back_at_the_next_start(qtbot, tiny_model_dir, settings):
+    from visualizer.window import MainWindow
+    first = MainWindow(model=str(tiny_model_dir), settings=settings)
+    qtbot.addWidget(first)
+    first.show()
+    first.docks["training"].close()
+    first.close()
+    again = MainWindow(model=str(tiny_model_dir), settings=settings, restore_layout=True)
+    qtbot.addWidget(again)
+    again.show()
+    assert again.restored_layout and again.docks["training"].isHidden() and not again.docks["output"].isHidden()
+    fresh = MainWindow(model=str(tiny_model_dir), settings=settings)          # tests and screenshots: default
+    qtbot.addWidget(fresh)
+    fresh.show()
+    assert not fresh.docks["training"].isHidden()
+    for w in (first, again, fresh):
+        w.runner.wait(10000)
