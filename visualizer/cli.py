@@ -2,37 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 SUBCOMMANDS = ("train", "evaluate", "translate", "export")
-
-
-def translate_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
-    p.add_argument("text")
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr)")
-    p.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
-    a = p.parse_args(argv)
-    from model import DecodingSettings, ModelLoadError, bundled_models, load, translate
-    try:
-        lm = load(a.model or ("en-fr" if "en-fr" in bundled_models() else bundled_models()[0]))
-    except ModelLoadError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
-    result = translate(lm, a.text, settings)
-    if result.truncated:
-        print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
-    print(result.text)
-    return 0
 
 
 def app_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="attention-visualizer",
                                 description="See inside a transformer translating your sentence, live. "
                                             f"Subcommands: {', '.join(SUBCOMMANDS)} (each with --help).")
-    p.add_argument("--model", help="bundled model name or model folder (default: en-fr)")
+    p.add_argument("--model", help="bundled model name or model folder (default: en-fr if bundled)")
     p.add_argument("--sentence", help="the sentence to start with")
     p.add_argument("--target", help="a translation to force through the decoder")
     p.add_argument("--session", help="open a session file")
@@ -56,14 +35,19 @@ def app_main(argv: list[str]) -> int:
     if a.theme:
         settings.set("theme", a.theme)
     apply_theme(app, settings.get("theme"), settings.get("font_size"))
+    lm = None
     if a.model:
         from model import load
         try:
-            load(a.model)
+            lm = load(a.model)
         except ModelLoadError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings)
+    # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
+    window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
+                        restore_layout=not a.screenshot)
+    if a.screenshot and not a.presentation:
+        window.resize(1500, 950)             # the README picture has one size, whatever the screen
     if a.session:
         window.open_session(a.session)
     exit_code = {"code": 0}
@@ -101,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             from model.evaluate import main as evaluate
             return evaluate(rest)
         if cmd == "translate":
-            return translate_main(rest)
+            from .translate_command import main as translate
+            return translate(rest)
         from .export_command import main as export
         return export(rest)
     return app_main(argv)

@@ -29,7 +29,7 @@ class InputBar(QtWidgets.QWidget):
                                                     value=1.0, decimals=2)
         self.temperature.setToolTip("Temperature: divides the logits before the softmax (output panel and sampling)")
         self.top_k = QtWidgets.QSpinBox(prefix="top-k ", minimum=0, maximum=1000, value=0, specialValueText="top-k off")
-        self.seed = QtWidgets.QSpinBox(prefix="seed ", minimum=0, maximum=2**31 - 1, value=0)
+        self.seed = QtWidgets.QSpinBox(prefix="seed ", minimum=0, maximum=99_999, value=0)
         self.positional = QtWidgets.QCheckBox("Positional encoding")
         self.positional.setChecked(True)
         self.positional.setToolTip("Switch the positional encoding off to see what attention does without word order")
@@ -42,19 +42,29 @@ class InputBar(QtWidgets.QWidget):
         self.notice.setVisible(False)
 
         grid = QtWidgets.QGridLayout(self)
+        grid.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetNoConstraint)   # minimumSizeHint decides
         grid.setContentsMargins(6, 4, 6, 4)
         grid.addWidget(QtWidgets.QLabel("English:"), 0, 0)
         grid.addWidget(self.sentence, 0, 1)
         grid.addWidget(QtWidgets.QLabel("Model:"), 0, 2)
         grid.addWidget(self.model, 0, 3)
-        grid.addWidget(QtWidgets.QLabel("Target:"), 1, 0)
+        self.target_label = QtWidgets.QLabel("Target:")
+        grid.addWidget(self.target_label, 1, 0)
         grid.addWidget(self.target, 1, 1, 1, 3)
-        decoding = QtWidgets.QHBoxLayout()
-        decoding.addWidget(QtWidgets.QLabel("Decoding:"))
-        for w in (self.method, self.beam, self.temperature, self.top_k, self.seed, self.positional):
-            decoding.addWidget(w)
-        decoding.addStretch(1)
-        grid.addLayout(decoding, 2, 0, 1, 4)
+        # the decoding controls in two groups: side by side, or stacked when the window is narrow (big fonts)
+        self.decoding = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
+        for w in (self.method, self.beam, self.temperature):
+            first.addWidget(w)
+        for w in (self.top_k, self.seed, self.positional):
+            second.addWidget(w)
+        first.addStretch(1)
+        second.addStretch(1)
+        self.decoding.addLayout(first)
+        self.decoding.addLayout(second)
+        self.decoding_label = QtWidgets.QLabel("Decoding:")
+        grid.addWidget(self.decoding_label, 2, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        grid.addLayout(self.decoding, 2, 1, 1, 3)
         grid.addWidget(QtWidgets.QLabel("Translation:"), 3, 0)
         grid.addWidget(self.translation, 3, 1, 1, 3)
         grid.addWidget(self.notice, 4, 1, 1, 3)
@@ -63,6 +73,43 @@ class InputBar(QtWidgets.QWidget):
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)
         self._enable()
+
+    def set_details_visible(self, on: bool) -> None:
+        """Show or hide the target field and the decoding controls (presentation mode hides them for room)."""
+        for w in (self.target_label, self.target, self.decoding_label, self.method, self.beam, self.temperature,
+                  self.top_k, self.seed, self.positional):
+            w.setVisible(on)
+
+    def details_visible(self) -> bool:
+        return not self.method.isHidden()
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        stacked = self.decoding.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
+        hint = self.layout().minimumSize()
+        if stacked:
+            return hint
+        # as wide as the wider of the two decoding groups, plus the label column
+        half = max(self.decoding.itemAt(i).minimumSize().width() for i in range(2))
+        label = self.layout().itemAtPosition(2, 0).minimumSize().width()
+        return QtCore.QSize(min(hint.width(), max(half + label + 40, 420)), hint.height())
+
+    def _fit_decoding(self) -> None:
+        """The decoding controls on one row when they fit beside the label column, else on two."""
+        label = self.layout().itemAtPosition(2, 0).sizeHint().width()
+        one_row = label + sum(self.decoding.itemAt(i).sizeHint().width() for i in range(2)) + 40
+        wide = self.width() >= one_row
+        want = QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
+        if self.decoding.direction() != want:
+            self.decoding.setDirection(want)
+
+    def resizeEvent(self, event) -> None:
+        self._fit_decoding()
+        super().resizeEvent(event)
+
+    def changeEvent(self, event) -> None:
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            QtCore.QTimer.singleShot(0, self._fit_decoding)
+        super().changeEvent(event)
 
     def _enable(self) -> None:
         m = self.method.currentData()

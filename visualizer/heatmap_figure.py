@@ -18,6 +18,96 @@ def token_ticks(tokens: list[str], max_labels: int = 60) -> list[tuple[float, st
     return [(i + 0.5, t) for i, t in enumerate(tokens) if i % step == 0]
 
 
+def short_token(token: str, limit: int = 12) -> str:
+    """A token as an axis label: control characters made visible, long pieces cut with an ellipsis."""
+    text = "".join(ch if ch.isprintable() else "·" for ch in str(token))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TokenAxis(pg.AxisItem):
+    """Token labels at cell centres (i + 0.5); only every k-th one, k chosen at paint time from the axis length in
+    pixels, so that labels never overlap however many tokens there are or however large the font. A bottom axis
+    staggers its labels on two lines before it leaves any out."""
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        # the first and last labels may reach past the axis ends (into the corner); the thinning prevents overlaps
+        self.setStyle(hideOverlappingLabels=False)
+        self.tokens: list[str] = []
+        self.max_labels = 60
+        self.shown_step = 1
+        self.staggered = False
+
+    def set_tokens(self, tokens: list[str], max_labels: int = 60) -> None:
+        self.tokens = [short_token(t) for t in tokens]
+        self.max_labels = max_labels
+        self.picture = None
+        self.update()
+
+    def label_step(self, length_px: float) -> int:
+        """Every how many cells a label fits along length_px (labels of neighbouring shown cells must not touch)."""
+        n = len(self.tokens)
+        if n == 0 or self.max_labels <= 0:
+            return 0
+        fm = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
+        per_cell = max(length_px, 1.0) / n
+        least = int(np.ceil(n / self.max_labels))
+        if self.orientation in ("left", "right"):
+            self.staggered = False
+            return max(1, least, int(np.ceil(fm.height() * 1.05 / per_cell)))
+        widths = [fm.horizontalAdvance(t) for t in self.tokens]
+        gap = fm.horizontalAdvance(" ") + 2
+
+        def fits(step: int, lines: int) -> bool:
+            shown = list(range(0, n, step))
+            return all((widths[a] + widths[b]) / 2 + gap <= (b - a) * per_cell
+                       for a, b in zip(shown, shown[lines:]))
+
+        for step in range(max(1, least), n + 1):
+            for lines in (1, 2):
+                if fits(step, lines):
+                    self.staggered = lines == 2
+                    return step
+        self.staggered = True
+        return n
+
+    def tickValues(self, minVal, maxVal, size):
+        step = self.label_step(size * len(self.tokens) / max(abs(maxVal - minVal), 1e-9))   # inverted axes too
+        self.shown_step = step
+        if not step:
+            return [(1.0, [])]
+        return [(float(step), [i + 0.5 for i in range(0, len(self.tokens), step)])]
+
+    def tickStrings(self, values, scale, spacing):
+        out = []
+        for j, v in enumerate(values):
+            label = self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else ""
+            out.append("\n" + label if self.staggered and j % 2 else label)    # every other label one line lower
+        return out
+
+
+class ShrinkableLabel(pg.LabelItem):
+    """A plot title that does not force its plot to be as wide as the text (long titles, big fonts)."""
+
+    def updateMin(self):
+        super().updateMin()
+        self.setMinimumWidth(0)
+        self._sizeHint[QtCore.Qt.SizeHint.MinimumSize] = (0, self._sizeHint[QtCore.Qt.SizeHint.MinimumSize][1])
+        self.updateGeometry()
+
+
+def shrinkable_title(plot: pg.PlotItem) -> None:
+    """Swap the plot's title label for a ShrinkableLabel in the same place of its layout."""
+    old = plot.titleLabel
+    plot.layout.removeItem(old)
+    old.setParentItem(None)
+    if old.scene() is not None:
+        old.scene().removeItem(old)
+    plot.titleLabel = ShrinkableLabel("", size="11pt", parent=plot)
+    plot.layout.addItem(plot.titleLabel, 0, 1)
+    plot.setTitle(None)
+
+
 def hatch_brush(color: str = "#9a9a9a") -> QtGui.QBrush:
     return QtGui.QBrush(QtGui.QColor(color), QtCore.Qt.BrushStyle.BDiagPattern)
 
@@ -37,21 +127,22 @@ class HeatmapPlot:
     def __init__(self, plot: pg.PlotItem, font_size: int = 11, labels: bool = True, foreground: str = "k",
                  row_label: str = "query (row)", col_label: str = "key (column)"):
         self.plot = plot
+        plot.setAxisItems({"left": TokenAxis("left"), "bottom": TokenAxis("bottom")})
+        shrinkable_title(plot)
         plot.setMenuEnabled(False)
         plot.invertY(True)                       # first query token at the top
         plot.hideButtons()
         plot.setMouseEnabled(x=False, y=False)
         self.font = QtGui.QFont()
-        self.font.setPointSize(font_size)
+        self._title_text: str | None = None
+        self.font_size = font_size
+        self.axis_labels = (row_label, col_label) if labels else None
+        self.foreground = foreground
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
-            axis.setTickFont(self.font)
             axis.setPen(foreground)
             axis.setTextPen(foreground)
-        if labels:
-            plot.setLabel("left", row_label, **{"color": foreground, "font-size": f"{font_size + 1}pt"})
-            plot.setLabel("bottom", col_label, **{"color": foreground, "font-size": f"{font_size + 1}pt"})
-        self.foreground = foreground
+        self.set_font_size(font_size)
         self.hatch = QtWidgets.QGraphicsRectItem()
         self.hatch.setBrush(hatch_brush())
         self.hatch.setPen(pg.mkPen(None))
@@ -69,13 +160,38 @@ class HeatmapPlot:
         self.rows: list[str] = []
         self.cols: list[str] = []
         self._shape = None
+        self._title_text: str | None = None
 
     def set_colormap(self, name: str) -> None:
         self.image.setColorMap(pg.colormap.get(name))
 
+    def set_font_size(self, points: float) -> None:
+        """Tick labels at this size, axis labels and the title a little larger (projectors, presentation mode)."""
+        self.font_size = points
+        self.font.setPointSizeF(points)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTickFont(self.font)
+        if self.axis_labels:
+            style = {"color": self.foreground, "font-size": f"{points + 1:g}pt"}
+            self.plot.setLabel("left", self.axis_labels[0], **style)
+            self.plot.setLabel("bottom", self.axis_labels[1], **style)
+        if self._title_text is not None:
+            self._set_title(self._title_text)
+
+    def _set_title(self, title: str) -> None:
+        self._title_text = title
+        self.plot.setTitle(title, color=self.foreground, size=f"{self.font_size + 2:g}pt")
+        font = QtGui.QFont(self.font)
+        font.setPointSizeF(self.font_size + 2)
+        height = int(QtGui.QFontMetricsF(font).height() * 1.3) + 4   # pyqtgraph fixes 30 px: too little for big text
+        self.plot.titleLabel.setMaximumHeight(height)
+        self.plot.layout.setRowFixedHeight(0, height)
+
     def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str],
                     title: str | None = None, levels: tuple[float, float] = (0.0, 1.0), max_labels: int = 60,
-                    title_size: str = "13pt", max_row_labels: int | None = None) -> None:
+                    max_row_labels: int | None = None) -> None:
+        """matrix (rows × cols) with NaN where mask is False; at most max_labels token labels per axis (0: none),
+        fewer when they would overlap. The title is 2 points larger than the tick labels."""
         shown = np.asarray(matrix, dtype=np.float32).copy()
         if mask is not None:
             shown[~np.asarray(mask, dtype=bool)] = np.nan
@@ -86,13 +202,12 @@ class HeatmapPlot:
             self._shape, self.rows, self.cols = (Tq, Tk), list(rows), list(cols)
             self.image.setRect(QtCore.QRectF(0, 0, Tk, Tq))
             self.hatch.setRect(QtCore.QRectF(0, 0, Tk, Tq))
-            self.plot.getAxis("bottom").setTicks([token_ticks(cols, max_labels), []] if max_labels else [[], []])
-            row_max = max_labels if max_row_labels is None else max_row_labels
-            self.plot.getAxis("left").setTicks([token_ticks(rows, row_max), []] if row_max else [[], []])
+            self.plot.getAxis("bottom").set_tokens(cols, max_labels)
+            self.plot.getAxis("left").set_tokens(rows, max_labels if max_row_labels is None else max_row_labels)
             self.plot.setXRange(0, Tk, padding=0.01)
             self.plot.setYRange(0, Tq, padding=0.01)
-        if title is not None:
-            self.plot.setTitle(title, color=self.foreground, size=title_size)
+        if title is not None and title != self._title_text:
+            self._set_title(title)               # setting a title relays out the plot: only when it changes
 
     def highlight_row(self, row: int | None) -> None:
         if row is None or self.shown is None or not 0 <= row < self.shown.shape[0]:

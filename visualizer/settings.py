@@ -6,7 +6,7 @@ from PySide6 import QtCore
 from .theme import COLORMAPS, THEMES
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
-DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": False}
+DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True}
 
 
 class Settings:

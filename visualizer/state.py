@@ -7,7 +7,7 @@ Listeners get the set of field names that changed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 from model.decoding import DecodingSettings
@@ -37,6 +37,13 @@ class Stage:
     def title(self) -> str:
         base = STAGE_TITLES[(self.stack, self.sublayer)]
         return f"{base} — layer {self.layer + 1}" if self.stack in ("enc", "dec") else base
+
+
+def default_model() -> str:
+    """The model the app and the commands open without --model: en-fr when it is bundled, else the first one."""
+    from model.checkpoint import bundled_models
+    names = bundled_models()
+    return "en-fr" if "en-fr" in names else names[0]
 
 
 def pipeline(n_enc: int, n_dec: int) -> list[Stage]:
@@ -101,6 +108,10 @@ class ViewState:
         self.step = min(max(self.step, 0), max(self.n_steps - 1, 0))
         if (self.stack, self.sublayer) in KIND_OF:
             self.kind = KIND_OF[(self.stack, self.sublayer)]
+        elif self.stack in ("src_embed", "enc"):
+            self.kind = "enc_self"               # the attention panel shows the attention of the stack in view
+        elif self.kind == "enc_self":
+            self.kind = "dec_self" if self.stack == "tgt_embed" else "cross"
 
     # --- the position in the pipeline -------------------------------------------------------
     @property

@@ -8,36 +8,41 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model import ModelLoadError, bundled_models, load, translate
-from model.decoding import DecodingSettings
 
 from .captions import caption
 from .controls import OPEN_FOLDER, InputBar
 from .examples import load_examples
-from .export import ExportError, atomic_write, export_heatmaps, heatmap_specs
+from .export import ExportError, export_heatmaps, heatmap_specs
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
 from .panels.training_step import TrainingStepPanel
 from .session import SessionError, read_session, save_session
 from .settings import Settings
-from .state import RUN_FIELDS, ViewState
+from .state import RUN_FIELDS, ViewState, default_model
 from .theme import THEMES, apply_theme
 from .worker import ModelRunner
 
 DEBOUNCE_MS = 150
 MAX_CHARS = 2000        # longer text is cut before tokenizing (the model's limit cuts further, with a notice)
+# the dock that shows a stack's stage best; raised (when it sits behind a tab) as the view moves into that stack
+STAGE_DOCK = {"src_embed": "embeddings", "tgt_embed": "embeddings", "enc": "layernorm", "dec": "layernorm",
+              "output": "output"}
 
 
-def default_model() -> str:
-    names = bundled_models()
-    return "en-fr" if "en-fr" in names else names[0]
+def model_label(name: str) -> str:
+    """What the model picker shows: a bundled name as it is, a folder by its last two path parts."""
+    path = Path(name)
+    return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
 
 
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
 
     def __init__(self, model: str | None = None, sentence: str | None = None, target: str | None = None,
-                 settings: Settings | None = None):
+                 settings: Settings | None = None, lm=None, restore_layout: bool = False):
+        """model: a bundled name or a folder (lm: that model, already loaded). restore_layout: put docks and
+        window where the user left them last time (the command line does; tests and screenshots do not)."""
         super().__init__()
         self.setWindowTitle("Attention Visualizer")
         self.settings = settings or Settings()
@@ -57,8 +62,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.debounce.timeout.connect(self._run)
         self._build_ui()
         self._build_actions()
+        self.default_layout = self.saveState()
+        self.restored_layout = restore_layout and self.restore_layout()
         self.state.subscribe(self._on_state)
-        self._load_model(self.state.model_name, fallback=False)
+        self._load_model(self.state.model_name, fallback=False, lm=lm)
         self._sync_inputs()
         self._run()
 
@@ -70,6 +77,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.caption.setWordWrap(True)
         self.caption.setStyleSheet("padding: 4px 8px; background: palette(alternate-base)")
         self.attention = AttentionPanel(self.state)
+        self.attention.set_colormap(self.settings.get("colormap"))
+        self.attention.shared.setChecked(self.settings.get("shared_scale"))
+        self.attention.shared.toggled.connect(lambda on: self.settings.set("shared_scale", on))
+        self.attention.cmap_group.triggered.connect(lambda act: self.settings.set("colormap", act.text()))
         central = QtWidgets.QWidget()
         v = QtWidgets.QVBoxLayout(central)
         v.setContentsMargins(0, 0, 0, 0)
@@ -84,21 +95,33 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels = {"architecture": self.architecture, "attention": self.attention, "inspector": self.inspector,
                        "training": self.training}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
-        self._add_dock("architecture", "Architecture map", self.architecture, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        left, right = QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, QtCore.Qt.DockWidgetArea.RightDockWidgetArea
+        self._add_dock("architecture", "Architecture map", self.architecture, left)
         for name, title, panel in self._extra_panels():
             self.panels[name] = panel
-            self._add_dock(name, title, panel, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("inspector", "Math inspector", self.inspector, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("training", "One training step", self.training, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        right = [d for n, d in self.docks.items() if n != "architecture"]
-        for d in right[1:]:
-            self.tabifyDockWidget(right[0], d)
-        if right:
-            right[0].raise_()
-            self.resizeDocks([self.docks["architecture"], right[0]], [330, 470], QtCore.Qt.Orientation.Horizontal)
+            self._add_dock(name, title, panel, right)
+        self._add_dock("inspector", "Math", self.inspector, right)
+        self._add_dock("training", "Training step", self.training, right)
+        # right column: the output distribution on top (always in view while stepping through the decoder),
+        # below it one tab group whose tab follows the stage (embeddings, LayerNorm) unless the user picks another
+        below = [self.docks[n] for n in ("layernorm", "embeddings", "inspector", "training") if n in self.docks]
+        if "output" in self.docks and below:
+            self.splitDockWidget(self.docks["output"], below[0], QtCore.Qt.Orientation.Vertical)
+        for d in below[1:]:
+            self.tabifyDockWidget(below[0], d)
+        if below:
+            below[0].raise_()
+        self._sized = False
+        self.setTabPosition(QtCore.Qt.DockWidgetArea.AllDockWidgetAreas, QtWidgets.QTabWidget.TabPosition.North)
+        self._stage_dock = STAGE_DOCK.get(self.state.stack)
+        self.tabifiedDockWidgetActivated.connect(lambda _: self._readable_tabs())
+        self.status_notice = QtWidgets.QLabel()
+        self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
+        self.status_notice.setVisible(False)
         self.status_model = QtWidgets.QLabel()
         self.status_tokens = QtWidgets.QLabel()
         self.status_time = QtWidgets.QLabel()
+        self.statusBar().addWidget(self.status_notice)
         for w in (self.status_model, self.status_tokens, self.status_time):
             self.statusBar().addPermanentWidget(w)
         i = self.inputs
@@ -109,20 +132,40 @@ class MainWindow(QtWidgets.QMainWindow):
                 lambda *_: self.state.update(decoding=self.inputs.settings()))
         i.positional.toggled.connect(lambda on: self.state.update(positional=on))
         i.model.activated.connect(self._model_picked)
-        self.resize(1500, 950)
+        screen = QtGui.QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size() if screen is not None else QtCore.QSize(1500, 950)
+        self.resize(min(1500, room.width()), min(950, room.height()))      # projectors are often 1280 × 720
 
     def _extra_panels(self):
-        """Embeddings, LayerNorm and output panels."""
-        from .panels.embeddings import EmbeddingsPanel
-        from .panels.layernorm import LayerNormPanel
-        from .panels.output import OutputPanel
-        return [("output", "Output distribution", OutputPanel()), ("layernorm", "LayerNorm", LayerNormPanel()),
-                ("embeddings", "Embeddings & positions", EmbeddingsPanel())]
+        """Output, LayerNorm and embeddings panels; one that fails to build is left out with a note on stderr."""
+        import importlib
+        import sys
+        panels = []
+        for name, title, module, cls in (("output", "Output distribution", "output", "OutputPanel"),
+                                         ("layernorm", "LayerNorm", "layernorm", "LayerNormPanel"),
+                                         ("embeddings", "Embeddings", "embeddings", "EmbeddingsPanel")):
+            try:
+                panel = getattr(importlib.import_module(f".panels.{module}", __package__), cls)()
+            except Exception as e:  # a broken panel must not take the window down with it
+                print(f"note: the {title} panel is unavailable ({type(e).__name__}: {e})".splitlines()[0],
+                      file=sys.stderr)
+                continue
+            panels.append((name, title, panel))
+        return panels
 
     def _add_dock(self, name: str, title: str, widget: QtWidgets.QWidget, area) -> None:
         dock = QtWidgets.QDockWidget(title, self)
         dock.setObjectName(f"dock-{name}")
-        dock.setWidget(widget)
+        if name == "architecture":
+            dock.setWidget(widget)           # it scales its drawing to any size
+        else:
+            # a scroll area lets the window shrink below a panel's own minimum (small projectors, big fonts)
+            scroll = QtWidgets.QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            scroll.setWidget(widget)
+            scroll.setMinimumSize(160, 120)
+            dock.setWidget(scroll)
         dock.visibilityChanged.connect(lambda visible, n=name: visible and self.trace is not None and self._render_panel(n))
         self.addDockWidget(area, dock)
         self.docks[name] = dock
@@ -149,14 +192,25 @@ class MainWindow(QtWidgets.QMainWindow):
         nav = menu.addMenu("&Navigate")
         self.nav_toolbar = self.addToolBar("Navigate")
         self.nav_toolbar.setObjectName("toolbar-navigate")
-        steps = [("Previous sublayer", "Alt+Left", self.state.prev_sublayer), ("Next sublayer", "Alt+Right", self.state.next_sublayer),
-                 ("Previous layer", "Alt+Up", self.state.prev_layer), ("Next layer", "Alt+Down", self.state.next_layer),
-                 ("Previous head", "Alt+PgUp", self.state.prev_head), ("Next head", "Alt+PgDown", self.state.next_head),
-                 ("Previous step", "Alt+,", self.state.prev_step), ("Next step", "Alt+.", self.state.next_step),
-                 ("First stage", "Alt+Home", self.state.first), ("Last stage", "Alt+End", self.state.last)]
+        # every shortcut has a modifier, so arrows, Home/End and PgUp/PgDn keep their meaning in text fields;
+        # the toolbar shows the short text (iconText), the menu the full one
+        steps = [("First stage", "« First", "Alt+Home", self.state.first),
+                 ("Previous sublayer", "◀ Sublayer", "Alt+Left", self.state.prev_sublayer),
+                 ("Next sublayer", "Sublayer ▶", "Alt+Right", self.state.next_sublayer),
+                 ("Last stage", "Last »", "Alt+End", self.state.last),
+                 ("Previous layer", "▲ Layer", "Alt+Up", self.state.prev_layer),
+                 ("Next layer", "Layer ▼", "Alt+Down", self.state.next_layer),
+                 ("Previous head", "◀ Head", "Alt+PgUp", self.state.prev_head),
+                 ("Next head", "Head ▶", "Alt+PgDown", self.state.next_head),
+                 ("Previous step", "◀ Step", "Alt+,", self.state.prev_step),
+                 ("Next step", "Step ▶", "Alt+.", self.state.next_step)]
         self.step_actions = {}
-        for label, keys, fn in steps:
+        for i, (label, short, keys, fn) in enumerate(steps):
+            if i in (4, 6, 8):
+                nav.addSeparator()
+                self.nav_toolbar.addSeparator()
             act = QtGui.QAction(label, self)
+            act.setIconText(short)
             act.setShortcuts([QtGui.QKeySequence(keys)])
             act.setToolTip(f"{label} ({keys})")
             act.triggered.connect(lambda _=False, f=fn: f())
@@ -172,6 +226,16 @@ class MainWindow(QtWidgets.QMainWindow):
         view = menu.addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        view.addAction(self.nav_toolbar.toggleViewAction())
+        self.act_follow = view.addAction("Panels follow the stage")
+        self.act_follow.setCheckable(True)
+        self.act_follow.setChecked(True)
+        self.act_follow.setToolTip("Bring the Embeddings or LayerNorm tab to the front as the view enters that stage")
+        self.act_details = view.addAction("Target and decoding controls")
+        self.act_details.setCheckable(True)
+        self.act_details.setChecked(True)
+        self.act_details.toggled.connect(self.inputs.set_details_visible)
+        view.addAction("Reset layout", self.reset_layout)
         view.addSeparator()
         self.act_present = view.addAction("Presentation mode", self.toggle_presentation, QtGui.QKeySequence("F11"))
         self.act_present.setCheckable(True)
@@ -199,8 +263,9 @@ class MainWindow(QtWidgets.QMainWindow):
         i.positional.blockSignals(True); i.positional.setChecked(s.positional); i.positional.blockSignals(False)
         idx = i.model.findData(s.model_name)
         if idx < 0:
-            i.model.insertItem(max(0, i.model.count() - 1), s.model_name, s.model_name)
+            i.model.insertItem(max(0, i.model.count() - 1), model_label(s.model_name), s.model_name)
             idx = i.model.findData(s.model_name)
+            i.model.setItemData(idx, s.model_name, QtCore.Qt.ItemDataRole.ToolTipRole)
         i.model.setCurrentIndex(idx)
 
     def _on_state(self, changed: set[str]) -> None:
@@ -211,8 +276,20 @@ class MainWindow(QtWidgets.QMainWindow):
                 return
             self.debounce.start()
             return
+        if changed & {"stack", "sublayer"}:
+            self._follow_stage()
         if self.trace is not None:
             self._render_all()
+
+    def _follow_stage(self) -> None:
+        """Bring the dock that shows the new stage to the front of its tab group, when the stack changed."""
+        name = STAGE_DOCK.get(self.state.stack)
+        if name == self._stage_dock:
+            return
+        self._stage_dock = name
+        dock = self.docks.get(name)
+        if self.act_follow.isChecked() and dock is not None and not dock.isHidden() and self.tabifiedDockWidgets(dock):
+            dock.raise_()
 
     def _run(self) -> None:
         """Start a model run for the current state (in the worker; the newest request wins)."""
@@ -245,7 +322,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_failure(self, seq: int, message: str) -> None:
         if seq == self.seq:
-            self.statusBar().showMessage(f"Could not run the model: {message}", 10000)
+            self.last_error = message
+            self.inputs.notice.setText(f"Could not run the model on this input ({message}); "
+                                       "the panels still show the last result.")
+            self.inputs.notice.setVisible(True)
+            self.status_notice.setText("model error")
+            self.status_notice.setVisible(True)
 
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
@@ -254,8 +336,8 @@ class MainWindow(QtWidgets.QMainWindow):
             for p in t.out_tokens)
         mode = t.meta.get("mode", "")
         label = "given target" if mode == "teacher-forced" else mode
-        self.inputs.translation.setText(f"<b>{html.escape(result.text) or '(empty)'}</b> &nbsp; "
-                                        f"<span style='color:#666'>[{label}]</span><br>{chips}")
+        self.inputs.translation.setText(f"<b>{html.escape(result.text) or '(empty)'}</b><br>{chips} &nbsp; "
+                                        f"<span style='color:#888'>[{label}]</span>")
         notes = []
         if cut_chars:
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
@@ -266,7 +348,16 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         self.inputs.notice.setText(" ".join(notes))
         self.inputs.notice.setVisible(bool(notes))
-        self.status_model.setText(f"Model: {self.lm.name}")
+        cut = []
+        if cut_chars or result.truncated:
+            cut.append(f"input cut at {self.lm.cfg.max_len} tokens" if result.truncated else
+                       f"input cut at {MAX_CHARS} characters")
+        self.status_notice.setText(" · ".join(cut))
+        self.status_notice.setVisible(bool(cut))
+        cfg = self.lm.cfg
+        self.status_model.setText(f"Model: {self.lm.name} ({cfg.N_enc}+{cfg.N_dec} layers, {cfg.h} heads, "
+                                  f"d_model {cfg.d_model})")
+        self.status_model.setToolTip(self.state.model_name)
         self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
         self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
 
@@ -295,18 +386,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self._render_panel(name)
 
     # --- models -------------------------------------------------------------------------------
-    def _load_model(self, name_or_path: str, fallback: bool = True) -> bool:
+    def _load_model(self, name_or_path: str, fallback: bool = True, lm=None) -> bool:
         try:
-            lm = load(name_or_path)
+            lm = lm or load(name_or_path)
         except ModelLoadError as e:
             if self.lm is None and not fallback:
-                lm = load(default_model())
+                self.statusBar().showMessage(f"Cannot open {name_or_path}: {e}; opened {default_model()}", 15000)
+                name_or_path = default_model()
+                lm = load(name_or_path)
             else:
                 self._error("Cannot open this model", f"{e}\n\nThe app goes on with {self.lm.name if self.lm else 'the default model'}.")
                 self._sync_inputs()
                 return False
         self.lm = lm
         self.state.model_name = str(name_or_path)
+        self.setWindowTitle(f"Attention Visualizer — {model_label(self.state.model_name)}")
         vocab = lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size))
         for panel in self.panels.values():
             if hasattr(panel, "set_vocab"):
@@ -453,14 +547,17 @@ class MainWindow(QtWidgets.QMainWindow):
         on = not self.isFullScreen()
         self.act_present.setChecked(on)
         if on:
-            self._normal_font = self.settings.get("font_size")
+            self._normal_font = QtWidgets.QApplication.font().pointSizeF()
             self.set_font_size(max(18.0, self._normal_font * 1.6))
             self._theme_before = self.settings.get("theme")
             self.set_theme("high-contrast", remember=False)
+            self._details_before = self.act_details.isChecked()
+            self.act_details.setChecked(False)      # room for the plots; View menu brings the controls back
             self.showFullScreen()
         else:
             self.set_font_size(getattr(self, "_normal_font", self.settings.get("font_size")))
             self.set_theme(getattr(self, "_theme_before", "light"), remember=False)
+            self.act_details.setChecked(getattr(self, "_details_before", True))
             self.showNormal()
 
     def zoom(self, direction: int) -> None:
@@ -478,7 +575,56 @@ class MainWindow(QtWidgets.QMainWindow):
         if remember:
             self.settings.set("theme", name)
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized:                  # dock sizes only take once the window has its own size
+            self._sized = True
+            QtCore.QTimer.singleShot(0, self._size_docks)
+
+    def _readable_tabs(self) -> None:
+        """Dock tabs show their whole title, with scroll arrows when they do not fit, rather than 'La…'."""
+        for bar in self.findChildren(QtWidgets.QTabBar):
+            bar.setElideMode(QtCore.Qt.TextElideMode.ElideNone)
+            bar.setUsesScrollButtons(True)
+
+    def _size_docks(self) -> None:
+        self._readable_tabs()
+        if self.restored_layout:
+            return
+        w, h = self.width(), self.height()
+        right = self.docks.get("output") or self.docks.get("layernorm")
+        if right is not None:
+            self.resizeDocks([self.docks["architecture"], right], [max(230, w // 6), max(360, int(w * 0.3))],
+                             QtCore.Qt.Orientation.Horizontal)
+        if "output" in self.docks and "layernorm" in self.docks:
+            self.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * 0.4), int(h * 0.6)],
+                             QtCore.Qt.Orientation.Vertical)
+
+    def restore_layout(self) -> bool:
+        """Docks, toolbar and window geometry as the user left them (saved when the window closes)."""
+        geometry, state = self.settings.layout()
+        if state is None:
+            return False
+        try:
+            if geometry is not None:
+                self.restoreGeometry(geometry)
+            return self.restoreState(state)
+        except TypeError:          # a stored value of the wrong type: keep the default layout
+            return False
+
+    def reset_layout(self) -> None:
+        """Every dock back in its first place, shown; the toolbar too."""
+        self.restored_layout = False
+        self.restoreState(self.default_layout)
+        for dock in self.docks.values():
+            dock.show()
+        self.nav_toolbar.show()
+        if "layernorm" in self.docks:
+            self.docks["layernorm"].raise_()
+        self._size_docks()
+
     def closeEvent(self, event) -> None:
-        self.settings.save_layout(self.saveGeometry(), self.saveState())
+        if not self.isFullScreen():          # presentation mode is for one session, not the next start
+            self.settings.save_layout(self.saveGeometry(), self.saveState())
         self.runner.wait(10000)
         super().closeEvent(event)

@@ -1,6 +1,7 @@
 """Runs the model off the GUI thread. When requests come faster than the model runs, only the newest is run."""
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 from typing import Any, Callable
@@ -56,8 +57,9 @@ class ModelRunner(QtCore.QObject):
             self.runs += 1
             try:
                 result = fn()
-            except Exception as e:  # any model error becomes a message; the GUI never sees a traceback
-                traceback.print_exc()
+            except Exception as e:  # any model error becomes a one-line message, never a traceback
+                if os.environ.get("ATTENTION_VISUALIZER_DEBUG"):
+                    traceback.print_exc()
                 self._emit(self.failed, seq, f"{type(e).__name__}: {e}".splitlines()[0])
             else:
                 self._emit(self.finished, seq, result)

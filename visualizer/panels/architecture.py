@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..captions import caption
-from ..state import Stage, pipeline
+from ..state import Stage
 
 SHORT = {("src_embed", ""): "Embedding + positional encoding", ("enc", "self"): "Self-attention → Add & Norm",
          ("enc", "ffn"): "Feed-forward → Add & Norm", ("tgt_embed", ""): "Embedding + positional encoding",
@@ -19,12 +19,13 @@ class ArchitectureMap(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.setMinimumSize(260, 320)
+        self.setMinimumSize(200, 300)
         self.setMouseTracking(True)
         self.boxes: dict[Stage, QtCore.QRectF] = {}
-        self.frames: list[tuple[str, QtCore.QRectF]] = []
+        self.frames: list[tuple[str, str, QtCore.QRectF]] = []      # (label, short label, frame)
         self.highlighted: Stage | None = None
         self.n_enc = self.n_dec = 1
+        self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(340, 560)
@@ -33,21 +34,30 @@ class ArchitectureMap(QtWidgets.QWidget):
         return state.stage
 
     def render(self, trace, state) -> None:
-        self.n_enc, self.n_dec = trace.n_layers("enc"), trace.n_layers("dec")
+        shape = (trace.n_layers("enc"), trace.n_layers("dec"))
+        if shape != (self.n_enc, self.n_dec) or not self.boxes:
+            self.n_enc, self.n_dec = shape
+            self._layout()
         self.highlighted = state.stage
-        self._layout()
         self.update()
 
     def _layout(self) -> None:
+        """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks)."""
         self.boxes.clear()
         self.frames.clear()
         w, h = self.width(), self.height()
-        m = 8
-        head = 26
+        m = 6
+        base = QtGui.QFont(self.font())
+        base.setBold(True)
+        head = QtGui.QFontMetricsF(base).height() + 6
+        small = QtGui.QFont(self.font())
+        small.setPointSizeF(max(7.0, self.font().pointSizeF() - 1))
+        frame_label = QtGui.QFontMetricsF(small).height()
         col_w = (w - 3 * m) / 2
         # one box height for both columns, set by the longer one, so that boxes of a kind look alike
         rows = max(1 + self.n_enc * 2, 2 + self.n_dec * 3)
-        box_h = max(14.0, (h - head - m - 22 * max(self.n_enc, self.n_dec) - 30) / rows)
+        layers = max(self.n_enc, self.n_dec)
+        box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows) / rows)
         for col, stack in enumerate(("enc", "dec")):
             x = m + col * (col_w + m)
             n = self.n_enc if stack == "enc" else self.n_dec
@@ -57,57 +67,104 @@ class ArchitectureMap(QtWidgets.QWidget):
             y += box_h + 8
             for l in range(n):
                 top = y
-                y += 14
+                y += frame_label
                 for sub in (("self", "ffn") if stack == "enc" else ("self", "cross", "ffn")):
                     self.boxes[Stage(stack, l, sub)] = QtCore.QRectF(x + 4, y, col_w - 8, box_h)
                     y += box_h + 3
-                self.frames.append((f"{'Encoder' if stack == 'enc' else 'Decoder'} layer {l + 1}",
+                self.frames.append((f"{'Encoder' if stack == 'enc' else 'Decoder'} layer {l + 1}", f"Layer {l + 1}",
                                     QtCore.QRectF(x, top, col_w, y - top + 2)))
                 y += 6
             if stack == "dec":
                 self.boxes[Stage("output")] = QtCore.QRectF(x, y + 2, col_w, box_h)
+        self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
+            (r.adjusted(3, 2, -3, -2), SHORT[(st.stack, st.sublayer)]) for st, r in self.boxes.items()])
+        self.small_font = small
+        self.head_font = self._fitting_font(base, [(QtCore.QRectF(0, 0, col_w, head), f"Decoder ×{self.n_dec}")])
+        self._picture = None
+
+    @staticmethod
+    def _fitting_font(font: QtGui.QFont, items: list[tuple[QtCore.QRectF, str]]) -> QtGui.QFont:
+        """The largest size, at most the font's own, at which each text fits its rectangle, wrapped at spaces."""
+        flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
+        size = font.pointSizeF()
+        while size > 6.0:
+            font.setPointSizeF(size)
+            fm = QtGui.QFontMetricsF(font)
+            if all(fm.boundingRect(r, flags, text).width() <= r.width() + 0.5
+                   and fm.boundingRect(r, flags, text).height() <= r.height() + 0.5 for r, text in items):
+                break
+            size -= 0.5
+        font.setPointSizeF(max(size, 6.0))
+        return font
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QtCore.QEvent.Type.FontChange:
+            self._layout()
+            self.update()
+        elif event.type() == QtCore.QEvent.Type.PaletteChange:     # a theme change
+            self._picture = None
+            self.update()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:
         self._layout()
         super().resizeEvent(event)
 
     def paintEvent(self, event) -> None:
+        """The diagram comes from a cached picture (redrawn on resize, font or palette change); only the
+        highlighted box is painted each time, so stepping repaints in a fraction of a millisecond."""
         if not self.boxes:
             self._layout()
+        ratio = self.devicePixelRatioF()
+        if self._picture is None or self._picture.size() != self.size() * ratio:
+            self._picture = QtGui.QPixmap(self.size() * ratio)
+            self._picture.setDevicePixelRatio(ratio)
+            painter = QtGui.QPainter(self._picture)
+            self._paint_diagram(painter)
+            painter.end()
         p = QtGui.QPainter(self)
+        p.drawPixmap(0, 0, self._picture)
+        if self.highlighted in self.boxes:
+            p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            p.setFont(self.box_font)
+            self._paint_box(p, self.highlighted, current=True)
+        p.end()
+
+    def _paint_box(self, p: QtGui.QPainter, stage: Stage, current: bool) -> None:
+        r = self.boxes[stage]
+        colour = COLOURS.get((stage.stack, stage.sublayer), COLOURS.get(stage.stack, "#eeeeee"))
+        p.setBrush(QtGui.QColor("#ffd400") if current else QtGui.QColor(colour))
+        p.setPen(QtGui.QPen(QtGui.QColor("#d12b2b") if current else QtGui.QColor("#666666"), 3 if current else 1))
+        p.drawRoundedRect(r, 5, 5)
+        p.setPen(QtGui.QColor("#111111"))
+        p.drawText(r.adjusted(3, 2, -3, -2), QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap,
+                   SHORT[(stage.stack, stage.sublayer)])
+
+    def _paint_diagram(self, p: QtGui.QPainter) -> None:
+        """Everything but the highlight: column titles, layer frames, boxes."""
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
         pal = self.palette()
         p.fillRect(self.rect(), pal.color(QtGui.QPalette.ColorRole.Base))
         text = pal.color(QtGui.QPalette.ColorRole.Text)
-        font = p.font()
-        font.setBold(True)
-        p.setFont(font)
+        p.setFont(self.head_font)
         p.setPen(text)
-        w = self.width()
-        p.drawText(QtCore.QRectF(8, 4, (w - 24) / 2, 20), QtCore.Qt.AlignmentFlag.AlignCenter, f"Encoder ×{self.n_enc}")
-        p.drawText(QtCore.QRectF(16 + (w - 24) / 2, 4, (w - 24) / 2, 20), QtCore.Qt.AlignmentFlag.AlignCenter,
-                   f"Decoder ×{self.n_dec}")
-        font.setBold(False)
-        small = QtGui.QFont(font)
-        small.setPointSizeF(max(7.0, font.pointSizeF() - 1))
-        for label, r in self.frames:
+        for col, (stack, n) in enumerate((("Encoder", self.n_enc), ("Decoder", self.n_dec))):
+            first = self.boxes.get(Stage("src_embed" if col == 0 else "tgt_embed"))
+            if first is not None:
+                p.drawText(QtCore.QRectF(first.left(), 0, first.width(), first.top()),
+                           QtCore.Qt.AlignmentFlag.AlignCenter, f"{stack} ×{n}")
+        p.setFont(self.small_font)
+        fm = QtGui.QFontMetricsF(self.small_font)
+        for label, short, r in self.frames:
             p.setPen(QtGui.QPen(QtGui.QColor("#999999"), 1, QtCore.Qt.PenStyle.DashLine))
             p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(r, 6, 6)
-            p.setFont(small)
             p.setPen(text)
-            p.drawText(r.adjusted(6, 0, 0, 0), QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop, label)
-        p.setFont(font)
-        for stage, r in self.boxes.items():
-            colour = COLOURS.get((stage.stack, stage.sublayer), COLOURS.get(stage.stack, "#eeeeee"))
-            current = stage == self.highlighted
-            p.setBrush(QtGui.QColor("#ffd400") if current else QtGui.QColor(colour))
-            p.setPen(QtGui.QPen(QtGui.QColor("#d12b2b") if current else QtGui.QColor("#666666"), 3 if current else 1))
-            p.drawRoundedRect(r, 5, 5)
-            p.setPen(QtGui.QColor("#111111"))
-            p.drawText(r.adjusted(4, 0, -4, 0), QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap,
-                       SHORT[(stage.stack, stage.sublayer)])
-        p.end()
+            p.drawText(r.adjusted(6, 0, -2, 0), QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop,
+                       label if fm.horizontalAdvance(label) <= r.width() - 8 else short)
+        p.setFont(self.box_font)
+        for stage in self.boxes:
+            self._paint_box(p, stage, current=False)
 
     def stage_at(self, pos: QtCore.QPointF) -> Stage | None:
         for stage, r in self.boxes.items():

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.trace import ATTENTION_KINDS, KIND_TITLES
 
@@ -13,6 +13,7 @@ from ..heatmap_figure import COLORMAP, HeatmapPlot
 from ..theme import COLORMAPS
 
 KINDS = list(ATTENTION_KINDS)
+KIND_LABELS = {"enc_self": "Encoder self", "dec_self": "Decoder masked self", "cross": "Cross (decoder → encoder)"}
 
 
 class AttentionPanel(QtWidgets.QWidget):
@@ -21,20 +22,44 @@ class AttentionPanel(QtWidgets.QWidget):
         self.state = state
         self.kind = QtWidgets.QComboBox()
         for k in KINDS:
-            self.kind.addItem(KIND_TITLES[k], k)
+            self.kind.addItem(KIND_LABELS[k], k)
+            self.kind.setItemData(self.kind.count() - 1, KIND_TITLES[k], QtCore.Qt.ItemDataRole.ToolTipRole)
         self.layer = QtWidgets.QSpinBox(prefix="Layer ", minimum=1, maximum=1)
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)
         self.mean = QtWidgets.QCheckBox("Mean over heads")
-        self.shared = QtWidgets.QCheckBox("One colour scale for all heads")
+        self.mean.setToolTip("Show the mean of all heads' weights in the large heatmap")
+        # colour options in one drop-down button: the shared scale and the colour map
+        self.colours = QtWidgets.QToolButton(text="Colours")
+        self.colours.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.colours.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        menu = QtWidgets.QMenu(self.colours)
+        menu.setToolTipsVisible(True)
+        self.shared = menu.addAction("One colour scale for all heads")
+        self.shared.setCheckable(True)
         self.shared.setChecked(True)
-        self.shared.setToolTip("On: 0 … the largest weight of the layer for every head. Off: each head 0 … its own max.")
-        self.cmap = QtWidgets.QComboBox()
-        self.cmap.addItems(COLORMAPS)
-        self.cmap.setToolTip("Colour-blind-safe, perceptually uniform colour maps")
-        bar = QtWidgets.QHBoxLayout()
-        for w in (self.kind, self.layer, self.head, self.mean, self.shared, QtWidgets.QLabel("Colours:"), self.cmap):
-            bar.addWidget(w)
-        bar.addStretch(1)
+        self.shared.setToolTip("On: every head 0 … the largest weight of the layer, so heads compare. "
+                               "Off: each head 0 … its own largest weight.")
+        menu.addSection("Colour map (colour-blind safe)")
+        self.cmap_group = QtGui.QActionGroup(self)
+        self.cmap_actions = {}
+        for name in COLORMAPS:
+            act = menu.addAction(name)
+            act.setCheckable(True)
+            act.setChecked(name == COLORMAP)
+            self.cmap_group.addAction(act)
+            act.triggered.connect(lambda _=False, n=name: self.set_colormap(n))
+            self.cmap_actions[name] = act
+        self.colours.setMenu(menu)
+        self.colormap = COLORMAP
+        # above the plots what is shown (kind, layer, head); below them how (hover read-out, mean, colours)
+        self.bar = QtWidgets.QHBoxLayout()
+        for w in (self.kind, self.layer, self.head):
+            self.bar.addWidget(w)
+        self.bar.addStretch(1)
+        for w in (self.kind, self.layer, self.head):
+            w.setToolTip({self.kind: "Which attention: encoder self, decoder masked self, or cross (decoder → encoder)",
+                          self.layer: "Layer of the stack (Alt+Up / Alt+Down)",
+                          self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
         self.focus = HeatmapPlot(self.canvas.addPlot(row=0, col=0, rowspan=2), font_size=12)
@@ -48,10 +73,17 @@ class AttentionPanel(QtWidgets.QWidget):
         self.small: list[HeatmapPlot] = []
         self.hover = QtWidgets.QLabel("Hover over a cell to read its exact weight.")
         self.hover.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # one line that never widens the panel (a long read-out is cut at the edge; its tooltip has it whole)
+        self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        below = QtWidgets.QHBoxLayout()
+        below.addWidget(self.hover, 1)
+        below.addWidget(self.mean)
+        below.addWidget(self.colours)
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addLayout(bar)
+        layout.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetNoConstraint)   # minimumSizeHint decides
+        layout.addLayout(self.bar)
         layout.addWidget(self.canvas, 1)
-        layout.addWidget(self.hover)
+        layout.addLayout(below)
         self.trace = None
         self.shown_kind, self.shown_layer, self.shown_head = "enc_self", 0, 0
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
@@ -59,7 +91,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.head.valueChanged.connect(lambda v: self.state.update(head=v - 1))
         for box in (self.mean, self.shared):
             box.toggled.connect(lambda _: self.trace is not None and self.render(self.trace, self.state))
-        self.cmap.currentTextChanged.connect(self.set_colormap)
+        self._apply_fonts()
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
         self.canvas.scene().sigMouseClicked.connect(self._clicked)
 
@@ -74,6 +106,8 @@ class AttentionPanel(QtWidgets.QWidget):
         return self.focus.rows, self.focus.cols
 
     def set_colormap(self, name: str) -> None:
+        self.colormap = name
+        self.cmap_actions[name].setChecked(True)
         for hp in [self.focus, *self.small]:
             hp.set_colormap(name)
         self.colorbar.setColorMap(pg.colormap.get(name))
@@ -90,11 +124,34 @@ class AttentionPanel(QtWidgets.QWidget):
         cols = max(1, math.ceil(math.sqrt(H)))
         for h in range(H):
             plot = self.grid.addPlot(row=h // cols, col=h % cols)
-            hp = HeatmapPlot(plot, font_size=8, labels=False)
-            hp.set_colormap(self.cmap.currentText())
+            hp = HeatmapPlot(plot, font_size=max(7.0, self.font().pointSizeF() - 3), labels=False)
+            hp.set_colormap(self.colormap)
             plot.hideAxis("left")
             plot.hideAxis("bottom")
             self.small.append(hp)
+
+    def _apply_fonts(self) -> None:
+        """Plot text follows the application font (presentation mode, zoom): ticks 1 point larger than the
+        widgets' text in the focused head, 3 points smaller in the small ones."""
+        pt = self.font().pointSizeF()
+        if pt <= 0 or pt == getattr(self, "_font_pt", None):
+            return
+        self._font_pt = pt
+        self.focus.set_font_size(pt + 1)
+        for hp in self.small:
+            hp.set_font_size(max(7.0, pt - 3))
+        self.colorbar.axis.setTickFont(self.focus.font)
+        self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(self.focus.font).horizontalAdvance("0.00")) + 14)
+        self.colorbar.getAxis("left").setLabel("attention weight", **{"color": "k", "font-size": f"{pt:g}pt"})
+
+    def changeEvent(self, event) -> None:
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            self._apply_fonts()
+        super().changeEvent(event)
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        hint = super().minimumSizeHint()
+        return QtCore.QSize(min(hint.width(), 520), hint.height())
 
     def view_key(self, state):
         return (state.kind, state.layer, state.head, state.step, self.mean.isChecked(), self.shared.isChecked())
@@ -121,8 +178,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._ensure_small(H)
         for h, hp in enumerate(self.small):
             hi = top if top is not None else float(weights[h].max())
-            hp.show_matrix(weights[h], mask, rows, cols, f"H{h + 1}", levels=(0.0, max(hi, 1e-6)), max_labels=0,
-                           title_size="10pt")
+            hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)), max_labels=0)
             hp.plot.getViewBox().setBorder(pg.mkPen("#ff3b30", width=3) if h == head and not self.mean.isChecked()
                                            else pg.mkPen("#cccccc"))
         focused = weights.mean(0) if self.mean.isChecked() else weights[head]
@@ -144,6 +200,7 @@ class AttentionPanel(QtWidgets.QWidget):
         text = (f"query “{self.focus.rows[r]}” (row {r}) → key “{self.focus.cols[c]}” (column {c}): "
                 + ("masked — this cell gets no attention" if np.isnan(value) else f"weight {float(value):.6f}"))
         self.hover.setText(text)
+        self.hover.setToolTip(text)
 
     def _clicked(self, event) -> None:
         for h, hp in enumerate(self.small):

@@ -1,97 +1,188 @@
-"""Embeddings panel: scaled token embeddings, positional encodings and their sum; sinusoids; cosine similarity."""
+"""Embeddings panel: scaled token embeddings e, positional encodings p and their sum x = e + p as heatmaps
+(tokens × dimensions), the sinusoids of chosen dimensions across positions, and the cosine similarity of x.
+
+It shows the source sentence (encoder input) while the view is on the source side (source embedding or
+encoder), and the decoder input (<s> y_1 … y_n) while it is on the target side (target embedding, decoder,
+output).
+"""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
-from ..heatmap_figure import HeatmapPlot
+from .plotkit import (PALETTE, Heatmap, PlotBox, ResponsiveGrid, escape, header_label, notice_label,
+                      symmetric_levels)
 
-PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7"]     # Okabe-Ito: colour-blind safe
+N_WAVES = len(PALETTE)
+SOURCE_STACKS = ("src_embed", "enc")
 
 
 def cosine_similarity(x: np.ndarray) -> np.ndarray:
+    """(T, T) cosine similarity of the rows of x; a zero row has similarity 0 with everything."""
+    x = np.asarray(x, dtype=np.float64)
     n = np.linalg.norm(x, axis=1, keepdims=True)
-    u = x / np.where(n == 0, 1, n)
+    u = np.divide(x, n, out=np.zeros_like(x), where=n > 0)
     return u @ u.T
+
+
+def side_of(state) -> str:
+    """'src' while the view is on the encoder side, else 'tgt' (target embedding, decoder, output)."""
+    return "src" if getattr(state, "stack", "src_embed") in SOURCE_STACKS else "tgt"
+
+
+def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
+    """The paper's encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(same)."""
+    pos = np.arange(n_pos)[:, None]
+    i2 = np.arange(0, d_model, 2)[None, :]
+    angle = pos / np.power(10000.0, i2 / d_model)
+    pe = np.zeros((n_pos, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)[:, : d_model // 2]
+    return pe
 
 
 class EmbeddingsPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.dim = QtWidgets.QSpinBox(prefix="sinusoids of dimensions ", minimum=0, maximum=0, singleStep=2)
-        self.dim.setToolTip("Shows dimensions d, d+1, d+2, d+3 of the positional encoding across positions")
-        self.notice = QtWidgets.QLabel()
-        self.notice.setStyleSheet("color: #b35900; font-weight: bold")
+        self.header = header_label()
+        self.notice = notice_label()
+        self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
+        self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "
+                            "their columns are marked on the heatmap of p.")
+        f = self.dim.font()
+        f.setPointSizeF(max(f.pointSizeF(), 12.0))
+        self.dim.setFont(f)
+        dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
+        dim_label.setFont(f)
         bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(dim_label)
         bar.addWidget(self.dim)
-        bar.addWidget(self.notice, 1)
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setBackground("w")
-        self.maps = {}
-        cells = {"embedding": (0, 0), "pe": (0, 1), "x": (1, 0)}
-        for key, title in (("embedding", "√d_model · embedding e"), ("pe", "positional encoding p"),
-                           ("x", "sum x = e + p")):
-            row, col = cells[key]
-            self.maps[key] = HeatmapPlot(self.canvas.addPlot(row=row, col=col), font_size=10,
-                                         row_label="token", col_label="dimension")
-            self.maps[key].set_colormap("CET-D1")
-            self.maps[key].plot.setTitle(title, size="12pt")
-        self.similarity = HeatmapPlot(self.canvas.addPlot(row=1, col=1), font_size=10, row_label="token",
-                                      col_label="token")
-        self.similarity.set_colormap("CET-D1")
-        self.similarity.plot.setTitle("cosine similarity of x (−1 … 1)", size="12pt")
-        self.waves = self.canvas.addPlot(row=2, col=0, colspan=2, title="Positional encoding across positions")
-        self.waves.setLabel("bottom", "position")
-        self.waves.setLabel("left", "PE value")
-        self.waves.addLegend(offset=(5, 5))
-        self.curves = [self.waves.plot(pen=pg.mkPen(c, width=2), symbol="o", symbolSize=5, symbolBrush=c)
-                       for c in PALETTE]
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.addLayout(bar)
-        layout.addWidget(self.canvas, 1)
-        self.side = "src"
-        self.arrays: dict[str, np.ndarray] = {}
-        self.trace = None
-        self.dim.valueChanged.connect(lambda _: self.trace is not None and self._waves())
+        bar.addStretch(1)
 
+        self.maps = {
+            "embedding": Heatmap("scaled token embedding e", "token", "dimension", col_tokens=False),
+            "pe": Heatmap("positional encoding p", "token (position)", "dimension", col_tokens=False),
+            "x": Heatmap("sum x = e + p", "token", "dimension", col_tokens=False),
+        }
+        self.similarity = Heatmap("cosine similarity of x, token by token", "token", "token",
+                                  bar_label="cosine")
+        self.dim_marks = []
+        for c in PALETTE:                 # the dimensions drawn as sinusoids, marked on the heatmap of p
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(c, width=2))
+            line.setVisible(False)
+            self.maps["pe"].item.addItem(line)
+            self.dim_marks.append(line)
+        self.waves = PlotBox("positional encoding across positions", "p value", "position", min_height=200)
+        self.wave_legend = QtWidgets.QLabel()         # beside the plot, so it never hides a curve
+        self.wave_legend.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.wave_legend.setFont(self.dim.font())
+        self.wave_legend.setWordWrap(True)
+        waves_box = QtWidgets.QWidget()
+        wl = QtWidgets.QVBoxLayout(waves_box)
+        wl.setContentsMargins(0, 0, 0, 0)
+        wl.setSpacing(2)
+        wl.addWidget(self.waves, 1)
+        wl.addWidget(self.wave_legend)
+        self.waves.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1)))
+        self.curves = [self.waves.item.plot(pen=pg.mkPen(c, width=3), symbol="o", symbolSize=7, symbolBrush=c,
+                                            symbolPen=None) for c in PALETTE]
+        self.grid = ResponsiveGrid([(self.maps["embedding"], False), (self.maps["pe"], False),
+                                    (self.maps["x"], False), (self.similarity, False), (waves_box, True)])
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.notice)
+        layout.addLayout(bar)
+        layout.addWidget(self.grid, 1)
+
+        self.trace = None
+        self.side = "src"
+        self.tokens: list[str] = []
+        self.arrays: dict[str, np.ndarray] = {}      # embedding, pe, x, similarity: what the panel shows
+        self.sinusoidal = False                      # p matches the paper's sin/cos table
+        self.positional = True
+        self.wave_dims: list[int] = []
+        self.wave_names: list[str] = []              # legend of the sinusoid plot
+        self.levels: dict[str, tuple[float, float]] = {}
+        self._legend_key = None
+        self.dim.valueChanged.connect(self._on_dim)
+
+    # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
-        return state.stack in ("src_embed", "enc")
+        return side_of(state)
 
     def render(self, trace, state) -> None:
         self.trace = trace
-        self.side = "src" if state.stack in ("src_embed", "enc") else "tgt"
-        tokens = trace.src_tokens if self.side == "src" else trace.tgt_tokens
-        who = "source" if self.side == "src" else "target (decoder input)"
-        for key, hp in self.maps.items():
-            a = trace[f"{self.side}.{key}"]
-            self.arrays[key] = a
-            m = float(np.abs(a).max()) or 1.0
-            hp.show_matrix(a, None, tokens, [str(i) for i in range(a.shape[1])], levels=(-m, m), max_labels=6,
-                           max_row_labels=40)
-        self.maps["embedding"].plot.setTitle(f"{who}: √d_model · embedding e", size="12pt")
-        self.arrays["similarity"] = cosine_similarity(self.arrays["x"])
-        self.similarity.show_matrix(self.arrays["similarity"], None, tokens, tokens, levels=(-1.0, 1.0))
-        d = trace[f"{self.side}.pe"].shape[1]
+        self.side = side = side_of(state)
+        self.tokens = list(trace.src_tokens if side == "src" else trace.tgt_tokens)
+        e, p, x = (np.asarray(trace[f"{side}.{k}"]) for k in ("embedding", "pe", "x"))
+        self.arrays = {"embedding": e, "pe": p, "x": x, "similarity": cosine_similarity(x)}
+        T, d = x.shape
+        self.positional = bool(trace.meta.get("positional", True)) and bool(np.any(p))
+        self.sinusoidal = self.positional and np.allclose(p, sinusoid_table(T, d), atol=1e-4)
+        self.levels = {}
+        for key, hm in self.maps.items():            # each its own scale (p is ±1, e often larger): see bars
+            self.levels[key] = symmetric_levels(self.arrays[key])
+            hm.show_matrix(self.arrays[key], self.tokens, None, self.levels[key])
+        self.similarity.show_matrix(self.arrays["similarity"], self.tokens, self.tokens, (-1.0, 1.0))
+        who = ("Source sentence (encoder input)" if side == "src"
+               else "Target side: decoder input &lt;s&gt; y₁ … yₙ")
+        self.header.setText(f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
+                            f"<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; p = PE[position]"
+                            f" &nbsp; (colour scales: e ±{self.levels['embedding'][1]:.3g}, "
+                            f"p ±{self.levels['pe'][1]:.3g}, x ±{self.levels['x'][1]:.3g})")
+        off = " — OFF: all zeros" if not self.positional else ""
+        self.maps["pe"].set_title(f"positional encoding p{off}")
+        if self.positional:
+            self.notice.setVisible(False)
+        else:
+            self.notice.setText("Positional encoding is OFF: p = 0, so x = e and the model cannot tell word "
+                                "order (the encoder sees the sentence as a bag of tokens).")
+            self.notice.setVisible(True)
+        self.dim.blockSignals(True)
         self.dim.setMaximum(max(0, d - 1))
-        self.notice.setText("" if trace.meta.get("positional", True) else
-                            "Positional encoding is OFF: p = 0, so the model cannot tell word order.")
+        self.dim.blockSignals(False)
         self._waves()
 
+    # --- sinusoids --------------------------------------------------------------------------------
+    def _on_dim(self, _value: int) -> None:
+        if self.trace is not None:
+            self._waves()
+
     def _waves(self) -> None:
-        pe = self.trace[f"{self.side}.pe"]
-        d0 = self.dim.value()
+        p = self.arrays["pe"]
+        T, d = p.shape
+        d0 = min(self.dim.value(), max(d - 1, 0))
+        self.wave_dims = [d0 + i for i in range(N_WAVES) if d0 + i < d]
+        positions = np.arange(T)
+        symbol = "o" if T <= 40 else None              # dots for each position while they stay apart
         for i, curve in enumerate(self.curves):
-            d = d0 + i
-            if d < pe.shape[1]:
-                curve.setData(np.arange(pe.shape[0]), pe[:, d])
-                curve.opts["name"] = f"dimension {d}"
+            if i < len(self.wave_dims):
+                curve.setData(positions, p[:, self.wave_dims[i]], symbol=symbol)
             else:
                 curve.setData([], [])
-        if getattr(self, "_legend_for", None) != (d0, pe.shape[1]):
-            self._legend_for = (d0, pe.shape[1])
-            legend = self.waves.legend
-            legend.clear()
-            for i, curve in enumerate(self.curves):
-                if d0 + i < pe.shape[1]:
-                    legend.addItem(curve, f"dimension {d0 + i}")
+        for i, line in enumerate(self.dim_marks):
+            line.setVisible(i < len(self.wave_dims))
+            if i < len(self.wave_dims):
+                line.setValue(self.wave_dims[i])
+        key = (tuple(self.wave_dims), d, self.sinusoidal)
+        if key != self._legend_key:
+            self._legend_key = key
+            self.wave_names = [self._wave_name(k, d) for k in self.wave_dims]
+            self.wave_legend.setText(" &nbsp; ".join(
+                f"<span style='color:{c}; font-size:16pt'>&#9632;</span>&nbsp;"
+                f"{escape(name).replace(' ', '&nbsp;')}" for c, name in zip(PALETTE, self.wave_names)))
+        self.waves.item.setXRange(-0.5, max(T - 0.5, 0.5), padding=0.02)
+        off = " (OFF: p = 0)" if not self.positional else ""
+        self.waves.set_title(f"positional encoding p across positions, dimensions {self._dims_text()}{off}")
+
+    def _wave_name(self, k: int, d: int) -> str:
+        if not self.sinusoidal:
+            return f"dimension {k}"
+        fn = "sin" if k % 2 == 0 else "cos"
+        return f"dim {k}: {fn}(pos / 10000^{2 * (k // 2) / d:.2f})"
+
+    def _dims_text(self) -> str:
+        dims = self.wave_dims
+        return escape(f"{dims[0]}–{dims[-1]}" if len(dims) > 1 else (str(dims[0]) if dims else "–"))

@@ -1,78 +1,164 @@
-"""LayerNorm panel: per-token mean and σ of the LayerNorm input, value histograms before and after, γ and β."""
+"""LayerNorm panel for the selected stack, layer and sublayer: per-token mean μ and standard deviation σ of the
+LayerNorm input v = x + Sublayer(x), histograms of all values before (v) and after (LN(v)) normalisation, and
+the learned γ and β per dimension.
+
+Embeddings and the output layer have no LayerNorm: there the panel shows the nearest Add & Norm and says so.
+"""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
-from ..heatmap_figure import token_ticks
+from .plotkit import (BLUE, GREEN, VERMILLION, TICK_PT, PlotBox, ResponsiveGrid, TokenAxis, escape, header_label,
+                      notice_label)
 
-BLUE, ORANGE = "#0072b2", "#e69f00"
+FORMULA = "LN(v) = γ ⊙ (v − μ)/σ + β"
+SUBLAYER_NAMES = {("enc", "self"): "self-attention", ("dec", "self"): "masked self-attention",
+                  ("dec", "cross"): "cross-attention", ("enc", "ffn"): "feed-forward", ("dec", "ffn"): "feed-forward"}
+SUBLAYERS = {"enc": ("self", "ffn"), "dec": ("self", "cross", "ffn")}
+N_BINS = 60
 
 
 def ln_stage(state, n_enc: int, n_dec: int) -> tuple[str, int, str, str]:
-    """(stack, layer, sublayer, note): the Add & Norm of the current stage, or the nearest one."""
-    if state.stack in ("enc", "dec"):
-        return state.stack, state.layer, state.sublayer, ""
-    if state.stack == "src_embed":
-        return "enc", 0, "self", "Embeddings have no LayerNorm: showing the first one of the encoder."
-    if state.stack == "tgt_embed":
-        return "dec", 0, "self", "Embeddings have no LayerNorm: showing the first one of the decoder."
-    return "dec", n_dec - 1, "ffn", "The output layer has no LayerNorm: showing the decoder's last one."
+    """(stack, layer, sublayer, note): the Add & Norm the view is on, or the nearest one and why."""
+    stack = getattr(state, "stack", "enc")
+    layer = int(getattr(state, "layer", 0) or 0)
+    sub = getattr(state, "sublayer", "")
+    if stack == "src_embed":
+        return "enc", 0, "self", "The embedding has no LayerNorm: showing the nearest one, after the first " \
+                                 "encoder self-attention."
+    if stack == "tgt_embed":
+        return "dec", 0, "self", "The embedding has no LayerNorm: showing the nearest one, after the first " \
+                                 "decoder masked self-attention."
+    if stack == "output":
+        return "dec", n_dec - 1, "ffn", "The output layer (linear + softmax) has no LayerNorm: showing the " \
+                                        "nearest one, after the last decoder feed-forward."
+    if stack not in SUBLAYERS:
+        return "enc", 0, "self", f"Unknown stage {stack!r}: showing the first encoder LayerNorm."
+    n = n_enc if stack == "enc" else n_dec
+    layer = min(max(layer, 0), max(n - 1, 0))
+    if sub not in SUBLAYERS[stack]:
+        return stack, layer, SUBLAYERS[stack][0], ""
+    return stack, layer, sub, ""
+
+
+def histogram(values: np.ndarray, bins: int = N_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, counts) over the values' own range; a constant array gets one bin around its value."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.array([0.0, 1.0]), np.array([0])
+    lo, hi = float(v.min()), float(v.max())
+    if not hi > lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts, edges = np.histogram(v, bins=bins, range=(lo, hi))
+    return edges, counts
+
+
+def set_range(plot: PlotBox, x0: float, x1: float, y0: float, y1: float, pad_x: float = 0.01) -> None:
+    """Both ranges at once, so a render costs one repaint (auto-range would repaint again after the data)."""
+    if not np.isfinite([x0, x1, y0, y1]).all():
+        x0, x1, y0, y1 = 0.0, 1.0, 0.0, 1.0
+    dy = (y1 - y0) or 1.0
+    dx = (x1 - x0) if x1 > x0 else 1.0
+    plot.item.vb.setRange(xRange=(x0 - pad_x * dx, x0 + dx * (1 + pad_x)), yRange=(y0 - 0.06 * dy, y1 + 0.06 * dy),
+                          padding=0)
 
 
 class LayerNormPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.title = QtWidgets.QLabel()
-        self.title.setWordWrap(True)
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setBackground("w")
-        self.stats = self.canvas.addPlot(row=0, col=0, colspan=2, title="μ and σ of the LayerNorm input v, per token")
-        self.stats.addLegend(offset=(5, 5))
-        self.mu_bars = pg.BarGraphItem(x=[], height=[], width=0.38, brush=BLUE, name="mean μ")
-        self.sigma_bars = pg.BarGraphItem(x=[], height=[], width=0.38, brush=ORANGE, name="std σ")
-        self.stats.addItem(self.mu_bars)
-        self.stats.addItem(self.sigma_bars)
-        self.hist = self.canvas.addPlot(row=1, col=0, title="values before (v) and after LayerNorm")
-        self.hist.addLegend(offset=(5, 5))
-        self.hist.setLabel("bottom", "value")
-        self.hist.setLabel("left", "count")
-        self.before = self.hist.plot(stepMode="center", pen=pg.mkPen(BLUE, width=2), name="before: v = x + Sublayer(x)")
-        self.after = self.hist.plot(stepMode="center", pen=pg.mkPen(ORANGE, width=2), name="after: LayerNorm(v)")
-        self.params = self.canvas.addPlot(row=1, col=1, title="γ (scale) and β (shift) per dimension")
-        self.params.addLegend(offset=(5, 5))
-        self.params.setLabel("bottom", "dimension")
-        self.gamma = self.params.plot(pen=pg.mkPen(BLUE, width=2), name="γ")
-        self.beta = self.params.plot(pen=pg.mkPen(ORANGE, width=2), name="β")
+        self.header = header_label()
+        self.notice = notice_label()
+        self.mu_plot = PlotBox("mean μ of v, per token", "μ", "token", axisItems={"bottom": TokenAxis("bottom")})
+        self.sigma_plot = PlotBox("standard deviation σ of v, per token", "σ", "token",
+                                  axisItems={"bottom": TokenAxis("bottom")})
+        self.mu_bars = pg.BarGraphItem(x=[], height=[], width=0.75, brush=BLUE, pen=None)
+        self.sigma_bars = pg.BarGraphItem(x=[], height=[], width=0.75, brush=BLUE, pen=None)
+        self.mu_plot.item.addItem(self.mu_bars)
+        self.mu_plot.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#777777", width=1)))
+        self.sigma_plot.item.addItem(self.sigma_bars)
+        self.before_plot = PlotBox("before: values of v = x + Sublayer(x)", "count", "value")
+        self.after_plot = PlotBox("after: values of LN(v)", "count", "value")
+        self.before_curve = self.before_plot.item.plot(stepMode="center", fillLevel=0, pen=pg.mkPen(BLUE, width=2),
+                                                       brush=pg.mkBrush(0, 114, 178, 90))
+        self.after_curve = self.after_plot.item.plot(stepMode="center", fillLevel=0, pen=pg.mkPen(GREEN, width=2),
+                                                     brush=pg.mkBrush(0, 158, 115, 90))
+        self.gamma_plot = PlotBox("γ (scale), per dimension", "γ", "dimension")
+        self.beta_plot = PlotBox("β (shift), per dimension", "β", "dimension")
+        self.gamma_plot.item.addItem(pg.InfiniteLine(pos=1, angle=0, pen=pg.mkPen("#777777", width=1,
+                                                                                    style=pg.QtCore.Qt.PenStyle.DashLine)))
+        self.beta_plot.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#777777", width=1,
+                                                                                   style=pg.QtCore.Qt.PenStyle.DashLine)))
+        self.gamma_curve = self.gamma_plot.item.plot(pen=pg.mkPen(BLUE, width=2), antialias=False)   # d points: fast
+        self.beta_curve = self.beta_plot.item.plot(pen=pg.mkPen(GREEN, width=2), antialias=False)
+        self.grid = ResponsiveGrid([(self.mu_plot, False), (self.sigma_plot, False), (self.before_plot, False),
+                                    (self.after_plot, False), (self.gamma_plot, False), (self.beta_plot, False)])
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addWidget(self.title)
-        layout.addWidget(self.canvas, 1)
-        self.shown: dict[str, np.ndarray] = {}
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.grid, 1)
 
+        self.stage: tuple[str, int, str] | None = None
+        self.note = ""
+        self.tokens: list[str] = []
+        self.highlight: int | None = None                  # the generation step's bar, in the decoder
+        self.shown: dict[str, np.ndarray] = {}             # mu, sigma, gamma, beta, before (v), after (LN(v))
+        self.hist: dict[str, tuple[np.ndarray, np.ndarray]] = {}     # before/after: (edges, counts)
+
+    # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
-        return (state.stack, state.layer, state.sublayer)
+        stack, layer, sub, _ = ln_stage(state, getattr(state, "n_enc", 1), getattr(state, "n_dec", 1))
+        return (stack, layer, sub, state.step if stack == "dec" else None, state.stack)
 
     def render(self, trace, state) -> None:
         stack, layer, sub, note = ln_stage(state, trace.n_layers("enc"), trace.n_layers("dec"))
-        layer = min(layer, trace.n_layers(stack) - 1)
-        get = lambda name: trace.get(stack, layer, sub, name)
+        self.stage, self.note = (stack, layer, sub), note
+
+        def get(name):
+            return np.asarray(trace.get(stack, layer, sub, name))
+
         mu, sigma, v, out = get("ln_mean"), get("ln_sigma"), get("residual"), get("ln_out")
-        self.shown = {"mu": mu, "sigma": sigma, "gamma": get("gamma"), "beta": get("beta")}
-        tokens = trace.src_tokens if stack == "enc" else trace.tgt_tokens
-        x = np.arange(len(mu))
-        self.mu_bars.setOpts(x=x - 0.2, height=mu, width=0.38)
-        self.sigma_bars.setOpts(x=x + 0.2, height=sigma, width=0.38)
-        self.stats.getAxis("bottom").setTicks([[(i, t) for i, t in enumerate(tokens)][:: max(1, len(tokens) // 30)], []])
-        lo, hi = float(min(v.min(), out.min())), float(max(v.max(), out.max()))
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, 61)
-        self.before.setData(edges, np.histogram(v, edges)[0])
-        self.after.setData(edges, np.histogram(out, edges)[0])
-        d = np.arange(len(self.shown["gamma"]))
-        self.gamma.setData(d, self.shown["gamma"])
-        self.beta.setData(d, self.shown["beta"])
-        name = {"self": "self-attention" if stack == "enc" else "masked self-attention", "cross": "cross-attention",
-                "ffn": "feed-forward"}[sub]
-        self.title.setText(f"<b>{'Encoder' if stack == 'enc' else 'Decoder'} layer {layer + 1}, Add &amp; Norm after "
-                           f"{name}</b>: LayerNorm(v) = γ ⊙ (v − μ)/σ + β"
-                           + (f"<br><i>{note}</i>" if note else ""))
+        gamma, beta = get("gamma"), get("beta")
+        self.shown = {"mu": mu, "sigma": sigma, "gamma": gamma, "beta": beta, "before": v, "after": out}
+        self.tokens = list(trace.src_tokens if stack == "enc" else trace.tgt_tokens)
+        T, d = v.shape
+
+        step = int(getattr(state, "step", 0) or 0)
+        self.highlight = min(max(step, 0), T - 1) if stack == "dec" else None
+        x = np.arange(T)
+        brushes = [pg.mkBrush(VERMILLION if i == self.highlight else BLUE) for i in range(T)]
+        for plot, bars, values in ((self.mu_plot, self.mu_bars, mu), (self.sigma_plot, self.sigma_bars, sigma)):
+            bars.setOpts(x=x, height=values, width=0.75 if T <= 48 else 1.0, brushes=brushes)   # no moiré
+            plot.item.getAxis("bottom").set_labels(self.tokens)
+            set_range(plot, -0.6, T - 0.4, min(0.0, float(values.min())), max(0.0, float(values.max())), pad_x=0)
+
+        self.hist = {"before": histogram(v), "after": histogram(out)}
+        for key, curve, plot in (("before", self.before_curve, self.before_plot),
+                                 ("after", self.after_curve, self.after_plot)):
+            edges, counts = self.hist[key]
+            curve.setData(edges, counts)
+            set_range(plot, edges[0], edges[-1], 0.0, float(counts.max()))
+            data = self.shown[key]
+            name = "v = x + Sublayer(x)" if key == "before" else "LN(v)"
+            plot.set_title(f"{key}: {name}<br><span style='font-size:{TICK_PT}pt'>all {T}×{d} values · "
+                           f"mean {float(data.mean()):.2f} · std {float(data.std()):.2f}</span>")
+
+        dims = np.arange(d)
+        self.gamma_curve.setData(dims, gamma)
+        self.beta_curve.setData(dims, beta)
+        set_range(self.gamma_plot, -0.5, d - 0.5, min(float(gamma.min()), 1.0), max(float(gamma.max()), 1.0))
+        set_range(self.beta_plot, -0.5, d - 0.5, min(float(beta.min()), 0.0), max(float(beta.max()), 0.0))
+
+        where = "Encoder" if stack == "enc" else "Decoder"
+        tokens = ("source token" if stack == "enc" else "decoder input token") + ("s" if T != 1 else "")
+        step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {self.highlight}"
+                     if self.highlight is not None else "")
+        self.header.setText(
+            f"<b>{where} layer {layer + 1} · Add &amp; Norm after {SUBLAYER_NAMES[(stack, sub)]}</b>"
+            f"<br><span style='font-family:serif; font-size:15pt'><i>{escape(FORMULA)}</i></span>"
+            f" &nbsp; v = x + Sublayer(x); μ, σ over the {d} dimensions of each of the {T} {tokens}{step_text}")
+        self.notice.setText(escape(note))
+        self.notice.setVisible(bool(note))

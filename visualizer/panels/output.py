@@ -1,77 +1,209 @@
-"""Output panel: the top-k next-token probabilities at the current generation step, the chosen token, entropy."""
-from __future__ import annotations
+"""Output panel: at generation step t, the top-k probabilities of token t+1 as labelled bars, the token the
+decoder took highlighted (added below the top-k when it ranks lower), and the entropy of the distribution.
 
-import html
+It follows the temperature of the decoding settings: the bars are softmax(logits / T) from trace.probs.
+The Trace holds only the chosen tokens, so the window passes the target vocabulary's readable pieces through
+set_vocab() when a model is loaded; without them the bars are labelled with token ids (#17).
+"""
+from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
-BAR, CHOSEN = "#8da9c4", "#d55e00"
+from .plotkit import (BLUE, TICK_PT, VERMILLION, PlotBox, TokenAxis, escape, header_label, short, tick_font)
+
 TOP_K = 10
+NICE_LIMITS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+               0.9, 1.0)
+TAKEN = {"teacher-forced": "given (teacher-forced)", "sample": "sampled", "beam": "chosen by beam search",
+         "greedy": "chosen (greedy)"}
 
 
 def entropy_bits(p: np.ndarray) -> float:
+    """Shannon entropy of a distribution, in bits (0 · log 0 counts as 0)."""
+    p = np.asarray(p, dtype=np.float64)
     p = p[p > 0]
-    return float(-(p * np.log2(p)).sum())
+    return float(-(p * np.log2(p)).sum()) + 0.0
+
+
+def join_pieces(pieces: list[str]) -> str:
+    """Tokens as text: word-piece continuations (##…) join the word before them (never a special token like <s>)."""
+    out, prev = "", ""
+    for t in pieces:
+        glue = t.startswith("##") and prev and not (prev.startswith("<") and prev.endswith(">"))
+        out += t[2:] if glue else ((" " if out else "") + (t[2:] if t.startswith("##") else t))
+        prev = t
+    return out
+
+
+def nice_limit(p_max: float) -> float:
+    """The x range: a round number a little above the largest bar."""
+    target = min(1.0, p_max * 1.12)
+    return next((v for v in NICE_LIMITS if v >= target), 1.0)
 
 
 class OutputPanel(QtWidgets.QWidget):
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, top_k: int = TOP_K):
         super().__init__(parent)
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setBackground("w")
-        self.plot = self.canvas.addPlot()
-        self.plot.invertY(True)
-        self.plot.setLabel("bottom", "probability")
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.hideButtons()
-        self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
+        self.top_k = top_k
+        self.header = header_label()
+        self.box = PlotBox("next-token probabilities", "next token", "probability",
+                           axisItems={"left": TokenAxis("left")}, min_height=300)
+        self.plot = self.box.item
+        self.plot.invertY(True)                      # most probable at the top
+        self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)
-        self.values: list[pg.TextItem] = []
-        for _ in range(TOP_K):
-            t = pg.TextItem("", color="k", anchor=(0, 0.5))
+        self.separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine))
+        self.separator.setVisible(False)
+        self.plot.addItem(self.separator)
+        self.value_items: list[pg.TextItem] = []
+        for _ in range(top_k + 1):
+            t = pg.TextItem("", color=self.box.foreground, anchor=(0, 0.5))
+            t.setFont(tick_font(TICK_PT))
+            t.setVisible(False)
             self.plot.addItem(t)
-            self.values.append(t)
+            self.value_items.append(t)
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addWidget(self.canvas)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.box, 1)
+
         self.vocab: list[str] | None = None
+        self._vocab_version = 0
+        self.step = 0
+        self.temperature = 1.0
+        self.probs = np.zeros(0)                     # the whole distribution at the step, under the temperature
         self.top_ids = np.zeros(0, dtype=int)
         self.top_probs = np.zeros(0)
         self.top_labels: list[str] = []
-        self.chosen_index: int | None = None
+        self.chosen_label = ""                       # the token the decoder took at this step
+        self.chosen_id: int | None = None            # its vocabulary id (None without a vocabulary)
+        self.chosen_rank: int | None = None          # 1 = most probable
+        self.chosen_prob: float | None = None
+        self.chosen_index: int | None = None         # its bar: < top_k inside the top-k, == top_k when added below
+        self.bar_ids = np.zeros(0, dtype=int)        # every bar drawn, top to bottom
+        self.bar_probs = np.zeros(0)
+        self.bar_colors: list[str] = []
+        self.bar_labels: list[str] = []
         self.entropy = 0.0
+        self.title = ""
+        self._tgt_tokens: list[str] = []
+        self._taken = "chosen"
 
-    def set_vocab(self, pieces: list[str]) -> None:
-        self.vocab = pieces
+    # --- the window's protocol --------------------------------------------------------------------
+    def set_vocab(self, pieces) -> None:
+        """Readable pieces of the target vocabulary, indexed by token id (lm.tgt_tok.pieces(range(V)))."""
+        self.vocab = [str(p) for p in pieces] if pieces is not None else None
+        self._vocab_version += 1
+
+    def view_key(self, state):
+        return (state.step, self._temperature(state), self._vocab_version)
 
     def label(self, i: int) -> str:
         return self.vocab[i] if self.vocab and 0 <= i < len(self.vocab) else f"#{i}"
 
-    def view_key(self, state):
-        return (state.step, state.decoding.temperature)
+    @staticmethod
+    def _temperature(state) -> float:
+        t = getattr(getattr(state, "decoding", None), "temperature", 1.0)
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            return 1.0
+        return t if np.isfinite(t) and t > 0 else 1.0
 
     def render(self, trace, state) -> None:
-        step = min(state.step, trace.n_steps - 1)
-        probs = trace.probs(step, state.decoding.temperature)
-        order = np.argsort(-probs)[:TOP_K]
+        n_steps = int(trace["logits"].shape[0])
+        self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
+        self.temperature = T = self._temperature(state)
+        self._tgt_tokens = list(trace.tgt_tokens)
+        mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
+        self._taken = TAKEN.get(mode, "chosen")
+        probs = trace.probs(step, T)
+        self.probs = probs
+        k = min(self.top_k, probs.size)
+        order = np.argsort(-probs, kind="stable")[:k]
         self.top_ids, self.top_probs = order, probs[order]
         self.top_labels = [self.label(int(i)) for i in order]
-        chosen = trace.out_tokens[step]
-        self.chosen_index = self.top_labels.index(chosen) if chosen in self.top_labels else None
         self.entropy = entropy_bits(probs)
-        brushes = [pg.mkBrush(CHOSEN if i == self.chosen_index else BAR) for i in range(len(order))]
-        y = np.arange(len(order))
-        self.bars.setOpts(x0=np.zeros(len(order)), y=y, height=0.7, width=self.top_probs, brushes=brushes)
-        self.plot.getAxis("left").setTicks([[(int(i), t) for i, t in enumerate(self.top_labels)], []])
-        self.plot.setXRange(0, 1.0, padding=0.02)
-        self.plot.setYRange(-0.5, len(order) - 0.5, padding=0.02)
-        for i, t in enumerate(self.values):
-            if i < len(self.top_probs):
-                t.setText(f"{self.top_probs[i]:.3f}")
-                t.setPos(float(self.top_probs[i]) + 0.01, i)
-            t.setVisible(i < len(self.top_probs))
-        prefix = html.escape(" ".join(trace.tgt_tokens[: step + 1])[-40:])
-        self.plot.setTitle(
-            f"Step {step}: predicting token {step + 1} after “{prefix}”<br>chosen “{html.escape(chosen)}” (orange) · "
-            f"entropy {self.entropy:.2f} bits · T = {state.decoding.temperature:.2f}", color="k", size="11pt")
+
+        self.chosen_label = trace.out_tokens[step] if step < len(trace.out_tokens) else ""
+        self.chosen_id = self._chosen_id(probs)
+        self.chosen_rank = self.chosen_prob = self.chosen_index = None
+        bar_ids = list(order)
+        if self.chosen_id is not None:
+            self.chosen_prob = float(probs[self.chosen_id])
+            self.chosen_rank = int(np.sum(probs > probs[self.chosen_id])) + 1
+            hits = np.flatnonzero(order == self.chosen_id)
+            if hits.size:
+                self.chosen_index = int(hits[0])
+            else:                                    # ranked below the top-k: one more bar, under a dashed line
+                self.chosen_index = k
+                bar_ids.append(self.chosen_id)
+        self.bar_ids = np.asarray(bar_ids, dtype=int)
+        self.bar_probs = probs[self.bar_ids] if self.bar_ids.size else np.zeros(0)
+        self.bar_colors = [VERMILLION if i == self.chosen_index else BLUE for i in range(len(bar_ids))]
+        self._draw(k)
+
+    def _chosen_id(self, probs: np.ndarray) -> int | None:
+        if not self.vocab or not self.chosen_label:
+            return None
+        ids = [i for i, p in enumerate(self.vocab[: probs.size]) if p == self.chosen_label]
+        return max(ids, key=lambda i: probs[i]) if ids else None
+
+    # --- drawing ----------------------------------------------------------------------------------
+    def _draw(self, k: int) -> None:
+        n = len(self.bar_ids)
+        y = np.arange(n, dtype=float)
+        if n > k:
+            y[k:] += 0.5                             # a gap before the chosen token ranked below the top-k
+        labels = [self.label(int(i)) for i in self.bar_ids]
+        if n > k:
+            labels[k] = f"{labels[k]} (#{self.chosen_rank})"
+        self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,
+                          brushes=[pg.mkBrush(c) for c in self.bar_colors])
+        self.bar_labels = labels
+        self.plot.getAxis("left").set_labels(labels, y)
+        limit = nice_limit(float(self.bar_probs.max()) if n else 1.0)
+        self.plot.setXRange(0, limit, padding=0.02)
+        self.plot.setYRange(-0.6, (y[-1] if n else 0) + 0.6, padding=0)
+        self.separator.setVisible(n > k)
+        if n > k:
+            self.separator.setValue(k - 0.1)
+        for i, item in enumerate(self.value_items):
+            if i >= n:
+                item.setVisible(False)
+                continue
+            p = float(self.bar_probs[i])
+            inside = p > 0.72 * limit
+            item.setText(f"{p:.3f}")
+            item.setColor("w" if inside else self.box.foreground)
+            item.setAnchor((1, 0.5) if inside else (0, 0.5))
+            item.setPos(p - 0.01 * limit if inside else p + 0.01 * limit, float(y[i]))
+            item.setVisible(True)
+
+        prefix = join_pieces(self._prefix())
+        prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
+        t = self.step
+        self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
+        self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(prefix)}”")
+        self._header()
+
+    def _prefix(self) -> list[str]:
+        return self._tgt_tokens[: self.step + 1]
+
+    def _header(self) -> None:
+        V = self.probs.size
+        max_bits = float(np.log2(V)) if V > 1 else 0.0
+        if self.chosen_id is not None:
+            taken = (f"<span style='color:{VERMILLION}'>■</span> {escape(self._taken)} "
+                     f"“<b>{escape(short(self.chosen_label, 24))}</b>”: p = {self.chosen_prob:.3f}, "
+                     f"rank {self.chosen_rank}")
+        elif self.chosen_label:
+            taken = (f"taken: “{escape(short(self.chosen_label, 24))}” (load the model's vocabulary to find "
+                     f"its bar)")
+        else:
+            taken = ""
+        self.header.setText(
+            f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {V} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
+            f"temperature T = {self.temperature:.2f}, p = softmax(logits / T)<br>{taken}")
