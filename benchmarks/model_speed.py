@@ -1,0 +1,107 @@
+"""Speed of the model itself, measured (not asserted): prints medians and ratios from one run.
+
+    .venv/bin/python benchmarks/model_speed.py
+
+1. Traced vs untraced teacher-forced forward pass, for 20+20 and 60+60 source+target tokens.
+   untraced = model(src, tgt); "record only" = model(src, tgt, record={}) (tensors kept, no conversion);
+   traced = decoding.trace_run, the function translate() calls: record, softmax, numpy Trace, token pieces.
+   Goal: tracing costs at most 1.3x.
+2. Greedy decoding time per token for 10, 50 and 200-token outputs, with and without the key/value cache,
+   timed on decoding.greedy itself; </s> is made impossible (its output bias set to -inf) so that every run
+   produces exactly the requested number of tokens. Goal: flat per-token time with the cache.
+
+Uses a random model of the bundled en-fr shape (d_model 256, 4 heads, d_ff 512, 3+3 layers, 6000-piece
+vocabularies) with max_len 256, so that 200-token outputs fit. Medians over repeats; one thread count.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from model.checkpoint import LoadedModel  # noqa: E402
+from model.config import ModelConfig  # noqa: E402
+from model.decoding import greedy, trace_run  # noqa: E402
+from model.trace import flatten_record  # noqa: E402
+from model.tokenizer import SPECIALS, WORD_START, TextTokenizer  # noqa: E402
+from model.transformer import EOS, Transformer  # noqa: E402
+
+VOCAB = 6000
+
+
+def medians_ms(fns: dict, repeats: int) -> dict[str, float]:
+    """Median time of each function; the functions take turns in every round, so load drifts hit all alike."""
+    for fn in fns.values():
+        fn()                                                            # warm-up
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(1000 * (time.perf_counter() - t0))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def random_lm() -> LoadedModel:
+    vocab = {t: i for i, t in enumerate(SPECIALS + [f"{WORD_START}w{i}" for i in range(VOCAB - len(SPECIALS))])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tt = TextTokenizer(tok)
+    cfg = ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=256, h=4, d_ff=512, N_enc=3, N_dec=3,
+                      max_len=256, dropout=0.0)
+    torch.manual_seed(0)
+    return LoadedModel("random-en-fr-shape", None, Transformer(cfg).eval(), tt, tt)
+
+
+def main() -> int:
+    lm = random_lm()
+    model = lm.model
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; random model of the en-fr shape, "
+          f"{model.num_parameters():,} parameters\n")
+    print("| source + target tokens | untraced | record only | numpy conversion | traced (trace_run) "
+          "| record / untraced | traced / untraced |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for T in (20, 60):
+        src_ids = torch.randint(4, VOCAB, (T,)).tolist()
+        out_ids = torch.randint(4, VOCAB, (T,)).tolist()
+        src, tgt = torch.tensor([src_ids]), torch.tensor([[2] + out_ids[:-1]])
+        record: dict = {}
+        with torch.no_grad():
+            model(src, tgt, record=record)
+
+        def untraced():
+            with torch.no_grad():
+                model(src, tgt)
+
+        def record_only():
+            with torch.no_grad():
+                model(src, tgt, record={})
+
+        m = medians_ms({"untraced": untraced, "record": record_only, "convert": lambda: flatten_record(record),
+                        "traced": lambda: trace_run(lm, src_ids, out_ids)}, 60)
+        print(f"| {T} + {T} | {m['untraced']:.2f} ms | {m['record']:.2f} ms | {m['convert']:.2f} ms "
+              f"| {m['traced']:.2f} ms | {m['record'] / m['untraced']:.2f}x | {m['traced'] / m['untraced']:.2f}x |")
+
+    with torch.no_grad():
+        model.generator.bias[EOS] = float("-inf")                      # no early stop: exact output lengths
+    src_ids = torch.randint(4, VOCAB, (20,)).tolist() + [EOS]
+    print("\n| greedy output length | per token, with cache | per token, without cache | without / with |")
+    print("| --- | --- | --- | --- |")
+    for n in (10, 50, 200):
+        reps = {10: 15, 50: 7, 200: 3}[n]
+        assert len(greedy(model, src_ids, n)) == n
+        m = medians_ms({"with": lambda: greedy(model, src_ids, n, use_cache=True),
+                        "without": lambda: greedy(model, src_ids, n, use_cache=False)}, reps)
+        with_cache, without = m["with"] / n, m["without"] / n
+        print(f"| {n} tokens | {with_cache:.2f} ms | {without:.2f} ms | {without / with_cache:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
