@@ -107,3 +107,13 @@ def test_two_process_ddp_run(tmp_path):
     assert "processes: 2" in log and "finished: 8 steps" in log
     lm = load(tmp_path / "ddp" / "model")
     assert translate(lm, "red cat").trace.n_steps >= 1
+
+
+def test_lowercase_run_gives_tokenizers_that_lowercase_user_input(tmp_path):
+    """A model trained with --lowercase must see 'The Red Cat' exactly as the 'the red cat' it was trained on."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "r"), "--steps", "2", "--lowercase", *TINY]) == 0
+    lm = load(tmp_path / "r" / "model")
+    assert lm.src_tok.encode("RED Cat") == lm.src_tok.encode("red cat")
+    assert lm.tgt_tok.encode("Rouge CHAT") == lm.tgt_tok.encode("rouge chat")
+    assert lm.src_tok.tok.token_to_id("▁red") in lm.src_tok.encode("Red")
