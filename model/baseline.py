@@ -1,13 +1,17 @@
 """A plain torch.nn.Transformer of the same shape, for the training comparison (`--baseline`)."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from .config import ModelConfig
 from .transformer import PAD, sinusoidal_table
+
+WEIGHTS = "baseline.safetensors"
 
 
 class BaselineTransformer(nn.Module):
@@ -51,3 +55,20 @@ class BaselineTransformer(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def load_baseline(folder: str | Path):
+    """A `--baseline` run's model folder as a LoadedModel (greedy and beam search work; tracing does not)."""
+    from safetensors.torch import load_file
+
+    from .checkpoint import CONFIG, SRC_TOK, TGT_TOK, LoadedModel, ModelLoadError
+    from .tokenizer import TextTokenizer
+    folder = Path(folder)
+    try:
+        cfg = ModelConfig.from_dict(json.loads((folder / CONFIG).read_text(encoding="utf-8")))
+        model = BaselineTransformer(cfg)
+        model.load_state_dict(load_file(str(folder / WEIGHTS)))
+        toks = [TextTokenizer.load(folder / name) for name in (SRC_TOK, TGT_TOK)]
+    except Exception as e:  # any unreadable part: one line naming the folder
+        raise ModelLoadError(f"{folder}: not a readable baseline model ({str(e).splitlines()[0][:160]})") from None
+    return LoadedModel(folder.name, folder, model.eval(), toks[0], toks[1])

@@ -110,7 +110,7 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
     for step in range(max_new):
         b = beams.shape[0]
         logp = torch.log_softmax(_next_logits(model, beams, memory.expand(b, -1, -1),
-                                              src_mask.expand(b, -1, -1, -1), cache), -1)  # (b, V_y)
+                                              src_mask.expand(b, *src_mask.shape[1:]), cache), -1)  # (b, V_y)
         logp[:, PAD] = float("-inf")
         total = (scores[:, None] + logp).view(-1)                       # (b * V_y,)
         top = torch.topk(total, min(2 * k, total.numel()))

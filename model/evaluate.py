@@ -7,6 +7,7 @@ from pathlib import Path
 
 import sacrebleu
 
+from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
 from .checkpoint import LoadedModel, ModelLoadError, load
 from .data import CorpusError, read_aligned, read_tsv
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
@@ -57,7 +58,7 @@ def score(hyps: list[str], refs: list[list[str]], lowercase: bool = False) -> tu
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="attention-visualizer evaluate", description=__doc__)
-    p.add_argument("--model", default="en-fr", help="bundled model name or model folder")
+    p.add_argument("--model", default="en-fr", help="bundled model name or model folder (a --baseline run's folder too)")
     p.add_argument("--tsv", help="test file: source<TAB>reference; repeated sources = several references")
     p.add_argument("--src", help="source file (one sentence a line), with --ref")
     p.add_argument("--ref", help="reference file aligned with --src")
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             corpus = read_aligned(a.src, a.ref)
         else:
             p.error("give --tsv FILE, or --src FILE --ref FILE")
-        lm = load(a.model)
+        lm = load_baseline(a.model) if (Path(a.model) / BASELINE_WEIGHTS).is_file() else load(a.model)
     except (CorpusError, ModelLoadError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .baseline import BaselineTransformer
+from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import _atomic_write, load_model, save_model
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
@@ -327,7 +327,7 @@ def main(argv=None) -> int:
         if a.baseline:
             final.mkdir(parents=True, exist_ok=True)
             state = {k: v.contiguous() for k, v in model.state_dict().items()}
-            _atomic_write(final / "baseline.safetensors", lambda tmp: save_file(state, tmp))
+            _atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
             _atomic_write(final / "config.json", lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
             save_model(final, model, src_tok, tgt_tok, half=a.half, metadata={"steps": step})

@@ -117,3 +117,19 @@ def test_lowercase_run_gives_tokenizers_that_lowercase_user_input(tmp_path):
     assert lm.src_tok.encode("RED Cat") == lm.src_tok.encode("red cat")
     assert lm.tgt_tok.encode("Rouge CHAT") == lm.tgt_tok.encode("rouge chat")
     assert lm.src_tok.tok.token_to_id("▁red") in lm.src_tok.encode("Red")
+
+
+def test_baseline_run_is_evaluated_with_the_same_command(tmp_path, capsys):
+    """--baseline trains torch.nn.Transformer on the same tokenizers; `evaluate` scores its folder (greedy and beam)."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    test = synthetic_tsv(tmp_path / "test.tsv", n=20, seed=1)
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "ours"), "--steps", "2", *TINY]) == 0
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "base"), "--steps", "30", "--baseline",
+                       "--tokenizers-from", str(tmp_path / "ours"), *TINY]) == 0
+    folder = tmp_path / "base" / "model"
+    assert (folder / "tokenizer_src.json").read_bytes() == (tmp_path / "ours" / "tokenizer_src.json").read_bytes()
+    for beam in ("1", "3"):
+        capsys.readouterr()
+        assert evaluate_main(["--model", str(folder), "--tsv", str(test), "--beam", beam]) == 0
+        name, bleu, name2, chrf = capsys.readouterr().out.strip().splitlines()[-1].split()
+        assert (name, name2) == ("BLEU", "chrF") and 0.0 <= float(bleu) <= 100.0 and float(chrf) > 0.0
