@@ -23,6 +23,12 @@ class DecodingSettings:
     max_new: int | None = None   # default: grows with the source length, bounded by the model
 
     def __post_init__(self) -> None:
+        def whole(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+        if not (whole(self.beam) and whole(self.top_k) and whole(self.seed)
+                and (self.max_new is None or whole(self.max_new))
+                and isinstance(self.temperature, (int, float)) and not isinstance(self.temperature, bool)):
+            raise ValueError("beam, top_k, seed and max_new must be whole numbers and temperature a number")
         if self.method not in METHODS:
             raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:

@@ -65,7 +65,13 @@ def app_main(argv: list[str]) -> int:
                 exit_code["code"] = 1
             app.quit()
 
+        def failed(message: str) -> None:
+            print(f"error: no screenshot, the model could not run ({message})", file=sys.stderr)
+            exit_code["code"] = 1
+            app.quit()
+
         window.trace_shown.connect(lambda: QtCore.QTimer.singleShot(300, save))
+        window.run_failed.connect(failed)
     if a.presentation:
         window.toggle_presentation()
     else:

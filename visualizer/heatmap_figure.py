@@ -4,10 +4,11 @@ Masked cells are NaN in the image (transparent) over a hatched background, so th
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter
-from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 COLORMAP = "viridis"   # perceptually uniform and colour-blind safe
 
@@ -180,7 +181,7 @@ class HeatmapPlot:
 
     def _set_title(self, title: str) -> None:
         self._title_text = title
-        self.plot.setTitle(title, color=self.foreground, size=f"{self.font_size + 2:g}pt")
+        self.plot.setTitle(html.escape(title), color=self.foreground, size=f"{self.font_size + 2:g}pt")
         font = QtGui.QFont(self.font)
         font.setPointSizeF(self.font_size + 2)
         height = int(QtGui.QFontMetricsF(font).height() * 1.3) + 4   # pyqtgraph fixes 30 px: too little for big text
@@ -259,28 +260,21 @@ class HeatmapFigure:
 
     def png_image(self, scale: float = 1.0) -> QtGui.QImage:
         """The figure rendered by pyqtgraph's ImageExporter, scale times the on-screen pixels."""
-        exporter = ImageExporter(self.widget.scene())
-        exporter.parameters()["width"] = int(round(self.widget.width() * scale))
-        return exporter.export(toBytes=True)
+        from .plot_menu import scene_image
+        return scene_image(self.widget, scale)
 
     def png_bytes(self, scale: float = 1.0) -> bytes:
         return encode_png(self.png_image(scale))
 
     def svg_bytes(self) -> bytes:
-        """The scene through Qt's own QSvgGenerator: pyqtgraph 0.14's SVGExporter fails on the closed
-        paths Qt 6 writes (pyqtgraph issue #3495)."""
-        rect = self.widget.ci.sceneBoundingRect()          # the visible figure, not the whole scene
-        buf = QtCore.QBuffer()
-        buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-        gen = QtSvg.QSvgGenerator()
-        gen.setOutputDevice(buf)
-        gen.setSize(rect.size().toSize())
-        gen.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
-        gen.setTitle(self.plot.titleLabel.text)
-        painter = QtGui.QPainter(gen)
-        try:
-            painter.fillRect(QtCore.QRectF(0, 0, rect.width(), rect.height()), QtGui.QColor("white"))
-            self.widget.scene().render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
-        finally:
-            painter.end()
-        return bytes(buf.data())
+        """The visible figure (not the whole scene) as SVG."""
+        from .plot_menu import scene_svg
+        return scene_svg(self.widget.scene(), self.widget.ci.sceneBoundingRect(), self._title())
+
+    def _title(self) -> str:
+        return self.heatmap._title_text or ""
+
+    def set_colormap(self, name: str) -> None:
+        """The colour map of the image and its colour bar (exports use the one on screen)."""
+        self.heatmap.set_colormap(name)
+        self.colorbar.setColorMap(pg.colormap.get(name))

@@ -6,6 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from model.decoding import DecodingSettings
+from model.trace import ATTENTION_KINDS
 
 from .export import ExportError, write_text
 from .state import STACK_SUBLAYERS, ViewState
@@ -54,6 +55,11 @@ def read_session(path: str | Path) -> dict:
         raise SessionError(f"{path}: invalid session ({type(e).__name__}: {e})".splitlines()[0]) from None
     if changes.get("stack", "enc") not in STACK_SUBLAYERS:
         raise SessionError(f"{path}: invalid session (unknown stack {changes['stack']!r})")
+    if "kind" in changes and changes["kind"] not in ATTENTION_KINDS:
+        raise SessionError(f"{path}: invalid session (unknown attention kind {changes['kind']!r})")
+    if "stack" in changes and changes.get("sublayer", STACK_SUBLAYERS[changes["stack"]][0]) \
+            not in STACK_SUBLAYERS[changes["stack"]]:
+        raise SessionError(f"{path}: invalid session (no sublayer {changes['sublayer']!r} in that stack)")
     for k in ("layer", "head", "step"):
         if k in changes and (not isinstance(changes[k], int) or isinstance(changes[k], bool) or changes[k] < 0):
             raise SessionError(f"{path}: invalid session ({k} must be a non-negative integer)")

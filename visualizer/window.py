@@ -12,11 +12,12 @@ from model import ModelLoadError, bundled_models, load, translate
 from .captions import caption
 from .controls import OPEN_FOLDER, InputBar
 from .examples import load_examples
-from .export import ExportError, export_heatmaps, heatmap_specs
+from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
 from .panels.training_step import TrainingStepPanel
+from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
 from .settings import Settings
 from .state import RUN_FIELDS, ViewState, default_model
@@ -38,6 +39,7 @@ def model_label(name: str) -> str:
 
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
+    run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
 
     def __init__(self, model: str | None = None, sentence: str | None = None, target: str | None = None,
                  settings: Settings | None = None, lm=None, restore_layout: bool = False):
@@ -62,6 +64,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.debounce.timeout.connect(self._run)
         self._build_ui()
         self._build_actions()
+        # right-click menus: the focused attention head as a titled figure, every other plot as it is on screen
+        self.attention_menu = PlotMenu(self.attention.canvas, self.focused_export(), before=self._select_small_head)
+        for panel in self.panels.values():
+            install_plot_menus(panel)
         self.default_layout = self.saveState()
         self.restored_layout = restore_layout and self.restore_layout()
         self.state.subscribe(self._on_state)
@@ -322,6 +328,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_failure(self, seq: int, message: str) -> None:
         if seq == self.seq:
+            self.run_failed.emit(message)
             self.last_error = message
             self.inputs.notice.setText(f"Could not run the model on this input ({message}); "
                                        "the panels still show the last result.")
@@ -476,44 +483,58 @@ class MainWindow(QtWidgets.QMainWindow):
                 return spec
         return None
 
+    def focused_export(self) -> PlotExport:
+        """The focused heatmap as an export: a figure with title and colour bar, in the colours on screen."""
+        def spec():
+            found = self._focused_spec()
+            if found is None:
+                raise ExportError("there is no heatmap to export yet")
+            return found
+
+        def figure():
+            from .heatmap_figure import HeatmapFigure
+            s, fig = spec(), HeatmapFigure()
+            fig.set_colormap(self.attention.colormap)
+            levels = self.attention.focus.image.getLevels()
+            fig.show_matrix(s.matrix, s.mask, s.rows, s.cols, s.title,
+                            levels=(0.0, 1.0) if levels is None else (float(levels[0]), float(levels[1])))
+            return fig
+
+        return PlotExport(lambda: spec().stem, lambda scale: figure().png_image(scale),
+                          lambda: figure().svg_bytes(), lambda: heatmap_csv(spec()))
+
+    def _select_small_head(self, pos: QtCore.QPoint) -> None:
+        """A right-click on one of the small heads focuses it first, so the menu exports what was clicked."""
+        scene_pos = self.attention.canvas.mapToScene(pos)
+        for h, hp in enumerate(self.attention.small):
+            if hp.plot.sceneBoundingRect().contains(scene_pos):
+                self.attention.mean.setChecked(False)
+                self.state.update(head=h)
+
     def _export_focused(self) -> None:
-        spec = self._focused_spec()
-        if spec is None:
-            return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export heatmap", f"{spec.stem}.png",
-                                                        "PNG image (*.png);;SVG image (*.svg);;CSV table (*.csv)")
-        if not path:
-            return
-        fmt = Path(path).suffix.lstrip(".").lower() or "png"
-        try:
-            written = export_heatmaps([spec], Path(path).parent, fmt)
-            if written and written[0] != Path(path):
-                written[0].replace(path)
-        except (ExportError, OSError) as e:
-            self._error("Export failed", str(e))
+        if self.trace is not None:
+            self.attention_menu.save("png")
 
     def _copy_focused(self) -> None:
-        spec = self._focused_spec()
-        if spec is None:
+        if self.trace is None:
             return
-        from .heatmap_figure import HeatmapFigure
-        fig = HeatmapFigure()
-        fig.show_spec(spec)
-        QtWidgets.QApplication.clipboard().setImage(fig.png_image())
+        self.attention_menu.copy()
         self.statusBar().showMessage("Heatmap copied to the clipboard", 4000)
 
     def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
-        """Every head of every kind and layer, plus a picture of every panel (PNG), into folder."""
+        """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV), into folder."""
         specs = heatmap_specs(self.trace, self.lm.name)
         written = export_heatmaps(specs, folder, fmt, progress=progress)
-        if fmt == "png" and (progress is None or len(written) == len(specs)):
-            from .heatmap_figure import encode_png
+        if fmt != "csv" and (progress is None or len(written) == len(specs)):
             from .export import write_bytes
+            from .heatmap_figure import encode_png
             for name, dock in self.docks.items():
-                if not dock.isHidden():
-                    path = Path(folder) / f"panel_{name}.png"
-                    write_bytes(path, encode_png(dock.widget().grab().toImage()))
-                    written.append(path)
+                if dock.isHidden():
+                    continue
+                self._render_panel(name)          # a panel behind a tab may still show an older view
+                path = Path(folder) / f"panel_{name}.png"
+                write_bytes(path, encode_png(dock.widget().grab().toImage()))
+                written.append(path)
         return written
 
     def _export_all(self) -> None:

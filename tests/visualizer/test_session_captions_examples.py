@@ -34,6 +34,14 @@ def test_session_round_trip(tmp_path):
      '"decoding": {"method": "telepathy"}}', "invalid session"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"layer": -1}}',
      "layer must be"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"kind": "bogus"}}',
+     "unknown attention kind"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
+     '"view": {"stack": "enc", "sublayer": "cross"}}', "no sublayer 'cross'"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "decoding": {"seed": "x"}}',
+     "whole numbers"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
+     '"decoding": {"temperature": "hot"}}', "invalid session"),
 ])
 def test_invalid_session_files_give_one_line(tmp_path, content, words):
     p = tmp_path / "bad.json"

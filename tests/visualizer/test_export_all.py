@@ -1,0 +1,49 @@
+"""File ▸ Export all: every head of every kind and layer plus a picture of each open panel, cancellable."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtGui
+
+from visualizer.export import heatmap_specs, read_heatmap_csv
+
+
+def show_sentence(qtbot, window, text):
+    window.inputs.sentence.setText(text)
+    qtbot.waitUntil(lambda: window.trace is not None and window.trace.meta.get("sentence") == text, timeout=20000)
+
+
+def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path):
+    show_sentence(qtbot, window, "the dog runs")
+    window.state.update(stack="enc", layer=0, sublayer="self")
+    window.docks["embeddings"].raise_()                 # the LayerNorm panel is now behind a tab
+    show_sentence(qtbot, window, "we eat bread")
+    written = window.export_all(str(tmp_path), "png")
+    specs = heatmap_specs(window.trace, window.lm.name)
+    names = {p.name for p in written}
+    assert {f"{s.stem}.png" for s in specs} <= names
+    open_panels = {f"panel_{n}.png" for n, d in window.docks.items() if not d.isHidden()}
+    assert open_panels <= names and "panel_layernorm.png" in names
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    for p in written:
+        assert not QtGui.QImage(str(p)).isNull(), p
+    # the panel behind the tab was brought up to date before its picture was taken
+    assert window.panels["layernorm"].tokens == window.trace.src_tokens
+
+
+def test_export_all_csv_equals_the_trace_and_has_no_pictures(window, tmp_path):
+    written = window.export_all(str(tmp_path), "csv")
+    assert all(p.suffix == ".csv" for p in written)
+    rows, cols, m = read_heatmap_csv(tmp_path / "encoder_self_L2_H2.csv")
+    assert rows == cols == window.trace.src_tokens
+    np.testing.assert_array_equal(m.astype(np.float32), window.trace.attention("enc_self", 1, 1))
+
+
+def test_cancelling_stops_early_and_writes_no_panels(window, tmp_path):
+    calls = []
+
+    def progress(done, total):
+        calls.append((done, total))
+        return done < 3                                  # the user presses Cancel after the third file
+    written = window.export_all(str(tmp_path), "png", progress)
+    assert len(written) == 3 and calls[-1][0] == 3
+    assert not any(p.name.startswith("panel_") for p in tmp_path.iterdir())

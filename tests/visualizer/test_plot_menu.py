@@ -1,0 +1,119 @@
+"""Right-click menus on the plots: the files they write hold what the plot shows, and failures leave nothing."""
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui
+
+from visualizer.export import ExportError, read_heatmap_csv
+from visualizer.plot_menu import PRINT_SCALE, PlotMenu, file_stem, write_plot
+
+
+def menu_texts(menu: PlotMenu) -> list[str]:
+    return [a.text() for a in menu.build().actions() if a.text()]
+
+
+def test_every_plot_of_every_panel_has_the_menu(window):
+    import pyqtgraph as pg
+    views = [v for panel in window.panels.values() for v in panel.findChildren(pg.GraphicsView)]
+    assert len(views) >= 8
+    for v in views:
+        assert v.contextMenuPolicy() == QtCore.Qt.ContextMenuPolicy.CustomContextMenu, v
+    texts = menu_texts(window.attention_menu)
+    assert texts == ["Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
+                     "Save numbers as CSV…", "Copy image"]
+
+
+def test_focused_head_csv_equals_the_trace(window, tmp_path):
+    window.state.update(kind="cross", layer=1, head=1)
+    path = window.attention_menu.save("csv", path=str(tmp_path / "cross.csv"))
+    rows, cols, matrix = read_heatmap_csv(path)
+    assert rows == window.trace.tgt_tokens and cols == window.trace.src_tokens
+    np.testing.assert_array_equal(matrix.astype(np.float32), window.trace.attention("cross", 1, 1))
+
+
+def test_focused_head_png_for_print_and_svg(window, tmp_path):
+    window.state.update(kind="dec_self", layer=0, head=0)
+    png = window.attention_menu.save("png", PRINT_SCALE, path=str(tmp_path / "head"))   # suffix added
+    assert png.name == "head.png"
+    image = QtGui.QImage(str(png))
+    from visualizer.heatmap_figure import HeatmapFigure
+    assert image.width() == PRINT_SCALE * HeatmapFigure().widget.width()
+    svg = window.attention_menu.save("svg", path=str(tmp_path / "head.svg"))
+    text = svg.read_text(encoding="utf-8")
+    assert ET.fromstring(text).tag.endswith("svg")
+    assert "Decoder masked self-attention, layer 1, head 1" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["head.png", "head.svg"]
+
+
+def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):
+    """The focused export once wrote <stem>.png first and renamed it: a file of that name was lost."""
+    keep = tmp_path / "encoder_self_L1_H1.png"
+    keep.write_bytes(b"keep me")
+    window.state.update(kind="enc_self", layer=0, head=0)
+    window.attention_menu.save("png", path=str(tmp_path / "mine.png"))
+    assert keep.read_bytes() == b"keep me"
+    assert (tmp_path / "mine.png").stat().st_size > 1000
+
+
+def test_bar_chart_csv_holds_the_bars(window, tmp_path):
+    window.state.update(stack="enc", layer=0, sublayer="self")
+    ln = window.panels["layernorm"]
+    window._render_panel("layernorm", force=True)
+    menu = PlotMenu(ln.mu_plot, __import__("visualizer.plot_menu", fromlist=["x"]).widget_export(ln.mu_plot))
+    path = menu.save("csv", path=str(tmp_path / "mu.csv"))
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["series", "x", "label", "y"]
+    assert [float(r[3]) for r in rows[1:]] == pytest.approx(window.trace.get("enc", 0, "self", "ln_mean").tolist(),
+                                                          abs=1e-6)
+    assert [r[2] for r in rows[1:]] == ln.mu_plot.item.getAxis("bottom").labels
+
+
+def test_heatmap_panel_csv_has_token_headers(window, tmp_path):
+    window.state.update(stack="src_embed")
+    emb = window.panels["embeddings"]
+    window._render_panel("embeddings", force=True)
+    from visualizer.plot_menu import widget_export
+    path = PlotMenu(emb.maps["pe"], widget_export(emb.maps["pe"])).save("csv", path=str(tmp_path / "pe.csv"))
+    rows, cols, matrix = read_heatmap_csv(path)
+    assert rows == emb.maps["pe"].rows
+    np.testing.assert_allclose(matrix, emb.arrays["pe"], atol=1e-6)
+
+
+def test_unwritable_folder_is_a_clear_error_and_leaves_nothing(window, tmp_path, monkeypatch):
+    import errno
+    import visualizer.export as export
+
+    def refuse(*a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(export.tempfile, "mkstemp", refuse)        # root may write anywhere: refuse as a folder would
+    with pytest.raises(ExportError, match="cannot write here"):
+        write_plot(window.focused_export(), tmp_path / "x.png", "png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_full_disk_is_a_clear_error_and_leaves_no_partial_file(window, tmp_path, monkeypatch):
+    import errno
+    import visualizer.export as export
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(export.os, "fsync", full)
+    with pytest.raises(ExportError, match="No space left"):
+        write_plot(window.focused_export(), tmp_path / "x.svg", "svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_folder_is_a_clear_error(window, tmp_path):
+    with pytest.raises(ExportError, match="folder does not exist"):
+        write_plot(window.focused_export(), tmp_path / "nope" / "x.csv", "csv")
+
+
+def test_file_stem_from_titles():
+    assert file_stem("mean μ of v, per token") == "mean_of_v_per_token"
+    assert file_stem("<b>bold</b> / x") == "bold_x"
+    assert file_stem("μσ") == "plot"

@@ -1,0 +1,222 @@
+"""Right-click on any plot: save it as PNG (screen size or 3× for print) or SVG, its numbers as CSV, or copy it.
+
+A plot's numbers come from the plot itself: a heatmap gives its matrix with token labels as headers, a bar
+chart or curve gives one row per point. Files are written atomically (see export.py).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.exporters import ImageExporter
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+from .export import ExportError, write_bytes, write_text
+
+PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
+
+
+@dataclass
+class PlotExport:
+    """What the menu of one plot exports; the callables are asked when an entry is chosen (the newest view)."""
+    name: Callable[[], str]                           # file name without extension
+    image: Callable[[float], QtGui.QImage]            # the picture at a scale factor
+    svg: Callable[[], bytes]
+    table: Callable[[], str | None]                   # CSV text, or None when the plot holds no numbers
+
+
+def file_stem(text: str) -> str:
+    """A file name from a plot title: letters, digits, '-' and '_' only."""
+    stem = re.sub(r"[^\w\-]+", "_", re.sub(r"<[^>]+>", "", text), flags=re.ASCII).strip("_")
+    return stem[:80] or "plot"
+
+
+def scene_image(view: pg.GraphicsView, scale: float = 1.0) -> QtGui.QImage:
+    """The view's scene through pyqtgraph's ImageExporter, scale times the pixels on screen."""
+    exporter = ImageExporter(view.scene())
+    exporter.parameters()["width"] = max(1, int(round(view.width() * scale)))
+    return exporter.export(toBytes=True)
+
+
+def scene_svg(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, title: str = "",
+              background: str = "white") -> bytes:
+    """A region of a scene as SVG through Qt's QSvgGenerator (pyqtgraph 0.14's SVGExporter fails on the
+    closed paths Qt 6 writes: pyqtgraph issue #3495)."""
+    buf = QtCore.QBuffer()
+    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    gen = QtSvg.QSvgGenerator()
+    gen.setOutputDevice(buf)
+    gen.setSize(rect.size().toSize())
+    gen.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
+    gen.setTitle(title)
+    painter = QtGui.QPainter(gen)
+    try:
+        painter.fillRect(QtCore.QRectF(0, 0, rect.width(), rect.height()), QtGui.QColor(background))
+        scene.render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
+    finally:
+        painter.end()
+    return bytes(buf.data())
+
+
+def matrix_csv(matrix: np.ndarray, rows: list[str], cols: list[str], corner: str = "row \\ column") -> str:
+    """A matrix with column labels as the header and row labels in the first column; NaN (masked) as empty."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([corner, *cols])
+    for label, row in zip(rows, np.asarray(matrix)):
+        w.writerow([label, *("" if np.isnan(x) else repr(float(x)) for x in row)])
+    return buf.getvalue()
+
+
+def plot_table(plot: pg.PlotItem) -> str | None:
+    """The numbers a plot draws: one row per bar or curve point (series, x, label, y)."""
+    labels = {}
+    for side in ("bottom", "left"):
+        axis = plot.getAxis(side)
+        if getattr(axis, "labels", None) is not None and len(getattr(axis, "positions", [])):
+            labels[side] = dict(zip(np.round(axis.positions, 6), axis.labels))
+    rows = []
+    for n, item in enumerate(plot.items):
+        if isinstance(item, pg.BarGraphItem):
+            o = item.opts
+            if o.get("x0") is not None and o.get("y") is not None and o.get("width") is not None:  # horizontal
+                pos, val, side = o["y"], o["width"], "left"
+            else:
+                pos, val, side = o.get("x"), o.get("height"), "bottom"
+            if pos is None or val is None:
+                continue
+            pos, val = np.broadcast_arrays(np.asarray(pos, float), np.asarray(val, float))
+            for p, v in zip(pos, val):
+                rows.append([f"bars {n + 1}", repr(float(p)), labels.get(side, {}).get(round(float(p), 6), ""),
+                             repr(float(v))])
+        elif isinstance(item, pg.PlotDataItem):
+            x, y = item.getData()
+            if x is None or y is None:
+                continue
+            name = item.name() or f"curve {n + 1}"
+            for p, v in zip(x, y):
+                rows.append([name, repr(float(p)), labels.get("bottom", {}).get(round(float(p), 6), ""),
+                             repr(float(v))])
+    if not rows:
+        return None
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["series", "x", "label", "y"])
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def widget_export(view: pg.GraphicsView) -> PlotExport:
+    """The export of a plot widget as it is on screen; a heatmap (with .shown, .rows, .cols) gives its matrix.
+    A layout of several plots gives the numbers of each, one after the other."""
+    def plots() -> list[pg.PlotItem]:
+        if isinstance(view, pg.PlotWidget):
+            return [view.getPlotItem()]
+        found = [it for it in view.scene().items() if isinstance(it, pg.PlotItem)]
+        return sorted(found, key=lambda p: (p.sceneBoundingRect().top(), p.sceneBoundingRect().left()))
+
+    def title() -> str:
+        for item in plots():
+            text = getattr(item, "_shown_title", "") or item.titleLabel.text
+            if text:
+                return text
+        return "plot"
+
+    def table() -> str | None:
+        shown = getattr(view, "shown", None)
+        if isinstance(shown, np.ndarray) and shown.ndim == 2:
+            rows = getattr(view, "rows", []) or [str(i) for i in range(shown.shape[0])]
+            cols = getattr(view, "cols", []) or [str(i) for i in range(shown.shape[1])]
+            return matrix_csv(shown, rows, cols)
+        parts = [t for t in (plot_table(p) for p in plots()) if t is not None]
+        if not parts:
+            return None
+        return parts[0] + "".join(t.split("\n", 1)[1] for t in parts[1:])       # one header
+
+    def svg() -> bytes:
+        bg = view.backgroundBrush().color().name()
+        return scene_svg(view.scene(), view.sceneRect(), title(), bg)
+
+    return PlotExport(lambda: file_stem(title()), lambda s: scene_image(view, s), svg, table)
+
+
+class PlotMenu(QtCore.QObject):
+    """The right-click menu of one plot widget."""
+
+    last_folder = ""                                  # shared by every plot: the next dialog opens there
+
+    def __init__(self, view: QtWidgets.QWidget, export: PlotExport,
+                 before: Callable[[QtCore.QPoint], None] | None = None):
+        super().__init__(view)
+        self.view, self.export, self.before = view, export, before
+        view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self.show_menu)
+
+    def build(self) -> QtWidgets.QMenu:
+        menu = QtWidgets.QMenu(self.view)
+        menu.addAction("Save image as PNG…", lambda: self.save("png", 1.0))
+        menu.addAction(f"Save image as PNG for print ({PRINT_SCALE}×)…", lambda: self.save("png", PRINT_SCALE))
+        menu.addAction("Save image as SVG…", lambda: self.save("svg"))
+        csv_act = menu.addAction("Save numbers as CSV…", lambda: self.save("csv"))
+        csv_act.setEnabled(self.export.table() is not None)
+        menu.addSeparator()
+        menu.addAction("Copy image", self.copy)
+        return menu
+
+    def show_menu(self, pos: QtCore.QPoint) -> None:
+        if self.before is not None:
+            self.before(pos)
+        self.build().exec(self.view.mapToGlobal(pos))
+
+    def save(self, fmt: str, scale: float = 1.0, path: str | None = None) -> Path | None:
+        """Ask for a file name (unless path is given) and write the file; errors go to a dialog."""
+        if path is None:
+            suggestion = str(Path(PlotMenu.last_folder or Path.home()) / f"{self.export.name()}.{fmt}")
+            filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV table (*.csv)"}
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self.view, "Save plot", suggestion, filters[fmt])
+            if not path:
+                return None
+        target = Path(path)
+        if target.suffix.lower() != f".{fmt}":
+            target = target.with_name(target.name + f".{fmt}")
+        try:
+            write_plot(self.export, target, fmt, scale)
+        except ExportError as e:
+            QtWidgets.QMessageBox.warning(self.view.window(), "Could not save the plot", str(e))
+            return None
+        PlotMenu.last_folder = str(target.parent)
+        return target
+
+    def copy(self) -> None:
+        QtWidgets.QApplication.clipboard().setImage(self.export.image(1.0))
+
+
+def write_plot(export: PlotExport, path: Path, fmt: str, scale: float = 1.0) -> None:
+    """Write one plot to exactly this path (temporary file, then rename)."""
+    from .heatmap_figure import encode_png
+    if fmt == "png":
+        write_bytes(path, encode_png(export.image(scale)))
+    elif fmt == "svg":
+        write_bytes(path, export.svg())
+    elif fmt == "csv":
+        text = export.table()
+        if text is None:
+            raise ExportError("this plot holds no numbers to save as CSV")
+        write_text(path, text)
+    else:
+        raise ExportError(f"unknown format {fmt!r}: use png, svg or csv")
+
+
+def install_plot_menus(panel: QtWidgets.QWidget) -> list[PlotMenu]:
+    """A right-click menu on every plot widget inside panel that has none yet."""
+    menus = []
+    for view in panel.findChildren(pg.GraphicsView):
+        if view.contextMenuPolicy() != QtCore.Qt.ContextMenuPolicy.CustomContextMenu:
+            menus.append(PlotMenu(view, widget_export(view)))
+    return menus
