@@ -36,3 +36,21 @@ def test_bundled_model_translates_classroom_sentences(name):
     assert all(o.strip() for o in outputs), outputs
     words = {w.strip(".,?!").lower() for o in outputs for w in o.split()}
     assert len(words & EXPECTED[name]) >= 2, outputs
+
+
+def test_a_gradient_step_on_a_bundled_model_never_writes_its_files():
+    import hashlib
+
+    import torch
+
+    from model.gradient_step import GradientStepper
+    folder = MODELS_DIR / "en-fr"
+    digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+    lm = load("en-fr")
+    original = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    stepper = GradientStepper(lm)
+    before, after = stepper.step("The red car is fast.", "La voiture rouge est rapide.", lr=0.01)
+    assert after < before
+    stepper.reset()
+    assert all(torch.equal(v, lm.model.state_dict()[k]) for k, v in original.items())
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()} == digest

@@ -217,3 +217,31 @@ def test_the_layout_left_at_close_comes_back_at_the_next_start(qtbot, tiny_model
     assert not fresh.docks["training"].isHidden()
     for w in (first, again, fresh):
         w.runner.wait(10000)
+
+
+def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_caption(qtbot, window):
+    """PageDown (what presenter remotes send) from the first stage to the last: each stage once, in the order
+    data flows, and the caption names the stage and shows its equation."""
+    from visualizer.captions import caption
+    window.toggle_presentation()
+    try:
+        window.state.first()
+        seen = []
+        for _ in range(len(window.state.stages()) + 2):                   # two presses past the end change nothing
+            stage = window.state.stage
+            if not seen or seen[-1] != stage:
+                seen.append(stage)
+                title, _, equation = caption(stage)
+                text = window.caption.text()
+                assert html_unescape(title) in html_unescape(text) and "=" in equation
+                assert html_unescape(equation) in html_unescape(text)
+            qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+        assert seen == window.state.stages()
+        assert seen[0].stack == "src_embed" and seen[-1].stack == "output"
+    finally:
+        window.toggle_presentation()
+
+
+def html_unescape(text: str) -> str:
+    import html
+    return html.unescape(text)
