@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -31,6 +32,9 @@ class LoadedModel:
     model: Transformer
     src_tok: TextTokenizer
     tgt_tok: TextTokenizer
+    # held while a thread runs or changes the model (the app translates in a worker while a gradient step may
+    # change the weights on the GUI thread): a run never sees half-updated weights
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @property
     def cfg(self) -> ModelConfig:

@@ -45,6 +45,10 @@ class GradientStepper:
 
     def evaluate(self, source: str, target: str, kind: str = "cross", layer: int = 0, head: int = 0) -> StepResult:
         """Per-token loss and the gradient of the mean loss with respect to the head's W_Q, W_K, W_V."""
+        with self.lm.lock:
+            return self._evaluate(source, target, kind, layer, head)
+
+    def _evaluate(self, source: str, target: str, kind: str, layer: int, head: int) -> StepResult:
         model = self.lm.model
         src, tgt_in, tgt_out = self._batch(source, target)
         was_training = model.training
@@ -64,6 +68,10 @@ class GradientStepper:
 
     def step(self, source: str, target: str, lr: float) -> tuple[float, float]:
         """One plain gradient-descent step W <- W - lr * dL/dW on every weight; (loss before, loss after)."""
+        with self.lm.lock:
+            return self._step(source, target, lr)
+
+    def _step(self, source: str, target: str, lr: float) -> tuple[float, float]:
         before = self.evaluate(source, target).loss      # leaves the gradients of this loss in .grad
         with torch.no_grad():
             for p in self.lm.model.parameters():
@@ -75,6 +83,7 @@ class GradientStepper:
 
     def reset(self) -> None:
         """Restore the weights as loaded, exactly."""
-        self.lm.model.load_state_dict(self.original)
-        self.lm.model.zero_grad(set_to_none=True)
-        self.steps_taken = 0
+        with self.lm.lock:
+            self.lm.model.load_state_dict(self.original)
+            self.lm.model.zero_grad(set_to_none=True)
+            self.steps_taken = 0

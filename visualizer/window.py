@@ -307,9 +307,10 @@ class MainWindow(QtWidgets.QMainWindow):
         settings, target, positional = s.decoding, s.target, s.positional
 
         def job():
-            lm.model.positional = positional and lm.cfg.pe != "none"
-            t0 = time.perf_counter()
-            result = translate(lm, text, settings, target=target or None)
+            with lm.lock:                         # a gradient step (GUI thread) waits for the run, and vice versa
+                lm.model.positional = positional and lm.cfg.pe != "none"
+                t0 = time.perf_counter()
+                result = translate(lm, text, settings, target=target or None)
             return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS
 
         self.runner.submit(self.seq, job)

@@ -66,3 +66,25 @@ def test_one_gradient_step_lowers_the_loss_and_reset_restores_exactly(tiny_model
     for k, v in original.items():
         assert torch.equal(v, lm.model.state_dict()[k]), k
     assert (tiny_model_dir / "model.safetensors").read_bytes() == weights_file   # the file is never written
+
+
+def test_a_gradient_step_waits_while_another_thread_runs_the_model(tiny_model_dir):
+    """The app translates in a worker thread; a step taken meanwhile must not change weights under that run."""
+    import threading
+
+    import torch
+
+    from model import load
+    from model.gradient_step import GradientStepper
+    lm = load(tiny_model_dir)
+    stepper = GradientStepper(lm)
+    weights = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    done = threading.Event()
+    with lm.lock:                                              # what the worker holds during translate()
+        worker = threading.Thread(target=lambda: (stepper.step("the cat", "le chat", 0.5), done.set()))
+        worker.start()
+        assert not done.wait(0.5)
+        assert all(torch.equal(v, lm.model.state_dict()[k]) for k, v in weights.items())
+    worker.join(30)
+    assert done.is_set()
+    assert not all(torch.equal(v, lm.model.state_dict()[k]) for k, v in weights.items())
