@@ -17,15 +17,17 @@ class Theme:
     base: str
     text: str
     highlight: str
-    plot_background: str
-    plot_foreground: str
+    placeholder: str
 
 
 THEMES = {
-    "light": Theme("light", "#f4f4f4", "#ffffff", "#111111", "#1f6fd1", "w", "k"),
-    "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#1e1e1e", "#e8e8e8"),
-    "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "k", "w"),
+    "light": Theme("light", "#f4f4f4", "#ffffff", "#111111", "#1f6fd1", "#6e6e6e"),
+    "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#9a9a9a"),
+    "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "#c8c8c8"),
 }
+# Plots are figures: black on white in every theme, like the exported files, and as readable on a projector
+# as ink on paper. Only the window around them follows the theme.
+PLOT_BACKGROUND, PLOT_FOREGROUND = "w", "k"
 
 
 def palette(theme: Theme) -> QtGui.QPalette:
@@ -34,7 +36,8 @@ def palette(theme: Theme) -> QtGui.QPalette:
     for r, c in ((role.Window, theme.window), (role.Base, theme.base), (role.AlternateBase, theme.window),
                  (role.Button, theme.window), (role.WindowText, theme.text), (role.Text, theme.text),
                  (role.ButtonText, theme.text), (role.ToolTipBase, theme.base), (role.ToolTipText, theme.text),
-                 (role.Highlight, theme.highlight), (role.HighlightedText, theme.base)):
+                 (role.Highlight, theme.highlight), (role.HighlightedText, theme.base),
+                 (role.PlaceholderText, theme.placeholder)):
         p.setColor(r, QtGui.QColor(c))
     return p
 
@@ -48,5 +51,5 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
         font = app.font()
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))
         app.setFont(font)
-    pg.setConfigOptions(background=theme.plot_background, foreground=theme.plot_foreground, antialias=True)
+    pg.setConfigOptions(background=PLOT_BACKGROUND, foreground=PLOT_FOREGROUND, antialias=True)
     return theme
