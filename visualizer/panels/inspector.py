@@ -102,7 +102,7 @@ class InspectorPanel(QtWidgets.QWidget):
 
     # --- the equations --------------------------------------------------------------------
     def _html(self, trace, state, i: int) -> str:
-        style = "<style>td,th{padding:2px 8px;text-align:right} th{background:#eee} .eq{font-size:115%}</style>"
+        style = "<style>td,th{padding:2px 8px;text-align:right;white-space:nowrap} th{background:#eee} .eq{font-size:115%}</style>"
         if state.stack in ("src_embed", "tgt_embed"):
             p = "src" if state.stack == "src_embed" else "tgt"
             return style + self._embed_html(trace, p, i)
