@@ -50,3 +50,18 @@ def test_accepts_exactly_the_valid_configs(d_model, h, d_ff, dropout, pe):
     else:
         with pytest.raises(ValueError):
             ModelConfig(**args)
+
+
+def test_attention_projections_start_like_torch_multihead_attention():
+    """W_Q, W_K, W_V start with the spread of torch's stacked in-projection, not a larger one."""
+    import torch
+
+    from model.config import ModelConfig
+    from model.transformer import Transformer
+    cfg = ModelConfig(src_vocab_size=50, tgt_vocab_size=50, d_model=256, h=4, d_ff=512, N_enc=1, N_dec=1)
+    torch.manual_seed(0)
+    ours = Transformer(cfg).encoder[0].self_attn
+    torch_mha = torch.nn.MultiheadAttention(256, 4)
+    for W in (ours.W_Q, ours.W_K, ours.W_V):
+        assert abs(float(W.weight.std()) / float(torch_mha.in_proj_weight.std()) - 1) < 0.03
+    assert abs(float(ours.W_O.weight.std()) * (2 ** -0.5) / float(torch_mha.in_proj_weight.std()) - 1) < 0.03
