@@ -58,7 +58,7 @@ def pipeline(n_enc: int, n_dec: int) -> list[Stage]:
 @dataclass
 class ViewState:
     model_name: str = "en-fr"
-    sentence: str = "The red car is fast."
+    sentence: str = "I have a red car."
     target: str = ""                                  # non-empty: decoder runs teacher-forced on it
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
     positional: bool = True

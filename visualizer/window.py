@@ -20,7 +20,7 @@ from .panels.training_step import TrainingStepPanel
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
 from .settings import Settings
-from .state import RUN_FIELDS, ViewState, default_model
+from .state import RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .theme import THEMES, apply_theme
 from .worker import ModelRunner
 
@@ -48,11 +48,12 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         self.setWindowTitle("Attention Visualizer")
         self.settings = settings or Settings()
-        self.state = ViewState(model_name=model or default_model(), sentence=sentence or "The red car is fast.",
+        self.state = ViewState(model_name=model or default_model(), sentence=sentence or "I have a red car.",
                                target=target or "")
         self.lm = None
         self.trace = None
         self.translation = None
+        self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self.runner = ModelRunner(self)
         self.runner.finished.connect(self._on_result)
         self.runner.failed.connect(self._on_failure)
@@ -322,6 +323,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
         t = self.trace
         self.state.set_shape(t.n_layers("enc"), t.n_layers("dec"), t.n_heads, t.n_steps)
+        if self._pending_view:
+            view, self._pending_view = self._pending_view, None
+            self.state.update(**view)
         self._show_translation(result, cut_chars)
         self._render_all()
         self.rendered_seq = seq
@@ -464,6 +468,9 @@ class MainWindow(QtWidgets.QMainWindow):
         model = changes.pop("model_name")
         if model != self.state.model_name and not self._load_model(model):
             return False
+        # the view (layer, head, step…) is applied once the session's own run is shown: clamped against the
+        # trace it belongs to, not against whatever was on screen before
+        self._pending_view = {k: changes.pop(k) for k in list(changes) if k in VIEW_FIELDS}
         self.state.update(**changes)
         self._sync_inputs()
         self._run()

@@ -245,3 +245,27 @@ def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_cap
 def html_unescape(text: str) -> str:
     import html
     return html.unescape(text)
+
+
+def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, settings, tmp_path):
+    """As `--session` does: the file is opened before the first result; its layer, head and step must not be
+    clamped against the empty window."""
+    import json
+
+    from visualizer.window import MainWindow
+    path = tmp_path / "lesson.json"
+    path.write_text(json.dumps({
+        "format": "attention-visualizer-session/1", "model": str(tiny_model_dir), "sentence": "the dog runs",
+        "target": "", "positional": True, "decoding": {"method": "greedy"},
+        "view": {"stack": "dec", "layer": 1, "sublayer": "cross", "kind": "cross", "head": 1, "step": 2}}),
+        encoding="utf-8")
+    w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(w)
+    assert w.open_session(str(path))
+    w.show()
+    qtbot.waitUntil(lambda: w.trace is not None and w.trace.meta.get("sentence") == "the dog runs", timeout=20000)
+    s = w.state
+    assert (s.stack, s.layer, s.sublayer, s.kind, s.head, s.step) == ("dec", 1, "cross", "cross", 1, 2)
+    a = w.attention
+    assert (a.shown_kind, a.shown_layer, a.shown_head) == ("cross", 1, 1)
+    w.runner.wait(10000)
