@@ -159,6 +159,14 @@ class ViewState:
     def prev_step(self) -> set[str]:
         return self.update(step=self.step - 1)
 
+    @classmethod
+    def for_trace(cls, trace, **view) -> "ViewState":
+        """A state fitted to a Trace's layers, heads and steps, at the given view (for scripts and tests)."""
+        s = cls()
+        s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
+        s.update(**view)
+        return s
+
     def set_shape(self, n_enc: int, n_dec: int, n_heads: int, n_steps: int) -> set[str]:
         """Called when a new trace arrives: keep the view where it was, as far as it still exists."""
         return self.update(n_enc=n_enc, n_dec=n_dec, n_heads=n_heads, n_steps=n_steps)

@@ -20,3 +20,10 @@ def window(qtbot, tiny_model_dir, settings):
     qtbot.waitUntil(lambda: w.trace is not None, timeout=20000)
     yield w
     w.runner.wait(10000)
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_lm):
+    """The tiny model's trace of "the cat sat on the mat" (greedy); a test module may define its own."""
+    from model import translate
+    return translate(tiny_lm, "the cat sat on the mat").trace

@@ -9,13 +9,6 @@ from visualizer.panels.embeddings import EmbeddingsPanel, cosine_similarity
 from visualizer.state import ViewState, pipeline
 
 
-def state_for(trace, **view) -> ViewState:
-    s = ViewState()
-    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
-    s.update(**view)
-    return s
-
-
 @pytest.fixture
 def panel(qtbot):
     p = EmbeddingsPanel()
@@ -25,13 +18,8 @@ def panel(qtbot):
     return p
 
 
-@pytest.fixture(scope="module")
-def trace(tiny_lm):
-    return translate(tiny_lm, "the cat sat on the mat").trace
-
-
 def test_source_heatmaps_equal_the_trace(panel, trace):
-    panel.render(trace, state_for(trace, stack="enc", layer=1, sublayer="ffn"))
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=1, sublayer="ffn"))
     assert panel.side == "src" and panel.tokens == trace.src_tokens
     for key in ("embedding", "pe", "x"):
         np.testing.assert_array_equal(panel.maps[key].shown, trace[f"src.{key}"].astype(np.float32))
@@ -42,7 +30,7 @@ def test_source_heatmaps_equal_the_trace(panel, trace):
 
 
 def test_cosine_similarity_of_the_sum_with_token_labels(panel, trace):
-    panel.render(trace, state_for(trace, stack="src_embed"))
+    panel.render(trace, ViewState.for_trace(trace, stack="src_embed"))
     x = trace["src.x"].astype(np.float64)
     T = len(x)
     expected = np.array([[x[i] @ x[j] / np.linalg.norm(x[i]) / np.linalg.norm(x[j]) for j in range(T)]
@@ -58,7 +46,7 @@ def test_cosine_similarity_of_the_sum_with_token_labels(panel, trace):
 
 @pytest.mark.parametrize("stack", ["tgt_embed", "dec", "output"])
 def test_target_side_shows_the_decoder_input(panel, trace, stack):
-    panel.render(trace, state_for(trace, stack=stack))
+    panel.render(trace, ViewState.for_trace(trace, stack=stack))
     assert panel.side == "tgt" and panel.tokens == trace.tgt_tokens
     for key in ("embedding", "pe", "x"):
         np.testing.assert_array_equal(panel.maps[key].shown, trace[f"tgt.{key}"].astype(np.float32))
@@ -67,7 +55,7 @@ def test_target_side_shows_the_decoder_input(panel, trace, stack):
 
 
 def test_sinusoids_follow_the_dimension_chooser(panel, trace):
-    panel.render(trace, state_for(trace, stack="enc"))
+    panel.render(trace, ViewState.for_trace(trace, stack="enc"))
     pe = trace["src.pe"]
     d = pe.shape[1]
     assert panel.dim.maximum() == d - 1 and panel.sinusoidal
@@ -93,7 +81,7 @@ def test_positional_encoding_off_is_announced(panel, tiny_lm):
     finally:
         tiny_lm.model.positional = True
     assert tr.meta["positional"] is False and not tr["src.pe"].any()
-    panel.render(tr, state_for(tr, stack="enc"))
+    panel.render(tr, ViewState.for_trace(tr, stack="enc"))
     assert panel.notice.isVisibleTo(panel) and "OFF" in panel.notice.text()
     assert "OFF" in panel.maps["pe"].title and not panel.sinusoidal
     np.testing.assert_array_equal(panel.maps["x"].shown, panel.maps["embedding"].shown)
@@ -103,11 +91,11 @@ def test_any_stage_and_any_length_renders(panel, tiny_lm):
     for text in ("", "the " * 80, "the cat"):
         tr = translate(tiny_lm, text).trace
         for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
-            panel.render(tr, state_for(tr, stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer))
+            panel.render(tr, ViewState.for_trace(tr, stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer))
         labels = panel.similarity.row_axis.visible_labels()
         assert labels and set(labels) <= set(panel.tokens)
     long = translate(tiny_lm, "the " * 80).trace
-    panel.render(long, state_for(long, stack="enc"))
+    panel.render(long, ViewState.for_trace(long, stack="enc"))
     panel.grab()
     shown = panel.similarity.row_axis.visible_labels()
     assert len(long.src_tokens) > 40 and 0 < len(shown) < len(long.src_tokens)     # crowded: thinned out

@@ -10,13 +10,6 @@ from visualizer.panels.plotkit import BLUE, VERMILLION
 from visualizer.state import ViewState, pipeline
 
 
-def state_for(trace, **view) -> ViewState:
-    s = ViewState()
-    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
-    s.update(**view)
-    return s
-
-
 @pytest.fixture
 def panel(qtbot):
     p = LayerNormPanel()
@@ -26,15 +19,10 @@ def panel(qtbot):
     return p
 
 
-@pytest.fixture(scope="module")
-def trace(tiny_lm):
-    return translate(tiny_lm, "the cat sat on the mat").trace
-
-
 @pytest.mark.parametrize("stack,layer,sub", [("enc", 0, "self"), ("enc", 1, "ffn"), ("dec", 0, "cross"),
                                              ("dec", 1, "self"), ("dec", 1, "ffn")])
 def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
-    panel.render(trace, state_for(trace, stack=stack, layer=layer, sublayer=sub))
+    panel.render(trace, ViewState.for_trace(trace, stack=stack, layer=layer, sublayer=sub))
     assert panel.stage == (stack, layer, sub) and panel.note == "" and not panel.notice.isVisibleTo(panel)
     get = lambda name: trace.get(stack, layer, sub, name)
     for key, name in (("mu", "ln_mean"), ("sigma", "ln_sigma"), ("gamma", "gamma"), ("beta", "beta"),
@@ -62,18 +50,18 @@ def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
 @pytest.mark.parametrize("stack,expected", [("src_embed", ("enc", 0, "self")), ("tgt_embed", ("dec", 0, "self")),
                                             ("output", ("dec", 1, "ffn"))])
 def test_embedding_and_output_show_the_nearest_layernorm_and_say_so(panel, trace, stack, expected):
-    panel.render(trace, state_for(trace, stack=stack))
+    panel.render(trace, ViewState.for_trace(trace, stack=stack))
     assert panel.stage == expected
     assert "nearest" in panel.note and panel.notice.isVisibleTo(panel) and "nearest" in panel.notice.text()
     np.testing.assert_array_equal(panel.shown["mu"], trace.get(*expected, "ln_mean"))
 
 
 def test_decoder_bar_of_the_generation_step_is_highlighted(panel, trace):
-    panel.render(trace, state_for(trace, stack="dec", layer=0, sublayer="self", step=2))
+    panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=0, sublayer="self", step=2))
     assert panel.highlight == 2
     colors = [b.color().name() for b in panel.mu_bars.opts["brushes"]]
     assert colors[2] == VERMILLION and set(colors[:2] + colors[3:]) == {BLUE}
-    panel.render(trace, state_for(trace, stack="enc", step=2))
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", step=2))
     assert panel.highlight is None
     assert {b.color().name() for b in panel.mu_bars.opts["brushes"]} == {BLUE}
 
@@ -89,7 +77,7 @@ def test_ln_stage_clamps_odd_states():
 def test_every_stage_and_step_renders(panel, tiny_lm):
     for text in ("", "the cat sat on the mat", "the " * 70):
         tr = translate(tiny_lm, text).trace
-        s = state_for(tr)
+        s = ViewState.for_trace(tr)
         for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
             for step in range(tr.n_steps):
                 s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)

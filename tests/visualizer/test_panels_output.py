@@ -11,10 +11,7 @@ from visualizer.state import ViewState, pipeline
 
 
 def state_for(trace, temperature=1.0, **view) -> ViewState:
-    s = ViewState(decoding=DecodingSettings(temperature=temperature))
-    s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
-    s.update(**view)
-    return s
+    return ViewState.for_trace(trace, decoding=DecodingSettings(temperature=temperature), **view)
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +27,6 @@ def panel(qtbot, vocab):
     p.resize(700, 600)
     p.show()
     return p
-
-
-@pytest.fixture(scope="module")
-def trace(tiny_lm):
-    return translate(tiny_lm, "the cat sat on the mat").trace
 
 
 @pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
