@@ -66,7 +66,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_ui()
         self._build_actions()
         # right-click menus: the focused attention head as a titled figure, every other plot as it is on screen
-        self.attention_menu = PlotMenu(self.attention.canvas, self.focused_export(), before=self._select_small_head)
+        self.attention_menu = PlotMenu(self.attention.canvas, self.focused_export(),
+                                     before=lambda pos: self.attention.focus_head_at(self.attention.canvas.mapToScene(pos)))
         for panel in self.panels.values():
             install_plot_menus(panel)
         self.default_layout = self.saveState()
@@ -510,14 +511,6 @@ class MainWindow(QtWidgets.QMainWindow):
 
         return PlotExport(lambda: spec().stem, lambda scale: figure().png_image(scale),
                           lambda: figure().svg_bytes(), lambda: heatmap_csv(spec()))
-
-    def _select_small_head(self, pos: QtCore.QPoint) -> None:
-        """A right-click on one of the small heads focuses it first, so the menu exports what was clicked."""
-        scene_pos = self.attention.canvas.mapToScene(pos)
-        for h, hp in enumerate(self.attention.small):
-            if hp.plot.sceneBoundingRect().contains(scene_pos):
-                self.attention.mean.setChecked(False)
-                self.state.update(head=h)
 
     def _export_focused(self) -> None:
         if self.trace is not None:

@@ -203,8 +203,12 @@ class AttentionPanel(QtWidgets.QWidget):
         self.hover.setToolTip(text)
 
     def _clicked(self, event) -> None:
+        self.focus_head_at(event.scenePos())
+
+    def focus_head_at(self, scene_pos) -> None:
+        """Focus the small head under a scene position (a click, or a right-click before its menu)."""
         for h, hp in enumerate(self.small):
-            if hp.plot.sceneBoundingRect().contains(event.scenePos()):
+            if hp.plot.sceneBoundingRect().contains(scene_pos):
                 self.mean.setChecked(False)
                 self.state.update(head=h)
                 return
