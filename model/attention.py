@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -43,6 +44,11 @@ class MultiHeadAttention(nn.Module):
     ) -> torch.Tensor:
         q = self.split_heads(self.W_Q(q_in))                       # (B, H, Tq, d_k)
         k, v = kv if kv is not None else self.project_kv(kv_in)     # (B, H, Tk, d_k)
+        if record is None:   # nothing to show: the same formula as one fused call, without keeping the matrix
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=None if self.scale_scores else 1.0,
+                                                   dropout_p=self.dropout.p if self.training else 0.0)
+            B, H, Tq, d_k = heads.shape
+            return self.W_O(heads.transpose(1, 2).reshape(B, Tq, H * d_k))
         scores = q @ k.transpose(-2, -1)                            # (B, H, Tq, Tk)
         if self.scale_scores:
             scores = scores / math.sqrt(self.d_k)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention
@@ -18,6 +19,8 @@ class LayerNorm(nn.Module):
         self.eps = eps
 
     def forward(self, v: torch.Tensor, record: dict | None = None) -> torch.Tensor:
+        if record is None:   # the same formula as one fused call (fewer steps when nothing is traced)
+            return F.layer_norm(v, self.gamma.shape, self.gamma, self.beta, self.eps)
         mu = v.mean(-1, keepdim=True)                                          # (B, T, 1)
         sigma = torch.sqrt(v.var(-1, unbiased=False, keepdim=True) + self.eps)  # (B, T, 1)
         out = self.gamma * (v - mu) / sigma + self.beta                        # (B, T, d_model)
