@@ -50,6 +50,7 @@ class Trace:
     out_tokens: list[str]            # the token each decoder row chose: y_1 ... y_n </s>
     arrays: dict[str, np.ndarray]
     meta: dict = field(default_factory=dict)
+    _layers: dict = field(default_factory=dict, init=False, repr=False, compare=False)   # n_layers, computed once
 
     # --- lookups by short keys ----------------------------------------------------------------
     def __getitem__(self, key: str) -> np.ndarray:
@@ -80,7 +81,10 @@ class Trace:
         return self.tgt_tokens, self.src_tokens
 
     def n_layers(self, stack: str) -> int:
-        return len({k.split(".")[1] for k in self.arrays if k.startswith(stack + ".") and k.split(".")[1].isdigit()})
+        if stack not in self._layers:
+            self._layers[stack] = len({k.split(".")[1] for k in self.arrays
+                                       if k.startswith(stack + ".") and k.split(".")[1].isdigit()})
+        return self._layers[stack]
 
     @property
     def n_heads(self) -> int:

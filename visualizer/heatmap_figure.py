@@ -197,6 +197,7 @@ class HeatmapPlot:
         if mask is not None:
             shown[~np.asarray(mask, dtype=bool)] = np.nan
         self.shown = shown
+        self.hatch.setVisible(bool(np.isnan(shown).any()))    # a pattern fill costs paint time: only when masked
         self.image.setImage(shown, levels=levels, autoLevels=False)
         Tq, Tk = shown.shape
         if self._shape != (Tq, Tk) or self.rows != rows or self.cols != cols:

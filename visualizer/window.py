@@ -322,6 +322,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return                               # a newer request is on its way: never show stale results
         result, ms, cut_chars = payload
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
+        self._panel_keys.clear()                 # every panel shows the new run when it is next visible
         t = self.trace
         self.state.set_shape(t.n_layers("enc"), t.n_layers("dec"), t.n_heads, t.n_steps)
         if self._pending_view:
@@ -377,7 +378,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _render_panel(self, name: str, force: bool = False) -> None:
         """Render one panel, unless what it shows (its view_key) is unchanged since its last render."""
         panel = self.panels[name]
-        key = (id(self.trace), panel.view_key(self.state)) if hasattr(panel, "view_key") else None
+        key = panel.view_key(self.state) if hasattr(panel, "view_key") else None
         if not force and key is not None and self._panel_keys.get(name) == key:
             return
         panel.render(self.trace, self.state)

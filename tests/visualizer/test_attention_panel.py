@@ -80,3 +80,27 @@ def test_generation_step_highlights_its_decoder_row(qtbot, window, panel, kind):
     assert box.isVisible() and box.rect().top() == 1 and box.rect().height() == 1
     window.state.update(kind="enc_self")
     assert not panel.focus.row_box.isVisible()                 # the encoder has no generation steps
+
+
+def test_small_multiples_follow_layer_and_run_changes_and_the_frame_follows_the_head(qtbot, window, panel):
+    """A head change only moves the red frame; a layer change or a new run redraws every small head."""
+    def small_equal_trace(kind, layer):
+        for h, hp in enumerate(panel.small):
+            np.testing.assert_array_equal(np.nan_to_num(hp.shown), window.trace.attention(kind, layer, h))
+
+    last = window.trace.n_heads - 1
+    assert last >= 1
+    window.state.update(kind="cross", layer=0, head=0)
+    window.state.update(head=last)
+    small_equal_trace("cross", 0)
+    borders = [hp.plot.getViewBox().border.color().name() for hp in panel.small]
+    assert borders[last] == "#ff3b30" and borders.count("#ff3b30") == 1
+    window.state.update(layer=1)
+    small_equal_trace("cross", 1)
+    np.testing.assert_array_equal(panel.focused_array, window.trace.attention("cross", 1, last))
+    old = window.trace
+    with qtbot.waitSignal(window.trace_shown, timeout=20000):
+        window.inputs.sentence.setText("a dog ran to the house")
+    assert window.trace is not old
+    small_equal_trace("cross", 1)
+    np.testing.assert_array_equal(panel.focused_array, window.trace.attention("cross", 1, last))

@@ -83,3 +83,19 @@ def test_every_stage_and_step_renders(panel, tiny_lm):
                 s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)
                 panel.render(tr, s)
         panel.grab()
+
+
+def test_a_step_change_moves_the_highlight_and_a_new_run_redraws_everything(panel, trace, tiny_lm):
+    """Within one Add & Norm a step only recolours bars; another run at the same stage shows its own numbers."""
+    view = dict(stack="dec", layer=1, sublayer="cross")
+    panel.render(trace, ViewState.for_trace(trace, step=0, **view))
+    panel.render(trace, ViewState.for_trace(trace, step=3, **view))
+    assert panel.highlight == 3 and "generation step 3" in panel.header.text()
+    assert [b.color().name() for b in panel.mu_bars.opts["brushes"]].index(VERMILLION) == 3
+    np.testing.assert_array_equal(panel.mu_bars.opts["height"], trace.get("dec", 1, "cross", "ln_mean"))
+    other = translate(tiny_lm, "a dog ran to the house and the cat sat").trace
+    panel.render(other, ViewState.for_trace(other, step=3, **view))
+    np.testing.assert_array_equal(panel.shown["mu"], other.get("dec", 1, "cross", "ln_mean"))
+    np.testing.assert_array_equal(panel.mu_bars.opts["height"], other.get("dec", 1, "cross", "ln_mean"))
+    edges, counts = panel.hist["after"]
+    assert counts.sum() == other.get("dec", 1, "cross", "ln_out").size

@@ -126,3 +126,12 @@ def test_every_stage_step_and_odd_state_renders(panel, tiny_lm):
         panel.render(tr, s)
         assert panel.step == tr.n_steps - 1
         panel.grab()
+
+
+def test_top_k_ids_orders_like_a_stable_sort():
+    from visualizer.panels.output import top_k_ids
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        probs = rng.integers(0, 4, int(rng.integers(1, 40))).astype(float)   # many ties
+        k = int(rng.integers(0, probs.size + 3))
+        np.testing.assert_array_equal(top_k_ids(probs, k), np.argsort(-probs, kind="stable")[:k])

@@ -71,6 +71,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.small: list[HeatmapPlot] = []
+        self._small_shown = self._focus_shown = None    # (trace, view) each part of the panel shows now
+        self._framed = None                             # (framed head or None, number of heads)
         self.hover = QtWidgets.QLabel("Hover over a cell to read its exact weight.")
         self.hover.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         # one line that never widens the panel (a long read-out is cut at the edge; its tooltip has it whole)
@@ -121,6 +123,7 @@ class AttentionPanel(QtWidgets.QWidget):
             return
         self.grid.clear()
         self.small = []
+        self._small_shown = self._framed = None
         cols = max(1, math.ceil(math.sqrt(H)))
         for h in range(H):
             plot = self.grid.addPlot(row=h // cols, col=h % cols)
@@ -176,20 +179,36 @@ class AttentionPanel(QtWidgets.QWidget):
         self.head.setEnabled(not self.mean.isChecked())
         top = float(weights.max()) if self.shared.isChecked() else None
         self._ensure_small(H)
-        for h, hp in enumerate(self.small):
-            hi = top if top is not None else float(weights[h].max())
-            hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)), max_labels=0)
-            hp.plot.getViewBox().setBorder(pg.mkPen("#ff3b30", width=3) if h == head and not self.mean.isChecked()
-                                           else pg.mkPen("#cccccc"))
-        focused = weights.mean(0) if self.mean.isChecked() else weights[head]
-        which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}"
-        hi = top if top is not None else float(focused.max())
-        levels = (0.0, max(hi, 1e-6))
-        self.focus.show_matrix(focused, mask, rows, cols, f"{KIND_TITLES[kind]} — layer {layer + 1}, {which}",
-                               levels=levels)
-        self.colorbar.setLevels(levels)
+        # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
+        small_key = (kind, layer, self.shared.isChecked(), H)
+        if not self._same(self._small_shown, trace, small_key):
+            for h, hp in enumerate(self.small):
+                hi = top if top is not None else float(weights[h].max())
+                hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)),
+                               max_labels=0)
+            self._small_shown = (trace, small_key)
+        framed = None if self.mean.isChecked() else head
+        if self._framed != (framed, H):
+            for h, hp in enumerate(self.small):
+                hp.plot.getViewBox().setBorder(pg.mkPen("#ff3b30", width=3) if h == framed else pg.mkPen("#cccccc"))
+            self._framed = (framed, H)
+        focus_key = (kind, layer, framed, self.shared.isChecked())
+        if not self._same(self._focus_shown, trace, focus_key):
+            focused = weights.mean(0) if self.mean.isChecked() else weights[head]
+            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}"
+            hi = top if top is not None else float(focused.max())
+            levels = (0.0, max(hi, 1e-6))
+            self.focus.show_matrix(focused, mask, rows, cols, f"{KIND_TITLES[kind]} — layer {layer + 1}, {which}",
+                                   levels=levels)
+            self.colorbar.setLevels(levels)
+            self._focus_shown = (trace, focus_key)
         step_row = state.step if kind in ("dec_self", "cross") else None
         self.focus.highlight_row(step_row)
+
+    @staticmethod
+    def _same(shown, trace, key) -> bool:
+        """Whether (trace, key) is what a plot already shows (the same Trace object, not an equal one)."""
+        return shown is not None and shown[0] is trace and shown[1] == key
 
     def _hovered(self, pos) -> None:
         cell = self.focus.cell_at(pos)

@@ -107,6 +107,7 @@ class LayerNormPanel(QtWidgets.QWidget):
         self.highlight: int | None = None                  # the generation step's bar, in the decoder
         self.shown: dict[str, np.ndarray] = {}             # mu, sigma, gamma, beta, before (v), after (LN(v))
         self.hist: dict[str, tuple[np.ndarray, np.ndarray]] = {}     # before/after: (edges, counts)
+        self._shown_trace = None
 
     # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
@@ -115,6 +116,10 @@ class LayerNormPanel(QtWidgets.QWidget):
 
     def render(self, trace, state) -> None:
         stack, layer, sub, note = ln_stage(state, trace.n_layers("enc"), trace.n_layers("dec"))
+        if self._shown_trace is trace and self.stage == (stack, layer, sub) and self.note == note:
+            self._show_highlight(state)           # a generation step only moves the highlighted bar
+            return
+        self._shown_trace = trace
         self.stage, self.note = (stack, layer, sub), note
 
         def get(name):
@@ -126,12 +131,9 @@ class LayerNormPanel(QtWidgets.QWidget):
         self.tokens = list(trace.src_tokens if stack == "enc" else trace.tgt_tokens)
         T, d = v.shape
 
-        step = int(getattr(state, "step", 0) or 0)
-        self.highlight = min(max(step, 0), T - 1) if stack == "dec" else None
         x = np.arange(T)
-        brushes = [pg.mkBrush(VERMILLION if i == self.highlight else BLUE) for i in range(T)]
         for plot, bars, values in ((self.mu_plot, self.mu_bars, mu), (self.sigma_plot, self.sigma_bars, sigma)):
-            bars.setOpts(x=x, height=values, width=0.75 if T <= 48 else 1.0, brushes=brushes)   # no moiré
+            bars.setOpts(x=x, height=values, width=0.75 if T <= 48 else 1.0)   # no moiré
             plot.item.getAxis("bottom").set_labels(self.tokens)
             set_range(plot, -0.6, T - 0.4, min(0.0, float(values.min())), max(0.0, float(values.max())), pad_x=0)
 
@@ -152,13 +154,28 @@ class LayerNormPanel(QtWidgets.QWidget):
         set_range(self.gamma_plot, -0.5, d - 0.5, min(float(gamma.min()), 1.0), max(float(gamma.max()), 1.0))
         set_range(self.beta_plot, -0.5, d - 0.5, min(float(beta.min()), 0.0), max(float(beta.max()), 0.0))
 
+        self.notice.setText(escape(note))
+        self.notice.setVisible(bool(note))
+        self.highlight = -1                          # nothing highlighted yet: _show_highlight draws the bars
+        self._show_highlight(state)
+
+    def _show_highlight(self, state) -> None:
+        """The bar of the generation step in vermillion (decoder only) and the header that names it."""
+        stack, layer, sub = self.stage
+        T, d = self.shown["before"].shape
+        step = int(getattr(state, "step", 0) or 0)
+        highlight = min(max(step, 0), T - 1) if stack == "dec" else None
+        if highlight == self.highlight:
+            return
+        self.highlight = highlight
+        brushes = [pg.mkBrush(VERMILLION if i == highlight else BLUE) for i in range(T)]
+        for bars in (self.mu_bars, self.sigma_bars):
+            bars.setOpts(brushes=brushes)
         where = "Encoder" if stack == "enc" else "Decoder"
         tokens = ("source token" if stack == "enc" else "decoder input token") + ("s" if T != 1 else "")
-        step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {self.highlight}"
-                     if self.highlight is not None else "")
+        step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"
+                     if highlight is not None else "")
         self.header.setText(
             f"<b>{where} layer {layer + 1} · Add &amp; Norm after {SUBLAYER_NAMES[(stack, sub)]}</b>"
             f"<br><span style='font-family:serif; font-size:15pt'><i>{escape(FORMULA)}</i></span>"
             f" &nbsp; v = x + Sublayer(x); μ, σ over the {d} dimensions of each of the {T} {tokens}{step_text}")
-        self.notice.setText(escape(note))
-        self.notice.setVisible(bool(note))

@@ -43,6 +43,17 @@ def nice_limit(p_max: float) -> float:
     return next((v for v in NICE_LIMITS if v >= target), 1.0)
 
 
+def top_k_ids(probs: np.ndarray, k: int) -> np.ndarray:
+    """The k largest entries' ids, largest first, ties by id (as a stable sort of -probs), without sorting all."""
+    if k <= 0:
+        return np.zeros(0, dtype=int)
+    if k >= probs.size:
+        return np.argsort(-probs, kind="stable")
+    cut = np.partition(probs, probs.size - k)[probs.size - k]      # the k-th largest value
+    ids = np.flatnonzero(probs >= cut)                              # ties at the cut: all of them, in id order
+    return ids[np.argsort(-probs[ids], kind="stable")][:k]
+
+
 class OutputPanel(QtWidgets.QWidget):
     def __init__(self, parent=None, top_k: int = TOP_K):
         super().__init__(parent)
@@ -70,6 +81,7 @@ class OutputPanel(QtWidgets.QWidget):
         layout.addWidget(self.box, 1)
 
         self.vocab: list[str] | None = None
+        self._ids_of: dict[str, list[int]] = {}
         self._vocab_version = 0
         self.step = 0
         self.temperature = 1.0
@@ -95,6 +107,9 @@ class OutputPanel(QtWidgets.QWidget):
     def set_vocab(self, pieces) -> None:
         """Readable pieces of the target vocabulary, indexed by token id (lm.tgt_tok.pieces(range(V)))."""
         self.vocab = [str(p) for p in pieces] if pieces is not None else None
+        self._ids_of: dict[str, list[int]] = {}          # piece -> its ids (a few pieces print alike)
+        for i, piece in enumerate(self.vocab or []):
+            self._ids_of.setdefault(piece, []).append(i)
         self._vocab_version += 1
 
     def view_key(self, state):
@@ -122,7 +137,7 @@ class OutputPanel(QtWidgets.QWidget):
         probs = trace.probs(step, T)
         self.probs = probs
         k = min(self.top_k, probs.size)
-        order = np.argsort(-probs, kind="stable")[:k]
+        order = top_k_ids(probs, k)
         self.top_ids, self.top_probs = order, probs[order]
         self.top_labels = [self.label(int(i)) for i in order]
         self.entropy = entropy_bits(probs)
@@ -148,7 +163,7 @@ class OutputPanel(QtWidgets.QWidget):
     def _chosen_id(self, probs: np.ndarray) -> int | None:
         if not self.vocab or not self.chosen_label:
             return None
-        ids = [i for i, p in enumerate(self.vocab[: probs.size]) if p == self.chosen_label]
+        ids = [i for i in self._ids_of.get(self.chosen_label, ()) if i < probs.size]
         return max(ids, key=lambda i: probs[i]) if ids else None
 
     # --- drawing ----------------------------------------------------------------------------------
