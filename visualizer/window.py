@@ -16,6 +16,7 @@ from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
+from .panels.plotkit import settle_scenes
 from .panels.training_step import TrainingStepPanel
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
@@ -383,6 +384,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         panel.render(self.trace, self.state)
         self._panel_keys[name] = key
+        settle_scenes(panel)
 
     def _render_all(self) -> None:
         title, text, equation = caption(self.state.stage)

@@ -138,3 +138,39 @@ def test_temperature_changes_the_output_panel(qtbot, window):
     out.render(window.trace, window.state)
     np.testing.assert_allclose(out.top_probs, np.sort(window.trace.probs(window.state.step, 3.0))[::-1][:len(p1)])
     assert out.top_probs[0] < p1[0]
+
+
+def test_a_view_change_paints_each_changed_plot_once(qtbot, window):
+    """pyqtgraph applies a new range at paint time, which used to paint every changed plot twice."""
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance()
+    window.resize(1500, 950)
+    window.state.update(kind="cross", layer=0, head=0, step=0)
+    for _ in range(5):
+        app.processEvents()
+    views = {name: panel.findChildren(QtWidgets.QGraphicsView) for name, panel in window.panels.items()}
+    paints: dict[object, int] = {}
+
+    class Count(QtCore.QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.Type.Paint:
+                paints[obj] = paints.get(obj, 0) + 1
+            return False
+
+    counter = Count()
+    for vs in views.values():
+        for v in vs:
+            v.viewport().installEventFilter(counter)
+    for change in (dict(step=1), dict(step=2), dict(layer=1), dict(head=1)):
+        paints.clear()
+        window.state.update(**change)
+        for _ in range(5):
+            app.processEvents()
+        assert paints and max(paints.values()) == 1, (change, paints)
+    output = views["output"][0].viewport()
+    paints.clear()
+    window.state.update(step=3)
+    for _ in range(5):
+        app.processEvents()
+    assert paints.get(output) == 1 or not views["output"][0].isVisible()

@@ -51,7 +51,10 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.labels: list[str] = []
         self._font = tick_font()
-        self.setStyle(tickFont=self._font, autoExpandTextSpace=True, hideOverlappingLabels=False)
+        # the label space grows for longer tokens but never shrinks back: a narrower axis would re-lay out the
+        # plot and paint it twice on every step (the output panel's token labels change with each step)
+        self.setStyle(tickFont=self._font, autoExpandTextSpace=True, autoReduceTextSpace=False,
+                      hideOverlappingLabels=False)
         self._metrics = QtGui.QFontMetrics(self._font)
         self._widths = np.zeros(0)
         self.positions = np.zeros(0)
@@ -348,3 +351,15 @@ def header_label() -> QtWidgets.QLabel:
     f.setPointSizeF(max(f.pointSizeF(), 12.0))
     label.setFont(f)
     return label
+
+
+def settle_scenes(widget: QtWidgets.QWidget) -> None:
+    """Apply the plots' new view ranges now, not when Qt paints them.
+
+    pyqtgraph defers a range change to the start of the next paint; the transform it then changes marks the
+    plot dirty again, so every range change cost two full paints. Settling right after a render costs one.
+    """
+    for view in widget.findChildren(pg.GraphicsView):
+        scene = view.scene()
+        if scene is not None and view.isVisible():
+            scene.prepareForPaint()
