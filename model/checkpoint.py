@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 
 from .config import ModelConfig
 from .tokenizer import TextTokenizer
-from .transformer import Transformer
+from .transformer import Transformer, sinusoidal_table
 
 WEIGHTS, CONFIG, SRC_TOK, TGT_TOK, CARD = "model.safetensors", "config.json", "tokenizer_src.json", "tokenizer_tgt.json", "MODEL_CARD.md"
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -77,6 +77,19 @@ def _read(folder: Path, name: str):
     return path
 
 
+def _uninitialised(cfg: ModelConfig) -> Transformer:
+    """A Transformer whose weights are about to be loaded: built on the meta device, so no time goes into
+    drawing random initial weights, then given (uninitialised) memory, the positional table and tied weights."""
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    model = model.to_empty(device="cpu")
+    if cfg.pe != "learned":
+        model.pe.copy_(sinusoidal_table(cfg.max_len, cfg.d_model))
+    if cfg.tie_output:
+        model.generator.weight = model.tgt_embed.weight
+    return model
+
+
 def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     """Load a model folder, checking every tensor's name and shape; raises ModelLoadError."""
     folder = Path(folder)
@@ -102,7 +115,7 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         state = load_file(str(w_path))
     except (SafetensorError, OSError, ValueError) as e:
         raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
-    model = Transformer(cfg)
+    model = _uninitialised(cfg)
     expected = {k: v for k, v in model.state_dict().items() if not (cfg.tie_output and k == "generator.weight")}
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
@@ -110,12 +123,14 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         raise ModelLoadError(f"{w_path}: missing tensors: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
     if unexpected:
         raise ModelLoadError(f"{w_path}: unexpected tensors: {', '.join(unexpected[:5])}{' …' if len(unexpected) > 5 else ''}")
+    weights = {}
     for k, v in expected.items():
         if tuple(state[k].shape) != tuple(v.shape):
             raise ModelLoadError(f"{w_path}: tensor {k} has shape {tuple(state[k].shape)}, config needs {tuple(v.shape)}")
-        if not torch.isfinite(state[k].float()).all():
+        weights[k] = state[k].float()
+        if not torch.isfinite(weights[k]).all():
             raise ModelLoadError(f"{w_path}: tensor {k} holds NaN or infinite values")
-    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=not cfg.tie_output)
+    model.load_state_dict(weights, strict=not cfg.tie_output)
     model.eval()
     return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])
 

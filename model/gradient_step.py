@@ -28,7 +28,7 @@ class GradientStepper:
 
     def __init__(self, lm: LoadedModel):
         self.lm = lm
-        self.original = {k: v.detach().clone() for k, v in lm.model.state_dict().items()}
+        self.original: dict | None = None      # copied before the first step, not when a model opens
         self.steps_taken = 0
 
     def _batch(self, source: str, target: str):
@@ -72,6 +72,8 @@ class GradientStepper:
             return self._step(source, target, lr)
 
     def _step(self, source: str, target: str, lr: float) -> tuple[float, float]:
+        if self.original is None:
+            self.original = {k: v.detach().clone() for k, v in self.lm.model.state_dict().items()}
         before = self.evaluate(source, target).loss      # leaves the gradients of this loss in .grad
         with torch.no_grad():
             for p in self.lm.model.parameters():
@@ -84,6 +86,7 @@ class GradientStepper:
     def reset(self) -> None:
         """Restore the weights as loaded, exactly."""
         with self.lm.lock:
-            self.lm.model.load_state_dict(self.original)
+            if self.original is not None:
+                self.lm.model.load_state_dict(self.original)
             self.lm.model.zero_grad(set_to_none=True)
             self.steps_taken = 0
