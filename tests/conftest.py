@@ -14,7 +14,7 @@ FR = ["le chat était assis sur le tapis", "une voiture rouge est rapide", "je t
       "le chien court", "elle lit un livre", "nous mangeons du pain", "la maison est grande"]
 
 
-def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal"):
+def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal", tie_output=False):
     """An untrained but complete model folder (weights, config, tokenizers) built in a second."""
     from model.checkpoint import save_model
     from model.config import ModelConfig
@@ -24,10 +24,17 @@ def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal"):
     src_tok = TextTokenizer.train(EN * 3, vocab_size=120, min_frequency=1)
     tgt_tok = TextTokenizer.train(FR * 3, vocab_size=120, min_frequency=1)
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=d_model,
-                      h=h, d_ff=2 * d_model, N_enc=layers, N_dec=layers, max_len=64, dropout=0.0, pe=pe)
+                      h=h, d_ff=2 * d_model, N_enc=layers, N_dec=layers, max_len=64, dropout=0.0, pe=pe,
+                      tie_output=tie_output)
     torch.manual_seed(seed)
     model = Transformer(cfg)
     return save_model(folder, model, src_tok, tgt_tok)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_factory():
+    """make_tiny_model(folder, **options), for tests that need a model folder of another kind."""
+    return make_tiny_model
 
 
 @pytest.fixture(scope="session")

@@ -131,3 +131,26 @@ def test_unknown_bundled_name():
     with pytest.raises(ModelLoadError) as err:
         load("klingon")
     assert "klingon" in str(err.value) and "seed-example" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("pe,tie_output", [("sinusoidal", True), ("learned", False)])
+def test_round_trip_of_tied_and_learned_position_models(tmp_path, tiny_model_factory, pe, tie_output):
+    """Loading builds the model without initial weights: the positional table and the tied projection
+    must still come out as saved."""
+    from model.checkpoint import _uninitialised
+    from model.transformer import Transformer
+
+    folder = tiny_model_factory(tmp_path / "m", pe=pe, tie_output=tie_output)
+    lm = load(folder)
+    m = lm.model
+    assert (m.generator.weight is m.tgt_embed.weight) == tie_output
+    fresh = Transformer(lm.cfg)
+    if pe == "sinusoidal":
+        assert torch.equal(m.pe, fresh.pe)
+    saved = load_file(str(folder / WEIGHTS))
+    for k, v in m.state_dict().items():
+        if k in saved:
+            assert torch.equal(v, saved[k].float()), k
+    assert _uninitialised(lm.cfg).training is True and m.training is False
+    a = translate(lm, "the cat sat")
+    assert a.out_ids == translate(load(folder), "the cat sat").out_ids
