@@ -4,13 +4,32 @@
     lm = load("en-fr")
     result = translate(lm, "The red car is fast.")
     result.text, result.trace.attention("cross", layer=2, head=0)
-"""
-from .checkpoint import LoadedModel, ModelLoadError, bundled_models, load, load_model, save_model
-from .config import ModelConfig
-from .decoding import DecodingSettings, Translation, generate_steps, trace_run, translate
-from .trace import ATTENTION_KINDS, Trace
-from .transformer import Transformer
 
-__all__ = ["ATTENTION_KINDS", "DecodingSettings", "LoadedModel", "ModelConfig", "ModelLoadError", "Trace",
-           "Transformer", "Translation", "bundled_models", "generate_steps", "load", "load_model",
-           "save_model", "trace_run", "translate"]
+Names are imported on first use, so that `import model.trace` (numpy only) does not import torch: the app
+shows its window while torch is still loading.
+"""
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "ATTENTION_KINDS": "trace", "Trace": "trace",
+    "DecodingSettings": "config", "ModelConfig": "config",
+    "ModelLoadError": "assets", "bundled_models": "assets",
+    "LoadedModel": "checkpoint", "load": "checkpoint", "load_model": "checkpoint", "save_model": "checkpoint",
+    "Translation": "decoding", "generate_steps": "decoding", "trace_run": "decoding", "translate": "decoding",
+    "Transformer": "transformer",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,17 +12,11 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
+                     ModelLoadError, bundled_models)
 from .config import ModelConfig
 from .tokenizer import TextTokenizer
-from .transformer import Transformer, sinusoidal_table
-
-WEIGHTS, CONFIG, SRC_TOK, TGT_TOK, CARD = "model.safetensors", "config.json", "tokenizer_src.json", "tokenizer_tgt.json", "MODEL_CARD.md"
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
-MODELS_DIR = ASSETS / "models"
-
-
-class ModelLoadError(Exception):
-    """A model folder that cannot be used; str() is one line naming the file and the problem."""
+from .transformer import Transformer
 
 
 @dataclass
@@ -77,19 +71,6 @@ def _read(folder: Path, name: str):
     return path
 
 
-def _uninitialised(cfg: ModelConfig) -> Transformer:
-    """A Transformer whose weights are about to be loaded: built on the meta device, so no time goes into
-    drawing random initial weights, then given (uninitialised) memory, the positional table and tied weights."""
-    with torch.device("meta"):
-        model = Transformer(cfg)
-    model = model.to_empty(device="cpu")
-    if cfg.pe != "learned":
-        model.pe.copy_(sinusoidal_table(cfg.max_len, cfg.d_model))
-    if cfg.tie_output:
-        model.generator.weight = model.tgt_embed.weight
-    return model
-
-
 def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     """Load a model folder, checking every tensor's name and shape; raises ModelLoadError."""
     folder = Path(folder)
@@ -115,7 +96,7 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         state = load_file(str(w_path))
     except (SafetensorError, OSError, ValueError) as e:
         raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
-    model = _uninitialised(cfg)
+    model = Transformer(cfg)
     expected = {k: v for k, v in model.state_dict().items() if not (cfg.tie_output and k == "generator.weight")}
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
@@ -133,12 +114,6 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     model.load_state_dict(weights, strict=not cfg.tie_output)
     model.eval()
     return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])
-
-
-def bundled_models() -> list[str]:
-    """Names of the model folders shipped in assets/models, plus the built-in seed example."""
-    names = sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG).is_file()) if MODELS_DIR.is_dir() else []
-    return names + ["seed-example"]
 
 
 def load(name_or_folder: str | Path) -> LoadedModel:

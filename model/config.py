@@ -1,4 +1,4 @@
-"""One validated config for the encoder-decoder transformer; it is saved beside the weights."""
+"""Validated settings: the model's shape (saved beside the weights), the special token ids, and how to decode."""
 from __future__ import annotations
 
 import json
@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 PE_KINDS = ("sinusoidal", "learned", "none")
+PAD, UNK, BOS, EOS = 0, 1, 2, 3          # the special token ids every tokenizer and model agree on
+METHODS = ("greedy", "beam", "sample")   # decoding methods
 
 
 def _real(value) -> bool:
@@ -67,3 +69,25 @@ class ModelConfig:
     @classmethod
     def load(cls, path: str | Path) -> "ModelConfig":
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    method: str = "greedy"       # greedy | beam | sample
+    beam: int = 4                # beam width, for method="beam"
+    temperature: float = 1.0     # for method="sample" (and the output panel's distribution)
+    top_k: int = 0               # 0 = no top-k cut, for method="sample"
+    seed: int = 0                # makes sampling repeatable
+    max_new: int | None = None   # default: grows with the source length, bounded by the model
+
+    def __post_init__(self) -> None:
+        def whole(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+        if not (whole(self.beam) and whole(self.top_k) and whole(self.seed)
+                and (self.max_new is None or whole(self.max_new))
+                and isinstance(self.temperature, (int, float)) and not isinstance(self.temperature, bool)):
+            raise ValueError("beam, top_k, seed and max_new must be whole numbers and temperature a number")
+        if self.method not in METHODS:
+            raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:
+            raise ValueError("beam must be >= 1, top_k >= 0 and temperature > 0")

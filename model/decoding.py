@@ -1,39 +1,15 @@
 """Turning a sentence into a translation: greedy, beam search, sampling, teacher forcing, stepwise traces."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterator
 
 import torch
 
 from .checkpoint import LoadedModel
+from .config import METHODS, DecodingSettings  # noqa: F401 (re-exported)
 from .trace import Trace, flatten_record
 from .transformer import BOS, EOS, PAD, Transformer
-
-METHODS = ("greedy", "beam", "sample")
-
-
-@dataclass(frozen=True)
-class DecodingSettings:
-    method: str = "greedy"       # greedy | beam | sample
-    beam: int = 4                # beam width, for method="beam"
-    temperature: float = 1.0     # for method="sample" (and the output panel's distribution)
-    top_k: int = 0               # 0 = no top-k cut, for method="sample"
-    seed: int = 0                # makes sampling repeatable
-    max_new: int | None = None   # default: grows with the source length, bounded by the model
-
-    def __post_init__(self) -> None:
-        def whole(v) -> bool:
-            return isinstance(v, int) and not isinstance(v, bool)
-        if not (whole(self.beam) and whole(self.top_k) and whole(self.seed)
-                and (self.max_new is None or whole(self.max_new))
-                and isinstance(self.temperature, (int, float)) and not isinstance(self.temperature, bool)):
-            raise ValueError("beam, top_k, seed and max_new must be whole numbers and temperature a number")
-        if self.method not in METHODS:
-            raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:
-            raise ValueError("beam must be >= 1, top_k >= 0 and temperature > 0")
-
 
 @dataclass
 class SourceIds:

@@ -8,7 +8,7 @@ from typing import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from .transformer import BOS, EOS, PAD, UNK
+from .config import BOS, EOS, PAD, UNK
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]

@@ -6,10 +6,9 @@ import math
 import torch
 from torch import nn
 
-from .config import ModelConfig
+from .config import BOS, EOS, PAD, UNK, ModelConfig  # noqa: F401 (the ids are re-exported)
 from .layers import DecoderLayer, EncoderLayer
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 
 def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from model.decoding import DecodingSettings
+from model.config import DecodingSettings
 
 OPEN_FOLDER = "Open model folder…"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from model.checkpoint import ASSETS
+from model.assets import ASSETS
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from model.decoding import DecodingSettings
+from model.config import DecodingSettings
 from model.trace import ATTENTION_KINDS
 
 from .export import ExportError, write_text

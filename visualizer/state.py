@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from model.decoding import DecodingSettings
+from model.config import DecodingSettings
 
 RUN_FIELDS = frozenset({"model_name", "sentence", "target", "decoding", "positional"})
 VIEW_FIELDS = frozenset({"stack", "layer", "sublayer", "kind", "head", "step"})
@@ -41,7 +41,7 @@ class Stage:
 
 def default_model() -> str:
     """The model the app and the commands open without --model: en-fr when it is bundled, else the first one."""
-    from model.checkpoint import bundled_models
+    from model.assets import bundled_models
     names = bundled_models()
     return "en-fr" if "en-fr" in names else names[0]
 

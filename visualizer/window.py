@@ -7,12 +7,13 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model import ModelLoadError, bundled_models, load, translate
+from model.assets import ModelLoadError, bundled_models
 
 from .captions import caption
 from .controls import OPEN_FOLDER, InputBar
 from .examples import load_examples
 from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
+from .last_frame import FILE_NAME, frame_key, load_frame, save_frame
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
@@ -30,6 +31,18 @@ MAX_CHARS = 2000        # longer text is cut before tokenizing (the model's limi
 # the dock that shows a stack's stage best; raised (when it sits behind a tab) as the view moves into that stack
 STAGE_DOCK = {"src_embed": "embeddings", "tgt_embed": "embeddings", "enc": "layernorm", "dec": "layernorm",
               "output": "output"}
+
+
+def load(name_or_folder):
+    """model.load, imported on first use: it imports torch, the slow part of starting."""
+    from model import load as load_model
+    return load_model(name_or_folder)
+
+
+def translate(*args, **kwargs):
+    """model.translate, imported on first use (torch)."""
+    from model import translate as run
+    return run(*args, **kwargs)
 
 
 def model_label(name: str) -> str:
@@ -58,6 +71,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.runner = ModelRunner(self)
         self.runner.finished.connect(self._on_result)
         self.runner.failed.connect(self._on_failure)
+        self.loader = ModelRunner(self)          # opens the first model (importing torch) off the GUI thread
+        self.loader.finished.connect(self._model_opened)
+        self.loader.failed.connect(self._open_failed)
+        self._frame = None                         # the last session's frame, shown until the model runs
+        self._run_key: str | None = None           # the newest shown live run, as last_frame keys it
+        self._run_cut = False                      # … and whether its sentence was cut to MAX_CHARS
+        self.first_paint_at: float | None = None   # perf_counter() once the window was first painted
         self.seq = 0
         self.rendered_seq = -1
         self._panel_keys: dict[str, object] = {}
@@ -74,9 +94,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.default_layout = self.saveState()
         self.restored_layout = restore_layout and self.restore_layout()
         self.state.subscribe(self._on_state)
-        self._load_model(self.state.model_name, fallback=False, lm=lm)
-        self._sync_inputs()
-        self._run()
+        if lm is not None:
+            self._load_model(self.state.model_name, fallback=False, lm=lm)
+            self._sync_inputs()
+            self._run()
+        else:                                      # the window first, the model (and torch) in the background
+            self._sync_inputs()
+            self._show_last_frame()
+            self._open_in_background(self.state.model_name)
 
     # --- layout -------------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -309,19 +334,28 @@ class MainWindow(QtWidgets.QMainWindow):
         text = s.sentence[:MAX_CHARS]
         settings, target, positional = s.decoding, s.target, s.positional
 
+        key = frame_key(self.state.model_name, text, target, settings, positional)
+
         def job():
             with lm.lock:                         # a gradient step (GUI thread) waits for the run, and vice versa
                 lm.model.positional = positional and lm.cfg.pe != "none"
                 t0 = time.perf_counter()
                 result = translate(lm, text, settings, target=target or None)
-            return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS
+            return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS, key
 
         self.runner.submit(self.seq, job)
 
     def _on_result(self, seq: int, payload) -> None:
         if seq != self.seq:
             return                               # a newer request is on its way: never show stale results
-        result, ms, cut_chars = payload
+        result, ms, cut_chars, self._run_key = payload
+        self._run_cut = cut_chars
+        self._frame = None
+        self._show_result(result, ms, cut_chars)
+        self.rendered_seq = seq
+        self.trace_shown.emit()
+
+    def _show_result(self, result, ms: float, cut_chars: bool) -> None:
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
         self._panel_keys.clear()                 # every panel shows the new run when it is next visible
         t = self.trace
@@ -331,8 +365,6 @@ class MainWindow(QtWidgets.QMainWindow):
             self.state.update(**view)
         self._show_translation(result, cut_chars)
         self._render_all()
-        self.rendered_seq = seq
-        self.trace_shown.emit()
 
     def _on_failure(self, seq: int, message: str) -> None:
         if seq == self.seq:
@@ -346,6 +378,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
+        cfg = self.lm.cfg if self.lm is not None else result.cfg
         chips = " ".join(
             f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>&nbsp;{html.escape(p)}&nbsp;</span>"
             for p in t.out_tokens)
@@ -357,7 +390,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if cut_chars:
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
         if result.truncated:
-            notes.append(f"The sentence is longer than the model's {self.lm.cfg.max_len} tokens: "
+            notes.append(f"The sentence is longer than the model's {cfg.max_len} tokens: "
                          f"the last {result.truncated} token(s) were cut.")
         if not self.state.sentence.strip():
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
@@ -365,16 +398,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.notice.setVisible(bool(notes))
         cut = []
         if cut_chars or result.truncated:
-            cut.append(f"input cut at {self.lm.cfg.max_len} tokens" if result.truncated else
+            cut.append(f"input cut at {cfg.max_len} tokens" if result.truncated else
                        f"input cut at {MAX_CHARS} characters")
         self.status_notice.setText(" · ".join(cut))
         self.status_notice.setVisible(bool(cut))
-        cfg = self.lm.cfg
-        self.status_model.setText(f"Model: {self.lm.name} ({cfg.N_enc}+{cfg.N_dec} layers, {cfg.h} heads, "
+        self.status_model.setText(f"Model: {self.model_name} ({cfg.N_enc}+{cfg.N_dec} layers, {cfg.h} heads, "
                                   f"d_model {cfg.d_model})")
         self.status_model.setToolTip(self.state.model_name)
         self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
-        self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
+        if self.lm is None:
+            self.status_time.setText("the last session's result; the model is loading…")
+        else:
+            self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
 
     def _render_panel(self, name: str, force: bool = False) -> None:
         """Render one panel, unless what it shows (its view_key) is unchanged since its last render."""
@@ -402,6 +437,73 @@ class MainWindow(QtWidgets.QMainWindow):
             self._render_panel(name)
 
     # --- models -------------------------------------------------------------------------------
+    # --- the first model, opened in the background -----------------------------------------------
+    def _frame_path(self) -> Path:
+        """Beside the settings file (so tests, with their own settings, keep their own frame)."""
+        return Path(self.settings.q.fileName()).parent / FILE_NAME
+
+    def _show_last_frame(self) -> None:
+        s = self.state
+        key = frame_key(s.model_name, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
+        frame = load_frame(self._frame_path(), key)
+        if frame is None:
+            return
+        from model.assets import TGT_TOK
+        from model.tokenizer import TextTokenizer
+        try:
+            tok = TextTokenizer.load(frame.folder / TGT_TOK)
+        except Exception:   # the live run shows everything a moment later
+            return
+        self._frame = frame
+        self._set_vocab(tok.pieces(range(tok.vocab_size)))
+        self._show_result(frame, 0.0, frame.cut_chars)
+        self.trace_shown.emit()
+
+    def _open_in_background(self, name: str) -> None:
+        self.status_model.setText(f"Loading {model_label(name)}…")
+        fallback = default_model()
+
+        def job():
+            try:
+                return name, load(name), ""
+            except ModelLoadError as e:
+                if name == fallback:
+                    raise
+                return fallback, load(fallback), f"Cannot open {name}: {e}; opened {fallback}"
+
+        # after the first paint: importing torch next to building and painting the window slows both (the GIL)
+        QtCore.QTimer.singleShot(0, lambda: self._start_loader(job))
+
+    def _start_loader(self, job) -> None:
+        QtWidgets.QApplication.processEvents()     # paint the window (and the last frame, if there is one)
+        self.first_paint_at = time.perf_counter()
+        self.loader.submit(0, job)
+
+    def _model_opened(self, _seq: int, payload) -> None:
+        name, lm, message = payload
+        if self.lm is not None:
+            return                                 # the user opened another model meanwhile
+        if message:
+            self.statusBar().showMessage(message, 15000)
+        self._load_model(name, lm=lm)
+        self._sync_inputs()
+        self._run()
+
+    def _open_failed(self, _seq: int, message: str) -> None:
+        if self.lm is None:
+            self.status_model.setText("No model")
+            self._error("Cannot open the model", message)
+
+    @property
+    def model_name(self) -> str:
+        """The open model's name (while the first model loads: the one being opened)."""
+        return self.lm.name if self.lm is not None else model_label(self.state.model_name)
+
+    def _set_vocab(self, vocab) -> None:
+        for panel in self.panels.values():
+            if hasattr(panel, "set_vocab"):
+                panel.set_vocab(vocab)
+
     def _load_model(self, name_or_path: str, fallback: bool = True, lm=None) -> bool:
         try:
             lm = lm or load(name_or_path)
@@ -417,10 +519,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = lm
         self.state.model_name = str(name_or_path)
         self.setWindowTitle(f"Attention Visualizer — {model_label(self.state.model_name)}")
-        vocab = lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size))
-        for panel in self.panels.values():
-            if hasattr(panel, "set_vocab"):
-                panel.set_vocab(vocab)
+        self._set_vocab(lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)))
         self.training.set_model(lm)
         return True
 
@@ -490,7 +589,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         a = self.attention
         head = None if a.mean.isChecked() else a.shown_head
-        for spec in heatmap_specs(self.trace, self.lm.name):
+        for spec in heatmap_specs(self.trace, self.model_name):
             if spec.kind == a.shown_kind and spec.layer == a.shown_layer and spec.head == head:
                 return spec
         return None
@@ -527,7 +626,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
         """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV), into folder."""
-        specs = heatmap_specs(self.trace, self.lm.name)
+        specs = heatmap_specs(self.trace, self.model_name)
         written = export_heatmaps(specs, folder, fmt, progress=progress)
         if fmt != "csv" and (progress is None or len(written) == len(specs)):
             from .export import write_bytes
@@ -652,4 +751,11 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.isFullScreen():          # presentation mode is for one session, not the next start
             self.settings.save_layout(self.saveGeometry(), self.saveState())
         self.runner.wait(10000)
+        self.loader.wait(30000)
+        stepped = self.training.stepper is not None and self.training.stepper.steps_taken > 0
+        if self._run_key is not None and self.translation is not None and self._frame is None and not stepped:
+            try:                             # the next start shows this at once (see last_frame)
+                save_frame(self._frame_path(), self._run_key, self.translation, self._run_cut)
+            except Exception:                # a read-only home, a full disk: the next start waits for the model
+                pass
         super().closeEvent(event)

@@ -10,7 +10,6 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
-from model.seed_example import NOTE_SAT
 from model.trace import KIND_TITLES
 
 from ..state import KIND_OF
@@ -143,6 +142,7 @@ class InspectorPanel(QtWidgets.QWidget):
         out.append("".join(rows) + "</table>")
         out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(eq.output)}</p>")
         if trace.meta.get("model") == "seed-example" and kind == "enc_self" and eq.query_token == "cat":
+            from model.seed_example import NOTE_SAT      # the seed example is loaded, so is torch
             sat = eq.key_tokens.index("sat")
             out.append(
                 "<p style='background:#fff3cd;padding:4px'><b>The note's slip:</b> it writes K<sub>sat</sub> = "

@@ -6,8 +6,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from model.gradient_step import GradientStepper
-
 from ..heatmap_figure import token_ticks
 from ..state import KIND_OF
 
@@ -17,7 +15,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.stepper: GradientStepper | None = None
+        self.stepper = None                     # a model.gradient_step.GradientStepper once a model is open
         self.lr = QtWidgets.QDoubleSpinBox(decimals=4, minimum=0.0001, maximum=10.0, singleStep=0.01, value=0.05)
         self.lr.setPrefix("η = ")
         self.step_button = QtWidgets.QPushButton("Take one gradient step")
@@ -56,6 +54,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.history: list[tuple[float, float]] = []
 
     def set_model(self, lm) -> None:
+        from model.gradient_step import GradientStepper     # torch: imported once a model is open
         self.stepper = GradientStepper(lm)
         self.history.clear()
 

@@ -1,0 +1,28 @@
+"""Where models live and what their folders hold; nothing here imports torch, so the app can start without it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+WEIGHTS, CONFIG, SRC_TOK, TGT_TOK, CARD = "model.safetensors", "config.json", "tokenizer_src.json", "tokenizer_tgt.json", "MODEL_CARD.md"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+MODELS_DIR = ASSETS / "models"
+
+
+class ModelLoadError(Exception):
+    """A model folder that cannot be used; str() is one line naming the file and the problem."""
+
+
+def bundled_models() -> list[str]:
+    """Names of the model folders shipped in assets/models, plus the built-in seed example."""
+    names = sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG).is_file()) if MODELS_DIR.is_dir() else []
+    return names + ["seed-example"]
+
+
+def model_folder(name_or_folder: str | Path) -> Path | None:
+    """The folder a bundled name or a path stands for (None for the seed example, built in code)."""
+    if str(name_or_folder) == "seed-example":
+        return None
+    candidate = MODELS_DIR / str(name_or_folder)
+    if not Path(name_or_folder).exists() and candidate.is_dir():
+        return candidate
+    return Path(name_or_folder)

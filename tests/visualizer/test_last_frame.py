@@ -1,0 +1,104 @@
+"""The last translated frame: shown at the next start before torch and the model load, only for the same run."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from model import DecodingSettings, load, translate
+from visualizer.last_frame import FILE_NAME, frame_key, load_frame, save_frame
+
+
+def key(folder, sentence="the cat sat", **decoding):
+    return frame_key(str(folder), sentence, "", DecodingSettings(**decoding), True)
+
+
+def test_a_saved_frame_reads_back_with_every_array(tmp_path, tiny_model_dir, tiny_lm):
+    result = translate(tiny_lm, "the cat sat")
+    path = tmp_path / FILE_NAME
+    save_frame(path, key(tiny_model_dir), result, cut_chars=False)
+    frame = load_frame(path, key(tiny_model_dir))
+    assert frame.text == result.text and frame.out_ids == result.out_ids and frame.cfg == tiny_lm.cfg
+    assert frame.trace.src_tokens == result.trace.src_tokens and frame.trace.out_tokens == result.trace.out_tokens
+    assert set(frame.trace.arrays) == set(result.trace.arrays)
+    for k, v in result.trace.arrays.items():
+        np.testing.assert_array_equal(frame.trace.arrays[k], v)
+    assert "_frame" not in frame.trace.meta and frame.trace.meta["sentence"] == "the cat sat"
+    assert [p.name for p in tmp_path.iterdir()] == [FILE_NAME]          # no temporary file left
+
+
+def test_another_run_or_changed_model_files_get_no_frame(tmp_path, tiny_model_factory, tiny_lm):
+    folder = tiny_model_factory(tmp_path / "m")
+    lm = load(folder)
+    path = tmp_path / FILE_NAME
+    save_frame(path, key(folder), translate(lm, "the cat sat"), cut_chars=False)
+    assert load_frame(path, key(folder)) is not None
+    assert load_frame(path, key(folder, "the cat sat.")) is None
+    assert load_frame(path, key(folder, method="beam")) is None
+    assert load_frame(path, frame_key(str(folder), "the cat sat", "", DecodingSettings(), False)) is None
+    weights = folder / "model.safetensors"
+    st = weights.stat()
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))   # retrained in place
+    assert load_frame(path, key(folder)) is None
+    assert frame_key("seed-example", "x", "", DecodingSettings(), True) is None
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a zip", None])
+def test_a_damaged_frame_file_is_ignored(tmp_path, tiny_model_dir, tiny_lm, damage):
+    path = tmp_path / FILE_NAME
+    save_frame(path, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), cut_chars=False)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2] if damage is None else damage)
+    assert load_frame(path, key(tiny_model_dir)) is None
+
+
+def test_a_folder_that_cannot_hold_the_file_raises_and_leaves_nothing(tmp_path, tiny_model_dir, tiny_lm):
+    blocker = tmp_path / "config"
+    blocker.write_text("a file where the settings folder should be")
+    with pytest.raises(OSError):
+        save_frame(blocker / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False)
+    assert [p.name for p in tmp_path.iterdir()] == ["config"] and blocker.read_text().startswith("a file")
+
+
+def test_a_full_disk_leaves_no_partial_file(tmp_path, tiny_model_dir, tiny_lm, monkeypatch):
+    from model.trace import Trace
+
+    def full(self, f):
+        f.write(b"PK partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Trace, "save_npz", full)
+    with pytest.raises(OSError):
+        save_frame(tmp_path / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_next_window_shows_the_last_frame_before_its_model_loads(qtbot, tiny_model_dir, settings):
+    """Close a window; a new one with the same model, sentence and settings shows that run at once, from the
+    file, then the live run replaces it with the same numbers."""
+    from visualizer.window import MainWindow
+
+    first = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(first)
+    qtbot.waitUntil(lambda: first.lm is not None and first.trace is not None and not first.runner.busy,
+                    timeout=20000)
+    first.state.update(kind="cross", layer=1, head=1)
+    expected = first.trace
+    first.close()
+    again = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(again)
+    assert again.lm is None and again.trace is not None                  # shown before the model is open
+    np.testing.assert_array_equal(again.trace.attention("cross", 1, 1), expected.attention("cross", 1, 1))
+    assert again.inputs.translation.text().startswith(f"<b>{expected.meta['translation']}") or \
+        expected.meta["translation"] == ""
+    assert "loading" in again.status_time.text()
+    cached = again.trace
+    qtbot.waitUntil(lambda: again.lm is not None and again.trace is not cached, timeout=20000)
+    np.testing.assert_array_equal(again.trace.attention("cross", 1, 1), expected.attention("cross", 1, 1))
+    again.runner.wait(10000)
+    other = MainWindow(model=str(tiny_model_dir), sentence="a dog ran", settings=settings)
+    qtbot.addWidget(other)
+    assert other.trace is None                                           # another sentence: no frame
+    qtbot.waitUntil(lambda: other.lm is not None and other.trace is not None, timeout=20000)
+    other.runner.wait(10000)
