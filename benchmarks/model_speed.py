@@ -9,6 +9,9 @@
 2. Greedy decoding time per token for 10, 50 and 200-token outputs, with and without the key/value cache,
    timed on decoding.greedy itself; </s> is made impossible (its output bias set to -inf) so that every run
    produces exactly the requested number of tokens. Goal: flat per-token time with the cache.
+3. One training update (forward, label-smoothed loss, backward, Adam step) of this model and of the
+   torch.nn.Transformer baseline of the same shape (`--baseline`) on the same batches of 2,048 padded
+   tokens: how many updates each gets from the same minutes, the budget of the en-fr comparison.
 
 Uses a random model of the bundled en-fr shape (d_model 256, 4 heads, d_ff 512, 3+3 layers, 6000-piece
 vocabularies) with max_len 256, so that 200-token outputs fit. Medians over repeats; one thread count.
@@ -26,6 +29,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model.checkpoint import LoadedModel  # noqa: E402
+from model.baseline import BaselineTransformer  # noqa: E402
 from model.config import ModelConfig  # noqa: E402
 from model.decoding import greedy, trace_run  # noqa: E402
 from model.trace import flatten_record  # noqa: E402
@@ -100,6 +104,30 @@ def main() -> int:
                         "without": lambda: greedy(model, src_ids, n, use_cache=False)}, reps)
         with_cache, without = m["with"] / n, m["without"] / n
         print(f"| {n} tokens | {with_cache:.2f} ms | {without:.2f} ms | {without / with_cache:.1f}x |")
+
+    print("\n| training update, batch of 2,048 padded tokens | this model | torch.nn.Transformer | baseline / ours |")
+    print("| --- | --- | --- | --- |")
+    cfg = ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=256, h=4, d_ff=512, N_enc=3, N_dec=3,
+                      max_len=128, dropout=0.1)
+    for T in (8, 24):                                            # Tatoeba sentences: about 8 pieces, a few 24
+        B = 2048 // T
+        src, tgt = torch.randint(4, VOCAB, (B, T)), torch.randint(4, VOCAB, (B, T + 1))
+        updates = {}
+        for name, cls in (("ours", Transformer), ("baseline", BaselineTransformer)):
+            torch.manual_seed(0)
+            m = cls(cfg).train()
+            opt = torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+
+            def update(m=m, opt=opt):
+                logits = m(src, tgt[:, :-1])
+                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), tgt[:, 1:].reshape(-1),
+                                                         label_smoothing=0.1)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+            updates[name] = update
+        m = medians_ms(updates, 9)
+        print(f"| {B} × {T} tokens | {m['ours']:.0f} ms | {m['baseline']:.0f} ms | {m['baseline'] / m['ours']:.2f}x |")
     return 0
 
 
