@@ -174,3 +174,17 @@ def test_a_view_change_paints_each_changed_plot_once(qtbot, window):
     for _ in range(5):
         app.processEvents()
     assert paints.get(output) == 1 or not views["output"][0].isVisible()
+
+
+def test_a_missing_start_model_opens_the_default_and_says_so(qtbot, tmp_path, settings):
+    """The first model opens in the background; when it cannot, the default model opens instead, with a note."""
+    from visualizer.state import default_model
+    from visualizer.window import MainWindow
+
+    w = MainWindow(model=str(tmp_path / "no-such-model"), sentence="I love you.", settings=settings)
+    qtbot.addWidget(w)
+    assert w.lm is None                                   # the window is up before any model is loaded
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runner.busy, timeout=60000)
+    assert w.lm.name == default_model() and w.state.model_name == default_model()
+    assert "Cannot open" in w.statusBar().currentMessage() and "no-such-model" in w.statusBar().currentMessage()
+    assert w.trace.meta["sentence"] == "I love you."
