@@ -19,12 +19,10 @@ class LayerNorm(nn.Module):
         self.eps = eps
 
     def forward(self, v: torch.Tensor, record: dict | None = None) -> torch.Tensor:
-        if record is None:   # the same formula as one fused call (fewer steps when nothing is traced)
-            return F.layer_norm(v, self.gamma.shape, self.gamma, self.beta, self.eps)
-        mu = v.mean(-1, keepdim=True)                                          # (B, T, 1)
-        sigma = torch.sqrt(v.var(-1, unbiased=False, keepdim=True) + self.eps)  # (B, T, 1)
-        out = self.gamma * (v - mu) / sigma + self.beta                        # (B, T, d_model)
-        if record is not None:
+        out = F.layer_norm(v, self.gamma.shape, self.gamma, self.beta, self.eps)   # (B, T, d_model), fused
+        if record is not None:   # the statistics it used, for the trace (tests check out = γ(v − μ)/σ + β)
+            var, mu = torch.var_mean(v, -1, unbiased=False, keepdim=True)             # (B, T, 1) each
+            sigma = torch.sqrt(var + self.eps)
             record.update(residual=v, ln_mean=mu[..., 0], ln_sigma=sigma[..., 0], ln_out=out,
                           gamma=self.gamma, beta=self.beta)
         return out
