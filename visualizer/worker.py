@@ -1,6 +1,7 @@
 """Runs the model off the GUI thread. When requests come faster than the model runs, only the newest is run."""
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import traceback
@@ -9,13 +10,45 @@ from typing import Any, Callable
 from PySide6 import QtCore
 
 
+class _NoCollectionHere:
+    """Python's cyclic garbage collector off while any model job runs.
+
+    A collection runs in whichever thread happens to allocate. Run in a worker, it can free a Qt object
+    left over from a closed window there, off the GUI thread, and Qt deadlocks against the GUI thread (seen
+    in the tests: a worker destroying a menu's QAction while the GUI thread deleted widgets). With the
+    collector off during jobs, collections happen on the GUI thread, between jobs.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running = 0
+        self._was_enabled = False
+
+    def __enter__(self):
+        with self._lock:
+            if self._running == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._running += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._running -= 1
+            if self._running == 0 and self._was_enabled:
+                gc.enable()
+
+
+NO_COLLECTION = _NoCollectionHere()
+
+
 class _Job(QtCore.QRunnable):
     def __init__(self, runner: "ModelRunner"):
         super().__init__()
         self.runner = runner
 
     def run(self) -> None:
-        self.runner._drain()
+        with NO_COLLECTION:
+            self.runner._drain()
 
 
 class ModelRunner(QtCore.QObject):

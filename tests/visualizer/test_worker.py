@@ -55,3 +55,32 @@ def test_an_error_becomes_one_line_and_the_worker_goes_on(qtbot, runner, capfd):
     runner.submit(2, lambda: 42)
     qtbot.waitUntil(lambda: bool(done), timeout=10000)
     assert done == [(2, 42)]
+
+
+def test_no_garbage_collection_runs_in_a_worker(qtbot):
+    """A collection in a worker could free a leftover Qt object off the GUI thread (a deadlock seen in the
+    suite); the collector is off while any job of any runner runs, and back on after the last one."""
+    import gc
+
+    first, second = ModelRunner(), ModelRunner()
+    done, _ = collect(first)
+    done2, _ = collect(second)
+    release = threading.Event()
+    seen = []
+
+    def job():
+        seen.append(gc.isenabled())
+        release.wait(5)
+        return 1
+
+    assert gc.isenabled()
+    first.submit(1, job)
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    second.submit(1, lambda: gc.isenabled())
+    qtbot.waitUntil(lambda: bool(done2), timeout=5000)
+    assert done2 == [(1, False)] and seen == [False]
+    release.set()
+    qtbot.waitUntil(lambda: bool(done), timeout=5000)
+    first.wait(5000)
+    second.wait(5000)
+    assert gc.isenabled()
