@@ -188,3 +188,14 @@ def test_a_missing_start_model_opens_the_default_and_says_so(qtbot, tmp_path, se
     assert w.lm.name == default_model() and w.state.model_name == default_model()
     assert "Cannot open" in w.statusBar().currentMessage() and "no-such-model" in w.statusBar().currentMessage()
     assert w.trace.meta["sentence"] == "I love you."
+
+
+def test_the_app_translates_on_one_torch_thread(qtbot, window):
+    """One sentence at a time is faster on one thread (see window.one_torch_thread), unless the user says."""
+    import os
+
+    import torch
+    if "OMP_NUM_THREADS" in os.environ:
+        assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
+    else:
+        assert torch.get_num_threads() == 1
