@@ -34,6 +34,7 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         # the first and last labels may reach past the axis ends (into the corner); the thinning prevents overlaps
         self.setStyle(hideOverlappingLabels=False)
+        self.enableAutoSIPrefix(False)     # token positions: never "query (row) (x0.001)" on an empty plot
         self.tokens: list[str] = []
         self.max_labels = 60
         self.shown_step = 1

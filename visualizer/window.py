@@ -475,6 +475,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _open_in_background(self, name: str) -> None:
         self.status_model.setText(f"Loading {model_label(name)}…")
+        if self.trace is None:                   # no saved frame to show meanwhile: say what is happening
+            self.inputs.translation.setText(f"<i>Loading the model {html.escape(model_label(name))}… "
+                                            "the translation appears in a moment.</i>")
         fallback = default_model()
 
         def job():
