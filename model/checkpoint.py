@@ -13,7 +13,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
-                     ModelLoadError, bundled_models)
+                     ModelLoadError, bundled_models, model_folder)
 from .config import ModelConfig
 from .tokenizer import TextTokenizer
 from .transformer import Transformer
@@ -118,12 +118,12 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
 
 def load(name_or_folder: str | Path) -> LoadedModel:
     """Load a bundled model by name ('en-fr', 'seed-example') or any model folder by path."""
-    if str(name_or_folder) == "seed-example":
+    folder = model_folder(name_or_folder)
+    if folder is None:
         from .seed_example import build_seed_example
         return build_seed_example()
-    candidate = MODELS_DIR / str(name_or_folder)
-    if not Path(name_or_folder).exists() and candidate.is_dir():
-        return load_model(candidate, str(name_or_folder))
-    if not Path(name_or_folder).exists():
+    if folder != Path(name_or_folder):                   # a bundled name
+        return load_model(folder, str(name_or_folder))
+    if not folder.exists():
         raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
-    return load_model(name_or_folder)
+    return load_model(folder)

@@ -347,7 +347,7 @@ class MainWindow(QtWidgets.QMainWindow):
         text = s.sentence[:MAX_CHARS]
         settings, target, positional = s.decoding, s.target, s.positional
 
-        key = frame_key(self.state.model_name, text, target, settings, positional)
+        key = self._frame_key()
 
         def job():
             one_torch_thread()
@@ -450,16 +450,18 @@ class MainWindow(QtWidgets.QMainWindow):
                 continue                         # hidden and background-tab panels render when shown
             self._render_panel(name)
 
-    # --- models -------------------------------------------------------------------------------
-    # --- the first model, opened in the background -----------------------------------------------
+    # --- models: the first one opens in the background ---------------------------------------------
     def _frame_path(self) -> Path:
         """Beside the settings file (so tests, with their own settings, keep their own frame)."""
         return Path(self.settings.q.fileName()).parent / FILE_NAME
 
-    def _show_last_frame(self) -> None:
+    def _frame_key(self) -> str | None:
+        """The key of a run of the current state (see last_frame)."""
         s = self.state
-        key = frame_key(s.model_name, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
-        frame = load_frame(self._frame_path(), key)
+        return frame_key(s.model_name, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
+
+    def _show_last_frame(self) -> None:
+        frame = load_frame(self._frame_path(), self._frame_key())
         if frame is None:
             return
         from model.assets import TGT_TOK
