@@ -23,6 +23,7 @@ from .panels.training_step import TrainingStepPanel
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
 from .settings import Settings
+from .steady_label import SteadyLabel
 from .state import RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .theme import THEMES, apply_theme
 from .worker import ModelRunner
@@ -119,10 +120,8 @@ class MainWindow(QtWidgets.QMainWindow):
     # --- layout -------------------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.inputs = InputBar()
-        self.caption = QtWidgets.QLabel()
-        self.caption.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.caption.setWordWrap(True)
-        self.caption.setStyleSheet("padding: 4px 8px; background: palette(alternate-base)")
+        self.caption = SteadyLabel()             # rewritten at every view change: must not relayout the window
+        self.caption.label.setStyleSheet("padding: 4px 8px; background: palette(alternate-base)")
         self.attention = AttentionPanel(self.state)
         self.attention.set_colormap(self.settings.get("colormap"))
         self.attention.shared.setChecked(self.settings.get("shared_scale"))

@@ -176,6 +176,37 @@ def test_a_view_change_paints_each_changed_plot_once(qtbot, window):
     assert paints.get(output) == 1 or not views["output"][0].isVisible()
 
 
+def test_a_view_change_does_not_lay_the_main_window_out_again(qtbot, window):
+    """A rewritten caption, header or spin box range used to relayout every dock (~10 ms a step change)."""
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance()
+    window.resize(1500, 950)
+    window.state.update(kind="cross", layer=0, head=0, step=0)
+    for _ in range(5):
+        app.processEvents()
+    requests = []
+
+    class Count(QtCore.QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.Type.LayoutRequest:
+                requests.append(type(obj).__name__)
+            return False
+
+    counter = Count()
+    watched = [window, window.centralWidget(), *window.panels.values()]
+    for w in watched:
+        w.installEventFilter(counter)
+    captions = set()
+    for change in (dict(step=1), dict(step=2), dict(layer=1), dict(head=1), dict(layer=0), dict(step=0)):
+        window.state.update(**change)
+        for _ in range(5):
+            app.processEvents()
+        captions.add(window.caption.text())
+        assert requests == [], (change, requests)
+    assert len(captions) >= 3                     # the captions did change: only the layout stayed put
+
+
 def test_a_missing_start_model_opens_the_default_and_says_so(qtbot, tmp_path, settings):
     """The first model opens in the background; when it cannot, the default model opens instead, with a note."""
     from visualizer.state import default_model

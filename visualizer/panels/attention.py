@@ -175,7 +175,11 @@ class AttentionPanel(QtWidgets.QWidget):
         for w, v in ((self.kind, KINDS.index(kind)),):
             w.blockSignals(True); w.setCurrentIndex(v); w.blockSignals(False)
         for spin, n, v in ((self.layer, n_layers, layer + 1), (self.head, H, head + 1)):
-            spin.blockSignals(True); spin.setMaximum(n); spin.setValue(v); spin.blockSignals(False)
+            spin.blockSignals(True)
+            if spin.maximum() != n:        # setMaximum lays the window out again even when n is unchanged
+                spin.setMaximum(n)
+            spin.setValue(v)
+            spin.blockSignals(False)
         self.head.setEnabled(not self.mean.isChecked())
         top = float(weights.max()) if self.shared.isChecked() else None
         self._ensure_small(H)

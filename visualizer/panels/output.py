@@ -191,9 +191,12 @@ class OutputPanel(QtWidgets.QWidget):
                 continue
             p = float(self.bar_probs[i])
             inside = p > 0.72 * limit
-            item.setText(f"{p:.3f}")
-            item.setColor("w" if inside else self.box.foreground)
-            item.setAnchor((1, 0.5) if inside else (0, 0.5))
+            look = (f"{p:.3f}", inside, self.box.foreground)
+            if getattr(item, "_look", None) != look:   # each TextItem call re-lays its text out: only on change
+                item._look = look
+                item.setText(look[0])
+                item.setColor("w" if inside else self.box.foreground)
+                item.setAnchor((1, 0.5) if inside else (0, 0.5))
             item.setPos(p - 0.01 * limit if inside else p + 0.01 * limit, float(y[i]))
             item.setVisible(True)
 

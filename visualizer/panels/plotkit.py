@@ -11,6 +11,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..steady_label import SteadyLabel
+
 TICK_PT, LABEL_PT, TITLE_PT = 12, 13, 14
 # Okabe-Ito: distinguishable with every common colour-vision deficiency
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"
@@ -136,8 +138,10 @@ def set_title(plot: pg.PlotItem, title: str, foreground: str = "k") -> None:
             free_title_width(label)
         plot.setTitle(title, color=foreground, size=f"{TITLE_PT}pt")
         h = max(30.0, label.itemRect().height())          # room for a two-line title
-        label.setMaximumHeight(h)
-        plot.layout.setRowFixedHeight(0, h)
+        if getattr(plot, "_title_height", None) != h:      # each call lays the plot out again
+            plot._title_height = h
+            label.setMaximumHeight(h)
+            plot.layout.setRowFixedHeight(0, h)
 
 
 def free_title_width(label: pg.LabelItem) -> None:
@@ -343,10 +347,10 @@ def notice_label() -> QtWidgets.QLabel:
     return label
 
 
-def header_label() -> QtWidgets.QLabel:
-    label = QtWidgets.QLabel()
-    label.setWordWrap(True)
-    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+def header_label() -> SteadyLabel:
+    """A panel's header line: rich text, wrapped, at least 12 pt. It changes at every step or layer, so it is a
+    SteadyLabel (rewriting it does not lay the window out again)."""
+    label = SteadyLabel()
     f = label.font()
     f.setPointSizeF(max(f.pointSizeF(), 12.0))
     label.setFont(f)

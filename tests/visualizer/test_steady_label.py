@@ -1,0 +1,68 @@
+"""SteadyLabel: new text lays the window out again only when it needs a different height."""
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from visualizer.steady_label import SteadyLabel
+
+
+@pytest.fixture
+def holder(qtbot):
+    parent = QtWidgets.QWidget()
+    layout = QtWidgets.QVBoxLayout(parent)
+    qtbot.addWidget(parent)
+    parent.resize(300, 200)
+    return parent, layout
+
+
+class LayoutRequests(QtCore.QObject):
+    def __init__(self, widget):
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):
+        if event.type() == QtCore.QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+def settle(qtbot, parent):
+    parent.show()
+    qtbot.waitExposed(parent)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+
+
+@pytest.mark.parametrize("cls, relayouts", [(QtWidgets.QLabel, True), (SteadyLabel, False)])
+def test_same_height_text_does_not_relayout(qtbot, holder, cls, relayouts):
+    parent, layout = holder
+    label = cls()
+    label.setWordWrap(True) if cls is QtWidgets.QLabel else None
+    layout.addWidget(label)
+    label.setText("step 1: predicting token 2")
+    settle(qtbot, parent)
+    requests = LayoutRequests(parent)
+    label.setText("step 2: predicting token 3")
+    settle(qtbot, parent)
+    assert label.text() == "step 2: predicting token 3"
+    assert (requests.count > 0) == relayouts
+
+
+def test_taller_text_gets_room(qtbot, holder):
+    parent, layout = holder
+    label = SteadyLabel()
+    layout.addWidget(label)
+    layout.addStretch(1)
+    label.setText("one line")
+    settle(qtbot, parent)
+    one_line = label.height()
+    assert label.label.geometry() == label.rect()
+    label.setText("<br>".join(["a longer caption"] * 3))
+    settle(qtbot, parent)
+    assert label.height() >= 2 * one_line
+    assert label.label.geometry() == label.rect()
+    label.setText("short again")
+    settle(qtbot, parent)
+    assert label.height() == one_line

@@ -1,0 +1,67 @@
+"""A text label whose new text does not lay the whole window out again.
+
+QLabel.setText always calls updateGeometry(). In a window of docks that request climbs to the main window,
+which lays out every dock and repaints most of the screen: about 7 ms for each view change that rewrote a
+caption or a panel header (measured with the step changes of benchmarks/gui_speed.py). Here the QLabel sits
+in a holder widget without a layout, so its requests stop at the holder; the holder asks its own layout for
+room only when the new text needs a different height at the current width.
+"""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+
+class SteadyLabel(QtWidgets.QWidget):
+    def __init__(self, parent: QtWidgets.QWidget | None = None, *, rich: bool = True, wrap: bool = True):
+        super().__init__(parent)
+        self.label = QtWidgets.QLabel(self)
+        self.label.setWordWrap(wrap)
+        self.label.setTextFormat(QtCore.Qt.TextFormat.RichText if rich else QtCore.Qt.TextFormat.PlainText)
+        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
+        policy.setHeightForWidth(wrap)
+        self.setSizePolicy(policy)
+        self._height = self._needed_height()
+
+    # --- the QLabel calls the panels use --------------------------------------------------------------
+    def text(self) -> str:
+        return self.label.text()
+
+    def setText(self, text: str) -> None:
+        if text != self.label.text():
+            self.label.setText(text)
+            self._refit()
+
+    # --- geometry ---------------------------------------------------------------------------------------
+    def _needed_height(self, width: int | None = None) -> int:
+        width = self.width() if width is None else width
+        if self.label.wordWrap() and width > 0:
+            return self.label.heightForWidth(width)
+        return self.label.sizeHint().height()
+
+    def _refit(self) -> None:
+        height = self._needed_height()
+        if height != self._height:        # only then does the layout around this label need to change
+            self._height = height
+            self.updateGeometry()
+
+    def hasHeightForWidth(self) -> bool:
+        return self.label.wordWrap()
+
+    def heightForWidth(self, width: int) -> int:
+        return self._needed_height(width)
+
+    def sizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(self.label.sizeHint().width(), self._height)
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(self.label.minimumSizeHint().width(), self._height)
+
+    def resizeEvent(self, event) -> None:
+        self.label.setGeometry(self.rect())
+        self._refit()
+        super().resizeEvent(event)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.StyleChange):
+            self._refit()
