@@ -3,7 +3,8 @@
     python benchmarks/gui_speed.py [--model en-fr] [--repeats 30]
 
 1. keystroke (after the debounce) -> translation + every visible panel repainted, 12-word sentence, greedy
-2. layer / head / step change -> every visible panel repainted (no model run)
+2. layer / head / step change -> every visible panel repainted (no model run), each kind apart, and a
+   change of attention kind apart
 3. an input of the model's maximum length: encode + translate + repaint, and time per output token
 4. cold start in a fresh process: interpreter start to the first translated frame on screen, without and
    with the frame the previous start saved (the window shows it while torch and the model load)
@@ -104,14 +105,24 @@ def main() -> int:
         model_part.append(w.last_run_ms)
     out_tokens = len(w.trace.out_tokens)
 
-    view = []
-    changes = [dict(head=h) for h in range(w.trace.n_heads)] + [dict(layer=l) for l in range(w.trace.n_layers("enc"))]
-    changes += [dict(kind="cross", step=s) for s in range(w.trace.n_steps)] + [dict(kind="dec_self", step=0)]
-    for i in range(max(a.repeats * 3, len(changes))):
-        t0 = time.perf_counter()
-        w.state.update(**changes[i % len(changes)])
+    # each kind of view change on its own: the goal is about head, layer and step changes; a change of attention
+    # kind (encoder self -> cross) swaps every token axis and is reported apart
+    view = {"head": [], "layer": [], "step": [], "kind": []}
+    for i in range(max(3, a.repeats // 4)):
+        w.state.update(kind="enc_self", layer=0, head=0, step=0)
         settle(app)
-        view.append(1000 * (time.perf_counter() - t0))
+        for what, changes in (("head", [dict(head=h) for h in (*range(1, w.trace.n_heads), 0)]),
+                              ("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers("enc")), 0)]),
+                              ("kind", [dict(kind="cross", step=0)]),
+                              ("step", [dict(step=s) for s in range(1, w.trace.n_steps)]),
+                              ("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers("dec")), 0)]),
+                              ("kind", [dict(kind="dec_self")]),
+                              ("step", [dict(step=s) for s in reversed(range(w.trace.n_steps - 1))])):
+            for change in changes:
+                t0 = time.perf_counter()
+                w.state.update(**change)
+                settle(app)
+                view[what].append(1000 * (time.perf_counter() - t0))
 
     max_len = w.lm.cfg.max_len
     words = ("the cat sat on the mat and the dog ran to the house " * 40).split()
@@ -152,7 +163,10 @@ def main() -> int:
     print("| --- | --- | --- | --- |")
     print(row("keystroke (after debounce) → translated and repainted", typing))
     print(row("… of which the model run in the worker (translate + trace)", model_part))
-    print(row("layer / head / step change → repainted", view))
+    print(row("layer / head / step change → repainted", view["head"] + view["layer"] + view["step"]))
+    for what in ("head", "layer", "step"):
+        print(row(f"… {what} change alone", view[what]))
+    print(row("attention kind change (encoder self → cross → decoder self) → repainted", view["kind"]))
     print(row(f"{long_tokens}-token input → translated and repainted", long))
     print(f"| translation time per output token, long input | {statistics.median(per_token):.1f} ms | "
           f"{pct(per_token, 95):.1f} ms | {len(per_token)} |")

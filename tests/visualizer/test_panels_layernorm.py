@@ -99,3 +99,29 @@ def test_a_step_change_moves_the_highlight_and_a_new_run_redraws_everything(pane
     np.testing.assert_array_equal(panel.mu_bars.opts["height"], other.get("dec", 1, "cross", "ln_mean"))
     edges, counts = panel.hist["after"]
     assert counts.sum() == other.get("dec", 1, "cross", "ln_out").size
+
+
+def test_plots_scrolled_out_of_sight_are_updated_when_they_come_into_sight(qtbot, trace):
+    """A layer change leaves the plots below the fold alone; scrolling to them brings them up to date."""
+    from PySide6 import QtWidgets
+    panel = LayerNormPanel()
+    qtbot.addWidget(panel)
+    panel.resize(460, 520)                            # one column: γ and β are far below the fold
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="self"))
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert panel.gamma_plot._scrolled_out() and not panel.mu_plot._scrolled_out()
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=1, sublayer="ffn"))
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    new = trace.get("enc", 1, "ffn", "gamma")
+    assert panel.gamma_curve.getData()[1] is None           # neither run's γ drawn while out of sight
+    np.testing.assert_allclose(panel.mu_bars.opts["height"], trace.get("enc", 1, "ffn", "ln_mean"))  # in sight
+    panel.grid.ensureWidgetVisible(panel.gamma_plot)
+    qtbot.waitUntil(lambda: panel.gamma_curve.getData()[1] is not None, timeout=3000)
+    np.testing.assert_allclose(panel.gamma_curve.getData()[1], new)       # the newest run's, not the first's
+    panel.grid.ensureWidgetVisible(panel.beta_plot)
+    qtbot.waitUntil(lambda: panel.beta_curve.getData()[1] is not None, timeout=3000)
+    np.testing.assert_allclose(panel.beta_curve.getData()[1], trace.get("enc", 1, "ffn", "beta"))

@@ -132,27 +132,47 @@ class LayerNormPanel(QtWidgets.QWidget):
         T, d = v.shape
 
         x = np.arange(T)
+        tokens = self.tokens
+
+        def bars_update(plot, bars, values):
+            def update():
+                bars.setOpts(x=x, height=values, width=0.75 if T <= 48 else 1.0)   # no moiré
+                plot.item.getAxis("bottom").set_labels(tokens)
+                set_range(plot, -0.6, T - 0.4, min(0.0, float(values.min())), max(0.0, float(values.max())), pad_x=0)
+            return update
+
         for plot, bars, values in ((self.mu_plot, self.mu_bars, mu), (self.sigma_plot, self.sigma_bars, sigma)):
-            bars.setOpts(x=x, height=values, width=0.75 if T <= 48 else 1.0)   # no moiré
-            plot.item.getAxis("bottom").set_labels(self.tokens)
-            set_range(plot, -0.6, T - 0.4, min(0.0, float(values.min())), max(0.0, float(values.max())), pad_x=0)
+            plot.defer(bars_update(plot, bars, values))
 
         self.hist = {"before": histogram(v), "after": histogram(out)}
-        for key, curve, plot in (("before", self.before_curve, self.before_plot),
-                                 ("after", self.after_curve, self.after_plot)):
+
+        def histogram_update(key, curve, plot):
             edges, counts = self.hist[key]
-            curve.setData(edges, counts)
-            set_range(plot, edges[0], edges[-1], 0.0, float(counts.max()))
             data = self.shown[key]
             name = "v = x + Sublayer(x)" if key == "before" else "LN(v)"
-            plot.set_title(f"{key}: {name}<br><span style='font-size:{TICK_PT}pt'>all {T}×{d} values · "
-                           f"mean {float(data.mean()):.2f} · std {float(data.std()):.2f}</span>")
+            title = (f"{key}: {name}<br><span style='font-size:{TICK_PT}pt'>all {T}×{d} values · "
+                     f"mean {float(data.mean()):.2f} · std {float(data.std()):.2f}</span>")
+
+            def update():
+                curve.setData(edges, counts)
+                set_range(plot, edges[0], edges[-1], 0.0, float(counts.max()))
+                plot.set_title(title)
+            return update
+
+        for key, curve, plot in (("before", self.before_curve, self.before_plot),
+                                 ("after", self.after_curve, self.after_plot)):
+            plot.defer(histogram_update(key, curve, plot))
 
         dims = np.arange(d)
-        self.gamma_curve.setData(dims, gamma)
-        self.beta_curve.setData(dims, beta)
-        set_range(self.gamma_plot, -0.5, d - 0.5, min(float(gamma.min()), 1.0), max(float(gamma.max()), 1.0))
-        set_range(self.beta_plot, -0.5, d - 0.5, min(float(beta.min()), 0.0), max(float(beta.max()), 0.0))
+
+        def parameter_update(plot, curve, values, rest):
+            def update():
+                curve.setData(dims, values)
+                set_range(plot, -0.5, d - 0.5, min(float(values.min()), rest), max(float(values.max()), rest))
+            return update
+
+        self.gamma_plot.defer(parameter_update(self.gamma_plot, self.gamma_curve, gamma, 1.0))
+        self.beta_plot.defer(parameter_update(self.beta_plot, self.beta_curve, beta, 0.0))
 
         self.notice.setText(escape(note))
         self.notice.setVisible(bool(note))
@@ -169,8 +189,8 @@ class LayerNormPanel(QtWidgets.QWidget):
             return
         self.highlight = highlight
         brushes = [pg.mkBrush(VERMILLION if i == highlight else BLUE) for i in range(T)]
-        for bars in (self.mu_bars, self.sigma_bars):
-            bars.setOpts(brushes=brushes)
+        for plot, bars in ((self.mu_plot, self.mu_bars), (self.sigma_plot, self.sigma_bars)):
+            plot.defer(lambda bars=bars: bars.setOpts(brushes=brushes), part="colours")
         where = "Encoder" if stack == "enc" else "Decoder"
         tokens = ("source token" if stack == "enc" else "decoder input token") + ("s" if T != 1 else "")
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"

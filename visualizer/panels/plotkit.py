@@ -192,6 +192,42 @@ class PlotBox(pg.PlotWidget):
     def sizeHint(self) -> QtCore.QSize:                 # QGraphicsView asks for 640 × 480: too tall for a dock
         return QtCore.QSize(max(self.minimumWidth(), 360), self.minimumHeight())
 
+    # --- plots scrolled out of sight are brought up to date when they come into sight -------------------
+    def defer(self, update, part: str = "data") -> None:
+        """Run update() (which sets one part of this plot: its data, ranges and titles, or its colours) now if the
+        plot can be seen, else just before it is next painted. A panel's plots below the fold of a scroll area
+        then cost nothing at each view change. A plot outside any shown window (tests, pictures of background
+        panels) is updated at once. The newest update of a part replaces an older one still waiting."""
+        pending = self.__dict__.setdefault("_pending", {})
+        if self._scrolled_out():
+            pending[part] = update
+        else:
+            self.flush()
+            update()
+
+    def _scrolled_out(self) -> bool:
+        """Whether a scroll area around this shown plot has scrolled it wholly out of its viewport."""
+        if not self.isVisible():
+            return False
+        parent = self.parentWidget()
+        while parent is not None:
+            if isinstance(parent, QtWidgets.QAbstractScrollArea):
+                viewport = parent.viewport()
+                if viewport.isAncestorOf(self):
+                    area = QtCore.QRect(self.mapTo(viewport, QtCore.QPoint(0, 0)), self.size())
+                    return not area.intersects(viewport.rect())
+            parent = parent.parentWidget()
+        return False
+
+    def flush(self) -> None:
+        pending = self.__dict__.get("_pending")
+        while pending:
+            pending.pop(next(iter(pending)))()
+
+    def paintEvent(self, event) -> None:
+        self.flush()
+        super().paintEvent(event)
+
     def set_title(self, title: str) -> None:
         set_title(self.item, title, self.foreground)
 
