@@ -140,70 +140,62 @@ def test_temperature_changes_the_output_panel(qtbot, window):
     assert out.top_probs[0] < p1[0]
 
 
+class EventCounter(QtCore.QObject):
+    """Counts events of one type per watched object."""
+
+    def __init__(self, event_type, watched):
+        super().__init__()
+        self.event_type, self.counts = event_type, {}
+        for obj in watched:
+            obj.installEventFilter(self)
+
+    def eventFilter(self, obj, event):
+        if event.type() == self.event_type:
+            self.counts[obj] = self.counts.get(obj, 0) + 1
+        return False
+
+
+def change_view(window, **change):
+    """A view change, then every layout and paint Qt does after it."""
+    from PySide6 import QtWidgets
+    window.state.update(**change)
+    for _ in range(5):
+        QtWidgets.QApplication.instance().processEvents()
+
+
+def on_cross_attention(window):
+    window.resize(1500, 950)
+    change_view(window, kind="cross", layer=0, head=0, step=0)
+
+
 def test_a_view_change_paints_each_changed_plot_once(qtbot, window):
     """pyqtgraph applies a new range at paint time, which used to paint every changed plot twice."""
     from PySide6 import QtWidgets
 
-    app = QtWidgets.QApplication.instance()
-    window.resize(1500, 950)
-    window.state.update(kind="cross", layer=0, head=0, step=0)
-    for _ in range(5):
-        app.processEvents()
+    on_cross_attention(window)
     views = {name: panel.findChildren(QtWidgets.QGraphicsView) for name, panel in window.panels.items()}
-    paints: dict[object, int] = {}
-
-    class Count(QtCore.QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QtCore.QEvent.Type.Paint:
-                paints[obj] = paints.get(obj, 0) + 1
-            return False
-
-    counter = Count()
-    for vs in views.values():
-        for v in vs:
-            v.viewport().installEventFilter(counter)
+    counter = EventCounter(QtCore.QEvent.Type.Paint, [v.viewport() for vs in views.values() for v in vs])
+    paints = counter.counts
     for change in (dict(step=1), dict(step=2), dict(layer=1), dict(head=1)):
         paints.clear()
-        window.state.update(**change)
-        for _ in range(5):
-            app.processEvents()
+        change_view(window, **change)
         assert paints and max(paints.values()) == 1, (change, paints)
     output = views["output"][0].viewport()
     paints.clear()
-    window.state.update(step=3)
-    for _ in range(5):
-        app.processEvents()
+    change_view(window, step=3)
     assert paints.get(output) == 1 or not views["output"][0].isVisible()
 
 
 def test_a_view_change_does_not_lay_the_main_window_out_again(qtbot, window):
     """A rewritten caption, header or spin box range used to relayout every dock (~10 ms a step change)."""
-    from PySide6 import QtWidgets
-
-    app = QtWidgets.QApplication.instance()
-    window.resize(1500, 950)
-    window.state.update(kind="cross", layer=0, head=0, step=0)
-    for _ in range(5):
-        app.processEvents()
-    requests = []
-
-    class Count(QtCore.QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QtCore.QEvent.Type.LayoutRequest:
-                requests.append(type(obj).__name__)
-            return False
-
-    counter = Count()
-    watched = [window, window.centralWidget(), *window.panels.values()]
-    for w in watched:
-        w.installEventFilter(counter)
+    on_cross_attention(window)
+    counter = EventCounter(QtCore.QEvent.Type.LayoutRequest, [window, window.centralWidget(), *window.panels.values()])
+    requests = counter.counts
     captions = set()
     for change in (dict(step=1), dict(step=2), dict(layer=1), dict(head=1), dict(layer=0), dict(step=0)):
-        window.state.update(**change)
-        for _ in range(5):
-            app.processEvents()
+        change_view(window, **change)
         captions.add(window.caption.text())
-        assert requests == [], (change, requests)
+        assert requests == {}, (change, requests)
     assert len(captions) >= 3                     # the captions did change: only the layout stayed put
 
 
