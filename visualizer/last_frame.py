@@ -3,11 +3,19 @@
 A frame is only reused for exactly the run it came from: the same model files (path, size and modification
 time), sentence, target, decoding settings and positional-encoding switch. It is a Trace file (numpy only,
 no pickle); a missing, stale or unreadable one is ignored. Nothing here imports torch.
+
+A bundled model also ships a start frame (START_FRAME in its folder): its run of the app's default sentence, so
+that the very first start of the app has a frame to show too. That one is keyed by the SHA-256 of the model's
+files instead of their path and times (a fresh clone has new ones). Write it with
+
+    python -m visualizer.last_frame assets/models/en-fr
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,6 +26,8 @@ from model.trace import Trace
 
 FORMAT = 1
 FILE_NAME = "last-frame.npz"
+START_FRAME = "start-frame.npz"
+MODEL_FILES = (WEIGHTS, CONFIG, SRC_TOK, TGT_TOK)
 
 
 @dataclass
@@ -32,21 +42,36 @@ class Frame:
     folder: Path
 
 
+def run_key(files: list, sentence: str, target: str, decoding, positional: bool, **where) -> str:
+    return json.dumps({"format": FORMAT, **where, "files": files, "sentence": sentence, "target": target,
+                       "decoding": asdict(decoding), "positional": bool(positional)},
+                      sort_keys=True, ensure_ascii=False)
+
+
 def frame_key(model_name: str, sentence: str, target: str, decoding, positional: bool) -> str | None:
     """A string naming one run of one model's files; None when the model is not a folder on disk."""
     folder = model_folder(model_name)
     if folder is None:
         return None
     files = []
-    for name in (WEIGHTS, CONFIG, SRC_TOK, TGT_TOK):
+    for name in MODEL_FILES:
         try:
             st = (folder / name).stat()
         except OSError:
             return None
         files.append([name, st.st_size, st.st_mtime_ns])
-    return json.dumps({"format": FORMAT, "folder": str(folder.resolve()), "files": files, "sentence": sentence,
-                       "target": target, "decoding": asdict(decoding), "positional": bool(positional)},
-                      sort_keys=True, ensure_ascii=False)
+    return run_key(files, sentence, target, decoding, positional, folder=str(folder.resolve()))
+
+
+def start_key(folder: Path, sentence: str, target: str, decoding, positional: bool) -> str | None:
+    """The key of a run of the model in folder by the contents of its files (for its bundled start frame)."""
+    files = []
+    for name in MODEL_FILES:
+        try:
+            files.append([name, hashlib.sha256((folder / name).read_bytes()).hexdigest()])
+        except OSError:
+            return None
+    return run_key(files, sentence, target, decoding, positional)
 
 
 def save_frame(path: Path, key: str, result, cut_chars: bool) -> None:
@@ -65,8 +90,9 @@ def save_frame(path: Path, key: str, result, cut_chars: bool) -> None:
         raise
 
 
-def load_frame(path: Path, key: str | None) -> Frame | None:
-    """The frame saved under this key, or None (no file, another run, or a file that cannot be read)."""
+def load_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame | None:
+    """The frame saved under this key, or None (no file, another run, or a file that cannot be read). The model's
+    folder is the one named in the key unless given."""
     if key is None or not path.is_file():
         return None
     try:
@@ -74,9 +100,31 @@ def load_frame(path: Path, key: str | None) -> Frame | None:
         info = trace.meta.pop("_frame")
         if info["key"] != key:
             return None
-        folder = Path(json.loads(key)["folder"])
+        folder = Path(folder or json.loads(key)["folder"])
         cfg = ModelConfig.load(folder / CONFIG)
         return Frame(str(info["text"]), [int(i) for i in info["out_ids"]], trace, int(info["truncated"]),
                      bool(info["cut_chars"]), cfg, folder)
     except Exception:   # a damaged or foreign file: start as if there were none (the live run follows anyway)
         return None
+
+
+def write_start_frame(folder: Path) -> Path:
+    """Run the model in folder on the app's default state and save that frame as the folder's start frame."""
+    from model import load, translate
+    from visualizer.state import ViewState
+
+    state = ViewState()
+    lm = load(str(folder))
+    lm.model.positional = state.positional and lm.cfg.pe != "none"
+    result = translate(lm, state.sentence, state.decoding, target=state.target or None)
+    path = folder / START_FRAME
+    save_frame(path, start_key(folder, state.sentence, state.target, state.decoding, state.positional), result,
+               cut_chars=False)
+    return path
+
+
+if __name__ == "__main__":
+    from visualizer.state import default_model
+    for arg in sys.argv[1:] or [default_model()]:
+        written = write_start_frame(model_folder(arg))
+        print(f"{written}: {written.stat().st_size:,} bytes")

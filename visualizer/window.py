@@ -8,13 +8,13 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.assets import ModelLoadError, bundled_models
+from model.assets import ModelLoadError, bundled_models, model_folder
 
 from .captions import caption
 from .controls import OPEN_FOLDER, InputBar
 from .examples import load_examples
 from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
-from .last_frame import FILE_NAME, frame_key, load_frame, save_frame
+from .last_frame import FILE_NAME, START_FRAME, frame_key, load_frame, save_frame, start_key
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
@@ -460,7 +460,14 @@ class MainWindow(QtWidgets.QMainWindow):
         return frame_key(s.model_name, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
 
     def _show_last_frame(self) -> None:
+        """The frame this run had at the last close, or the model's bundled start frame if this is its run."""
         frame = load_frame(self._frame_path(), self._frame_key())
+        if frame is None:
+            s = self.state
+            folder = model_folder(s.model_name)
+            if folder is not None and (folder / START_FRAME).is_file():
+                key = start_key(folder, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
+                frame = load_frame(folder / START_FRAME, key, folder)
         if frame is None:
             return
         from model.assets import TGT_TOK

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from model import DecodingSettings, load, translate
-from visualizer.last_frame import FILE_NAME, frame_key, load_frame, save_frame
+from visualizer.last_frame import (FILE_NAME, START_FRAME, frame_key, load_frame, save_frame, start_key,
+                                   write_start_frame)
 
 
 def key(folder, sentence="the cat sat", **decoding):
@@ -102,3 +103,43 @@ def test_the_next_window_shows_the_last_frame_before_its_model_loads(qtbot, tiny
     assert other.trace is None                                           # another sentence: no frame
     qtbot.waitUntil(lambda: other.lm is not None and other.trace is not None, timeout=20000)
     other.runner.wait(10000)
+
+
+def test_a_start_frame_is_keyed_by_the_contents_of_the_model_files(tmp_path, tiny_model_factory):
+    """A fresh clone has new paths and times; a start frame follows the bytes of the files instead."""
+    import shutil
+    from visualizer.state import ViewState
+
+    folder = tiny_model_factory(tmp_path / "m")
+    path = write_start_frame(folder)
+    assert path == folder / START_FRAME
+    s = ViewState()
+    copy = tmp_path / "clone"
+    shutil.copytree(folder, copy)                          # other path, other times, same bytes
+    frame = load_frame(copy / START_FRAME, start_key(copy, s.sentence, s.target, s.decoding, s.positional), copy)
+    assert frame is not None and frame.folder == copy and frame.trace.meta["sentence"] == s.sentence
+    assert load_frame(copy / START_FRAME, start_key(copy, "I have a car.", "", s.decoding, True), copy) is None
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1                                          # one bit of one weight
+    weights.write_bytes(bytes(data))
+    assert load_frame(copy / START_FRAME, start_key(copy, s.sentence, s.target, s.decoding, s.positional), copy) is None
+
+
+def test_the_shipped_start_frame_is_the_default_models_run_of_the_default_sentence(qtbot, settings):
+    """The first start of the app paints the bundled frame before torch loads; the live run then shows the
+    same numbers. (When the default model is retrained, `python -m visualizer.last_frame` writes it anew.)"""
+    from visualizer.state import ViewState, default_model
+    from visualizer.window import MainWindow
+
+    s = ViewState()
+    w = MainWindow(settings=settings)                      # a first start: no saved settings, no last frame
+    qtbot.addWidget(w)
+    assert w.state.model_name == default_model() and w.state.sentence == s.sentence
+    assert w.lm is None and w.trace is not None, "the start frame is stale: run python -m visualizer.last_frame"
+    shown = w.trace
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runner.busy, timeout=30000)
+    assert w.trace.out_tokens == shown.out_tokens and w.trace.src_tokens == shown.src_tokens
+    assert set(w.trace.arrays) == set(shown.arrays)
+    for k, v in w.trace.arrays.items():
+        np.testing.assert_allclose(shown.arrays[k], v, rtol=1e-4, atol=1e-5, err_msg=k)
