@@ -8,18 +8,23 @@ room only when the new text needs a different height at the current width.
 """
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 
 class SteadyLabel(QtWidgets.QWidget):
-    def __init__(self, parent: QtWidgets.QWidget | None = None, *, rich: bool = True, wrap: bool = True):
+    def __init__(self, parent: QtWidgets.QWidget | None = None, *, rich: bool = True, wrap: bool = True,
+                 min_point_size: float = 0.0, scale: float = 1.0):
+        """The text follows the application's font size (presentation mode, zoom) times scale, but never below
+        min_point_size."""
         super().__init__(parent)
+        self.min_point_size, self.scale = min_point_size, scale
         self.label = QtWidgets.QLabel(self)
         self.label.setWordWrap(wrap)
         self.label.setTextFormat(QtCore.Qt.TextFormat.RichText if rich else QtCore.Qt.TextFormat.PlainText)
         policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
         policy.setHeightForWidth(wrap)
         self.setSizePolicy(policy)
+        self._fit_font()
         self._height = self._needed_height()
 
     # --- the QLabel calls the panels use --------------------------------------------------------------
@@ -61,7 +66,15 @@ class SteadyLabel(QtWidgets.QWidget):
         self._refit()
         super().resizeEvent(event)
 
+    def _fit_font(self) -> None:
+        if self.min_point_size or self.scale != 1.0:
+            font = QtGui.QFont(self.font())
+            font.setPointSizeF(max(font.pointSizeF() * self.scale, self.min_point_size))
+            self.label.setFont(font)
+
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.StyleChange):
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
+                            QtCore.QEvent.Type.StyleChange):
+            self._fit_font()
             self._refit()

@@ -121,7 +121,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_ui(self) -> None:
         self.inputs = InputBar()
         self.caption = SteadyLabel()             # rewritten at every view change: must not relayout the window
-        self.caption.label.setStyleSheet("padding: 4px 8px; background: palette(alternate-base)")
+        # a band of the theme's alternate base colour, with room around the text (no style sheet: a label with
+        # one keeps the font it was polished with, and would not grow in presentation mode)
+        self.caption.label.setContentsMargins(8, 4, 8, 4)
+        self.caption.label.setAutoFillBackground(True)
+        self.caption.label.setBackgroundRole(QtGui.QPalette.ColorRole.AlternateBase)
         self.attention = AttentionPanel(self.state)
         self.attention.set_colormap(self.settings.get("colormap"))
         self.attention.shared.setChecked(self.settings.get("shared_scale"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtWidgets
 
 import visualizer.window as window_module
@@ -170,11 +171,18 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     try:
         assert QtWidgets.QApplication.font().pointSizeF() >= 18
         qtbot.waitUntil(lambda: window.attention.focus.font.pointSizeF() > plot_pt)   # the plots' text grows too
+        big = QtWidgets.QApplication.font().pointSizeF()
+        assert window.caption.label.font().pointSizeF() == big       # and the caption and the panel headers
+        for header in (window.panels["output"].header, window.panels["layernorm"].header):
+            assert header.label.font().pointSizeF() == pytest.approx(max(12.0, 0.8 * big))
+            assert header.label.font().pointSizeF() > 12.0
         assert not window.inputs.details_visible()
     finally:
         window.toggle_presentation()
     assert QtWidgets.QApplication.font().pointSizeF() == size
     assert window.inputs.details_visible()
+    qtbot.waitUntil(lambda: window.caption.label.font().pointSizeF() == size)
+    assert window.panels["output"].header.label.font().pointSizeF() == max(size, 12.0)
 
 
 def test_architecture_click_on_every_box_goes_there(qtbot, window):

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..steady_label import SteadyLabel
 
 TICK_PT, LABEL_PT, TITLE_PT = 12, 13, 14
+HEADER_PT, HEADER_SCALE = 12.0, 0.8
 # Okabe-Ito: distinguishable with every common colour-vision deficiency
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"
 PALETTE = (BLUE, ORANGE, GREEN, PINK)
@@ -384,13 +385,10 @@ def notice_label() -> QtWidgets.QLabel:
 
 
 def header_label() -> SteadyLabel:
-    """A panel's header line: rich text, wrapped, at least 12 pt. It changes at every step or layer, so it is a
-    SteadyLabel (rewriting it does not lay the window out again)."""
-    label = SteadyLabel()
-    f = label.font()
-    f.setPointSizeF(max(f.pointSizeF(), 12.0))
-    label.setFont(f)
-    return label
+    """A panel's header line: rich text, wrapped, at least 12 pt, and 0.8 of the application's font size when that
+    is larger (presentation mode: readable from the back, and the plot below keeps its room). It changes at every
+    step or layer, so it is a SteadyLabel (rewriting it does not lay the window out again)."""
+    return SteadyLabel(min_point_size=HEADER_PT, scale=HEADER_SCALE)
 
 
 def settle_scenes(widget: QtWidgets.QWidget) -> None:
