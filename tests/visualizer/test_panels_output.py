@@ -62,6 +62,17 @@ def test_title_names_the_prefix(panel, trace):
     assert panel.title == f"Step 1: predicting token 2 after “<s> {trace.tgt_tokens[1].removeprefix('##')}”"
 
 
+def test_the_two_line_title_keeps_its_room_at_every_step(panel, trace):
+    """pyqtgraph's setTitle shrinks the title row to 30 px: rewriting the title must not clip its second line."""
+    label = panel.box.item.titleLabel
+    for step in (0, 1, 2, 1, 0):
+        panel.render(trace, state_for(trace, step=step))
+        needed = label.itemRect().height()
+        assert needed > 40                                           # two lines at 14 pt
+        assert label.maximumHeight() >= needed
+        assert panel.box.item.layout.rowMaximumHeight(0) >= needed
+
+
 def test_temperature_sharpens_or_flattens_the_bars(panel, trace):
     s = state_for(trace, 1.0, step=1)
     panel.render(trace, s)

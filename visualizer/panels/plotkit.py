@@ -137,9 +137,12 @@ def set_title(plot: pg.PlotItem, title: str, foreground: str = "k") -> None:
         label = plot.titleLabel
         if not getattr(label, "_free_width", False):
             free_title_width(label)
-        plot.setTitle(title, color=foreground, size=f"{TITLE_PT}pt")
+        if getattr(plot, "_title_height", None) is None:
+            plot.setTitle(title, color=foreground, size=f"{TITLE_PT}pt")
+        else:       # PlotItem.setTitle would also reset the title row to 30 px, to be widened again: a relayout
+            label.setText(title, color=foreground, size=f"{TITLE_PT}pt")
         h = max(30.0, label.itemRect().height())          # room for a two-line title
-        if getattr(plot, "_title_height", None) != h:      # each call lays the plot out again
+        if getattr(plot, "_title_height", None) != h:
             plot._title_height = h
             label.setMaximumHeight(h)
             plot.layout.setRowFixedHeight(0, h)
