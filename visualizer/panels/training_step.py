@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..heatmap_figure import token_ticks
+from .plotkit import free_title_width
 from ..state import KIND_OF
 
 
@@ -32,15 +33,19 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.plots.setBackground("w")
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token")
         self.loss_plot.setLabel("left", "−log P(reference token)")
+        free_title_width(self.loss_plot.titleLabel)
+        self.loss_plot.setTitle("Cross-entropy loss per reference token")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush="#3b75af")
         self.loss_plot.addItem(self.bars)
         self.grad_images = {}
         self.grad_plots = {}
         for col, name in enumerate(("W_Q", "W_K", "W_V")):
-            plot = self.plots.addPlot(row=1, col=col, title=f"∂L/∂{name} (this head)")
+            plot = self.plots.addPlot(row=1, col=col)
             plot.setLabel("left", "d_model")
             plot.setLabel("bottom", "d_k")
             plot.invertY(True)
+            free_title_width(plot.titleLabel)     # three titles side by side must not widen a narrow dock
+            plot.setTitle(f"∂L/∂{name}")                  # of the head the status line names
             img = pg.ImageItem(axisOrder="row-major")
             img.setColorMap(pg.colormap.get("CET-D1"))   # diverging: blue negative, red positive
             plot.addItem(img)
