@@ -45,3 +45,17 @@ def test_disabled_without_a_target(qtbot, tiny_lm):
     assert not panel.step_button.isEnabled()
     panel.take_step()                      # does nothing, raises nothing
     assert panel.history == []
+
+
+def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
+    """Three gradient plots side by side: their titles must not make the panel wider than a side dock."""
+    from PySide6 import QtCore
+    lm = load(tiny_model_dir)
+    panel = TrainingStepPanel()
+    qtbot.addWidget(panel)
+    panel.set_model(lm)
+    s = ViewState(sentence="the cat sat on the mat", target="le chat était assis sur le tapis")
+    s.set_shape(2, 2, 2, 5)
+    panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+    needed = panel.plots.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
+    assert needed <= 460, needed
