@@ -59,3 +59,5 @@ def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
     panel.render(translate(lm, s.sentence, target=s.target).trace, s)
     needed = panel.plots.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
     assert needed <= 460, needed
+    for plot in panel.grad_plots.values():              # index axes: never "d_model (x0.001)" when empty
+        assert not plot.getAxis("left").autoSIPrefix and not plot.getAxis("bottom").autoSIPrefix

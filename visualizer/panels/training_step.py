@@ -43,6 +43,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
             plot = self.plots.addPlot(row=1, col=col)
             plot.setLabel("left", "d_model")
             plot.setLabel("bottom", "d_k")
+            for side in ("left", "bottom"):       # row and column numbers: never "d_model (x0.001)"
+                plot.getAxis(side).enableAutoSIPrefix(False)
             plot.invertY(True)
             free_title_width(plot.titleLabel)     # three titles side by side must not widen a narrow dock
             plot.setTitle(f"∂L/∂{name}")                  # of the head the status line names
