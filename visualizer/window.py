@@ -347,9 +347,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.seq += 1
         lm, s = self.lm, self.state
-        text = s.sentence[:MAX_CHARS]
-        settings, target, positional = s.decoding, s.target, s.positional
-
+        text, target, settings, positional = self._run_fields()
         key = self._frame_key()
 
         def job():
@@ -458,20 +456,22 @@ class MainWindow(QtWidgets.QMainWindow):
         """Beside the settings file (so tests, with their own settings, keep their own frame)."""
         return Path(self.settings.q.fileName()).parent / FILE_NAME
 
+    def _run_fields(self) -> tuple:
+        """(text, target, decoding, positional): what a model run of the current state reads."""
+        s = self.state
+        return s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional
+
     def _frame_key(self) -> str | None:
         """The key of a run of the current state (see last_frame)."""
-        s = self.state
-        return frame_key(s.model_name, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
+        return frame_key(self.state.model_name, *self._run_fields())
 
     def _show_last_frame(self) -> None:
         """The frame this run had at the last close, or the model's bundled start frame if this is its run."""
         frame = load_frame(self._frame_path(), self._frame_key())
         if frame is None:
-            s = self.state
-            folder = model_folder(s.model_name)
-            if folder is not None and (folder / START_FRAME).is_file():
-                key = start_key(folder, s.sentence[:MAX_CHARS], s.target, s.decoding, s.positional)
-                frame = load_frame(folder / START_FRAME, key, folder)
+            folder = model_folder(self.state.model_name)
+            if folder is not None and (folder / START_FRAME).is_file():      # hash the files only if it has one
+                frame = load_frame(folder / START_FRAME, start_key(folder, *self._run_fields()), folder)
         if frame is None:
             return
         from model.assets import TGT_TOK
