@@ -54,8 +54,8 @@ def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, t
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to(torch.float16 if half else torch.float32).contiguous().clone()
              for k, v in model.state_dict().items()}
-    if model.cfg.tie_output:
-        state.pop("generator.weight", None)
+    for key in model.cfg.shared_keys:
+        state.pop(key, None)
     meta = {"format": "attention-visualizer/1", **{k: str(v) for k, v in (metadata or {}).items()}}
     _atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata=meta))
     _atomic_write(folder / CONFIG, lambda tmp: Path(tmp).write_text(model.cfg.to_json() + "\n", encoding="utf-8"))
@@ -97,7 +97,7 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     except (SafetensorError, OSError, ValueError) as e:
         raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
     model = Transformer(cfg)
-    expected = {k: v for k, v in model.state_dict().items() if not (cfg.tie_output and k == "generator.weight")}
+    expected = {k: v for k, v in model.state_dict().items() if k not in cfg.shared_keys}
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     if missing:
@@ -111,7 +111,7 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         weights[k] = state[k].float()
         if not torch.isfinite(weights[k]).all():
             raise ModelLoadError(f"{w_path}: tensor {k} holds NaN or infinite values")
-    model.load_state_dict(weights, strict=not cfg.tie_output)
+    model.load_state_dict(weights, strict=not cfg.shared_keys)
     model.eval()
     return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])
 

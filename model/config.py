@@ -29,6 +29,7 @@ class ModelConfig:
     scale_embedding: bool = True   # multiply token embeddings by sqrt(d_model)
     scale_scores: bool = True      # divide QK^T by sqrt(d_k)
     tie_output: bool = False       # output projection shares the target embedding matrix
+    share_embeddings: bool = False  # one vocabulary and one embedding matrix for source, target and output
     ln_eps: float = 1e-5
 
     def __post_init__(self) -> None:
@@ -43,13 +44,22 @@ class ModelConfig:
             problems.append(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if not _real(self.ln_eps) or not 0.0 < self.ln_eps < 1.0:
             problems.append(f"ln_eps must be a number in (0, 1), got {self.ln_eps!r}")
-        for name in ("scale_embedding", "scale_scores", "tie_output"):
+        for name in ("scale_embedding", "scale_scores", "tie_output", "share_embeddings"):
             if not isinstance(getattr(self, name), bool):   # JSON "false" would otherwise read as True
                 problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.share_embeddings is True and not (self.tie_output is True
+                                                  and self.src_vocab_size == self.tgt_vocab_size):
+            problems.append("share_embeddings needs tie_output and equal source and target vocabulary sizes")
         if self.pe not in PE_KINDS:
             problems.append(f"pe must be one of {', '.join(PE_KINDS)}, got {self.pe!r}")
         if problems:
             raise ValueError("invalid model config: " + "; ".join(problems))
+
+    @property
+    def shared_keys(self) -> set[str]:
+        """State-dict entries that are another entry's tensor, so are neither stored nor loaded."""
+        keys = {"generator.weight"} if self.tie_output else set()
+        return keys | {"tgt_embed.weight"} if self.share_embeddings else keys
 
     @property
     def d_k(self) -> int:

@@ -45,7 +45,7 @@ def parse_args(argv=None):
     data.add_argument("--strict", action="store_true", help="stop at the first malformed line")
     data.add_argument("--lowercase", action="store_true", help="lowercase both sides (as in Multi30k papers)")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the final model")
-    p.add_argument("--vocab-size", type=int, default=8000, help="per side")
+    p.add_argument("--vocab-size", type=int, default=8000, help="per side (with --share-embeddings: in all)")
     p.add_argument("--tokenizers-from", help="reuse tokenizer_src.json and tokenizer_tgt.json of this folder")
     m = p.add_argument_group("model")
     m.add_argument("--d-model", type=int, default=256)
@@ -56,6 +56,9 @@ def parse_args(argv=None):
     m.add_argument("--max-len", type=int, default=128)
     m.add_argument("--pe", default="sinusoidal", choices=["sinusoidal", "learned", "none"])
     m.add_argument("--tie-output", action="store_true", help="share target embedding and output projection")
+    m.add_argument("--share-embeddings", action="store_true",
+                   help="one BPE vocabulary for both languages and one embedding matrix for source, target and "
+                        "output (fairseq's --share-all-embeddings); implies --tie-output")
     m.add_argument("--baseline", action="store_true", help="train a plain torch.nn.Transformer of the same shape")
     t = p.add_argument_group("training")
     t.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per batch (per process)")
@@ -78,6 +81,9 @@ def parse_args(argv=None):
         p.error("give --tsv FILE or --src FILE --tgt FILE")
     if not (a.steps or a.minutes):
         p.error("give --steps N or --minutes M")
+    if a.share_embeddings and a.baseline:
+        p.error("--share-embeddings is not available for the --baseline model")
+    a.tie_output = a.tie_output or a.share_embeddings
     return a
 
 
@@ -132,10 +138,18 @@ def build_tokenizers(run: Run, corpus):
         for path in (src_path, tgt_path):
             shutil.copy(Path(a.tokenizers_from) / path.name, path)
     elif run.main and not (a.resume and src_path.exists() and tgt_path.exists()):
-        TextTokenizer.train(corpus.src, a.vocab_size, lowercase=a.lowercase).save(src_path)
-        TextTokenizer.train(corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(tgt_path)
+        if a.share_embeddings:   # one joint vocabulary, stored under both names
+            TextTokenizer.train(corpus.src + corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(src_path)
+            shutil.copy(src_path, tgt_path)
+        else:
+            TextTokenizer.train(corpus.src, a.vocab_size, lowercase=a.lowercase).save(src_path)
+            TextTokenizer.train(corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(tgt_path)
     run.barrier()
-    return TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
+    src_tok, tgt_tok = TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
+    if a.share_embeddings and src_tok.to_str() != tgt_tok.to_str():
+        raise CorpusError(f"--share-embeddings needs one vocabulary for both sides; {src_path.name} and "
+                          f"{tgt_path.name} differ")
+    return src_tok, tgt_tok
 
 
 def encode_pairs(corpus, src_tok, tgt_tok, max_len):
@@ -159,8 +173,8 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in st:
                     tensors[f"adam.{key}.{names[id(p)]}"] = st[key].detach().clone().contiguous()
-    if model.cfg.tie_output:
-        tensors.pop("model.generator.weight", None)
+    for key in model.cfg.shared_keys:
+        tensors.pop(f"model.{key}", None)
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
     _atomic_write(path, lambda tmp: save_file(tensors, tmp))
     info = {"step": step, "epoch": epoch, "batch_pos": batch_pos, "elapsed": elapsed,
@@ -175,7 +189,7 @@ def load_state(run: Run, model, opt):
     info = json.loads((run.ckpt_dir / "last.json").read_text(encoding="utf-8"))
     tensors = load_file(str(run.ckpt_dir / info["file"]))
     model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")},
-                          strict=not model.cfg.tie_output)
+                          strict=not model.cfg.shared_keys)
     params = dict(model.named_parameters())
     for n, p in params.items():
         if f"adam.exp_avg.{n}" in tensors:
@@ -192,7 +206,7 @@ def average_checkpoints(run: Run, model, n: int):
     for f in files:
         st = {k[6:]: v.float() for k, v in load_file(str(f)).items() if k.startswith("model.")}
         acc = st if acc is None else {k: acc[k] + st[k] for k in acc}
-    model.load_state_dict({k: v / len(files) for k, v in acc.items()}, strict=not model.cfg.tie_output)
+    model.load_state_dict({k: v / len(files) for k, v in acc.items()}, strict=not model.cfg.shared_keys)
     return len(files)
 
 
@@ -234,7 +248,11 @@ def main(argv=None) -> int:
     if not len(corpus):
         print("error: the training corpus holds no usable pairs", file=sys.stderr)
         return 2
-    src_tok, tgt_tok = build_tokenizers(run, corpus)
+    try:
+        src_tok, tgt_tok = build_tokenizers(run, corpus)
+    except CorpusError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     pairs, too_long = encode_pairs(corpus, src_tok, tgt_tok, a.max_len)
     run.log(f"corpus: {len(corpus)} pairs read, {len(corpus.problems)} malformed skipped, "
             f"{too_long} longer than {a.max_len} tokens skipped, {len(pairs)} used")
@@ -245,7 +263,7 @@ def main(argv=None) -> int:
         valid_refs = kept
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=a.d_model,
                       h=a.heads, d_ff=a.d_ff, N_enc=a.layers, N_dec=a.layers, max_len=a.max_len,
-                      dropout=a.dropout, pe=a.pe, tie_output=a.tie_output)
+                      dropout=a.dropout, pe=a.pe, tie_output=a.tie_output, share_embeddings=a.share_embeddings)
     model = (BaselineTransformer if a.baseline else Transformer)(cfg)
     run.log(f"processes: {run.world}; model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")

@@ -32,7 +32,8 @@ class Transformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.src_embed = nn.Embedding(cfg.src_vocab_size, cfg.d_model)
-        self.tgt_embed = nn.Embedding(cfg.tgt_vocab_size, cfg.d_model)
+        # share_embeddings: one table for both languages (a joint vocabulary), as fairseq's --share-all-embeddings
+        self.tgt_embed = self.src_embed if cfg.share_embeddings else nn.Embedding(cfg.tgt_vocab_size, cfg.d_model)
         if cfg.pe == "learned":
             self.pe = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
         else:

@@ -18,11 +18,20 @@ OK = dict(src_vocab_size=10, tgt_vocab_size=12)
     dict(dropout=1.0), dict(dropout=1.5), dict(dropout=-0.1), dict(dropout=float("nan")), dict(dropout="0.1"),
     dict(pe="rotary"), dict(pe=None),
     dict(scale_scores="false"), dict(scale_embedding=1), dict(tie_output=None),
-    dict(ln_eps=0.0), dict(ln_eps=-1e-5),
+    dict(ln_eps=0.0), dict(ln_eps=-1e-5), dict(share_embeddings="yes"),
+    dict(share_embeddings=True, tie_output=True),                      # 10 source ids against 12 target ids
+    dict(share_embeddings=True, tgt_vocab_size=10),                    # without the tied output
 ], ids=repr)
 def test_rejects_bad_values(bad):
     with pytest.raises(ValueError, match="invalid model config"):
         ModelConfig(**(OK | bad))
+
+
+def test_shared_embeddings_are_one_table_and_stored_once():
+    cfg = ModelConfig(src_vocab_size=10, tgt_vocab_size=10, share_embeddings=True, tie_output=True)
+    assert cfg.shared_keys == {"generator.weight", "tgt_embed.weight"}
+    assert ModelConfig(**OK, tie_output=True).shared_keys == {"generator.weight"}
+    assert ModelConfig(**OK).shared_keys == set()
 
 
 def test_lists_every_problem_at_once():

@@ -133,3 +133,35 @@ def test_baseline_run_is_evaluated_with_the_same_command(tmp_path, capsys):
         assert evaluate_main(["--model", str(folder), "--tsv", str(test), "--beam", beam]) == 0
         name, bleu, name2, chrf = capsys.readouterr().out.strip().splitlines()[-1].split()
         assert (name, name2) == ("BLEU", "chrF") and 0.0 <= float(bleu) <= 100.0 and float(chrf) > 0.0
+
+
+def test_shared_embeddings_run_has_one_vocabulary_and_one_table(tmp_path):
+    """--share-embeddings: one joint vocabulary; source, target and output use one matrix, stored once; resumable."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    common = ["--tsv", str(tsv), "--share-embeddings", "--average", "1", "--ckpt-minutes", "0", *TINY]
+    assert train_main([*common, "--out", str(tmp_path / "a"), "--steps", "8"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "4"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "8", "--resume"]) == 0
+    lm = load(tmp_path / "a" / "model")
+    m = lm.model
+    assert lm.cfg.share_embeddings and lm.cfg.tie_output
+    assert m.src_embed.weight is m.tgt_embed.weight is m.generator.weight
+    assert lm.src_tok.to_str() == lm.tgt_tok.to_str()
+    # both languages' words are in the one vocabulary
+    assert lm.src_tok.tok.token_to_id("▁red") is not None and lm.src_tok.tok.token_to_id("▁rouge") is not None
+    saved = load_file(str(tmp_path / "a" / "model" / "model.safetensors"))
+    assert "src_embed.weight" in saved and "tgt_embed.weight" not in saved and "generator.weight" not in saved
+    torch.testing.assert_close(saved["src_embed.weight"], m.src_embed.weight.detach())
+    resumed = load_file(str(tmp_path / "b" / "model" / "model.safetensors"))
+    assert resumed.keys() == saved.keys()
+    for k in saved:
+        torch.testing.assert_close(saved[k], resumed[k], rtol=0, atol=1e-6)
+    assert translate(lm, "red cat").out_ids == translate(load(tmp_path / "a" / "model"), "red cat").out_ids
+
+
+def test_shared_embeddings_refuse_two_vocabularies(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "two"), "--steps", "1", *TINY]) == 0
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "r"), "--steps", "1", "--share-embeddings",
+                       "--tokenizers-from", str(tmp_path / "two"), *TINY]) == 2
+    assert "needs one vocabulary for both sides" in capsys.readouterr().err
