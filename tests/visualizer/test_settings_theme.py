@@ -28,3 +28,18 @@ def test_apply_theme_sets_palette_and_font(qapp):
     assert role == THEMES["dark"].window and theme.name == "dark"
     assert qapp.font().pointSizeF() == 18
     apply_theme(qapp, "light", point_size=10)
+
+
+def test_plots_are_black_on_white_even_without_a_theme(qapp):
+    """Panels built by a script that never called apply_theme (pyqtgraph's default: black) still draw figures."""
+    import pyqtgraph as pg
+    from visualizer.panels.plotkit import PlotBox
+
+    before = pg.getConfigOption("background"), pg.getConfigOption("foreground")
+    pg.setConfigOptions(background="k", foreground="d")
+    try:
+        box = PlotBox("title", left="y", bottom="x")
+        assert box.backgroundBrush().color().name() == "#ffffff"
+        assert box.item.getAxis("left").pen().color().name() == "#000000"
+    finally:
+        pg.setConfigOptions(background=before[0], foreground=before[1])

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..steady_label import SteadyLabel
+from ..theme import PLOT_BACKGROUND, PLOT_FOREGROUND
 
 TICK_PT, LABEL_PT, TITLE_PT = 12, 13, 14
 HEADER_PT, HEADER_SCALE = 12.0, 0.8
@@ -20,12 +21,6 @@ BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#
 PALETTE = (BLUE, ORANGE, GREEN, PINK)
 SIGNED_COLORMAP = "CET-CBD1"    # colorcet's colour-blind-safe diverging map (blue-white-yellow): 0 reads as white
 MAX_LABEL_CHARS = 14
-
-
-def theme_colors() -> tuple[str, str]:
-    """(background, foreground) from pyqtgraph's options, which visualizer.theme sets for the app."""
-    bg, fg = pg.getConfigOption("background"), pg.getConfigOption("foreground")
-    return (bg if isinstance(bg, str) else "w"), (fg if isinstance(fg, str) else "k")
 
 
 def short(label: str, limit: int = MAX_LABEL_CHARS) -> str:
@@ -177,7 +172,7 @@ class PlotBox(pg.PlotWidget):
 
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
                  axisItems: dict | None = None, min_height: int = 220):
-        bg, fg = theme_colors()
+        bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
         super().__init__(background=bg, axisItems=axisItems or {})
         self.foreground, self.background = fg, bg
         # one paint of the whole view per frame: cheaper than several partial ones when every item changes
