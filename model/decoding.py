@@ -153,8 +153,11 @@ class Translation:
 
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
-              target: str | None = None) -> Translation:
-    """Translate text (or force the decoder through target) and trace the run."""
+              target: str | None = None, positional: bool | None = None) -> Translation:
+    """Translate text (or force the decoder through target) and trace the run. positional switches the
+    positional encoding on or off from this run on (None: as it is); a model without one stays without."""
+    if positional is not None:
+        lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
     if target is not None and target.strip():
         out_ids = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS]

@@ -115,8 +115,7 @@ def write_start_frame(folder: Path) -> Path:
 
     state = ViewState()
     lm = load(str(folder))
-    lm.model.positional = state.positional and lm.cfg.pe != "none"
-    result = translate(lm, state.sentence, state.decoding, target=state.target or None)
+    result = translate(lm, state.sentence, state.decoding, target=state.target or None, positional=state.positional)
     path = folder / START_FRAME
     save_frame(path, start_key(folder, state.sentence, state.target, state.decoding, state.positional), result,
                cut_chars=False)

@@ -353,9 +353,8 @@ class MainWindow(QtWidgets.QMainWindow):
         def job():
             one_torch_thread()
             with lm.lock:                         # a gradient step (GUI thread) waits for the run, and vice versa
-                lm.model.positional = positional and lm.cfg.pe != "none"
                 t0 = time.perf_counter()
-                result = translate(lm, text, settings, target=target or None)
+                result = translate(lm, text, settings, target=target or None, positional=positional)
             return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS, key
 
         self.runner.submit(self.seq, job)

@@ -34,3 +34,20 @@ def test_embedding_and_score_scaling_switches(scale_embedding, scale_scores):
     r = rec["enc.0"]["self"]
     raw = r["q"] @ r["k"].transpose(-2, -1)
     torch.testing.assert_close(r["scores"], raw / math.sqrt(cfg.d_k) if scale_scores else raw)
+
+
+def test_translate_switches_the_positional_encoding(tmp_path, tiny_model_factory):
+    """translate(positional=...) sets the switch for this run and after; a model without positions stays without."""
+    from model.checkpoint import load
+    from model.decoding import translate
+
+    lm = load(tiny_model_factory(tmp_path / "m"))
+    off = translate(lm, "the cat sat", positional=False).trace
+    assert off.meta["positional"] is False and not off["src.pe"].any()
+    assert not translate(lm, "the cat sat").trace["src.pe"].any()          # None keeps the switch as it is
+    on = translate(lm, "the cat sat", positional=True).trace
+    assert on.meta["positional"] is True
+    pe = on["src.pe"]                                                      # (source tokens, d_model)
+    np.testing.assert_allclose(pe, sinusoidal_table(lm.cfg.max_len, lm.cfg.d_model)[: len(pe)], atol=1e-6)
+    bare = load(tiny_model_factory(tmp_path / "n", pe="none"))
+    assert translate(bare, "the cat sat", positional=True).trace.meta["positional"] is False
