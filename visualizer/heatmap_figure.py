@@ -27,8 +27,11 @@ def short_token(token: str, limit: int = 12) -> str:
 
 class TokenAxis(pg.AxisItem):
     """Token labels at cell centres (i + 0.5); only every k-th one, k chosen at paint time from the axis length in
-    pixels, so that labels never overlap however many tokens there are or however large the font. A bottom axis
-    staggers its labels on two lines before it leaves any out."""
+    pixels, so that labels never overlap however many tokens there are or however large the font. Before it leaves
+    any label out, a bottom axis staggers its labels on two lines, and either axis draws them smaller (down to
+    SMALLEST of the set size): a row without its token cannot be read at all, a smaller one can."""
+
+    SMALLEST = 0.7
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
@@ -39,6 +42,11 @@ class TokenAxis(pg.AxisItem):
         self.max_labels = 60
         self.shown_step = 1
         self.staggered = False
+        self.base_font = QtGui.QFont()     # the size set by setTickFont; the labels may be drawn smaller
+
+    def setTickFont(self, font: QtGui.QFont | None) -> None:
+        self.base_font = QtGui.QFont(font) if font is not None else QtGui.QFont()
+        super().setTickFont(font)
 
     def set_tokens(self, tokens: list[str], max_labels: int = 60) -> None:
         self.tokens = [short_token(t) for t in tokens]
@@ -46,17 +54,17 @@ class TokenAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
-    def label_step(self, length_px: float) -> int:
-        """Every how many cells a label fits along length_px (labels of neighbouring shown cells must not touch)."""
+    def label_step(self, length_px: float, font: QtGui.QFont | None = None) -> tuple[int, bool]:
+        """(every how many cells a label fits along length_px at font, on two staggered lines or not); labels of
+        neighbouring shown cells must not touch."""
         n = len(self.tokens)
         if n == 0 or self.max_labels <= 0:
-            return 0
-        fm = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
+            return 0, False
+        fm = QtGui.QFontMetricsF(font or self.base_font)
         per_cell = max(length_px, 1.0) / n
         least = int(np.ceil(n / self.max_labels))
         if self.orientation in ("left", "right"):
-            self.staggered = False
-            return max(1, least, int(np.ceil(fm.height() * 1.05 / per_cell)))
+            return max(1, least, int(np.ceil(fm.height() * 1.05 / per_cell))), False
         widths = [fm.horizontalAdvance(t) for t in self.tokens]
         gap = fm.horizontalAdvance(" ") + 2
 
@@ -68,17 +76,44 @@ class TokenAxis(pg.AxisItem):
         for step in range(max(1, least), n + 1):
             for lines in (1, 2):
                 if fits(step, lines):
-                    self.staggered = lines == 2
-                    return step
-        self.staggered = True
-        return n
+                    return step, lines == 2
+        return n, True
+
+    def fitted(self, length_px: float) -> tuple[QtGui.QFont, int, bool]:
+        """(font, step, staggered): the set font if it shows every label it may, else the largest smaller size
+        (to SMALLEST of it) that does, else SMALLEST with every k-th label."""
+        least = max(1, int(np.ceil(len(self.tokens) / max(self.max_labels, 1))))
+        font = QtGui.QFont(self.base_font)
+        size = self.base_font.pointSizeF()
+        for scale in (1.0, 0.9, 0.8, self.SMALLEST):
+            if size > 0:
+                font.setPointSizeF(size * scale)
+            step, staggered = self.label_step(length_px, font)
+            if step <= least or size <= 0:
+                break
+        return font, step, staggered
+
+    def generateDrawSpecs(self, p):
+        # the font is chosen here, before pyqtgraph measures and places the labels with it
+        lo, hi = self.range
+        size = self.geometry().height() if self.orientation in ("left", "right") else self.geometry().width()
+        font, _, _ = self.fitted(size * len(self.tokens) / max(abs(hi - lo), 1e-9))
+        self.style["tickFont"] = font
+        return super().generateDrawSpecs(p)
 
     def tickValues(self, minVal, maxVal, size):
-        step = self.label_step(size * len(self.tokens) / max(abs(maxVal - minVal), 1e-9))   # inverted axes too
+        _, step, self.staggered = self.fitted(size * len(self.tokens) / max(abs(maxVal - minVal), 1e-9))  # inverted too
         self.shown_step = step
         if not step:
             return [(1.0, [])]
         return [(float(step), [i + 0.5 for i in range(0, len(self.tokens), step)])]
+
+    def _updateMaxTextSize(self, x):
+        # pyqtgraph measures tick text at 0.8 of its height: enough room for one line, but two staggered lines
+        # then overlap the axis title by a third of a line. Reserve their full height.
+        if self.staggered and self.orientation in ("bottom", "top"):
+            x = x / 0.8
+        return super()._updateMaxTextSize(x)
 
     def tickStrings(self, values, scale, spacing):
         out = []

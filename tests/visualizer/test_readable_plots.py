@@ -21,37 +21,57 @@ def axis(orientation, tokens, points=12):
 
 def test_few_short_tokens_all_get_a_label_on_one_line(qapp):
     a, _ = axis("bottom", ["a", "b", "c", "d", "e"])
-    assert a.label_step(500) == 1 and not a.staggered
+    assert a.label_step(500) == (1, False)
 
 
 def test_crowded_bottom_labels_stagger_or_thin_and_never_overlap(qapp):
     tokens = ["The", "little", "girl", "gave", "her", "brother", "a", "red", "book", "in", "the", "garden", ".", "</s>"]
     for length in (120, 300, 420, 2000):
         a, fm = axis("bottom", tokens, points=16)
-        step = a.label_step(length)
+        step, staggered = a.label_step(length)
         per_cell = length / len(tokens)
         shown = list(range(0, len(tokens), step))
-        lines = 2 if a.staggered else 1
+        lines = 2 if staggered else 1
         for i, j in zip(shown, shown[lines:]):        # neighbours on the same line of text
             assert (fm.horizontalAdvance(tokens[i]) + fm.horizontalAdvance(tokens[j])) / 2 <= (j - i) * per_cell
         if length == 2000:
-            assert step == 1 and not a.staggered
+            assert step == 1 and not staggered
         if length == 120:
             assert step > 1
 
 
 def test_row_labels_thin_out_by_line_height_even_on_an_inverted_axis(qapp):
     tokens = [f"t{i}" for i in range(100)]
-    a, fm = axis("left", tokens)
+    a, _ = axis("left", tokens)
     (spacing, values), = a.tickValues(100.0, 0.0, 400)          # invertY: the range comes reversed
     step = int(spacing)
-    assert step >= int(np.ceil(fm.height() / 4.0)) and values[:2] == [0.5, 0.5 + step]
+    smallest = QtGui.QFont()
+    smallest.setPointSizeF(12 * TokenAxis.SMALLEST)             # 100 rows in 400 px: labels at their smallest
+    assert step >= int(np.ceil(QtGui.QFontMetricsF(smallest).height() / 4.0)) and values[:2] == [0.5, 0.5 + step]
     assert a.tickValues(0.0, 100.0, 400) == [(spacing, values)]
+
+
+def test_labels_get_smaller_before_any_is_left_out(qapp):
+    """8 rows at 12 pt need 8 line heights; given 0.8 of that, every row keeps its label, drawn at 0.8 size."""
+    tokens = ["<s>", "J", "'", "##ai", "une", "voiture", "rouge", "."]
+    a, fm = axis("left", tokens)
+    need = len(tokens) * fm.height() * 1.05
+    font, step, _ = a.fitted(need)
+    assert step == 1 and font.pointSizeF() == 12
+    font, step, _ = a.fitted(0.8 * need)
+    assert step == 1 and font.pointSizeF() < 12
+    assert len(tokens) * QtGui.QFontMetricsF(font).height() * 1.05 <= 0.8 * need       # and they fit
+    (spacing, values), = a.tickValues(8.0, 0.0, 0.8 * need)
+    assert spacing == 1 and len(values) == 8
+    font, step, _ = a.fitted(0.3 * need)                 # too little room even at the smallest size: thinned
+    assert step > 1 and font.pointSizeF() == 12 * TokenAxis.SMALLEST
+    b, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
+    assert b.fitted(10_000)[0].pointSizeF() == 20 and b.base_font.pointSizeF() == 20
 
 
 def test_staggered_labels_alternate_lines_and_odd_tokens_are_cleaned(qapp):
     a, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
-    a.label_step(60)
+    a.tickValues(0.0, 4.0, 60)
     assert a.staggered
     assert a.tickStrings([0.5, 1.5, 2.5], 1, 1) == ["brother", "\ngarden", "station"]
     assert short_token("bell\x07") == "bell·" and short_token("x" * 40).endswith("…")
@@ -93,3 +113,22 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
     arch.setFont(font)
     arch._layout()
     assert arch.box_font.pointSizeF() == 11                  # room enough: the font stays as it is
+
+
+def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):
+    """pyqtgraph reserves 0.8 of the tick text's height: two staggered lines would run into 'key (column)'."""
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(420, 330)
+    hp = HeatmapPlot(widget.addPlot(), font_size=19)
+    hp.show_matrix(np.full((3, 7), 0.5), None, ["a", "b", "c"], ["I", "have", "a", "red", "car", ".", "</s>"], "t")
+    widget.show()
+    axis = hp.plot.getAxis("bottom")
+    for _ in range(2):                               # the first paint measures the text, the second lays it out
+        widget.grab()
+        qtbot.wait(10)
+    assert axis.staggered
+    line = QtGui.QFontMetricsF(axis.style["tickFont"]).lineSpacing()
+    assert axis.textHeight >= 2 * line - 1
+    tick_text_bottom = max(0, axis.style["tickLength"]) + axis.style["tickTextOffset"][1] + 2 * line
+    assert axis.label.pos().y() + 5 >= tick_text_bottom      # the title (a few pixels of its box are padding)
