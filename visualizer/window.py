@@ -706,12 +706,24 @@ class MainWindow(QtWidgets.QMainWindow):
             self.set_theme("high-contrast", remember=False)
             self._details_before = self.act_details.isChecked()
             self.act_details.setChecked(False)      # room for the plots; View menu brings the controls back
+            self._layout_before = self.saveState()
             self.showFullScreen()
+            QtCore.QTimer.singleShot(0, self._size_presentation_docks)
         else:
             self.set_font_size(getattr(self, "_normal_font", self.settings.get("font_size")))
             self.set_theme(getattr(self, "_theme_before", "light"), remember=False)
             self.act_details.setChecked(getattr(self, "_details_before", True))
             self.showNormal()
+            if getattr(self, "_layout_before", None) is not None:
+                self.restoreState(self._layout_before)      # the docks as they were before the class
+
+    def _size_presentation_docks(self) -> None:
+        """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right
+        column, so that its bars and their tokens can be read at the large font."""
+        if self.isFullScreen() and "output" in self.docks and "layernorm" in self.docks:
+            h = self.height()
+            self.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * 0.6), int(h * 0.4)],
+                             QtCore.Qt.Orientation.Vertical)
 
     def zoom(self, direction: int) -> None:
         size = QtWidgets.QApplication.font().pointSizeF() + 2 * direction

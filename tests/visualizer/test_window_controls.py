@@ -167,8 +167,12 @@ def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monk
 def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     size = QtWidgets.QApplication.font().pointSizeF()
     plot_pt = window.attention.focus.font.pointSizeF()
+    output, layernorm = window.docks["output"], window.docks["layernorm"]
+    before = output.height(), layernorm.height()
     window.toggle_presentation()
     try:
+        # the output panel gets the larger share of the right column
+        qtbot.waitUntil(lambda: output.height() > 1.3 * layernorm.height())
         assert QtWidgets.QApplication.font().pointSizeF() >= 18
         qtbot.waitUntil(lambda: window.attention.focus.font.pointSizeF() > plot_pt)   # the plots' text grows too
         big = QtWidgets.QApplication.font().pointSizeF()
@@ -183,6 +187,8 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     assert window.inputs.details_visible()
     qtbot.waitUntil(lambda: window.caption.label.font().pointSizeF() == size)
     assert window.panels["output"].header.label.font().pointSizeF() == max(size, 12.0)
+    # the docks' shares as before (offscreen, the window itself may come back a little wider)
+    qtbot.waitUntil(lambda: abs(output.height() / layernorm.height() - before[0] / before[1]) < 0.1)
 
 
 def test_architecture_click_on_every_box_goes_there(qtbot, window):
