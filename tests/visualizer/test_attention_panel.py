@@ -104,3 +104,23 @@ def test_small_multiples_follow_layer_and_run_changes_and_the_frame_follows_the_
     assert window.trace is not old
     small_equal_trace("cross", 1)
     np.testing.assert_array_equal(panel.focused_array, window.trace.attention("cross", 1, last))
+
+
+def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, panel):
+    """At 18 pt in a 1500-pixel window the four small heads' titles ("head 1" …) once ran together."""
+    from PySide6 import QtGui, QtWidgets
+
+    size = QtWidgets.QApplication.font().pointSizeF()
+    window.resize(1500, 950)
+    window.set_font_size(18)
+    try:
+        qtbot.waitUntil(lambda: panel.focus.font_size == 19)
+        window.state.update(kind="enc_self", layer=0)
+        qtbot.wait(50)
+        for hp in panel.small:
+            assert hp.font_size <= 11
+            title_font = QtGui.QFont(hp.font)
+            title_font.setPointSizeF(hp.font_size + 2)
+            assert QtGui.QFontMetricsF(title_font).horizontalAdvance(hp.plot.titleLabel.text) < hp.plot.width()
+    finally:
+        window.set_font_size(size)

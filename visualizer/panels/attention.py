@@ -127,22 +127,28 @@ class AttentionPanel(QtWidgets.QWidget):
         cols = max(1, math.ceil(math.sqrt(H)))
         for h in range(H):
             plot = self.grid.addPlot(row=h // cols, col=h % cols)
-            hp = HeatmapPlot(plot, font_size=max(7.0, self.font().pointSizeF() - 3), labels=False)
+            hp = HeatmapPlot(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False)
             hp.set_colormap(self.colormap)
             plot.hideAxis("left")
             plot.hideAxis("bottom")
             self.small.append(hp)
 
+    @staticmethod
+    def _small_pt(pt: float) -> float:
+        """The small multiples' text: 3 points below the widgets' text, between 7 and 11 points, so that the titles
+        ("head 1", 2 points larger) of neighbouring plots do not run together in presentation mode."""
+        return min(max(7.0, pt - 3), 11.0)
+
     def _apply_fonts(self) -> None:
         """Plot text follows the application font (presentation mode, zoom): ticks 1 point larger than the
-        widgets' text in the focused head, 3 points smaller in the small ones."""
+        widgets' text in the focused head, 3 points smaller in the small ones (at most 11)."""
         pt = self.font().pointSizeF()
         if pt <= 0 or pt == getattr(self, "_font_pt", None):
             return
         self._font_pt = pt
         self.focus.set_font_size(pt + 1)
         for hp in self.small:
-            hp.set_font_size(max(7.0, pt - 3))
+            hp.set_font_size(self._small_pt(pt))
         self.colorbar.axis.setTickFont(self.focus.font)
         self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(self.focus.font).horizontalAdvance("0.00")) + 14)
         self.colorbar.getAxis("left").setLabel("attention weight", **{"color": "k", "font-size": f"{pt:g}pt"})
