@@ -25,13 +25,26 @@ def short_token(token: str, limit: int = 12) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+LABEL_SCALES = (1.0, 0.9, 0.8, 0.7)   # token labels are drawn this much smaller before any is left out
+
+
+def scaled_fonts(base: QtGui.QFont):
+    """base at each of LABEL_SCALES of its size, largest first (base alone if it has no point size)."""
+    size = base.pointSizeF()
+    for scale in LABEL_SCALES if size > 0 else (1.0,):
+        font = QtGui.QFont(base)
+        if size > 0:
+            font.setPointSizeF(size * scale)
+        yield font
+
+
 class TokenAxis(pg.AxisItem):
     """Token labels at cell centres (i + 0.5); only every k-th one, k chosen at paint time from the axis length in
     pixels, so that labels never overlap however many tokens there are or however large the font. Before it leaves
     any label out, a bottom axis staggers its labels on two lines, and either axis draws them smaller (down to
     SMALLEST of the set size): a row without its token cannot be read at all, a smaller one can."""
 
-    SMALLEST = 0.7
+    SMALLEST = LABEL_SCALES[-1]
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
@@ -83,13 +96,9 @@ class TokenAxis(pg.AxisItem):
         """(font, step, staggered): the set font if it shows every label it may, else the largest smaller size
         (to SMALLEST of it) that does, else SMALLEST with every k-th label."""
         least = max(1, int(np.ceil(len(self.tokens) / max(self.max_labels, 1))))
-        font = QtGui.QFont(self.base_font)
-        size = self.base_font.pointSizeF()
-        for scale in (1.0, 0.9, 0.8, self.SMALLEST):
-            if size > 0:
-                font.setPointSizeF(size * scale)
+        for font in scaled_fonts(self.base_font):
             step, staggered = self.label_step(length_px, font)
-            if step <= least or size <= 0:
+            if step <= least:
                 break
         return font, step, staggered
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -132,3 +133,29 @@ def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):
     assert axis.textHeight >= 2 * line - 1
     tick_text_bottom = max(0, axis.style["tickLength"]) + axis.style["tickTextOffset"][1] + 2 * line
     assert axis.label.pos().y() + 5 >= tick_text_bottom      # the title (a few pixels of its box are padding)
+
+
+def test_plot_token_axes_stagger_or_shrink_before_leaving_a_label_out(qapp):
+    """The LayerNorm and output panels' token axes: 8 tokens in less room than they need all keep their label."""
+    from visualizer.panels.plotkit import TokenAxis as PlotTokenAxis
+
+    tokens = ["<s>", "J", "'", "##ai", "une", "voiture", "rouge", "."]
+    a = PlotTokenAxis("bottom")
+    a.set_labels(tokens)
+    base = a._font.pointSizeF()
+    length = 0.85 * len(tokens) * a._extents(a._font).max()        # one unit per token, the widest label decides
+    assert len(a.label_indices(length, -0.5, 7.5)) < len(tokens)    # one line at the set size leaves some out
+    font, shown = a.fitted(length, -0.5, 7.5)
+    assert shown == list(range(8)) and (a.staggered or font.pointSizeF() < base)
+    strings = a.tickStrings([float(i) for i in shown], 1, 1)
+    assert [t.lstrip("\n") for t in strings] == tokens
+    assert all(t.startswith("\n") == (a.staggered and j % 2 == 1) for j, t in enumerate(strings))
+    font, shown = a.fitted(0.1 * length, -0.5, 7.5)                 # far too little room: thinned, smallest
+    assert 0 < len(shown) < 8 and font.pointSizeF() == pytest.approx(0.7 * base) and a.staggered
+    font, shown = a.fitted(10 * length, -0.5, 7.5)
+    assert shown == list(range(8)) and font.pointSizeF() == base and not a.staggered
+    rows = PlotTokenAxis("left")                                     # rows: never staggered, only smaller
+    rows.set_labels(tokens)
+    height = 0.75 * len(tokens) * rows._extents(rows._font).max()
+    font, shown = rows.fitted(height, -0.5, 7.5)
+    assert shown == list(range(8)) and font.pointSizeF() < base and not rows.staggered

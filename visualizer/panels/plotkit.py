@@ -11,6 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..heatmap_figure import scaled_fonts
 from ..steady_label import SteadyLabel
 from ..theme import PLOT_BACKGROUND, PLOT_FOREGROUND
 
@@ -40,9 +41,11 @@ def tick_font(size: int = TICK_PT) -> QtGui.QFont:
 
 
 class TokenAxis(pg.AxisItem):
-    """An axis labelled with tokens at 0, 1, 2, …; shows every k-th label, k chosen so labels never overlap.
+    """An axis labelled with tokens at 0, 1, 2, …; labels never overlap: when they do not all fit, they are drawn
+    a little smaller, then (on a bottom axis) on two staggered lines, then smaller still (to 0.7 of the size, as
+    heatmap axes are), and only then are labels left out.
 
-    Thinning happens at paint time from the axis' length in pixels, so resizing a dock re-thins the labels.
+    The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels again.
     """
 
     def __init__(self, orientation: str, **kwargs):
@@ -53,9 +56,9 @@ class TokenAxis(pg.AxisItem):
         # plot and paint it twice on every step (the output panel's token labels change with each step)
         self.setStyle(tickFont=self._font, autoExpandTextSpace=True, autoReduceTextSpace=False,
                       hideOverlappingLabels=False)
-        self._metrics = QtGui.QFontMetrics(self._font)
-        self._widths = np.zeros(0)
         self.positions = np.zeros(0)
+        self._fit: tuple | None = None      # (key, font, shown indices, lines) of the last fitting
+        self.staggered = False
 
     def set_labels(self, labels, positions=None) -> None:
         """Label i at coordinate positions[i] (default: i); positions must increase."""
@@ -64,47 +67,84 @@ class TokenAxis(pg.AxisItem):
         if labels == self.labels and np.array_equal(positions, self.positions):
             return
         self.labels, self.positions = labels, positions
-        if self.orientation in ("bottom", "top"):
-            gap = 0.6 * self._metrics.height()
-            self._widths = np.array([self._metrics.horizontalAdvance(t) + gap for t in labels], dtype=float)
-        else:
-            self._widths = np.full(len(labels), self._metrics.height() * 1.05)
+        self._fit = None
         self.picture = None
         self.update()
 
-    def label_indices(self, length_px: float, lo: float, hi: float) -> list[int]:
-        """Indices of the labels to draw: in order, each one placed if it clears the one before."""
+    def _extents(self, font: QtGui.QFont) -> np.ndarray:
+        """The room each label needs along the axis at font: its width (with a gap), or a line's height."""
+        metrics = QtGui.QFontMetrics(font)
+        if self.orientation in ("bottom", "top"):
+            gap = 0.6 * metrics.height()
+            return np.array([metrics.horizontalAdvance(t) + gap for t in self.labels], dtype=float)
+        return np.full(len(self.labels), metrics.height() * 1.05)
+
+    def label_indices(self, length_px: float, lo: float, hi: float, font: QtGui.QFont | None = None,
+                      lines: int = 1) -> list[int]:
+        """Indices of the labels to draw at font: in order, each one placed if it clears the one before it on its
+        line (lines = 2: shown labels alternate between two lines)."""
         lo, hi = sorted((lo, hi))
         if not self.labels or length_px <= 0 or hi <= lo:
             return []
+        widths = self._extents(font or self._font)
         per_unit = length_px / (hi - lo)
-        shown, right = [], -np.inf
+        shown, right = [], [-np.inf] * lines
         for i, pos in enumerate(self.positions):
             if not lo - 0.5 <= pos <= hi + 0.5:
                 continue
-            centre, half = (pos - lo) * per_unit, self._widths[i] / 2
-            if centre - half >= right:
+            centre, half = (pos - lo) * per_unit, widths[i] / 2
+            line = len(shown) % lines
+            if centre - half >= right[line]:
                 shown.append(i)
-                right = centre + half
+                right[line] = centre + half
         return shown
 
+    def fitted(self, length_px: float, lo: float, hi: float) -> tuple[QtGui.QFont, list[int]]:
+        """(font, indices shown): the first way that shows every label in range, of: the set font, 0.9 of it,
+        then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size on
+        the most lines, with every label that clears the one before it."""
+        key = (round(length_px, 1), lo, hi)
+        if self._fit is None or self._fit[0] != key:
+            in_range = int(np.sum((self.positions >= min(lo, hi) - 0.5) & (self.positions <= max(lo, hi) + 0.5)))
+            fonts = list(scaled_fonts(self._font))
+            tries = [(f, 1) for f in fonts[:2]]
+            if self.orientation == "bottom":
+                tries += [(f, 2) for f in fonts]
+            else:
+                tries += [(f, 1) for f in fonts[2:]]
+            for font, lines in tries:
+                shown = self.label_indices(length_px, lo, hi, font, lines)
+                if len(shown) >= in_range:
+                    break
+            self._fit = (key, font, shown, lines)
+        self.staggered = self._fit[3] == 2
+        return self._fit[1], self._fit[2]
+
+    def _length(self) -> float:
+        return self.width() if self.orientation in ("bottom", "top") else self.height()
+
+    def generateDrawSpecs(self, p):
+        # the font is chosen here, before pyqtgraph measures and places the labels with it
+        self.style["tickFont"] = self.fitted(self._length(), *self.range)[0]
+        return super().generateDrawSpecs(p)
+
     def tickValues(self, minVal, maxVal, size):
-        shown = self.label_indices(size, minVal, maxVal)
+        shown = self.fitted(size, minVal, maxVal)[1]
         return [(1.0, [float(self.positions[i]) for i in shown])] if shown else []
 
     def tickStrings(self, values, scale, spacing):
         out = []
-        for v in values:
+        for j, v in enumerate(values):
             i = int(np.argmin(np.abs(self.positions - v))) if len(self.positions) else -1
-            out.append(self.labels[i] if i >= 0 and abs(self.positions[i] - v) < 1e-6 else "")
+            label = self.labels[i] if i >= 0 and abs(self.positions[i] - v) < 1e-6 else ""
+            out.append("\n" + label if self.staggered and j % 2 else label)    # every other label one line lower
         return out
 
     def visible_labels(self) -> list[str]:
         """The labels drawn at the axis' current size (for tests and screenshots)."""
         lo, hi = self.range
-        length = self.width() if self.orientation in ("bottom", "top") else self.height()
-        ticks = self.tickValues(lo, hi, length)
-        return self.tickStrings(ticks[0][1], 1, 1) if ticks else []
+        ticks = self.tickValues(lo, hi, self._length())
+        return [t.lstrip("\n") for t in self.tickStrings(ticks[0][1], 1, 1)] if ticks else []
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str | None = None, bottom: str | None = None,
@@ -185,8 +225,9 @@ class PlotBox(pg.PlotWidget):
         metrics = QtGui.QFontMetrics(tick_font())
         if not isinstance(self.item.getAxis("left"), TokenAxis):
             self.item.getAxis("left").setWidth(metrics.horizontalAdvance("−0.000") + 2 * metrics.height())
-        if bottom:
-            self.item.getAxis("bottom").setHeight(int(2.9 * metrics.height()))
+        if bottom:   # token labels may take two staggered lines
+            lines = 3.9 if isinstance(self.item.getAxis("bottom"), TokenAxis) else 2.9
+            self.item.getAxis("bottom").setHeight(int(lines * metrics.height()))
 
     def sizeHint(self) -> QtCore.QSize:                 # QGraphicsView asks for 640 × 480: too tall for a dock
         return QtCore.QSize(max(self.minimumWidth(), 360), self.minimumHeight())
