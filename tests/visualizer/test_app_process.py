@@ -84,11 +84,14 @@ xdotool key --clearmodifiers alt+Right alt+Right alt+Right
 sleep 1
 import -window root "$OUT/after.png"
 xdotool key --clearmodifiers ctrl+s          # File > Save session…: Qt's own file dialog
-sleep 2
+dialog=$(timeout 60 xdotool search --sync --name "Save session" | head -n 1)
+sleep 0.5
+xdotool windowfocus --sync "$dialog"
 xdotool key --clearmodifiers ctrl+a
 xdotool type --delay 10 "$OUT/session.json"
 xdotool key Return
-sleep 1
+for i in $(seq 120); do [ -s "$OUT/session.json" ] && break; sleep 0.25; done   # waits, not fixed sleeps:
+sleep 0.5                                    # the machine may be busy
 xdotool windowfocus --sync "$wid"            # no window manager: focus does not come back by itself
 xdotool key --clearmodifiers ctrl+q
 for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
