@@ -224,8 +224,20 @@ class HeatmapPlot:
         if self._title_text is not None:
             self._set_title(self._title_text)
 
+    def show_title(self, on: bool) -> None:
+        """Hide the title (and its row) where the room is better spent on the matrix; the text is kept."""
+        if on != getattr(self, "_title_on", True):
+            self._title_on = on
+            if self._title_text is not None:
+                self._set_title(self._title_text)
+
     def _set_title(self, title: str) -> None:
         self._title_text = title
+        if not getattr(self, "_title_on", True):
+            self.plot.titleLabel.setVisible(False)
+            self.plot.titleLabel.setMaximumHeight(0)
+            self.plot.layout.setRowFixedHeight(0, 0)
+            return
         self.plot.setTitle(html.escape(title), color=self.foreground, size=f"{self.font_size + 2:g}pt")
         font = QtGui.QFont(self.font)
         font.setPointSizeF(self.font_size + 2)

@@ -65,6 +65,12 @@ def model_label(name: str) -> str:
     return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
 
 
+def presentation_point_size(screen_height: int) -> float:
+    """The text size of presentation mode: a line per 1/55 of the screen's height, 14 to 24 points (a 720p
+    projector: 14; 1080p: 19.6). A fixed 18 points left a 720-line screen too little room for the heatmap."""
+    return float(min(24.0, max(14.0, round(screen_height / 55, 1))))
+
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -435,15 +441,40 @@ class MainWindow(QtWidgets.QMainWindow):
         self._panel_keys[name] = key
         settle_scenes(panel)
 
-    def _render_all(self) -> None:
+    def compact_caption(self) -> bool:
+        """A window under 33 lines of text tall (a 720p projector at the presentation font) drops the caption's
+        explanation, keeping its title and equation, and the focused heatmap's title, which the caption and the
+        selectors repeat, so that the heatmap keeps room to be read. The explanation is then the caption's
+        tooltip."""
+        return self.height() < 33 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+
+    def _set_caption(self) -> None:
         title, text, equation = caption(self.state.stage)
         step = ""
         if self.state.stack in ("dec", "tgt_embed", "output") and self.trace is not None:
             s = self.state.step
             step = (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
                     f"(“{html.escape(self.trace.out_tokens[s])}”)")
-        self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{html.escape(text)}<br>"
+        self._caption_compact = self.compact_caption()
+        self.attention.focus.show_title(not self._caption_compact)   # the caption and the selectors name it too
+        middle = "" if self._caption_compact else f"{html.escape(text)}<br>"
+        self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{middle}"
                              f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
+        self.caption.setToolTip(text if self._caption_compact else "")
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
+            self._set_caption()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange) \
+                and getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
+            self._set_caption()
+
+    def _render_all(self) -> None:
+        self._set_caption()
         for name, panel in self.panels.items():
             dock = self.docks.get(name)
             if dock is not None and self.isVisible() and (dock.isHidden() or dock.visibleRegion().isEmpty()):
@@ -701,7 +732,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_present.setChecked(on)
         if on:
             self._normal_font = QtWidgets.QApplication.font().pointSizeF()
-            self.set_font_size(max(18.0, self._normal_font * 1.6))
+            self.set_font_size(presentation_point_size(self.screen().geometry().height()))
             self._theme_before = self.settings.get("theme")
             self.set_theme("high-contrast", remember=False)
             self._details_before = self.act_details.isChecked()

@@ -118,7 +118,7 @@ def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, pa
         window.state.update(kind="enc_self", layer=0)
         qtbot.wait(50)
         for hp in panel.small:
-            assert hp.font_size <= 11
+            assert hp.font_size <= 9
             title_font = QtGui.QFont(hp.font)
             title_font.setPointSizeF(hp.font_size + 2)
             assert QtGui.QFontMetricsF(title_font).horizontalAdvance(hp.plot.titleLabel.text) < hp.plot.width()

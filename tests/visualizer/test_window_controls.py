@@ -173,13 +173,13 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     try:
         # the output panel gets the larger share of the right column
         qtbot.waitUntil(lambda: output.height() > 1.3 * layernorm.height())
-        assert QtWidgets.QApplication.font().pointSizeF() >= 18
+        big = QtWidgets.QApplication.font().pointSizeF()
+        assert big == window_module.presentation_point_size(window.screen().geometry().height()) and big > size
         qtbot.waitUntil(lambda: window.attention.focus.font.pointSizeF() > plot_pt)   # the plots' text grows too
         big = QtWidgets.QApplication.font().pointSizeF()
         assert window.caption.label.font().pointSizeF() == big       # and the caption and the panel headers
         for header in (window.panels["output"].header, window.panels["layernorm"].header):
             assert header.label.font().pointSizeF() == pytest.approx(max(12.0, 0.8 * big))
-            assert header.label.font().pointSizeF() > 12.0
         assert not window.inputs.details_visible()
     finally:
         window.toggle_presentation()
@@ -283,3 +283,35 @@ def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, set
     a = w.attention
     assert (a.shown_kind, a.shown_layer, a.shown_head) == ("cross", 1, 1)
     w.runner.wait(10000)
+
+
+def test_presentation_text_size_follows_the_screen():
+    assert window_module.presentation_point_size(720) == 14.0          # a 720p projector
+    assert window_module.presentation_point_size(1080) == 19.6
+    assert window_module.presentation_point_size(2160) == 24.0
+
+
+def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
+    """Under 33 lines of text tall, the caption drops its explanation (kept as its tooltip) and the focused heatmap
+    its title, which the caption repeats; a taller window, or smaller text, brings both back."""
+    import html
+
+    from visualizer.captions import caption
+
+    size = QtWidgets.QApplication.font().pointSizeF()
+    explanation = caption(window.state.stage)[1]
+    try:
+        window.set_font_size(14)
+        window.resize(1280, 640)
+        qtbot.waitUntil(lambda: window.compact_caption() and "Each" not in window.caption.label.text()
+                        and window.caption.toolTip() == caption(window.state.stage)[1])
+        assert not window.attention.focus.plot.titleLabel.isVisible()
+        window.state.update(layer=1)                     # stays compact through view changes
+        assert html.escape(caption(window.state.stage)[1]) not in window.caption.label.text()
+        window.set_font_size(8)
+        qtbot.waitUntil(lambda: not window.compact_caption())
+        qtbot.waitUntil(lambda: html.escape(caption(window.state.stage)[1]) in window.caption.label.text())
+        assert window.caption.toolTip() == "" and window.attention.focus.plot.titleLabel.isVisible()
+        assert explanation
+    finally:
+        window.set_font_size(size)

@@ -135,13 +135,13 @@ class AttentionPanel(QtWidgets.QWidget):
 
     @staticmethod
     def _small_pt(pt: float) -> float:
-        """The small multiples' text: 3 points below the widgets' text, between 7 and 11 points, so that the titles
+        """The small multiples' text: 3 points below the widgets' text, between 7 and 9 points, so that the titles
         ("head 1", 2 points larger) of neighbouring plots do not run together in presentation mode."""
-        return min(max(7.0, pt - 3), 11.0)
+        return min(max(7.0, pt - 3), 9.0)
 
     def _apply_fonts(self) -> None:
         """Plot text follows the application font (presentation mode, zoom): ticks 1 point larger than the
-        widgets' text in the focused head, 3 points smaller in the small ones (at most 11)."""
+        widgets' text in the focused head, 3 points smaller in the small ones (at most 9)."""
         pt = self.font().pointSizeF()
         if pt <= 0 or pt == getattr(self, "_font_pt", None):
             return
