@@ -72,7 +72,7 @@ class LayerNormPanel(QtWidgets.QWidget):
         self.header = header_label()
         self.notice = notice_label()
         self.mu_plot = PlotBox("mean μ of v, per token", "μ", "token", axisItems={"bottom": TokenAxis("bottom")})
-        self.sigma_plot = PlotBox("standard deviation σ of v, per token", "σ", "token",
+        self.sigma_plot = PlotBox("σ (std. deviation) of v, per token", "σ", "token",
                                   axisItems={"bottom": TokenAxis("bottom")})
         self.mu_bars = pg.BarGraphItem(x=[], height=[], width=0.75, brush=BLUE, pen=None)
         self.sigma_bars = pg.BarGraphItem(x=[], height=[], width=0.75, brush=BLUE, pen=None)
