@@ -2,7 +2,11 @@
 
     python benchmarks/gui_speed.py [--model en-fr] [--repeats 30]
 
-1. keystroke (after the debounce) -> translation + every visible panel repainted, 12-word sentence, greedy
+1. keystroke (after the debounce) -> translation + every visible panel repainted, 12-word sentence, greedy.
+   Greedy decoding first checks the translation on screen (the draft) in one parallel pass. Three keystrokes:
+   the last letter of the sentence typed (its translation changes near the end), a space typed (it does not
+   change), and a keystroke that brings a whole other sentence (no use in the draft: the worst case); and the
+   first of these with the draft switched off, in the same run, for the ratio.
 2. layer / head / step change -> every visible panel repainted (no model run), each kind apart, and a
    change of attention kind apart
 3. an input of the model's maximum length: encode + translate + repaint, and time per output token
@@ -27,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SENTENCE = "The little girl gave her brother a red book in the garden"   # 12 words
+OTHER = "Two young men are playing football on a green field near the old school"
 
 
 def pct(xs, q):
@@ -95,16 +100,24 @@ def main() -> int:
     name = w.lm.name
 
     assert len(SENTENCE.split()) == 12
-    typing, model_part = [], []
+    keystrokes = {  # name: (the text before the keystroke, the text after it, draft on)
+        "letter": (SENTENCE[:-1], SENTENCE, True), "space": (SENTENCE, SENTENCE + " ", True),
+        "other": (OTHER, SENTENCE, True), "letter, no draft": (SENTENCE[:-1], SENTENCE, False)}
+    typing = {name: [] for name in keystrokes}
+    model_part = {name: [] for name in keystrokes}
     for i in range(a.repeats):
-        w.state.sentence = SENTENCE + ("" if i % 2 else " ")
-        w.debounce.stop()            # as if the debounce had just fired: no second run behind the measured one
-        t0 = time.perf_counter()
-        w._run()
-        wait_shown()
-        settle(app)
-        typing.append(1000 * (time.perf_counter() - t0))
-        model_part.append(w.last_run_ms)
+        for kind, (before, after, with_draft) in keystrokes.items():
+            for text in (before, after):
+                w.state.sentence = text
+                w.debounce.stop()    # as if the debounce had just fired: no second run behind the measured one
+                if not with_draft:
+                    w._draft = None
+                t0 = time.perf_counter()
+                w._run()
+                wait_shown()
+                settle(app)
+            typing[kind].append(1000 * (time.perf_counter() - t0))
+            model_part[kind].append(w.last_run_ms)
     out_tokens = len(w.trace.out_tokens)
 
     # each kind of view change on its own: the goal is about head, layer and step changes; a change of attention
@@ -133,6 +146,7 @@ def main() -> int:
     for i in range(max(3, a.repeats // 5)):
         w.state.sentence = " ".join(words[: max_len - 1 - i % 2])
         w.debounce.stop()
+        w._draft = None              # a full greedy decoding: the time per output token below means something
         t0 = time.perf_counter()
         w._run()
         wait_shown()
@@ -170,8 +184,14 @@ def main() -> int:
           f"long input {long_tokens} source tokens")
     print("| measurement | median | p95 | runs |")
     print("| --- | --- | --- | --- |")
-    print(row("keystroke (after debounce) → translated and repainted", typing))
-    print(row("… of which the model run in the worker (translate + trace)", model_part))
+    for kind, label in (("letter", "keystroke (after debounce), the last letter → translated and repainted"),
+                        ("space", "… a space, the translation unchanged"),
+                        ("other", "… a whole other sentence, the draft of no use"),
+                        ("letter, no draft", "… the last letter, without the draft")):
+        print(row(label, typing[kind]))
+        print(row("   … of which the model run in the worker (translate + trace)", model_part[kind]))
+    ratio = statistics.median(typing["letter, no draft"]) / statistics.median(typing["letter"])
+    print(f"| last letter: without / with the draft, medians | {ratio:.2f}× | | |")
     print(row("layer / head / step change → repainted", view["head"] + view["layer"] + view["step"]))
     for what in ("head", "layer", "step"):
         print(row(f"… {what} change alone", view[what]))

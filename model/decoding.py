@@ -40,18 +40,51 @@ def _next_logits(model: Transformer, tgt: torch.Tensor, memory, src_mask, cache)
 
 
 @torch.no_grad()
-def greedy(model: Transformer, src_ids: list[int], max_new: int, use_cache: bool = True) -> list[int]:
-    """Output ids (without <s>, ending with </s> unless max_new was reached)."""
+def greedy(model: Transformer, src_ids: list[int], max_new: int, use_cache: bool = True,
+           draft: list[int] | None = None) -> list[int]:
+    """Output ids (without <s>, ending with </s> unless max_new was reached).
+
+    draft: a guess at the output, such as the translation of the sentence one keystroke ago. One parallel decoder
+    pass checks it: the draft's longest prefix that greedy decoding would choose itself is kept, with the token
+    greedy picks where they first differ, and decoding goes on step by step from there. The result is the one
+    of plain greedy decoding (up to floating-point ties between two tokens); a good draft saves most of the
+    sequential steps."""
     src = torch.tensor([src_ids])
     memory, src_mask = model.encode(src)
     cache = model.new_cache() if use_cache else None
     tgt = torch.tensor([[BOS]])
-    for _ in range(max_new):
+    if draft and use_cache and max_new > 0 and 0 <= min(draft) and max(draft) < model.cfg.tgt_vocab_size:
+        tgt = _accept_draft(model, list(draft[:max_new]), memory, src_mask, cache)
+        out = tgt[0, 1:].tolist()
+        if out[-1] == EOS or len(out) >= max_new:
+            return out[:max_new]
+    for _ in range(max_new - (tgt.shape[1] - 1)):
         nxt = int(_next_logits(model, tgt, memory, src_mask, cache).argmax(-1))
         tgt = torch.cat([tgt, torch.tensor([[nxt]])], dim=1)
         if nxt == EOS:
             break
     return tgt[0, 1:].tolist()
+
+
+def _accept_draft(model: Transformer, draft: list[int], memory, src_mask, cache: list[dict]) -> torch.Tensor:
+    """<s> + the part of draft greedy decoding agrees with + greedy's own next token, (1, 1 + n); cache then
+    holds the keys and values of every position but the last, as step-by-step decoding would."""
+    dec_in = torch.tensor([[BOS] + draft])                               # the draft's last token is fed too
+    logits = model.generator(model.decode(dec_in, memory, src_mask, cache))[0]   # (1 + len(draft), V_y)
+    logits[:, PAD] = float("-inf")
+    chosen = logits.argmax(-1).tolist()                                  # greedy's pick after each prefix
+    n = 0
+    while n < len(draft) and chosen[n] == draft[n] and draft[n] != EOS:
+        n += 1
+    if n < len(draft) and chosen[n] == draft[n]:                         # agreed up to and including </s>
+        n += 1
+        out = draft[:n]
+    else:
+        out = draft[:n] + [chosen[n]]                                    # greedy's token where they part
+    for layer_cache in cache:                                            # keep positions <s>, out[:-1]
+        layer_cache["self_k"] = layer_cache["self_k"][:, :, : len(out)]
+        layer_cache["self_v"] = layer_cache["self_v"][:, :, : len(out)]
+    return torch.tensor([[BOS] + out])
 
 
 @torch.no_grad()
@@ -121,13 +154,15 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
     return max(finished, key=lambda f: f[0])[1]
 
 
-def decode_ids(lm: LoadedModel, src_ids: list[int], settings: DecodingSettings, use_cache: bool = True) -> list[int]:
+def decode_ids(lm: LoadedModel, src_ids: list[int], settings: DecodingSettings, use_cache: bool = True,
+               draft: list[int] | None = None) -> list[int]:
+    """The output ids under settings; draft (greedy only) is a guess that saves steps where it is right."""
     n = _max_new(lm.model, len(src_ids), settings)
     if settings.method == "beam":
         return beam_search(lm.model, src_ids, n, settings.beam, use_cache)
     if settings.method == "sample":
         return sample(lm.model, src_ids, n, settings.temperature, settings.top_k, settings.seed, use_cache)
-    return greedy(lm.model, src_ids, n, use_cache)
+    return greedy(lm.model, src_ids, n, use_cache, draft=draft)
 
 
 @torch.no_grad()
@@ -153,9 +188,11 @@ class Translation:
 
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
-              target: str | None = None, positional: bool | None = None) -> Translation:
+              target: str | None = None, positional: bool | None = None,
+              draft: list[int] | None = None) -> Translation:
     """Translate text (or force the decoder through target) and trace the run. positional switches the
-    positional encoding on or off from this run on (None: as it is); a model without one stays without."""
+    positional encoding on or off from this run on (None: as it is); a model without one stays without.
+    draft: output ids of this model to check first in greedy decoding (the last keystroke's translation)."""
     if positional is not None:
         lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
@@ -163,7 +200,7 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
         out_ids = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS]
         mode = "teacher-forced"
     else:
-        out_ids = decode_ids(lm, src.ids, settings)
+        out_ids = decode_ids(lm, src.ids, settings, draft=draft)
         mode = settings.method
     out_text = lm.tgt_tok.decode(out_ids)
     trace = trace_run(lm, src.ids, out_ids, {"sentence": text, "translation": out_text, "mode": mode,

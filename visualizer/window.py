@@ -87,6 +87,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = None
         self.trace = None
         self.translation = None
+        self._draft: tuple | None = None          # (model, output ids) of the last live run
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self.runner = ModelRunner(self)
         self.runner.finished.connect(self._on_result)
@@ -355,20 +356,24 @@ class MainWindow(QtWidgets.QMainWindow):
         lm, s = self.lm, self.state
         text, target, settings, positional = self._run_fields()
         key = self._frame_key()
+        # the translation on screen, if this model made it: greedy decoding checks it first in one parallel pass,
+        # and a keystroke seldom changes more than its end (the result is greedy's all the same)
+        draft = self._draft[1] if self._draft is not None and self._draft[0] is lm else None
 
         def job():
             one_torch_thread()
             with lm.lock:                         # a gradient step (GUI thread) waits for the run, and vice versa
                 t0 = time.perf_counter()
-                result = translate(lm, text, settings, target=target or None, positional=positional)
-            return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS, key
+                result = translate(lm, text, settings, target=target or None, positional=positional, draft=draft)
+            return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS, key, lm
 
         self.runner.submit(self.seq, job)
 
     def _on_result(self, seq: int, payload) -> None:
         if seq != self.seq:
             return                               # a newer request is on its way: never show stale results
-        result, ms, cut_chars, self._run_key = payload
+        result, ms, cut_chars, self._run_key, lm = payload
+        self._draft = (lm, list(result.out_ids))
         self._run_cut = cut_chars
         self._frame = None
         self._show_result(result, ms, cut_chars)

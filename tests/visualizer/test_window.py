@@ -38,6 +38,28 @@ def test_typing_updates_the_focused_heatmap(qtbot, window):
         np.testing.assert_array_equal(window.trace.attention(kind, layer, head), expected.attention(kind, layer, head))
 
 
+def test_each_run_checks_the_last_translation_first_and_still_shows_greedy_output(qtbot, window, monkeypatch):
+    """Typing on: every run gets the translation on screen as its draft, and shows what plain greedy decoding
+    of the new sentence gives."""
+    import visualizer.window as window_module
+
+    drafts = []
+    real = window_module.translate
+
+    def spy(lm, text, settings, target=None, positional=None, draft=None):
+        drafts.append(draft)
+        return real(lm, text, settings, target=target, positional=positional, draft=draft)
+
+    monkeypatch.setattr(window_module, "translate", spy)
+    before = list(window.translation.out_ids)
+    for text in ("the dog runs", "the dog runs fast", "we eat bread"):
+        window.inputs.sentence.setText(text)
+        wait_for_sentence(qtbot, window, text)
+        assert drafts[-1] == before
+        assert window.translation.out_ids == translate(window.lm, text).out_ids     # no draft: plain greedy
+        before = list(window.translation.out_ids)
+
+
 def test_stepping_keys_move_the_view_and_the_map_follows(qtbot, window):
     s, acts, arch = window.state, window.step_actions, window.architecture
     acts["First stage"].trigger()
