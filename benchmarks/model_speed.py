@@ -9,6 +9,8 @@
 2. Greedy decoding time per token for 10, 50 and 200-token outputs, with and without the key/value cache,
    timed on decoding.greedy itself; </s> is made impossible (its output bias set to -inf) so that every run
    produces exactly the requested number of tokens. Goal: flat per-token time with the cache.
+   With a draft (the window passes the translation on screen): the whole output as the draft (a keystroke that
+   does not change the translation), and the draft right but for its last quarter (one that changes its end).
 3. One training update (forward, label-smoothed loss, backward, Adam step) of this model and of the
    torch.nn.Transformer baseline of the same shape (`--baseline`) on the same batches of 2,048 padded
    tokens: how many updates each gets from the same minutes, the budget of the en-fr comparison.
@@ -95,15 +97,22 @@ def main() -> int:
     with torch.no_grad():
         model.generator.bias[EOS] = float("-inf")                      # no early stop: exact output lengths
     src_ids = torch.randint(4, VOCAB, (20,)).tolist() + [EOS]
-    print("\n| greedy output length | per token, with cache | per token, without cache | without / with |")
-    print("| --- | --- | --- | --- |")
+    print("\n| greedy output length | per token, with cache | per token, without cache | without / with "
+          "| whole output, with cache | … with the output as draft | … draft wrong in its last quarter |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for n in (10, 50, 200):
         reps = {10: 15, 50: 7, 200: 3}[n]
-        assert len(greedy(model, src_ids, n)) == n
+        out = greedy(model, src_ids, n)
+        assert len(out) == n
+        near = out[: 3 * n // 4] + [(t + 1) % VOCAB for t in out[3 * n // 4:]]
+        assert greedy(model, src_ids, n, draft=out) == out == greedy(model, src_ids, n, draft=near)
         m = medians_ms({"with": lambda: greedy(model, src_ids, n, use_cache=True),
-                        "without": lambda: greedy(model, src_ids, n, use_cache=False)}, reps)
+                        "without": lambda: greedy(model, src_ids, n, use_cache=False),
+                        "draft": lambda: greedy(model, src_ids, n, draft=out),
+                        "near": lambda: greedy(model, src_ids, n, draft=near)}, reps)
         with_cache, without = m["with"] / n, m["without"] / n
-        print(f"| {n} tokens | {with_cache:.2f} ms | {without:.2f} ms | {without / with_cache:.1f}x |")
+        print(f"| {n} tokens | {with_cache:.2f} ms | {without:.2f} ms | {without / with_cache:.1f}x "
+              f"| {m['with']:.1f} ms | {m['draft']:.1f} ms | {m['near']:.1f} ms |")
 
     print("\n| training update, batch of 2,048 padded tokens | this model | torch.nn.Transformer | baseline / ours |")
     print("| --- | --- | --- | --- |")
