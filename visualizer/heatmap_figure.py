@@ -56,14 +56,17 @@ class TokenAxis(pg.AxisItem):
         self.shown_step = 1
         self.staggered = False
         self.base_font = QtGui.QFont()     # the size set by setTickFont; the labels may be drawn smaller
+        self._fit: tuple | None = None     # (length, (font, step, staggered)): painting asks twice per paint
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else QtGui.QFont()
+        self._fit = None
         super().setTickFont(font)
 
     def set_tokens(self, tokens: list[str], max_labels: int = 60) -> None:
         self.tokens = [short_token(t) for t in tokens]
         self.max_labels = max_labels
+        self._fit = None
         self.picture = None
         self.update()
 
@@ -95,12 +98,15 @@ class TokenAxis(pg.AxisItem):
     def fitted(self, length_px: float) -> tuple[QtGui.QFont, int, bool]:
         """(font, step, staggered): the set font if it shows every label it may, else the largest smaller size
         (to SMALLEST of it) that does, else SMALLEST with every k-th label."""
-        least = max(1, int(np.ceil(len(self.tokens) / max(self.max_labels, 1))))
-        for font in scaled_fonts(self.base_font):
-            step, staggered = self.label_step(length_px, font)
-            if step <= least:
-                break
-        return font, step, staggered
+        key = round(length_px, 1)
+        if self._fit is None or self._fit[0] != key:
+            least = max(1, int(np.ceil(len(self.tokens) / max(self.max_labels, 1))))
+            for font in scaled_fonts(self.base_font):
+                step, staggered = self.label_step(length_px, font)
+                if step <= least:
+                    break
+            self._fit = (key, (font, step, staggered))
+        return self._fit[1]
 
     def generateDrawSpecs(self, p):
         # the font is chosen here, before pyqtgraph measures and places the labels with it

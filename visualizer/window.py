@@ -467,16 +467,19 @@ class MainWindow(QtWidgets.QMainWindow):
                              f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
         self.caption.setToolTip(text if self._caption_compact else "")
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
+    def _refit_caption(self) -> None:
+        """Rewrite the caption if the window's height or font moved it across the compact threshold."""
         if getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
             self._set_caption()
 
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._refit_caption()
+
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange) \
-                and getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
-            self._set_caption()
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            self._refit_caption()
 
     def _render_all(self) -> None:
         self._set_caption()
