@@ -1,7 +1,7 @@
 """Turning a sentence into a translation: greedy, beam search, sampling, teacher forcing, stepwise traces."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import torch
@@ -39,23 +39,35 @@ def _next_logits(model: Transformer, tgt: torch.Tensor, memory, src_mask, cache)
     return logits
 
 
+def _encode(model: Transformer, src_ids: list[int], encoded) -> tuple[torch.Tensor, torch.Tensor]:
+    """(memory, src_mask) of the sentence: encoded when the caller already ran the encoder, else a new run."""
+    return encoded if encoded is not None else model.encode(torch.tensor([src_ids]))
+
+
 @torch.no_grad()
 def greedy(model: Transformer, src_ids: list[int], max_new: int, use_cache: bool = True,
-           draft: list[int] | None = None) -> list[int]:
+           draft: list[int] | None = None, encoded=None, record: dict | None = None) -> list[int]:
     """Output ids (without <s>, ending with </s> unless max_new was reached).
 
     draft: a guess at the output, such as the translation of the sentence one keystroke ago. One parallel decoder
     pass checks it: the draft's longest prefix that greedy decoding would choose itself is kept, with the token
     greedy picks where they first differ, and decoding goes on step by step from there. The result is the one
     of plain greedy decoding (up to floating-point ties between two tokens); a good draft saves most of the
-    sequential steps."""
-    src = torch.tensor([src_ids])
-    memory, src_mask = model.encode(src)
+    sequential steps.
+
+    encoded: model.encode's (memory, src_mask) for src_ids, if it was run already.
+    record: a dict that receives the traced decoder pass of the draft check when the output is the draft itself,
+    ending in </s>: that pass then is the teacher-forced pass of the output, which translate need not run
+    again. Left empty otherwise."""
+    memory, src_mask = _encode(model, src_ids, encoded)
     cache = model.new_cache() if use_cache else None
     tgt = torch.tensor([[BOS]])
     if draft and use_cache and max_new > 0 and 0 <= min(draft) and max(draft) < model.cfg.tgt_vocab_size:
-        tgt = _accept_draft(model, list(draft[:max_new]), memory, src_mask, cache)
+        draft = list(draft[:max_new])
+        tgt = _accept_draft(model, draft, memory, src_mask, cache, record)
         out = tgt[0, 1:].tolist()
+        if record is not None and not (out == draft and draft[-1] == EOS):
+            record.clear()
         if out[-1] == EOS or len(out) >= max_new:
             return out[:max_new]
     for _ in range(max_new - (tgt.shape[1] - 1)):
@@ -66,13 +78,18 @@ def greedy(model: Transformer, src_ids: list[int], max_new: int, use_cache: bool
     return tgt[0, 1:].tolist()
 
 
-def _accept_draft(model: Transformer, draft: list[int], memory, src_mask, cache: list[dict]) -> torch.Tensor:
+def _accept_draft(model: Transformer, draft: list[int], memory, src_mask, cache: list[dict],
+                  record: dict | None = None) -> torch.Tensor:
     """<s> + the part of draft greedy decoding agrees with + greedy's own next token, (1, 1 + n); cache then
-    holds the keys and values of every position but the last, as step-by-step decoding would."""
-    dec_in = torch.tensor([[BOS] + draft])                               # the draft's last token is fed too
-    logits = model.generator(model.decode(dec_in, memory, src_mask, cache))[0]   # (1 + len(draft), V_y)
-    logits[:, PAD] = float("-inf")
-    chosen = logits.argmax(-1).tolist()                                  # greedy's pick after each prefix
+    holds the keys and values of every position but the last, as step-by-step decoding would. record, if
+    given, receives the traced pass (decoder, dec.out, logits)."""
+    fed = [BOS] + (draft[:-1] if draft[-1] == EOS else draft)    # a final </s> is only predicted, not fed
+    y = model.decode(torch.tensor([fed]), memory, src_mask, cache, record)   # (1, len(fed), d_model)
+    logits = model.generator(y)                                          # (1, len(fed), V_y)
+    if record is not None:
+        record["dec.out"], record["logits"] = y, logits
+    never_pad = logits[0].index_fill(-1, torch.tensor([PAD]), float("-inf"))
+    chosen = never_pad.argmax(-1).tolist()                               # greedy's pick after each prefix
     n = 0
     while n < len(draft) and chosen[n] == draft[n] and draft[n] != EOS:
         n += 1
@@ -89,10 +106,9 @@ def _accept_draft(model: Transformer, draft: list[int], memory, src_mask, cache:
 
 @torch.no_grad()
 def sample(model: Transformer, src_ids: list[int], max_new: int, temperature: float = 1.0,
-           top_k: int = 0, seed: int = 0, use_cache: bool = True) -> list[int]:
+           top_k: int = 0, seed: int = 0, use_cache: bool = True, encoded=None) -> list[int]:
     gen = torch.Generator().manual_seed(int(seed))
-    src = torch.tensor([src_ids])
-    memory, src_mask = model.encode(src)
+    memory, src_mask = _encode(model, src_ids, encoded)
     cache = model.new_cache() if use_cache else None
     tgt = torch.tensor([[BOS]])
     for _ in range(max_new):
@@ -110,10 +126,9 @@ def sample(model: Transformer, src_ids: list[int], max_new: int, temperature: fl
 
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4,
-                use_cache: bool = True, alpha: float = 0.6) -> list[int]:
+                use_cache: bool = True, alpha: float = 0.6, encoded=None) -> list[int]:
     """Best hypothesis under log-probability / length^alpha (GNMT length penalty)."""
-    src = torch.tensor([src_ids])
-    memory, src_mask = model.encode(src)
+    memory, src_mask = _encode(model, src_ids, encoded)
     cache = model.new_cache() if use_cache else None
     beams = torch.tensor([[BOS]])                                       # (b, t)
     scores = torch.zeros(1)                                             # (b,)
@@ -155,28 +170,35 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
 
 
 def decode_ids(lm: LoadedModel, src_ids: list[int], settings: DecodingSettings, use_cache: bool = True,
-               draft: list[int] | None = None) -> list[int]:
-    """The output ids under settings; draft (greedy only) is a guess that saves steps where it is right."""
+               draft: list[int] | None = None, encoded=None, record: dict | None = None) -> list[int]:
+    """The output ids under settings; draft and record (greedy only): see greedy."""
     n = _max_new(lm.model, len(src_ids), settings)
     if settings.method == "beam":
-        return beam_search(lm.model, src_ids, n, settings.beam, use_cache)
+        return beam_search(lm.model, src_ids, n, settings.beam, use_cache, encoded=encoded)
     if settings.method == "sample":
-        return sample(lm.model, src_ids, n, settings.temperature, settings.top_k, settings.seed, use_cache)
-    return greedy(lm.model, src_ids, n, use_cache, draft=draft)
+        return sample(lm.model, src_ids, n, settings.temperature, settings.top_k, settings.seed, use_cache,
+                      encoded=encoded)
+    return greedy(lm.model, src_ids, n, use_cache, draft=draft, encoded=encoded, record=record)
 
 
 @torch.no_grad()
-def trace_run(lm: LoadedModel, src_ids: list[int], out_ids: list[int], meta: dict | None = None) -> Trace:
-    """One traced teacher-forced pass: the decoder reads <s> + out_ids[:-1]; row t is where out_ids[t] was chosen."""
-    model = lm.model
-    out_ids = list(out_ids[: model.cfg.max_len]) or [EOS]
-    dec_in = [BOS] + out_ids[:-1]
-    record: dict = {}
-    logits = model(torch.tensor([src_ids]), torch.tensor([dec_in]), record=record)   # (1, Tt, V_y)
-    record["probs"] = torch.softmax(logits, -1)
-    return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces(dec_in), lm.tgt_tok.pieces(out_ids),
-                 flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(model.positional),
-                      scale_scores=model.cfg.scale_scores))
+def trace_run(lm: LoadedModel, src_ids: list[int], out_ids: list[int], meta: dict | None = None,
+              encoded: tuple | None = None) -> Trace:
+    """One traced teacher-forced pass: the decoder reads <s> + out_ids[:-1]; row t is where out_ids[t] was chosen.
+    encoded: ((memory, src_mask), record) of a traced model.encode of src_ids that already ran."""
+    out_ids = list(out_ids[: lm.cfg.max_len]) or [EOS]
+    record: dict = dict(encoded[1]) if encoded is not None else {}
+    lm.model(torch.tensor([src_ids]), torch.tensor([[BOS] + out_ids[:-1]]), record=record,
+             encoded=encoded[0] if encoded is not None else None)          # logits (1, Tt, V_y) in record
+    return _trace(lm, src_ids, out_ids, record, meta)
+
+
+def _trace(lm: LoadedModel, src_ids: list[int], out_ids: list[int], record: dict, meta: dict | None) -> Trace:
+    """The Trace of a complete record of the teacher-forced pass whose decoder read <s> + out_ids[:-1]."""
+    record["probs"] = torch.softmax(record["logits"], -1)
+    return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces([BOS] + out_ids[:-1]), lm.tgt_tok.pieces(out_ids),
+                 flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(lm.model.positional),
+                                              scale_scores=lm.cfg.scale_scores))
 
 
 @dataclass
@@ -185,27 +207,45 @@ class Translation:
     out_ids: list[int]
     trace: Trace
     truncated: int = 0           # source pieces cut at the model's maximum length
+    run: tuple = ()              # what the run read: source ids, forced target ids, settings, positional switch
 
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
               target: str | None = None, positional: bool | None = None,
-              draft: list[int] | None = None) -> Translation:
+              previous: Translation | None = None) -> Translation:
     """Translate text (or force the decoder through target) and trace the run. positional switches the
     positional encoding on or off from this run on (None: as it is); a model without one stays without.
-    draft: output ids of this model to check first in greedy decoding (the last keystroke's translation)."""
+
+    previous: the last translation of this same model (the last keystroke's). When this run would read the same
+    source pieces, target, decoding settings and positional switch (a space typed between words), its result
+    is given again without running the model. Otherwise greedy decoding checks its output first (the draft),
+    and when that is the new output, the draft check's traced pass is the trace: one decoder pass, not two."""
     if positional is not None:
         lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
-    if target is not None and target.strip():
-        out_ids = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS]
-        mode = "teacher-forced"
+    forced = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS] if target and target.strip() else None
+    run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
+           bool(lm.model.positional))
+    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated}
+    if previous is not None and previous.run == run:
+        t = previous.trace
+        trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, dict(t.meta, **meta))
+        return replace(previous, trace=trace, truncated=src.truncated)
+    with torch.no_grad():
+        enc_record: dict = {}
+        encoded = lm.model.encode(torch.tensor([src.ids]), enc_record)     # once, for decoding and the trace
+    record: dict = {}
+    if forced:
+        out_ids = forced
     else:
-        out_ids = decode_ids(lm, src.ids, settings, draft=draft)
-        mode = settings.method
-    out_text = lm.tgt_tok.decode(out_ids)
-    trace = trace_run(lm, src.ids, out_ids, {"sentence": text, "translation": out_text, "mode": mode,
-                                             "truncated": src.truncated})
-    return Translation(out_text, out_ids, trace, src.truncated)
+        draft = list(previous.out_ids) if previous is not None else None
+        out_ids = decode_ids(lm, src.ids, settings, draft=draft, encoded=encoded, record=record)
+    meta["translation"] = out_text = lm.tgt_tok.decode(out_ids)
+    if record:       # the draft check's pass read <s> + out_ids[:-1]: it is the trace
+        trace = _trace(lm, src.ids, out_ids, {**enc_record, **record, "enc.out": encoded[0]}, meta)
+    else:
+        trace = trace_run(lm, src.ids, out_ids, meta, encoded=(encoded, enc_record))
+    return Translation(out_text, out_ids, trace, src.truncated, run)
 
 
 def generate_steps(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings()) -> Iterator[Trace]:

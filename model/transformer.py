@@ -109,9 +109,11 @@ class Transformer(nn.Module):
                       None if record is None else record.setdefault(f"dec.{l}", {}))
         return y
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, record: dict | None = None) -> torch.Tensor:
-        """Logits (B, Tt, V_y) for teacher-forced target input tgt."""
-        memory, src_mask = self.encode(src, record)
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, record: dict | None = None,
+                encoded: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """Logits (B, Tt, V_y) for teacher-forced target input tgt. encoded: encode(src)'s result when it was
+        already run (its record, if any, is then already in record)."""
+        memory, src_mask = encoded if encoded is not None else self.encode(src, record)
         y = self.decode(tgt, memory, src_mask, record=record)
         logits = self.generator(y)                                       # (B, Tt, V_y)
         if record is not None:

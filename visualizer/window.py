@@ -87,7 +87,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = None
         self.trace = None
         self.translation = None
-        self._draft: tuple | None = None          # (model, output ids) of the last live run
+        self._previous: tuple | None = None       # (model, Translation) of the last live run
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self.runner = ModelRunner(self)
         self.runner.finished.connect(self._on_result)
@@ -356,15 +356,16 @@ class MainWindow(QtWidgets.QMainWindow):
         lm, s = self.lm, self.state
         text, target, settings, positional = self._run_fields()
         key = self._frame_key()
-        # the translation on screen, if this model made it: greedy decoding checks it first in one parallel pass,
-        # and a keystroke seldom changes more than its end (the result is greedy's all the same)
-        draft = self._draft[1] if self._draft is not None and self._draft[0] is lm else None
+        # the translation on screen, if this model made it: given again if the run reads the same (a space between
+        # words), else greedy decoding checks its output first, as a keystroke seldom changes more than the end
+        previous = self._previous[1] if self._previous is not None and self._previous[0] is lm else None
 
         def job():
             one_torch_thread()
             with lm.lock:                         # a gradient step (GUI thread) waits for the run, and vice versa
                 t0 = time.perf_counter()
-                result = translate(lm, text, settings, target=target or None, positional=positional, draft=draft)
+                result = translate(lm, text, settings, target=target or None, positional=positional,
+                                   previous=previous)
             return result, (time.perf_counter() - t0) * 1000, len(s.sentence) > MAX_CHARS, key, lm
 
         self.runner.submit(self.seq, job)
@@ -373,7 +374,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if seq != self.seq:
             return                               # a newer request is on its way: never show stale results
         result, ms, cut_chars, self._run_key, lm = payload
-        self._draft = (lm, list(result.out_ids))
+        self._previous = (lm, result)
         self._run_cut = cut_chars
         self._frame = None
         self._show_result(result, ms, cut_chars)
@@ -381,8 +382,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.trace_shown.emit()
 
     def _show_result(self, result, ms: float, cut_chars: bool) -> None:
+        same = self.trace is not None and result.trace.arrays is self.trace.arrays    # a run given again
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
-        self._panel_keys.clear()                 # every panel shows the new run when it is next visible
+        if not same:
+            self._panel_keys.clear()             # every panel shows the new run when it is next visible
         t = self.trace
         self.state.set_shape(t.n_layers("enc"), t.n_layers("dec"), t.n_heads, t.n_steps)
         if self._pending_view:

@@ -1,10 +1,14 @@
 """Greedy decoding that checks a draft first (the last keystroke's translation) gives greedy decoding's output."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
+from model import decoding
 from model.checkpoint import load
-from model.config import EOS
+from model.config import EOS, DecodingSettings
 from model.decoding import encode_source, greedy, translate
 
 SENTENCES = ["I have a red car.", "The cat sat on the mat.", "Where is the station?", "She reads a book every day.",
@@ -53,6 +57,46 @@ def test_a_draft_that_is_no_draft_is_ignored(lm):
 
 def test_translate_with_a_draft_traces_the_same_run(lm):
     a = translate(lm, SENTENCES[1])
-    b = translate(lm, SENTENCES[1], draft=translate(lm, SENTENCES[0]).out_ids)
+    b = translate(lm, SENTENCES[1], previous=translate(lm, SENTENCES[0]))
     assert a.out_ids == b.out_ids and a.text == b.text
     assert (a.trace["probs"] == b.trace["probs"]).all()
+
+
+def assert_same_trace(a, b):
+    assert (a.src_tokens, a.tgt_tokens, a.out_tokens) == (b.src_tokens, b.tgt_tokens, b.out_tokens)
+    assert sorted(a.arrays) == sorted(b.arrays)
+    for key in a.arrays:
+        np.testing.assert_allclose(a.arrays[key], b.arrays[key], rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_a_draft_that_is_the_output_gives_the_trace_without_a_second_pass(lm, monkeypatch):
+    """The draft check reads <s> + the draft: when greedy keeps all of it, that traced pass is the trace."""
+    for text in SENTENCES[:3]:
+        plain = translate(lm, text)
+        other_source = replace(plain, run=())          # the same output, from another sentence's run
+        monkeypatch.setattr(decoding, "trace_run", lambda *a, **k: pytest.fail("a second decoder pass ran"))
+        b = translate(lm, text, previous=other_source)
+        monkeypatch.undo()
+        assert b.out_ids == plain.out_ids and b.text == plain.text
+        assert_same_trace(b.trace, plain.trace)
+        assert b.trace.meta == plain.trace.meta
+
+
+def test_an_unchanged_run_is_given_again_without_the_model(lm, monkeypatch):
+    text = SENTENCES[3]
+    a = translate(lm, text)
+    monkeypatch.setattr(decoding, "decode_ids", lambda *a, **k: pytest.fail("the model ran"))
+    monkeypatch.setattr(decoding, "trace_run", lambda *a, **k: pytest.fail("the model ran"))
+    b = translate(lm, text + " ", previous=a)          # the same source pieces
+    assert b.trace.arrays is a.trace.arrays and b.out_ids == a.out_ids
+    assert b.trace.meta["sentence"] == text + " " and a.trace.meta["sentence"] == text
+    monkeypatch.undo()
+    changed = {"another sentence": dict(text=SENTENCES[0]),
+               "beam search": dict(text=text, settings=DecodingSettings(method="beam", beam=3)),
+               "a given target": dict(text=text, target="Elle lit."),
+               "positional encoding off": dict(text=text, positional=False)}
+    for name, kwargs in changed.items():
+        c = translate(lm, previous=a, **kwargs)
+        assert c.trace.arrays is not a.trace.arrays, name
+        assert_same_trace(c.trace, translate(lm, **kwargs).trace)
+        lm.model.positional = True

@@ -39,25 +39,35 @@ def test_typing_updates_the_focused_heatmap(qtbot, window):
 
 
 def test_each_run_checks_the_last_translation_first_and_still_shows_greedy_output(qtbot, window, monkeypatch):
-    """Typing on: every run gets the translation on screen as its draft, and shows what plain greedy decoding
-    of the new sentence gives."""
+    """Typing on: every run gets the translation on screen as its previous run, and shows what plain greedy
+    decoding of the new sentence gives; a space that leaves the source pieces as they were runs nothing."""
     import visualizer.window as window_module
 
-    drafts = []
+    previous = []
     real = window_module.translate
 
-    def spy(lm, text, settings, target=None, positional=None, draft=None):
-        drafts.append(draft)
-        return real(lm, text, settings, target=target, positional=positional, draft=draft)
+    def spy(lm, text, settings, **kwargs):
+        previous.append(kwargs["previous"])
+        return real(lm, text, settings, **kwargs)
 
     monkeypatch.setattr(window_module, "translate", spy)
-    before = list(window.translation.out_ids)
+    before = window.translation
     for text in ("the dog runs", "the dog runs fast", "we eat bread"):
         window.inputs.sentence.setText(text)
         wait_for_sentence(qtbot, window, text)
-        assert drafts[-1] == before
+        assert previous[-1] is before
         assert window.translation.out_ids == translate(window.lm, text).out_ids     # no draft: plain greedy
-        before = list(window.translation.out_ids)
+        before = window.translation
+    drawn = []
+    for name, panel in window.panels.items():
+        monkeypatch.setattr(panel, "render", lambda *a, name=name: drawn.append(name))
+    window.inputs.sentence.setText("we eat bread ")
+    wait_for_sentence(qtbot, window, "we eat bread ")
+    assert window.trace.arrays is before.trace.arrays and window.trace.meta["sentence"] == "we eat bread "
+    assert drawn == []                              # the panels show that run already: nothing is drawn again
+    window.inputs.sentence.setText("we eat brea")
+    wait_for_sentence(qtbot, window, "we eat brea")
+    assert drawn                                    # (the spy sees renders)
 
 
 def test_stepping_keys_move_the_view_and_the_map_follows(qtbot, window):
