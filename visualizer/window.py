@@ -103,8 +103,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.rendered_seq = -1
         self._panel_keys: dict[str, object] = {}
         self.last_run_ms = 0.0
-        self.debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-        self.debounce.timeout.connect(self._run)
+        # typing: the model starts at each keystroke (a newer one supersedes it); the debounce holds only the repaint,
+        # so that the panels are drawn once the user pauses, with a result that is usually ready by then
+        self.debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS,
+                                      timerType=QtCore.Qt.TimerType.PreciseTimer)
+        self.debounce.timeout.connect(self._debounced)
+        self._held: tuple | None = None            # (seq, payload): a result that came before the debounce ran out
         self._build_ui()
         self._build_actions()
         # right-click menus: the focused attention head as a titled figure, every other plot as it is on screen
@@ -332,6 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self._render_all()               # temperature alone: the output panel re-reads the logits
                 return
             self.debounce.start()
+            self._run()
             return
         if changed & {"stack", "sublayer"}:
             self._follow_stage()
@@ -370,11 +375,20 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.runner.submit(self.seq, job)
 
+    def _debounced(self) -> None:
+        """The user paused typing: show the newest run's result if it came meanwhile (else it shows when it comes)."""
+        held, self._held = self._held, None
+        if held is not None and held[0] == self.seq:
+            self._on_result(*held)
+
     def _on_result(self, seq: int, payload) -> None:
+        self._previous = (payload[4], payload[0])  # any run of this model: the next one's draft
         if seq != self.seq:
             return                               # a newer request is on its way: never show stale results
-        result, ms, cut_chars, self._run_key, lm = payload
-        self._previous = (lm, result)
+        if self.debounce.isActive():
+            self._held = (seq, payload)          # drawn when the user pauses
+            return
+        result, ms, cut_chars, self._run_key, _ = payload
         self._run_cut = cut_chars
         self._frame = None
         self._show_result(result, ms, cut_chars)

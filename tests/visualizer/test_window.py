@@ -121,17 +121,35 @@ def test_decoder_self_attention_masked_cells_are_drawn_masked(qtbot, window):
     assert not np.isnan(shown[~upper]).any()
 
 
+def test_the_model_runs_at_the_keystroke_and_the_panels_are_drawn_when_typing_pauses(qtbot, window):
+    window.debounce.setInterval(2000)               # long enough to see the run end before it
+    runs, old = window.runner.runs, window.trace.meta["sentence"]
+    window.inputs.sentence.setText("the cat sleeps")
+    qtbot.waitUntil(lambda: window._held is not None, timeout=5000)
+    assert window.debounce.isActive() and window.trace.meta["sentence"] == old     # ready, not drawn yet
+    wait_for_sentence(qtbot, window, "the cat sleeps", timeout=5000)
+    assert window.runner.runs == runs + 1           # the run that started at the keystroke is the one drawn
+    assert window.translation.out_ids == translate(window.lm, "the cat sleeps").out_ids
+
+
 def test_rapid_typing_renders_only_the_newest_sentence(qtbot, window):
+    """Each keystroke starts a run (a newer one supersedes any still waiting); only the sentence typed last is
+    drawn, once, when the typing pauses."""
     field = window.inputs.sentence
     field.clear()
+    wait_for_sentence(qtbot, window, "")
     runs_before = window.runner.runs
+    shown = []
+    window.trace_shown.connect(lambda: shown.append(window.trace.meta["sentence"]))
     text = "where is the station and the big house"
     for ch in text:
         field.insert(ch)
         qtbot.wait(5)
     wait_for_sentence(qtbot, window, text)
+    qtbot.wait(window.debounce.interval() + 100)
+    assert shown == [text]
     assert window.rendered_seq == window.seq
-    assert window.runner.runs - runs_before < len(text) // 2
+    assert window.runner.runs - runs_before < len(text)         # requests that waited behind a newer one: skipped
     assert window.attention.focused_labels[1] == window.trace.axis_tokens(window.attention.shown_kind)[1]
 
 
