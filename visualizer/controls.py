@@ -5,6 +5,8 @@ from PySide6 import QtCore, QtWidgets
 
 from model.config import DecodingSettings
 
+from .steady_label import SteadyLabel
+
 OPEN_FOLDER = "Open model folder…"
 
 
@@ -33,10 +35,8 @@ class InputBar(QtWidgets.QWidget):
         self.positional = QtWidgets.QCheckBox("Positional encoding")
         self.positional.setChecked(True)
         self.positional.setToolTip("Switch the positional encoding off to see what attention does without word order")
-        self.translation = QtWidgets.QLabel()
-        self.translation.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.translation.setWordWrap(True)
-        self.translation.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.translation = SteadyLabel(grow_only=True)    # a new translation moves no panel (see SteadyLabel)
+        self.translation.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notice = QtWidgets.QLabel()
         self.notice.setStyleSheet("color: #b35900; font-weight: bold")
         self.notice.setVisible(False)

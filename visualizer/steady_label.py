@@ -5,6 +5,10 @@ which lays out every dock and repaints most of the screen: about 7 ms for each v
 caption or a panel header (measured with the step changes of benchmarks/gui_speed.py). Here the QLabel sits
 in a holder widget without a layout, so its requests stop at the holder; the holder asks its own layout for
 room only when the new text needs a different height at the current width.
+
+grow_only: the height, once grown, stays until the width or the font changes. For the translation under the
+sentence field: while typing, its text wraps onto one line more and one line less, and each change of height
+would move every panel below it up or down and draw them all again.
 """
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 class SteadyLabel(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None, *, rich: bool = True, wrap: bool = True,
-                 min_point_size: float = 0.0, scale: float = 1.0):
+                 min_point_size: float = 0.0, scale: float = 1.0, grow_only: bool = False):
         """The text follows the application's font size (presentation mode, zoom) times scale, but never below
         min_point_size."""
         super().__init__(parent)
-        self.min_point_size, self.scale = min_point_size, scale
+        self.min_point_size, self.scale, self.grow_only = min_point_size, scale, grow_only
+        self._fitted_width = -1                     # the width the height was last fitted at
         self.label = QtWidgets.QLabel(self)
         self.label.setWordWrap(wrap)
         self.label.setTextFormat(QtCore.Qt.TextFormat.RichText if rich else QtCore.Qt.TextFormat.PlainText)
@@ -43,8 +48,10 @@ class SteadyLabel(QtWidgets.QWidget):
             return self.label.heightForWidth(width)
         return self.label.sizeHint().height()
 
-    def _refit(self) -> None:
+    def _refit(self, restart: bool = False) -> None:
         height = self._needed_height()
+        if self.grow_only and not restart:
+            height = max(height, self._height)
         if height != self._height:        # only then does the layout around this label need to change
             self._height = height
             self.updateGeometry()
@@ -53,6 +60,8 @@ class SteadyLabel(QtWidgets.QWidget):
         return self.label.wordWrap()
 
     def heightForWidth(self, width: int) -> int:
+        if self.grow_only and width == self._fitted_width:
+            return max(self._needed_height(width), self._height)
         return self._needed_height(width)
 
     def sizeHint(self) -> QtCore.QSize:
@@ -63,7 +72,8 @@ class SteadyLabel(QtWidgets.QWidget):
 
     def resizeEvent(self, event) -> None:
         self.label.setGeometry(self.rect())
-        self._refit()
+        self._refit(restart=self.width() != self._fitted_width)
+        self._fitted_width = self.width()
         super().resizeEvent(event)
 
     def _fit_font(self) -> None:
@@ -77,4 +87,4 @@ class SteadyLabel(QtWidgets.QWidget):
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
                             QtCore.QEvent.Type.StyleChange):
             self._fit_font()
-            self._refit()
+            self._refit(restart=True)

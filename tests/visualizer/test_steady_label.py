@@ -66,3 +66,25 @@ def test_taller_text_gets_room(qtbot, holder):
     label.setText("short again")
     settle(qtbot, parent)
     assert label.height() == one_line
+
+
+def test_grow_only_keeps_its_height_until_the_width_changes(qtbot, holder):
+    """The translation under the sentence field: a shorter translation while typing moves no panel."""
+    parent, layout = holder
+    label = SteadyLabel(grow_only=True)
+    layout.addWidget(label)
+    layout.addStretch(1)
+    label.setText("one line")
+    settle(qtbot, parent)
+    one_line = label.height()
+    label.setText("<br>".join(["a longer translation"] * 3))
+    settle(qtbot, parent)
+    tall = label.height()
+    assert tall >= 2 * one_line
+    requests = LayoutRequests(parent)
+    label.setText("short again")
+    settle(qtbot, parent)
+    assert label.height() == tall and requests.count == 0
+    parent.resize(320, 200)                           # a new width: fitted again from the text
+    settle(qtbot, parent)
+    assert label.height() == one_line
