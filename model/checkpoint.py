@@ -29,6 +29,7 @@ class LoadedModel:
     # held while a thread runs or changes the model (the app translates in a worker while a gradient step may
     # change the weights on the GUI thread): a run never sees half-updated weights
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    weights_version: int = field(default=0, compare=False)   # +1 whenever the weights change after loading
 
     @property
     def cfg(self) -> ModelConfig:

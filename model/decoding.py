@@ -207,7 +207,7 @@ class Translation:
     out_ids: list[int]
     trace: Trace
     truncated: int = 0           # source pieces cut at the model's maximum length
-    run: tuple = ()              # what the run read: source ids, forced target ids, settings, positional switch
+    run: tuple = ()              # what it read: source ids, forced target, settings, positional switch, weights
 
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
@@ -217,15 +217,15 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     positional encoding on or off from this run on (None: as it is); a model without one stays without.
 
     previous: the last translation of this same model (the last keystroke's). When this run would read the same
-    source pieces, target, decoding settings and positional switch (a space typed between words), its result
-    is given again without running the model. Otherwise greedy decoding checks its output first (the draft),
+    source pieces, target, decoding settings, positional switch and weights (a space typed between words), its
+    result is given again without running the model. Otherwise greedy decoding checks its output first (the draft),
     and when that is the new output, the draft check's traced pass is the trace: one decoder pass, not two."""
     if positional is not None:
         lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
     forced = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS] if target and target.strip() else None
     run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
-           bool(lm.model.positional))
+           bool(lm.model.positional), lm.weights_version)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated}
     if previous is not None and previous.run == run:
         t = previous.trace

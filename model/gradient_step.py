@@ -80,6 +80,7 @@ class GradientStepper:
                 if p.grad is not None:
                     p.sub_(lr * p.grad)
         self.lm.model.zero_grad(set_to_none=True)
+        self.lm.weights_version += 1
         self.steps_taken += 1
         return before, self.evaluate(source, target).loss
 
@@ -88,5 +89,6 @@ class GradientStepper:
         with self.lm.lock:
             if self.original is not None:
                 self.lm.model.load_state_dict(self.original)
+                self.lm.weights_version += 1
             self.lm.model.zero_grad(set_to_none=True)
             self.steps_taken = 0

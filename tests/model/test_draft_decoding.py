@@ -100,3 +100,22 @@ def test_an_unchanged_run_is_given_again_without_the_model(lm, monkeypatch):
         assert c.trace.arrays is not a.trace.arrays, name
         assert_same_trace(c.trace, translate(lm, **kwargs).trace)
         lm.model.positional = True
+
+
+def test_a_gradient_step_is_a_new_run(lm):
+    """The Training step panel changes the weights and runs the model again: the same text is no longer the same run."""
+    from model.gradient_step import GradientStepper
+    text = SENTENCES[2]
+    a = translate(lm, text)
+    stepper = GradientStepper(lm)
+    try:
+        stepper.step(text, "Où est la gare ?", lr=0.5)
+        b = translate(lm, text, previous=a)
+        assert b.trace.arrays is not a.trace.arrays
+        assert not np.array_equal(b.trace["logits"], a.trace["logits"])
+        assert_same_trace(b.trace, translate(lm, text).trace)
+    finally:
+        stepper.reset()
+    c = translate(lm, text, previous=b)                   # the weights as loaded again
+    assert c.trace.arrays is not b.trace.arrays
+    np.testing.assert_allclose(c.trace["logits"], a.trace["logits"], rtol=1e-5, atol=1e-5)
