@@ -315,3 +315,19 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
         assert explanation
     finally:
         window.set_font_size(size)
+
+
+def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
+    """The same sentence after a gradient step is a new run: the panels show the changed weights' numbers."""
+    window.docks["training"].raise_()
+    window.inputs.target.setText("le chat dort")
+    wait_idle(qtbot, window, lambda t: t.meta["mode"] == "teacher-forced")
+    before = window.trace
+    window._render_panel("training", force=True)
+    window.training.take_step()
+    wait_idle(qtbot, window, lambda t: t is not before)
+    expected = translate(window.lm, window.state.sentence, target="le chat dort").trace
+    assert not np.allclose(window.trace["logits"], before["logits"])
+    np.testing.assert_allclose(window.trace["logits"], expected["logits"], rtol=1e-5, atol=1e-5)
+    window.training.reset()
+    wait_idle(qtbot, window, lambda t: np.allclose(t["logits"], before["logits"], atol=1e-5))   # as loaded again
