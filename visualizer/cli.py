@@ -19,6 +19,13 @@ def app_main(argv: list[str]) -> int:
     p.add_argument("--presentation", action="store_true", help="start full screen with large, high-contrast text")
     p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
     a = p.parse_args(argv)
+    from . import first_run
+    from .state import ViewState
+
+    start = ViewState.at_start(a.model, a.sentence, a.target)
+    # the model opens in the background (else --model loads it now): a helper process translates the sentence
+    # meanwhile, unless a saved frame can be shown (see first_run)
+    helper = first_run.start(start) if not (a.model or a.session) and first_run.wanted() else None
 
     from PySide6 import QtCore, QtWidgets
 
@@ -28,10 +35,12 @@ def app_main(argv: list[str]) -> int:
     app.setApplicationName("Attention Visualizer")
     app.setOrganizationName("AttentionVisualizer")
     from .settings import Settings
+
+    settings = Settings()
+    first = first_run.first_frame(start, settings.frame_path(), helper) if not (a.model or a.session) else None
     from .theme import apply_theme
     from .window import MainWindow
 
-    settings = Settings()
     if a.theme:
         settings.set("theme", a.theme)
     apply_theme(app, settings.get("theme"), settings.get("font_size"))
@@ -45,7 +54,7 @@ def app_main(argv: list[str]) -> int:
             return 2
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
     window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
-                        restore_layout=not a.screenshot)
+                        restore_layout=not a.screenshot, first=first)
     if a.screenshot and not a.presentation:
         window.resize(1500, 950)             # the README picture has one size, whatever the screen
     if a.session:

@@ -19,10 +19,13 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from model.assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, model_folder
 from model.config import ModelConfig
-from model.trace import Trace
+
+if TYPE_CHECKING:       # imported where used: numpy is slow to import, and a start computes keys before the rest
+    from model.trace import Trace
 
 FORMAT = 1
 FILE_NAME = "last-frame.npz"
@@ -76,6 +79,7 @@ def start_key(folder: Path, sentence: str, target: str, decoding, positional: bo
 
 def save_frame(path: Path, key: str, result, cut_chars: bool) -> None:
     """Write the frame through a temporary file and a rename: never a half-written file. Raises OSError."""
+    from model.trace import Trace
     t = result.trace
     meta = dict(t.meta, _frame={"key": key, "text": result.text, "out_ids": [int(i) for i in result.out_ids],
                                 "truncated": int(result.truncated), "cut_chars": bool(cut_chars)})
@@ -95,6 +99,7 @@ def load_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
     folder is the one named in the key unless given."""
     if key is None or not path.is_file():
         return None
+    from model.trace import Trace
     try:
         trace = Trace.load_npz(path)
         info = trace.meta.pop("_frame")
@@ -106,6 +111,18 @@ def load_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
                      bool(info["cut_chars"]), cfg, folder)
     except Exception:   # a damaged or foreign file: start as if there were none (the live run follows anyway)
         return None
+
+
+def saved_frame(path: Path, state) -> Frame | None:
+    """The frame of the run of state (a ViewState) saved in path at the last close, else the model's bundled
+    start frame if that is its run, else None."""
+    fields = state.run_fields()
+    frame = load_frame(path, frame_key(state.model_name, *fields))
+    if frame is None:
+        folder = model_folder(state.model_name)
+        if folder is not None and (folder / START_FRAME).is_file():      # hash the files only if it has one
+            frame = load_frame(folder / START_FRAME, start_key(folder, *fields), folder)
+    return frame
 
 
 def write_start_frame(folder: Path) -> Path:

@@ -1,9 +1,9 @@
 """Preferences remembered between runs through Qt's QSettings (theme, font size, colour map, model, layout)."""
 from __future__ import annotations
 
-from PySide6 import QtCore
+from pathlib import Path
 
-from .theme import COLORMAPS, THEMES
+from PySide6 import QtCore
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
 DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True}
@@ -27,6 +27,7 @@ class Settings:
                 value = str(value)
         except (TypeError, ValueError):
             return default
+        from .theme import COLORMAPS, THEMES   # here: it imports pyqtgraph, and a start reads the frame first
         if key == "theme" and value not in THEMES:
             return default
         if key == "colormap" and value not in COLORMAPS:
@@ -34,6 +35,12 @@ class Settings:
         if key == "font_size" and not 6 <= value <= 48:
             return default
         return value
+
+    def frame_path(self) -> Path:
+        """Where the last frame is kept (see last_frame): beside the settings file, so that tests, with their
+        own settings, keep their own frame."""
+        from .last_frame import FILE_NAME
+        return Path(self.q.fileName()).parent / FILE_NAME
 
     def set(self, key: str, value) -> None:
         if key not in DEFAULTS:

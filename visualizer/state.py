@@ -12,6 +12,7 @@ from typing import Callable
 
 from model.config import DecodingSettings
 
+MAX_CHARS = 2000        # longer text is cut before tokenizing (the model's limit cuts further, with a notice)
 RUN_FIELDS = frozenset({"model_name", "sentence", "target", "decoding", "positional"})
 VIEW_FIELDS = frozenset({"stack", "layer", "sublayer", "kind", "head", "step"})
 STACK_SUBLAYERS = {"src_embed": ("",), "enc": ("self", "ffn"), "tgt_embed": ("",),
@@ -170,6 +171,23 @@ class ViewState:
     def set_shape(self, n_enc: int, n_dec: int, n_heads: int, n_steps: int) -> set[str]:
         """Called when a new trace arrives: keep the view where it was, as far as it still exists."""
         return self.update(n_enc=n_enc, n_dec=n_dec, n_heads=n_heads, n_steps=n_steps)
+
+    @classmethod
+    def at_start(cls, model: str | None = None, sentence: str | None = None, target: str | None = None) -> "ViewState":
+        """A window's first state: the default model and sentence unless given."""
+        s = cls(model_name=model or default_model(), target=target or "")
+        if sentence:
+            s.sentence = sentence
+        return s
+
+    def run_fields(self) -> tuple:
+        """(text, target, decoding, positional): what a model run reads (text cut to MAX_CHARS)."""
+        return self.sentence[:MAX_CHARS], self.target, self.decoding, self.positional
+
+    @property
+    def cut_chars(self) -> bool:
+        """The sentence is longer than a run reads."""
+        return len(self.sentence) > MAX_CHARS
 
     def run_key(self) -> tuple:
         """Everything that decides the model run; two states with equal keys share a trace."""
