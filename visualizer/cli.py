@@ -23,9 +23,10 @@ def app_main(argv: list[str]) -> int:
     from .state import ViewState
 
     start = ViewState.at_start(a.model, a.sentence, a.target)
-    # the model opens in the background (else --model loads it now): a helper process translates the sentence
-    # meanwhile, unless a saved frame can be shown (see first_run)
-    helper = first_run.start(start) if not (a.model or a.session) and first_run.wanted() else None
+    # the model opens in the background (else --model loads it now; a session changes the run): a helper process
+    # translates the sentence meanwhile, unless a saved frame can be shown (see first_run)
+    in_background = not (a.model or a.session)
+    helper = first_run.start(start) if in_background and first_run.wanted() else None
 
     from PySide6 import QtCore, QtWidgets
 
@@ -37,7 +38,7 @@ def app_main(argv: list[str]) -> int:
     from .settings import Settings
 
     settings = Settings()
-    first = first_run.first_frame(start, settings.frame_path(), helper) if not (a.model or a.session) else None
+    first = first_run.first_frame(start, settings.frame_path(), helper) if in_background else None
     from .theme import apply_theme
     from .window import MainWindow
 

@@ -370,8 +370,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.lm is None:
             return
         self.seq += 1
-        lm, s = self.lm, self.state
-        text, target, settings, positional = self._run_fields()
+        lm, cut_chars = self.lm, self.state.cut_chars      # read now: the state may change while the job waits
+        text, target, settings, positional = self.state.run_fields()
         key = self._frame_key()
         # the translation on screen, if this model made it: given again if the run reads the same (a space between
         # words), else greedy decoding checks its output first, as a keystroke seldom changes more than the end
@@ -383,7 +383,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 t0 = time.perf_counter()
                 result = translate(lm, text, settings, target=target or None, positional=positional,
                                    previous=previous)
-            return result, (time.perf_counter() - t0) * 1000, s.cut_chars, key, lm
+            return result, (time.perf_counter() - t0) * 1000, cut_chars, key, lm
 
         self.runner.submit(self.seq, job)
 
@@ -521,13 +521,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self._render_panel(name)
 
     # --- models: the first one opens in the background ---------------------------------------------
-    def _run_fields(self) -> tuple:
-        """(text, target, decoding, positional): what a model run of the current state reads."""
-        return self.state.run_fields()
-
     def _frame_key(self) -> str | None:
         """The key of a run of the current state (see last_frame)."""
-        return frame_key(self.state.model_name, *self._run_fields())
+        return frame_key(self.state.model_name, *self.state.run_fields())
 
     def _show_frame(self, frame, origin: str = "shown from a saved run") -> None:
         """Show a frame (last_frame.Frame) until the model runs; origin: where it came from, for the status bar."""
@@ -544,8 +540,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _helper_done(self, _seq: int, frame) -> None:
         """Show the helper's frame if nothing newer is on screen and the run asked for is still the same."""
-        if (frame is not None and self.trace is None and self._run_key is None and self.helper is not None
-                and self._frame_key() == self.helper.key):
+        if frame is not None and self.trace is None and self._run_key is None and self._frame_key() == self.helper.key:
             self._show_frame(frame, "translated in a helper process")
         if self.lm is None and self.loader.runs == 0:
             self._start_model_loader()
