@@ -26,7 +26,7 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
-from .checkpoint import _atomic_write, load_model, save_model
+from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
 from .tokenizer import TextTokenizer
@@ -47,6 +47,11 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the final model")
     p.add_argument("--vocab-size", type=int, default=8000, help="per side (with --share-embeddings: in all)")
     p.add_argument("--tokenizers-from", help="reuse tokenizer_src.json and tokenizer_tgt.json of this folder")
+    p.add_argument("--init-from", metavar="MODEL_DIR",
+                   help="continue training a model folder's weights (its config and tokenizers are used; the "
+                        "learning-rate schedule goes on from the steps it was trained)")
+    p.add_argument("--init-steps", type=int, default=None,
+                   help="with --init-from: the updates its weights had (default: the folder's metadata, else 0)")
     m = p.add_argument_group("model")
     m.add_argument("--d-model", type=int, default=256)
     m.add_argument("--heads", type=int, default=4)
@@ -84,6 +89,10 @@ def parse_args(argv=None):
     if a.share_embeddings and a.baseline:
         p.error("--share-embeddings is not available for the --baseline model")
     a.tie_output = a.tie_output or a.share_embeddings
+    if a.init_from:
+        if a.tokenizers_from and Path(a.tokenizers_from).resolve() != Path(a.init_from).resolve():
+            p.error("--init-from uses the model folder's tokenizers; leave out --tokenizers-from")
+        a.tokenizers_from = a.init_from
     return a
 
 
@@ -94,6 +103,17 @@ def read_corpus(tsv, src, tgt, strict, lowercase):
         corpus.src = [s.lower() for s in corpus.src]
         corpus.tgt = [t.lower() for t in corpus.tgt]
     return corpus
+
+
+def _trained_steps(folder: Path) -> int:
+    """The update count a model folder's weights were trained for (0 when its metadata does not say)."""
+    from safetensors import safe_open
+    with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
+        meta = f.metadata() or {}
+    try:
+        return int(meta.get("steps", 0))
+    except ValueError:
+        return 0
 
 
 def lr_at(step: int, d_model: int, warmup: int, scale: float) -> float:
@@ -264,7 +284,19 @@ def main(argv=None) -> int:
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=a.d_model,
                       h=a.heads, d_ff=a.d_ff, N_enc=a.layers, N_dec=a.layers, max_len=a.max_len,
                       dropout=a.dropout, pe=a.pe, tie_output=a.tie_output, share_embeddings=a.share_embeddings)
+    init_steps = 0
+    if a.init_from:
+        try:
+            start = load_model(a.init_from)
+        except ModelLoadError as e:
+            print(f"error: --init-from: {e}", file=sys.stderr)
+            return 2
+        cfg = ModelConfig.from_dict({**start.cfg.__dict__, "dropout": a.dropout})
+        init_steps = a.init_steps if a.init_steps is not None else _trained_steps(Path(a.init_from))
     model = (BaselineTransformer if a.baseline else Transformer)(cfg)
+    if a.init_from:
+        model.load_state_dict(start.model.state_dict())
+        run.log(f"initialised from {a.init_from} (trained {init_steps} steps)")
     run.log(f"processes: {run.world}; model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -293,7 +325,7 @@ def main(argv=None) -> int:
                 t0 = time.monotonic()
                 src, tin, tout = collate(pairs, batches[batch_pos])
                 for g in opt.param_groups:
-                    g["lr"] = lr_at(step + 1, cfg.d_model, a.warmup, a.lr_scale)
+                    g["lr"] = lr_at(init_steps + step + 1, cfg.d_model, a.warmup, a.lr_scale)
                 logits = train_model(src, tin)                                       # (B, Tt, V_y)
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tout.reshape(-1),
                                        ignore_index=PAD, label_smoothing=a.label_smoothing)

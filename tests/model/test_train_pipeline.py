@@ -165,3 +165,20 @@ def test_shared_embeddings_refuse_two_vocabularies(tmp_path, capsys):
     assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "r"), "--steps", "1", "--share-embeddings",
                        "--tokenizers-from", str(tmp_path / "two"), *TINY]) == 2
     assert "needs one vocabulary for both sides" in capsys.readouterr().err
+
+
+def test_init_from_continues_a_model_folder(tmp_path):
+    """--init-from starts from a folder's weights: with a learning rate of 0 the result is those weights exactly,
+    and the schedule goes on from --init-steps."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "a"), "--steps", "6", *TINY]) == 0
+    start = tmp_path / "a" / "model"
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "b"), "--steps", "2", "--average", "1",
+                       "--init-from", str(start), "--init-steps", "6", "--lr-scale", "0", *TINY]) == 0
+    assert "initialised from" in (tmp_path / "b" / "train.log").read_text()
+    wa = load_file(str(start / "model.safetensors"))
+    wb = load_file(str(tmp_path / "b" / "model" / "model.safetensors"))
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=0)
+    assert (tmp_path / "b" / "model" / "tokenizer_src.json").read_bytes() == (start / "tokenizer_src.json").read_bytes()
