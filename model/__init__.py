@@ -13,11 +13,12 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {
-    "ATTENTION_KINDS": "trace", "Trace": "trace",
+    "Trace": "trace", "Schema": "schema", "Stage": "schema",
     "DecodingSettings": "config", "ModelConfig": "config",
     "ModelLoadError": "assets", "bundled_models": "assets",
-    "LoadedModel": "checkpoint", "load": "checkpoint", "load_model": "checkpoint", "save_model": "checkpoint",
-    "Translation": "decoding", "generate_steps": "decoding", "trace_run": "decoding", "translate": "decoding",
+    "LoadedModel": "checkpoint", "load_model": "checkpoint", "save_model": "checkpoint",
+    "load": "families", "family_for": "families",
+    "Translation": "decoding", "generate_steps": "decoding", "trace_run": "decoding", "translate": "families",
     "Transformer": "transformer",
 }
 __all__ = sorted(_WHERE)

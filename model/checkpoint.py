@@ -6,6 +6,7 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import torch
@@ -13,7 +14,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
-                     ModelLoadError, bundled_models, model_folder)
+                     ModelLoadError, bundled_models)
 from .config import ModelConfig
 from .tokenizer import TextTokenizer
 from .transformer import Transformer
@@ -30,10 +31,17 @@ class LoadedModel:
     # change the weights on the GUI thread): a run never sees half-updated weights
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)   # +1 whenever the weights change after loading
+    family: str = "seed"                                       # the family that opened it (model/families)
 
     @property
     def cfg(self) -> ModelConfig:
         return self.model.cfg
+
+    @cached_property
+    def schema(self):
+        """The model's shape as data (model/schema.py)."""
+        from .families.seed import schema
+        return schema(self.cfg)
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -116,15 +124,3 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     model.eval()
     return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])
 
-
-def load(name_or_folder: str | Path) -> LoadedModel:
-    """Load a bundled model by name ('en-fr', 'seed-example') or any model folder by path."""
-    folder = model_folder(name_or_folder)
-    if folder is None:
-        from .seed_example import build_seed_example
-        return build_seed_example()
-    if folder != Path(name_or_folder):                   # a bundled name
-        return load_model(folder, str(name_or_folder))
-    if not folder.exists():
-        raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
-    return load_model(folder)

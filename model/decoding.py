@@ -198,7 +198,7 @@ def _trace(lm: LoadedModel, src_ids: list[int], out_ids: list[int], record: dict
     record["probs"] = torch.softmax(record["logits"], -1)
     return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces([BOS] + out_ids[:-1]), lm.tgt_tok.pieces(out_ids),
                  flatten_record(record), dict(meta or {}, model=lm.name, positional=bool(lm.model.positional),
-                                              scale_scores=lm.cfg.scale_scores))
+                                              scale_scores=lm.cfg.scale_scores), lm.schema)
 
 
 @dataclass
@@ -229,7 +229,7 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated}
     if previous is not None and previous.run == run:
         t = previous.trace
-        trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, dict(t.meta, **meta))
+        trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, dict(t.meta, **meta), t.schema)
         return replace(previous, trace=trace, truncated=src.truncated)
     with torch.no_grad():
         enc_record: dict = {}

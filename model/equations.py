@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import ATTENTION_KINDS, Trace
+from .schema import NORM_AFTER
+from .trace import Trace
 
 
 @dataclass
@@ -36,27 +37,32 @@ class AttentionEquation:
 
 
 def sublayer_input(trace: Trace, stack: str, layer: int, sublayer: str) -> np.ndarray:
-    """The x that entered a sublayer: the embedding sum, or the previous sublayer's LayerNorm output."""
-    order = {"enc": ["self", "ffn"], "dec": ["self", "cross", "ffn"]}[stack]
+    """The x that entered a sublayer: the embedding sum, or the previous sublayer's output (after its norm when the
+    norm follows the residual; the residual stream itself when each sublayer normalises its own input)."""
+    st = trace.schema.stack(stack)
+    order = [s.key for s in st.sublayers]
+    after = "ln_out" if trace.schema.norm_place == NORM_AFTER else "residual"
     i = order.index(sublayer)
     if i > 0:
-        return trace.get(stack, layer, order[i - 1], "ln_out")
+        return trace.get(stack, layer, order[i - 1], after)
     if layer > 0:
-        return trace.get(stack, layer - 1, order[-1], "ln_out")
-    return trace["src.x" if stack == "enc" else "tgt.x"]
+        return trace.get(stack, layer - 1, order[-1], after)
+    return trace[f"{st.tokens}.x"]
 
 
 def attention_equation(trace: Trace, kind: str, layer: int, head: int, query: int) -> AttentionEquation:
-    stack, sub = ATTENTION_KINDS[kind]
+    k = trace.schema.kind(kind)
+    stack, sub = k.stack, k.sublayer
+    kv = trace.schema.kv_head(head)                                        # grouped-query attention: shared k, v
     q = trace.get(stack, layer, sub, "q", head)[query]                     # (d_k,)
-    K = trace.get(stack, layer, sub, "k", head)                            # (Tk, d_k)
-    V = trace.get(stack, layer, sub, "v", head)                            # (Tk, d_k)
+    K = trace.get(stack, layer, sub, "k", kv)                              # (Tk, d_k)
+    V = trace.get(stack, layer, sub, "v", kv)                              # (Tk, d_k)
     scores = trace.get(stack, layer, sub, "scores", head)[query]           # (Tk,)
     dots = K @ q
     scale = math.sqrt(q.shape[0]) if trace.meta.get("scale_scores", True) else 1.0
     x_all = sublayer_input(trace, stack, layer, sub)
-    first = layer == 0 and sub == "self"
-    prefix = "src" if stack == "enc" else "tgt"
+    first = layer == 0 and sub == trace.schema.stack(stack).sublayers[0].key
+    prefix = trace.schema.stack(stack).tokens
     rows, cols = trace.axis_tokens(kind)
     return AttentionEquation(
         kind, layer, head, query, rows[query], list(cols), x_all[query],
@@ -81,8 +87,11 @@ def layernorm_equation(trace: Trace, stack: str, layer: int, sublayer: str, toke
     v = trace.get(stack, layer, sublayer, "residual")[token]
     mu = float(trace.get(stack, layer, sublayer, "ln_mean")[token])
     sigma = float(trace.get(stack, layer, sublayer, "ln_sigma")[token])
-    return LayerNormEquation(v, mu, sigma, (v - mu) / sigma, trace.get(stack, layer, sublayer, "gamma"),
-                             trace.get(stack, layer, sublayer, "beta"), trace.get(stack, layer, sublayer, "ln_out")[token])
+    gamma = trace.get(stack, layer, sublayer, "gamma")
+    beta_key = f"{stack}.{layer}.{sublayer}.beta"                        # RMSNorm has no β
+    beta = trace[beta_key] if beta_key in trace.arrays else np.zeros_like(gamma)
+    return LayerNormEquation(v, mu, sigma, (v - mu) / sigma, gamma, beta,
+                             trace.get(stack, layer, sublayer, "ln_out")[token])
 
 
 @dataclass

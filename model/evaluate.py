@@ -8,7 +8,8 @@ from pathlib import Path
 import sacrebleu
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
-from .checkpoint import LoadedModel, ModelLoadError, load
+from .checkpoint import LoadedModel, ModelLoadError
+from .families import load
 from .data import CorpusError, read_aligned, read_tsv
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 

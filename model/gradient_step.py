@@ -12,7 +12,6 @@ import torch.nn.functional as F
 
 from .checkpoint import LoadedModel
 from .decoding import encode_source
-from .trace import ATTENTION_KINDS
 from .transformer import BOS, EOS
 
 
@@ -39,9 +38,8 @@ class GradientStepper:
         return src, torch.tensor([[BOS] + tgt]), torch.tensor([tgt + [EOS]])
 
     def _attention(self, kind: str, layer: int):
-        stack, sub = ATTENTION_KINDS[kind]
-        layer_mod = (self.lm.model.encoder if stack == "enc" else self.lm.model.decoder)[layer]
-        return {"self": layer_mod.self_attn, "cross": getattr(layer_mod, "cross_attn", None)}[sub]
+        k = self.lm.schema.kind(kind)
+        return self.lm.model.attention_module(self.lm.schema, k.stack, layer, k.sublayer)
 
     def evaluate(self, source: str, target: str, kind: str = "cross", layer: int = 0, head: int = 0) -> StepResult:
         """Per-token loss and the gradient of the mean loss with respect to the head's W_Q, W_K, W_V."""

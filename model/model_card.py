@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from .checkpoint import CARD, load
+from .checkpoint import CARD
+from .families import load
 from .data import read_aligned, read_tsv
 from .evaluate import group_references, score, translate_all
 

@@ -10,6 +10,8 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
   enc.{l}.ffn.*  dec.{l}.ffn.*            hidden (T, d_ff) after ReLU, out (T, d_model), residual, ln_* as above
   enc.out (Ts, d_model)  dec.out (Tt, d_model)  logits, probs (Tt, V_y)
 Decoder row t is the state when predicting target token t+1 (generation step t).
+Those are the seed family's names; every Trace carries the Schema of the model that made it (model/schema.py),
+and the stack, sublayer and attention-kind names it uses are the ones its schema gives.
 """
 from __future__ import annotations
 
@@ -19,12 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-# attention kind -> (stack, sublayer)
-ATTENTION_KINDS = {"enc_self": ("enc", "self"), "dec_self": ("dec", "self"), "cross": ("dec", "cross")}
-KIND_TITLES = {"enc_self": "Encoder self-attention", "dec_self": "Decoder masked self-attention",
-               "cross": "Cross-attention"}
-SUBLAYERS = {"enc": ("self", "ffn"), "dec": ("self", "cross", "ffn")}
-
+from .schema import Schema
 
 def flatten_record(record: dict, prefix: str = "") -> dict[str, np.ndarray]:
     """Nested dict of tensors (batch of one) -> flat {key: numpy array without the batch axis}."""
@@ -50,7 +47,12 @@ class Trace:
     out_tokens: list[str]            # the token each decoder row chose: y_1 ... y_n </s>
     arrays: dict[str, np.ndarray]
     meta: dict = field(default_factory=dict)
-    _layers: dict = field(default_factory=dict, init=False, repr=False, compare=False)   # n_layers, computed once
+    schema: Schema | None = None     # the shape of the model that made it; None: read off the arrays (old files)
+
+    def __post_init__(self) -> None:
+        if self.schema is None:
+            from .families.seed import schema_from_arrays
+            self.schema = schema_from_arrays(self.arrays, self.meta)
 
     # --- lookups by short keys ----------------------------------------------------------------
     def __getitem__(self, key: str) -> np.ndarray:
@@ -62,37 +64,36 @@ class Trace:
 
     def attention(self, kind: str, layer: int, head: int | None = None) -> np.ndarray:
         """Attention weights (H, Tq, Tk), or (Tq, Tk) for one head."""
-        stack, sub = ATTENTION_KINDS[kind]
-        return self.get(stack, layer, sub, "weights", head)
+        k = self.schema.kind(kind)
+        return self.get(k.stack, layer, k.sublayer, "weights", head)
 
     def mask(self, kind: str, layer: int = 0) -> np.ndarray:
         """(Tq, Tk) bool, True where attention is allowed."""
-        stack, sub = ATTENTION_KINDS[kind]
-        key = f"{stack}.{layer}.{sub}.mask"
+        k = self.schema.kind(kind)
+        key = f"{k.stack}.{layer}.{k.sublayer}.mask"
         shape = self.attention(kind, layer).shape[1:]
         return self.arrays[key].astype(bool) if key in self.arrays else np.ones(shape, dtype=bool)
 
+    def tokens(self, which: str) -> list[str]:
+        """A token list by the name a schema uses for it: "src" or "tgt"."""
+        return self.src_tokens if which == "src" else self.tgt_tokens
+
     def axis_tokens(self, kind: str) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind: rows and columns of its matrices."""
-        if kind == "enc_self":
-            return self.src_tokens, self.src_tokens
-        if kind == "dec_self":
-            return self.tgt_tokens, self.tgt_tokens
-        return self.tgt_tokens, self.src_tokens
+        k = self.schema.kind(kind)
+        return self.tokens(k.queries), self.tokens(k.keys)
 
     def n_layers(self, stack: str) -> int:
-        if stack not in self._layers:
-            self._layers[stack] = len({k.split(".")[1] for k in self.arrays
-                                       if k.startswith(stack + ".") and k.split(".")[1].isdigit()})
-        return self._layers[stack]
+        return self.schema.stack(stack).n_layers
 
     @property
     def n_heads(self) -> int:
-        return self.attention("enc_self", 0).shape[0]
+        return self.schema.n_heads
 
     @property
     def n_steps(self) -> int:
-        return len(self.tgt_tokens)
+        """Rows of the output layer: generation steps of a decoder, positions of an encoder-only model."""
+        return len(self.tokens(self.schema.output_stack.tokens))
 
     def probs(self, step: int, temperature: float = 1.0) -> np.ndarray:
         """Next-token distribution at a generation step, under a temperature."""
@@ -103,7 +104,8 @@ class Trace:
     # --- files --------------------------------------------------------------------------------
     def save_npz(self, path: str | Path) -> None:
         header = json.dumps({"src_tokens": self.src_tokens, "tgt_tokens": self.tgt_tokens,
-                             "out_tokens": self.out_tokens, "meta": self.meta}, ensure_ascii=False)
+                             "out_tokens": self.out_tokens, "meta": self.meta, "schema": self.schema.to_dict()},
+                            ensure_ascii=False)
         np.savez_compressed(path, __header__=np.array(header), **self.arrays)
 
     @classmethod
@@ -111,4 +113,5 @@ class Trace:
         with np.load(path, allow_pickle=False) as data:
             header = json.loads(str(data["__header__"]))
             arrays = {k: data[k] for k in data.files if k != "__header__"}
-        return cls(header["src_tokens"], header["tgt_tokens"], header["out_tokens"], arrays, header["meta"])
+        schema = Schema.from_dict(header["schema"]) if "schema" in header else None
+        return cls(header["src_tokens"], header["tgt_tokens"], header["out_tokens"], arrays, header["meta"], schema)

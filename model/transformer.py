@@ -120,6 +120,12 @@ class Transformer(nn.Module):
             record["enc.out"], record["dec.out"], record["logits"] = memory, y, logits
         return logits
 
+    def attention_module(self, schema, stack: str, layer: int, sublayer: str) -> nn.Module:
+        """The MultiHeadAttention of a schema's (stack, layer, sublayer): stacks in schema order are the encoder and
+        the decoder, and a sublayer keyed "self" or "cross" is the layer's self_attn or cross_attn."""
+        stacks = dict(zip((st.key for st in schema.stacks), (self.encoder, self.decoder)))
+        return getattr(stacks[stack][layer], f"{sublayer}_attn")
+
     def new_cache(self) -> list[dict]:
         return [{} for _ in self.decoder]
 

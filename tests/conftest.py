@@ -45,5 +45,5 @@ def tiny_model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_lm(tiny_model_dir):
-    from model.checkpoint import load
+    from model import load
     return load(tiny_model_dir)

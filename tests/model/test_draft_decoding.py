@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model import decoding
-from model.checkpoint import load
+from model import load
 from model.config import EOS, DecodingSettings
 from model.decoding import encode_source, greedy, translate
 

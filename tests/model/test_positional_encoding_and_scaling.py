@@ -38,7 +38,7 @@ def test_embedding_and_score_scaling_switches(scale_embedding, scale_scores):
 
 def test_translate_switches_the_positional_encoding(tmp_path, tiny_model_factory):
     """translate(positional=...) sets the switch for this run and after; a model without positions stays without."""
-    from model.checkpoint import load
+    from model import load
     from model.decoding import translate
 
     lm = load(tiny_model_factory(tmp_path / "m"))

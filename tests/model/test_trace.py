@@ -7,7 +7,6 @@ import torch
 
 from model import Trace, generate_steps, translate
 from model.gradient_step import GradientStepper
-from model.trace import ATTENTION_KINDS
 
 
 def expected_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple]:
@@ -51,7 +50,8 @@ def test_keys_and_shapes_are_exactly_as_documented(tiny_lm, forced):
     assert t.n_heads == tiny_lm.cfg.h and t.n_steps == Tt
     assert t.attention("cross", 1, 0).shape == (Tt, Ts)
     assert t.axis_tokens("cross") == (t.tgt_tokens, t.src_tokens)
-    assert set(ATTENTION_KINDS) == {"enc_self", "dec_self", "cross"}
+    assert t.schema.kind_names == ("enc_self", "dec_self", "cross")
+    assert t.schema == tiny_lm.schema and t.schema.family == "seed"
 
 
 def test_teacher_forcing_uses_the_given_target(tiny_lm, forced):

@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.checkpoint import load
+from model import load
 from model.decoding import translate
 from model.evaluate import main as evaluate_main
 from model.train import main as train_main

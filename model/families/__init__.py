@@ -1,0 +1,65 @@
+"""Model families behind one interface: a family opens a model folder and gives back a model with its schema,
+its tokenizers and a traced run (sentence, decoding settings -> Translation whose Trace carries the schema).
+
+    load(name_or_folder)            a bundled name ('en-fr', 'seed-example') or any folder, whatever its family
+    translate(lm, text, ...)        the family's traced run
+
+A family is a module with NAME, recognises(config: dict) -> bool, open(folder, name) -> model and
+translate(lm, text, settings, target, positional, previous). Adding one is one module and one line in FAMILIES.
+Nothing here imports torch until a model is opened.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+from ..assets import CONFIG, ModelLoadError, bundled_models, model_folder
+
+FAMILIES = ("seed",)     # module names under model/families/, asked in this order
+
+
+def family(name: str):
+    """A family's module by its name."""
+    if name not in FAMILIES:
+        raise ModelLoadError(f"unknown model family {name!r} (supported: {', '.join(FAMILIES)})")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def family_for(folder: Path):
+    """The family that can open a folder, from its config.json; raises ModelLoadError naming what is supported."""
+    path = folder / CONFIG
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: file is missing")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: not valid JSON ({str(e).splitlines()[0][:120]})") from None
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{path}: not a model config (a JSON object was expected)")
+    for name in FAMILIES:
+        fam = family(name)
+        if fam.recognises(config):
+            return fam
+    kind = config.get("model_type") or config.get("architectures") or "unknown"
+    raise ModelLoadError(f"{path}: model type {kind!r} is not supported (supported families: {', '.join(FAMILIES)})")
+
+
+def load(name_or_folder: str | Path):
+    """Open a bundled model by name ('en-fr', 'seed-example') or any model folder by path."""
+    folder = model_folder(name_or_folder)
+    if folder is None:
+        from .seed import open_seed_example
+        return open_seed_example()
+    if folder != Path(name_or_folder):                   # a bundled name
+        return family_for(folder).open(folder, str(name_or_folder))
+    if not folder.exists():
+        raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
+    if not folder.is_dir():
+        raise ModelLoadError(f"{folder}: not a model folder (it does not exist or is not a directory)")
+    return family_for(folder).open(folder, None)
+
+
+def translate(lm, text: str, *args, **kwargs):
+    """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
+    return family(lm.family).translate(lm, text, *args, **kwargs)

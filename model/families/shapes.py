@@ -1,0 +1,174 @@
+"""Schemas of the three model layouts, with their labels, captions and equations written once for every family.
+
+    encoder_decoder(...)   the paper's model (and Marian, BART, T5): stacks "enc" and "dec", kinds enc_self,
+                           dec_self and cross
+    decoder_only(...)      GPT-2, Llama: one causal stack "dec" on the target side, kind "self"
+    encoder_only(...)      BERT: one bidirectional stack "enc" on the source side, kind "self"
+
+Norm place and kind, positions and grouped-query heads change the texts, so that the caption and the math
+always describe the model that is open. Nothing here imports torch.
+"""
+from __future__ import annotations
+
+from ..schema import (ATTENTION_BIDIRECTIONAL, ATTENTION_CAUSAL, ATTENTION_CROSS, DECODER_ONLY, ENCODER_DECODER,
+                      ENCODER_ONLY, FEED_FORWARD, GATED_MLP, LAYER_NORM, NORM_AFTER, RMS_NORM, Schema, Stack,
+                      Sublayer)
+
+NORM_EQUATIONS = {LAYER_NORM: "LayerNorm(v) = γ ⊙ (v − μ) / σ + β",
+                  RMS_NORM: "RMSNorm(v) = γ ⊙ v / √(mean(v²) + ε)"}
+
+
+class Shape:
+    """What the texts depend on: the norm, the positions, the heads."""
+
+    def __init__(self, norm: str = LAYER_NORM, norm_place: str = NORM_AFTER, positions: str = "sinusoidal",
+                 n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
+                 ffn: str = FEED_FORWARD):
+        self.norm, self.place, self.positions = norm, norm_place, positions
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
+        self.scale_embedding, self.ffn = scale_embedding, ffn
+
+    @property
+    def post(self) -> bool:
+        return self.place == NORM_AFTER
+
+    def around(self, inner: str, x: str = "x") -> str:
+        """The residual and the norm around a sublayer: LayerNorm(x + f(x)) after, x + f(Norm(x)) before."""
+        if self.post:
+            return f"out = {self.norm}({x} + {inner.format(x=x)})"
+        return f"out = {x} + {inner.format(x=f'{self.norm}({x})')}"
+
+    @property
+    def then(self) -> str:
+        return "Then Add & Norm." if self.post else f"Its input was normalised first ({self.norm}); the result is " \
+                                                    "added to the residual stream."
+
+    @property
+    def scores(self) -> str:
+        q, k = ("R(Q)", "R(K)") if self.positions == "rotary" else ("Q", "K")
+        bias = " + B_rel" if self.positions == "relative" else ""
+        return f"softmax({q}{k}ᵀ / √d_k{bias}"
+
+    @property
+    def shared_kv(self) -> str:
+        g = self.n_heads // self.n_kv_heads
+        return f"; {g} query heads share each key/value head" if g > 1 else ""
+
+    def embedding(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
+        """(caption, equation) of a stack's embedding."""
+        scale = "√d_model · " if self.scale_embedding else ""
+        scaled = ", scaled by √d_model," if self.scale_embedding else ""
+        if self.positions == "sinusoidal":
+            return (f"Each {noun} becomes a vector: its embedding{scaled} plus the positional encoding of its place "
+                    "in the sentence.",
+                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + PE({pos}),   PE(pos, 2i) = sin(pos / 10000^(2i/d)),  "
+                    "PE(pos, 2i+1) = cos(pos / 10000^(2i/d))")
+        if self.positions == "learned":
+            return (f"Each {noun} becomes a vector: its embedding{scaled} plus a learned vector for its place.",
+                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + P[{pos}]   (P: a learned table)")
+        where = {"rotary": "positions enter later, as rotations R of every query and key (RoPE)",
+                 "relative": "positions enter later, as a learned bias per head on the attention scores",
+                 "none": "the model is given no positions"}[self.positions]
+        return (f"Each {noun} becomes a vector: its embedding; {where}.", f"{symbol}_{pos} = {scale}{table}[token_{pos}]")
+
+    def feed_forward(self, key: str, title: str, first: bool, x: str = "x") -> Sublayer:
+        if self.ffn == GATED_MLP:
+            inner, eq_name = "(SiLU({x} W_gate) ⊙ {x} W_up) W_down", "MLP"
+        else:
+            inner, eq_name = "FFN({x})", "FFN"
+        caption = ("Each position alone goes through the same two-layer network, then Add & Norm." if first and self.post
+                   else "The same position-wise feed-forward network, then Add & Norm." if self.post
+                   else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
+                        f"network. {self.then}")
+        ffn_def = f"FFN({x}) = max(0, {x} W₁ + b₁) W₂ + b₂,   " if self.ffn == FEED_FORWARD else ""
+        return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",
+                        "feed-forward", caption, ffn_def + self.around(inner, x))
+
+
+def _embed_texts(shape: Shape, tokens: str) -> dict:
+    if tokens == "src":
+        cap, eq = shape.embedding("source token", "x", "E", "i")
+        return dict(embed_stage="src_embed", embed_title="Source embedding + positional encoding",
+                    embed_caption=cap, embed_equation=eq)
+    cap, eq = shape.embedding("target token", "y", "E_y", "t")
+    return dict(embed_stage="tgt_embed", embed_title="Target embedding + positional encoding",
+                embed_caption=cap, embed_equation=eq)
+
+
+def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str, label: str, file: str,
+                        caption: str, equation: str, stage_title: str = "") -> Sublayer:
+    short = f"{title.split(' ', 1)[1] if title.startswith(('Encoder', 'Decoder')) else title}"
+    short = short[0].upper() + short[1:]
+    short = f"{short} → Add & Norm" if shape.post else f"{shape.norm} → {short}"
+    return Sublayer(key, kind, title, short, title.lower() if not title.startswith(("Encoder", "Decoder"))
+                    else title.split(" ", 1)[1], caption, equation + shape.shared_kv, name, label, file, stage_title)
+
+
+def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: int, d_ff: int,
+                    special: dict | None = None, **shape_args) -> Schema:
+    """The paper's layout: an encoder over the source and a decoder (masked self, cross, feed-forward)."""
+    s = Shape(n_heads=n_heads, **shape_args)
+    enc_self = _attention_sublayer(
+        s, "self", ATTENTION_BIDIRECTIONAL, "enc_self", "Encoder self-attention", "Encoder self", "encoder_self",
+        "Every source token looks at every source token: how much each one matters is the softmax of query·key "
+        f"scores; the result mixes their values. {s.then}",
+        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around("Concat(head₁…head_h) W_O"))
+    dec_self = _attention_sublayer(
+        s, "self", ATTENTION_CAUSAL, "dec_self", "Decoder masked self-attention", "Decoder masked self",
+        "decoder_self", "Each target token looks only at itself and the tokens before it: the future is masked.",
+        f"{s.scores} + M) V,  M_ij = −∞ for j > i;   " + s.around("MaskedMHA({x})", "y"))
+    cross = _attention_sublayer(
+        s, "cross", ATTENTION_CROSS, "cross", "Cross-attention", "Cross (decoder → encoder)", "cross",
+        "Each target token asks the encoder's output which source words matter now: queries from the decoder, "
+        "keys and values from the encoder (memory).",
+        "softmax(Q_dec K_encᵀ / √d_k) V_enc,   " + s.around("MHA({x}, memory)", "y"),
+        stage_title="Decoder cross-attention")
+    enc = Stack("enc", "Encoder", n_enc, (enc_self, s.feed_forward("ffn", "Encoder feed-forward", True)),
+                "src", "source token", **_embed_texts(s, "src"))
+    dec_cap, dec_eq = s.embedding("target token", "y", "E_y", "t")
+    dec = Stack("dec", "Decoder", n_dec, (dec_self, cross, s.feed_forward("ffn", "Decoder feed-forward", False, "y")),
+                "tgt", "decoder input token", "tgt_embed", "Target embedding + positional encoding",
+                "The translation so far, shifted right behind <s>, is embedded the same way.",
+                dec_eq.split(",   PE(")[0], by_step=True)
+    return Schema(family, ENCODER_DECODER, (enc, dec), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff,
+                  s.norm, s.place, s.positions, dict(special or {}),
+                  output_caption="A linear map to the target vocabulary and a softmax give the next token's "
+                                 "probabilities.",
+                  output_equation="P(y_{t+1} | y_≤t, x) = softmax(h_t W_out + b_out)",
+                  norm_equation=NORM_EQUATIONS[s.norm])
+
+
+def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
+                 **shape_args) -> Schema:
+    """A language model: one causal stack; row t predicts token t+1."""
+    s = Shape(n_heads=n_heads, **shape_args)
+    attn = _attention_sublayer(
+        s, "self", ATTENTION_CAUSAL, "self", "Masked self-attention", "Masked self", "self",
+        f"Each token looks only at itself and the tokens before it: the future is masked. {s.then}",
+        f"{s.scores} + M) V,  M_ij = −∞ for j > i;   " + s.around("MaskedMHA({x})"))
+    cap, eq = s.embedding("token", "x", "E", "t")
+    stack = Stack("dec", "Decoder", n_layers, (attn, s.feed_forward("ffn", "Feed-forward", True)), "tgt", "token",
+                  "tgt_embed", "Token embedding" + (" + positional encoding" if s.positions in ("sinusoidal", "learned")
+                                                    else ""), cap, eq, by_step=True)
+    return Schema(family, DECODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
+                  s.place, s.positions, dict(special or {}), norm_equation=NORM_EQUATIONS[s.norm])
+
+
+def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
+                 masked_lm: bool = True, **shape_args) -> Schema:
+    """A bidirectional encoder (BERT); with a masked-LM head, the output layer predicts every position's token."""
+    s = Shape(n_heads=n_heads, **shape_args)
+    attn = _attention_sublayer(
+        s, "self", ATTENTION_BIDIRECTIONAL, "self", "Self-attention", "Self", "self",
+        "Every token looks at every token: how much each one matters is the softmax of query·key scores; the result "
+        f"mixes their values. {s.then}",
+        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around("Concat(head₁…head_h) W_O"))
+    cap, eq = s.embedding("token", "x", "E", "i")
+    stack = Stack("enc", "Encoder", n_layers, (attn, s.feed_forward("ffn", "Feed-forward", True)), "src", "token",
+                  "src_embed", "Token embedding + positional encoding", cap, eq)
+    return Schema(family, ENCODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
+                  s.place, s.positions, dict(special or {}), has_output=masked_lm,
+                  output_title="Linear + softmax (masked-token predictions)",
+                  output_caption="A linear map to the vocabulary and a softmax give each position's token "
+                                 "probabilities: what the model would put there.",
+                  output_equation="P(x_i | x) = softmax(h_i W_out + b_out)", norm_equation=NORM_EQUATIONS[s.norm])

@@ -1,0 +1,286 @@
+"""The shape of a model as data: stacks, layers, sublayers, heads, norms, positions, special tokens and labels.
+
+Every consumer (panels, architecture map, stepping, captions and equations, export file names, session files,
+the math inspector, benchmarks) reads names, counts, labels and the order of sublayers from a Schema. Families
+(model/families/) build one for each model they open; the seed transformer of the notes is one instance.
+
+Trace keys follow the schema (see model/trace.py):
+    {stack.tokens}.embedding | .pe | .x                    a stack's input
+    {stack.key}.{layer}.{sublayer.key}.{name}              a sublayer's internals
+A stage is a place in the pipeline the user steps through: a stack's embedding, one sublayer of one layer, or the
+output layer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+# what a sublayer computes
+ATTENTION_BIDIRECTIONAL = "attention-bidirectional"   # every position sees every position
+ATTENTION_CAUSAL = "attention-causal"                 # position i sees positions j <= i
+ATTENTION_CROSS = "attention-cross"                   # queries from this stack, keys and values from another's output
+FEED_FORWARD = "feed-forward"                         # max(0, x W1 + b1) W2 + b2 (or GELU)
+GATED_MLP = "gated-mlp"                               # (act(x W_gate) ⊙ x W_up) W_down, as in Llama
+ATTENTION_KINDS = (ATTENTION_BIDIRECTIONAL, ATTENTION_CAUSAL, ATTENTION_CROSS)
+SUBLAYER_KINDS = ATTENTION_KINDS + (FEED_FORWARD, GATED_MLP)
+
+# where the norm sits and which one it is
+NORM_AFTER = "post"     # LayerNorm(x + Sublayer(x)), as in the paper and the seeds
+NORM_BEFORE = "pre"     # x + Sublayer(Norm(x)), as in GPT-2, T5 and Llama
+NORM_PLACES = (NORM_AFTER, NORM_BEFORE)
+LAYER_NORM, RMS_NORM = "LayerNorm", "RMSNorm"
+NORM_KINDS = (LAYER_NORM, RMS_NORM)
+
+POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
+ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY = "encoder-decoder", "decoder-only", "encoder-only"
+LAYOUTS = (ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY)
+
+OUTPUT = "output"        # the stage after the last stack: linear map + softmax
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One place of the pipeline: a stack's embedding (sublayer ""), a sublayer of a layer, or the output."""
+    stack: str
+    layer: int = 0
+    sublayer: str = ""
+
+
+@dataclass(frozen=True)
+class Sublayer:
+    key: str                 # its part of the Trace's keys, e.g. "self" in "enc.0.self.weights"
+    kind: str                # one of SUBLAYER_KINDS
+    title: str               # "Decoder masked self-attention"
+    short: str               # the architecture map's box: "Masked self-attention → Add & Norm"
+    name: str                # lower case, inside sentences: "masked self-attention"
+    caption: str             # one sentence for the caption bar
+    equation: str
+    attention: str = ""      # for attention sublayers: the attention kind's short name (AttentionKind.name)
+    label: str = ""          # for attention sublayers: the attention panel's picker, "Decoder masked self"
+    file: str = ""           # for attention sublayers: the file-name part of exports, "decoder_self"
+    stage_title: str = ""    # the stage's title where it differs from the kind's ("Decoder cross-attention")
+
+    @property
+    def is_attention(self) -> bool:
+        return self.kind in ATTENTION_KINDS
+
+
+@dataclass(frozen=True)
+class Stack:
+    key: str                 # its part of the Trace's keys: "enc" in "enc.0.self.q"
+    title: str               # "Encoder"
+    n_layers: int
+    sublayers: tuple[Sublayer, ...]
+    tokens: str              # which token list it reads, and its embedding's key prefix: "src" or "tgt"
+    token_noun: str          # "source token", "decoder input token"
+    embed_stage: str         # the stage name of its embedding, e.g. "src_embed"
+    embed_title: str         # "Source embedding + positional encoding"
+    embed_caption: str
+    embed_equation: str
+    by_step: bool = False    # its rows are generation steps (a decoder): row t predicts token t+1
+
+    def sublayer(self, key: str) -> Sublayer:
+        for s in self.sublayers:
+            if s.key == key:
+                return s
+        raise KeyError(f"{self.title} has no sublayer {key!r}")
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """An attention sublayer position shared by every layer of a stack, as the attention panel shows it."""
+    name: str                # short name used on the command line, in file names and sessions: "enc_self"
+    stack: str
+    sublayer: str
+    title: str               # "Encoder self-attention"
+    label: str               # the attention panel's picker: "Encoder self"
+    file: str                # file-name part of exports: "encoder_self"
+    queries: str             # token list of the rows: "src" | "tgt"
+    keys: str                # token list of the columns
+    causal: bool
+    by_step: bool            # rows are generation steps
+
+
+@dataclass(frozen=True)
+class Schema:
+    family: str                          # "seed", "gpt2", "marian", ...
+    layout: str                          # one of LAYOUTS
+    stacks: tuple[Stack, ...]            # in the order data flows
+    d_model: int
+    n_heads: int                         # query heads per attention sublayer
+    n_kv_heads: int                      # key/value heads (fewer than n_heads: grouped-query attention)
+    d_k: int
+    d_ff: int
+    norm: str                            # LAYER_NORM | RMS_NORM
+    norm_place: str                      # NORM_AFTER | NORM_BEFORE
+    positions: str                       # one of POSITIONS
+    special: dict = field(default_factory=dict)   # role -> token text: {"pad": "<pad>", "bos": "<s>", ...}
+    output_title: str = "Linear + softmax"
+    output_short: str = "Linear → softmax"
+    output_caption: str = "A linear map to the vocabulary and a softmax give the next token's probabilities."
+    output_equation: str = "P(y_{t+1} | y_≤t) = softmax(h_t W_out + b_out)"
+    norm_equation: str = "LayerNorm(v) = γ ⊙ (v − μ) / σ + β"
+    has_output: bool = True              # the output layer exists (an LM or MLM head)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.layout not in LAYOUTS:
+            problems.append(f"layout must be one of {', '.join(LAYOUTS)}")
+        if not self.stacks:
+            problems.append("a model needs at least one stack")
+        if self.norm not in NORM_KINDS or self.norm_place not in NORM_PLACES:
+            problems.append(f"norm must be one of {', '.join(NORM_KINDS)}, placed {' or '.join(NORM_PLACES)}")
+        if self.positions not in POSITIONS:
+            problems.append(f"positions must be one of {', '.join(POSITIONS)}")
+        if self.n_heads < 1 or self.n_kv_heads < 1 or self.n_heads % self.n_kv_heads:
+            problems.append(f"{self.n_heads} query heads cannot share {self.n_kv_heads} key/value heads")
+        for st in self.stacks:
+            if st.n_layers < 0 or any(s.kind not in SUBLAYER_KINDS for s in st.sublayers):
+                problems.append(f"stack {st.key}: bad layer count or sublayer kind")
+        if problems:
+            raise ValueError("invalid model schema: " + "; ".join(problems))
+
+    # --- lookups ------------------------------------------------------------------------------
+    def stack(self, key: str) -> Stack:
+        for st in self.stacks:
+            if st.key == key:
+                return st
+        raise KeyError(f"this model has no stack {key!r} (it has {', '.join(s.key for s in self.stacks)})")
+
+    @property
+    def kinds(self) -> tuple[AttentionKind, ...]:
+        """Every attention kind, in the order of the pipeline."""
+        out = []
+        for st in self.stacks:
+            for sub in st.sublayers:
+                if sub.is_attention:
+                    queries = st.tokens
+                    keys = self.stacks[0].tokens if sub.kind == ATTENTION_CROSS else st.tokens
+                    out.append(AttentionKind(sub.attention, st.key, sub.key, sub.title, sub.label, sub.file,
+                                             queries, keys,
+                                             sub.kind == ATTENTION_CAUSAL, st.by_step))
+        return tuple(out)
+
+    @property
+    def kind_names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.kinds)
+
+    def kind(self, name: str) -> AttentionKind:
+        for k in self.kinds:
+            if k.name == name:
+                return k
+        raise KeyError(f"unknown attention kind {name!r} (this model has {', '.join(self.kind_names)})")
+
+    def kind_at(self, stack: str, sublayer: str) -> AttentionKind | None:
+        """The attention kind of a sublayer, or None when it is not an attention sublayer."""
+        for k in self.kinds:
+            if (k.stack, k.sublayer) == (stack, sublayer):
+                return k
+        return None
+
+    def kinds_of(self, stack: str) -> tuple[AttentionKind, ...]:
+        return tuple(k for k in self.kinds if k.stack == stack)
+
+    @property
+    def output_stack(self) -> Stack:
+        """The stack whose rows the output layer reads (the last one)."""
+        return self.stacks[-1]
+
+    @property
+    def n_layers(self) -> int:
+        """The most layers of any stack."""
+        return max(st.n_layers for st in self.stacks)
+
+    @property
+    def gqa_group(self) -> int:
+        """Query heads per key/value head."""
+        return self.n_heads // self.n_kv_heads
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head a query head reads (grouped-query attention)."""
+        return head // self.gqa_group
+
+    # --- the pipeline -------------------------------------------------------------------------
+    def stages(self) -> list[Stage]:
+        """Every stage in the order data flows through the model."""
+        out: list[Stage] = []
+        for st in self.stacks:
+            out.append(Stage(st.embed_stage))
+            out += [Stage(st.key, l, s.key) for l in range(st.n_layers) for s in st.sublayers]
+        return out + ([Stage(OUTPUT)] if self.has_output else [])
+
+    def stack_of_stage(self, stage: Stage) -> Stack:
+        """The stack a stage belongs to: its own, the one an embedding feeds, or the output's."""
+        if stage.stack == OUTPUT:
+            return self.output_stack
+        for st in self.stacks:
+            if stage.stack in (st.key, st.embed_stage):
+                return st
+        raise KeyError(f"this model has no stage {stage.stack!r}")
+
+    def is_layer_stage(self, stage: Stage) -> bool:
+        return any(stage.stack == st.key for st in self.stacks)
+
+    def has_stage(self, stage: Stage) -> bool:
+        return stage in set(self.stages())
+
+    def stage_names(self) -> tuple[str, ...]:
+        """Every value a Stage's stack can take: stack keys, embedding stages and the output."""
+        return tuple(n for st in self.stacks for n in (st.embed_stage, st.key)) + ((OUTPUT,) if self.has_output else ())
+
+    def title(self, stage: Stage) -> str:
+        """The stage's title, with its layer where it has one."""
+        if stage.stack == OUTPUT:
+            return self.output_title
+        st = self.stack_of_stage(stage)
+        if stage.stack == st.embed_stage:
+            return st.embed_title
+        sub = st.sublayer(stage.sublayer)
+        return f"{sub.stage_title or sub.title} + {self.norm_label} — layer {stage.layer + 1}"
+
+    def short(self, stage: Stage) -> str:
+        """The label of the stage's box in the architecture map."""
+        if stage.stack == OUTPUT:
+            return self.output_short
+        st = self.stack_of_stage(stage)
+        return "Embedding + positional encoding" if stage.stack == st.embed_stage else st.sublayer(stage.sublayer).short
+
+    def caption(self, stage: Stage) -> tuple[str, str, str]:
+        """(title, one-sentence explanation, equation) of a stage."""
+        if stage.stack == OUTPUT:
+            return self.title(stage), self.output_caption, self.output_equation
+        st = self.stack_of_stage(stage)
+        if stage.stack == st.embed_stage:
+            return self.title(stage), st.embed_caption, st.embed_equation
+        sub = st.sublayer(stage.sublayer)
+        return self.title(stage), sub.caption, sub.equation
+
+    @property
+    def norm_label(self) -> str:
+        """How the panels name the norm step: "Add & Norm" after the residual, the norm's name before it."""
+        return "Add & Norm" if self.norm_place == NORM_AFTER else self.norm
+
+    def describe(self) -> str:
+        """One line for the status bar: '3+3 layers, 4 heads, d_model 256'."""
+        layers = "+".join(str(st.n_layers) for st in self.stacks)
+        heads = f"{self.n_heads} heads" + (f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
+        return f"{layers} layers, {heads}, d_model {self.d_model}"
+
+    # --- files --------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Schema":
+        """Raises ValueError (with the field named) on anything malformed."""
+        try:
+            stacks = tuple(Stack(**{**st, "sublayers": tuple(Sublayer(**s) for s in st["sublayers"])})
+                           for st in data["stacks"])
+            return cls(**{**data, "stacks": stacks, "special": dict(data.get("special", {}))})
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"invalid model schema: {e}") from None
+
+    def with_layers(self, **n_layers: int) -> "Schema":
+        """The same schema with other layer counts per stack key (for tests and tools)."""
+        return replace(self, stacks=tuple(replace(st, n_layers=n_layers.get(st.key, st.n_layers))
+                                          for st in self.stacks))
+
