@@ -47,3 +47,30 @@ def tiny_model_dir(tmp_path_factory):
 def tiny_lm(tiny_model_dir):
     from model import load
     return load(tiny_model_dir)
+
+
+def three_shapes():
+    """The three model shapes the panels must handle beyond the bundled ones (schemas only, no weights)."""
+    from model.families.shapes import decoder_only, encoder_decoder, encoder_only
+    from model.schema import GATED_MLP, NORM_BEFORE, RMS_NORM
+    return {
+        "decoder-only": decoder_only("test", 2, 32, 4, 64, norm=RMS_NORM, norm_place=NORM_BEFORE, positions="rotary",
+                                     n_kv_heads=2, ffn=GATED_MLP, scale_embedding=False),
+        "encoder-only": encoder_only("test", 2, 32, 4, 64, positions="learned", scale_embedding=False),
+        "encoder-decoder": encoder_decoder("test", 6, 6, 64, 8, 128),
+    }
+
+
+@pytest.fixture(scope="session", params=["decoder-only", "encoder-only", "encoder-decoder"])
+def shaped_trace(request):
+    """A synthetic Trace (no weights) of each of the three shapes, by name."""
+    from model.synthetic import synthetic_trace
+    schema = three_shapes()[request.param]
+    return synthetic_trace(schema, ["The", "cat", "sat", "on", "the", "mat", "."],
+                           ["<s>", "Le", "chat", "s'est", "assis", "."], seed=1)
+
+
+@pytest.fixture(scope="session")
+def shapes():
+    """three_shapes(), as a fixture: {"decoder-only": Schema, "encoder-only": ..., "encoder-decoder": ...}."""
+    return three_shapes()

@@ -16,10 +16,9 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from model.trace import ATTENTION_KINDS, KIND_TITLES, Trace
+from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
-KIND_FILE = {"enc_self": "encoder_self", "dec_self": "decoder_self", "cross": "cross"}
 
 
 class ExportError(Exception):
@@ -30,6 +29,7 @@ class ExportError(Exception):
 class HeatmapSpec:
     """One attention matrix to export: which one, its numbers, its labels and its title."""
     kind: str
+    file: str           # the kind's file-name part: "decoder_self"
     layer: int          # 0-based
     head: int | None    # 0-based; None = mean over heads
     matrix: np.ndarray  # (Tq, Tk) weights; masked cells are exactly 0 here
@@ -41,25 +41,26 @@ class HeatmapSpec:
     @property
     def stem(self) -> str:
         head = "mean" if self.head is None else f"H{self.head + 1}"
-        return f"{KIND_FILE[self.kind]}_L{self.layer + 1}_{head}"
+        return f"{self.file}_L{self.layer + 1}_{head}"
 
 
 def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True) -> list[HeatmapSpec]:
     """Every head (and the mean over heads) of every attention kind and layer of a trace."""
     sentence = trace.meta.get("sentence", "")
     specs = []
-    for kind, (stack, _) in ATTENTION_KINDS.items():
+    for info in trace.schema.kinds:
+        kind = info.name
         rows, cols = trace.axis_tokens(kind)
-        for layer in range(trace.n_layers(stack)):
+        for layer in range(trace.n_layers(info.stack)):
             weights = trace.attention(kind, layer)                 # (H, Tq, Tk)
             mask = trace.mask(kind, layer)
             heads: list[int | None] = list(range(weights.shape[0])) + ([None] if include_mean else [])
             for h in heads:
                 matrix = weights.mean(0) if h is None else weights[h]
                 which = "mean of heads" if h is None else f"head {h + 1}"
-                title = f"{KIND_TITLES[kind]}, layer {layer + 1}, {which} — “{sentence}”" + (
+                title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
                     f" ({model_name})" if model_name else "")
-                specs.append(HeatmapSpec(kind, layer, h, matrix, mask, rows, cols, title))
+                specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title))
     return specs
 
 

@@ -5,11 +5,12 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from model.assets import ModelLoadError
 from model.config import DecodingSettings
-from model.trace import ATTENTION_KINDS
+from model.schema import Stage
 
 from .export import ExportError, write_text
-from .state import STACK_SUBLAYERS, ViewState
+from .state import ViewState
 
 FORMAT = "attention-visualizer-session/1"
 VIEW_KEYS = ("stack", "layer", "sublayer", "kind", "head", "step")
@@ -53,14 +54,31 @@ def read_session(path: str | Path) -> dict:
                 changes[k] = view[k]
     except (KeyError, TypeError, ValueError) as e:
         raise SessionError(f"{path}: invalid session ({type(e).__name__}: {e})".splitlines()[0]) from None
-    if changes.get("stack", "enc") not in STACK_SUBLAYERS:
-        raise SessionError(f"{path}: invalid session (unknown stack {changes['stack']!r})")
-    if "kind" in changes and changes["kind"] not in ATTENTION_KINDS:
-        raise SessionError(f"{path}: invalid session (unknown attention kind {changes['kind']!r})")
-    if "stack" in changes and changes.get("sublayer", STACK_SUBLAYERS[changes["stack"]][0]) \
-            not in STACK_SUBLAYERS[changes["stack"]]:
-        raise SessionError(f"{path}: invalid session (no sublayer {changes['sublayer']!r} in that stack)")
+    for k in ("stack", "sublayer", "kind"):
+        if k in changes and not isinstance(changes[k], str):
+            raise SessionError(f"{path}: invalid session ({k} must be a string)")
+    _check_names(path, changes)
     for k in ("layer", "head", "step"):
         if k in changes and (not isinstance(changes[k], int) or isinstance(changes[k], bool) or changes[k] < 0):
             raise SessionError(f"{path}: invalid session ({k} must be a non-negative integer)")
     return changes
+
+
+def _check_names(path: Path, changes: dict) -> None:
+    """The stage and attention kind must exist in the session's model (checked against its schema when its
+    config can be read; a model that cannot be opened is reported when the window opens it)."""
+    from model.families import schema_of
+    try:
+        schema = schema_of(changes["model_name"])
+    except ModelLoadError:
+        return
+    if "stack" in changes and changes["stack"] not in schema.stage_names():
+        raise SessionError(f"{path}: invalid session (unknown stack {changes['stack']!r}; "
+                           f"this model has {', '.join(schema.stage_names())})")
+    if "kind" in changes and changes["kind"] not in schema.kind_names:
+        raise SessionError(f"{path}: invalid session (unknown attention kind {changes['kind']!r}; "
+                           f"this model has {', '.join(schema.kind_names)})")
+    if "stack" in changes and schema.is_layer_stage(Stage(changes["stack"])):
+        subs = [s.key for s in schema.stack(changes["stack"]).sublayers]
+        if changes.get("sublayer", subs[0]) not in subs:
+            raise SessionError(f"{path}: invalid session (no sublayer {changes['sublayer']!r} in that stack)")

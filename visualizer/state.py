@@ -11,33 +11,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from model.config import DecodingSettings
+from model.schema import OUTPUT, Schema, Stage  # noqa: F401 (Stage re-exported)
 
 MAX_CHARS = 2000        # longer text is cut before tokenizing (the model's limit cuts further, with a notice)
 RUN_FIELDS = frozenset({"model_name", "sentence", "target", "decoding", "positional"})
 VIEW_FIELDS = frozenset({"stack", "layer", "sublayer", "kind", "head", "step"})
-STACK_SUBLAYERS = {"src_embed": ("",), "enc": ("self", "ffn"), "tgt_embed": ("",),
-                   "dec": ("self", "cross", "ffn"), "output": ("",)}
-STAGE_TITLES = {("src_embed", ""): "Source embedding + positional encoding",
-                ("enc", "self"): "Encoder self-attention + Add & Norm", ("enc", "ffn"): "Encoder feed-forward + Add & Norm",
-                ("tgt_embed", ""): "Target embedding + positional encoding",
-                ("dec", "self"): "Decoder masked self-attention + Add & Norm",
-                ("dec", "cross"): "Decoder cross-attention + Add & Norm",
-                ("dec", "ffn"): "Decoder feed-forward + Add & Norm", ("output", ""): "Linear + softmax"}
-KIND_OF = {("enc", "self"): "enc_self", ("dec", "self"): "dec_self", ("dec", "cross"): "cross"}
-STAGE_OF_KIND = {v: k for k, v in KIND_OF.items()}
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One box of the architecture map: a stack, a layer within it, a sublayer of that layer."""
-    stack: str
-    layer: int = 0
-    sublayer: str = ""
-
-    @property
-    def title(self) -> str:
-        base = STAGE_TITLES[(self.stack, self.sublayer)]
-        return f"{base} — layer {self.layer + 1}" if self.stack in ("enc", "dec") else base
+SHAPE_FIELDS = frozenset({"schema", "n_steps"})
 
 
 def default_model() -> str:
@@ -47,15 +26,6 @@ def default_model() -> str:
     return "en-fr" if "en-fr" in names else names[0]
 
 
-def pipeline(n_enc: int, n_dec: int) -> list[Stage]:
-    """Every stage in the order data flows through the model."""
-    stages = [Stage("src_embed")]
-    stages += [Stage("enc", l, s) for l in range(n_enc) for s in STACK_SUBLAYERS["enc"]]
-    stages += [Stage("tgt_embed")]
-    stages += [Stage("dec", l, s) for l in range(n_dec) for s in STACK_SUBLAYERS["dec"]]
-    return stages + [Stage("output")]
-
-
 @dataclass
 class ViewState:
     model_name: str = "en-fr"
@@ -63,18 +33,19 @@ class ViewState:
     target: str = ""                                  # non-empty: decoder runs teacher-forced on it
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
     positional: bool = True
-    stack: str = "enc"
+    stack: str = ""                                   # a stage of the schema's pipeline: stack, layer, sublayer
     layer: int = 0
-    sublayer: str = "self"
-    kind: str = "enc_self"                            # the attention kind the attention panel shows
+    sublayer: str = ""
+    kind: str = ""                                    # the attention kind the attention panel shows
     head: int = 0
     step: int = 0                                     # generation step: decoder row predicting token step+1
-    # the shape of the current trace, to keep the view fields in range
-    n_enc: int = 1
-    n_dec: int = 1
-    n_heads: int = 1
+    # the shape of the current trace, to keep the view fields in range (None until the first trace)
+    schema: Schema | None = None
     n_steps: int = 1
     _listeners: list = field(default_factory=list, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._clamp()                                 # a state made with a schema starts on one of its stages
 
     # --- events -------------------------------------------------------------------------------
     def subscribe(self, fn: Callable[[set[str]], None]) -> Callable[[], None]:
@@ -83,14 +54,16 @@ class ViewState:
 
     def update(self, **changes) -> set[str]:
         """Set fields (clamped to the trace's shape); notify listeners of what really changed."""
-        unknown = set(changes) - RUN_FIELDS - VIEW_FIELDS - {"n_enc", "n_dec", "n_heads", "n_steps"}
+        unknown = set(changes) - RUN_FIELDS - VIEW_FIELDS - SHAPE_FIELDS
         if unknown:
             raise AttributeError(f"unknown view state fields: {', '.join(sorted(unknown))}")
         before = {k: getattr(self, k) for k in RUN_FIELDS | VIEW_FIELDS}
         for k, v in changes.items():
             setattr(self, k, v)
-        if "kind" in changes and "stack" not in changes:
-            self.stack, self.sublayer = STAGE_OF_KIND[self.kind]
+        if "kind" in changes and "stack" not in changes and self.schema is not None \
+                and self.kind in self.schema.kind_names:
+            k = self.schema.kind(self.kind)
+            self.stack, self.sublayer = k.stack, k.sublayer
         self._clamp()
         changed = {k for k in before if getattr(self, k) != before[k]}
         if changed:
@@ -98,21 +71,36 @@ class ViewState:
                 fn(changed)
         return changed
 
+    @property
+    def n_heads(self) -> int:
+        return self.schema.n_heads if self.schema is not None else 1
+
     def _clamp(self) -> None:
-        if self.stack not in STACK_SUBLAYERS:
-            self.stack = "enc"
-        if self.sublayer not in STACK_SUBLAYERS[self.stack]:
-            self.sublayer = STACK_SUBLAYERS[self.stack][0]
-        n = {"enc": self.n_enc, "dec": self.n_dec}.get(self.stack, 1)
-        self.layer = min(max(self.layer, 0), n - 1) if self.stack in ("enc", "dec") else 0
         self.head = min(max(self.head, 0), max(self.n_heads - 1, 0))
         self.step = min(max(self.step, 0), max(self.n_steps - 1, 0))
-        if (self.stack, self.sublayer) in KIND_OF:
-            self.kind = KIND_OF[(self.stack, self.sublayer)]
-        elif self.stack in ("src_embed", "enc"):
-            self.kind = "enc_self"               # the attention panel shows the attention of the stack in view
-        elif self.kind == "enc_self":
-            self.kind = "dec_self" if self.stack == "tgt_embed" else "cross"
+        sc = self.schema
+        if sc is None:
+            return
+        if self.stack not in sc.stage_names():          # a stage this model lacks: its first attention sublayer
+            first = sc.stacks[0]
+            self.stack, self.layer, self.sublayer = first.key, 0, first.sublayers[0].key
+        stack = sc.stack_of_stage(Stage(self.stack))
+        if sc.is_layer_stage(Stage(self.stack)):
+            if self.sublayer not in [sub.key for sub in stack.sublayers]:
+                self.sublayer = stack.sublayers[0].key
+            self.layer = min(max(self.layer, 0), stack.n_layers - 1)
+        else:
+            self.layer, self.sublayer = 0, ""
+        here = sc.kind_at(self.stack, self.sublayer)
+        own = sc.kinds_of(stack.key)
+        if here is not None:
+            self.kind = here.name
+        elif self.kind not in [k.name for k in own] and own:
+            # the attention panel shows the attention of the stack in view: the first kind of a stack's embedding
+            # or layers, the last one (cross-attention) at the output
+            self.kind = (own[-1] if self.stack == OUTPUT else own[0]).name
+        elif self.kind not in sc.kind_names:
+            self.kind = sc.kinds[0].name
 
     # --- the position in the pipeline -------------------------------------------------------
     @property
@@ -120,13 +108,15 @@ class ViewState:
         return Stage(self.stack, self.layer, self.sublayer)
 
     def stages(self) -> list[Stage]:
-        return pipeline(self.n_enc, self.n_dec)
+        return self.schema.stages() if self.schema is not None else []
 
     def go_to(self, stage: Stage) -> set[str]:
         return self.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer)
 
     def _walk(self, delta: int) -> set[str]:
         stages = self.stages()
+        if not stages:
+            return set()
         i = stages.index(self.stage) if self.stage in stages else 0
         return self.go_to(stages[min(max(i + delta, 0), len(stages) - 1)])
 
@@ -164,13 +154,18 @@ class ViewState:
     def for_trace(cls, trace, **view) -> "ViewState":
         """A state fitted to a Trace's layers, heads and steps, at the given view (for scripts and tests)."""
         s = cls()
-        s.set_shape(trace.n_layers("enc"), trace.n_layers("dec"), trace.n_heads, trace.n_steps)
+        s.set_shape(trace.schema, trace.n_steps)
         s.update(**view)
         return s
 
-    def set_shape(self, n_enc: int, n_dec: int, n_heads: int, n_steps: int) -> set[str]:
+    def set_shape(self, schema: Schema, n_steps: int) -> set[str]:
         """Called when a new trace arrives: keep the view where it was, as far as it still exists."""
-        return self.update(n_enc=n_enc, n_dec=n_dec, n_heads=n_heads, n_steps=n_steps)
+        return self.update(schema=schema, n_steps=n_steps)
+
+    @property
+    def title(self) -> str:
+        """The title of the stage in view ("" before the first trace)."""
+        return self.schema.title(self.stage) if self.schema is not None else ""
 
     @classmethod
     def at_start(cls, model: str | None = None, sentence: str | None = None, target: str | None = None) -> "ViewState":

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError, bundled_models
+from model.schema import OUTPUT
 
-from .captions import caption
 from .controls import OPEN_FOLDER, InputBar
 from .examples import load_examples
 from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
@@ -31,8 +31,15 @@ from .worker import ModelRunner
 
 DEBOUNCE_MS = 150
 # the dock that shows a stack's stage best; raised (when it sits behind a tab) as the view moves into that stack
-STAGE_DOCK = {"src_embed": "embeddings", "tgt_embed": "embeddings", "enc": "layernorm", "dec": "layernorm",
-              "output": "output"}
+def stage_dock(state) -> str | None:
+    """The dock that shows the stage in view best: the embeddings for an embedding, the norm panel in a layer, the
+    output distribution at the output; raised (when it sits behind a tab) as the view moves there."""
+    schema = state.schema
+    if schema is None:
+        return None
+    if state.stack == OUTPUT:
+        return "output"
+    return "layernorm" if schema.is_layer_stage(state.stage) else "embeddings"
 
 
 def load(name_or_folder):
@@ -186,7 +193,7 @@ class MainWindow(QtWidgets.QMainWindow):
             below[0].raise_()
         self._sized = False
         self.setTabPosition(QtCore.Qt.DockWidgetArea.AllDockWidgetAreas, QtWidgets.QTabWidget.TabPosition.North)
-        self._stage_dock = STAGE_DOCK.get(self.state.stack)
+        self._stage_dock = stage_dock(self.state)
         self.tabifiedDockWidgetActivated.connect(lambda _: self._readable_tabs())
         self.status_notice = QtWidgets.QLabel()
         self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
@@ -357,7 +364,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _follow_stage(self) -> None:
         """Bring the dock that shows the new stage to the front of its tab group, when the stack changed."""
-        name = STAGE_DOCK.get(self.state.stack)
+        name = stage_dock(self.state)
         if name == self._stage_dock:
             return
         self._stage_dock = name
@@ -415,7 +422,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not same:
             self._panel_keys.clear()             # every panel shows the new run when it is next visible
         t = self.trace
-        self.state.set_shape(t.n_layers("enc"), t.n_layers("dec"), t.n_heads, t.n_steps)
+        self.state.set_shape(t.schema, t.n_steps)
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)
@@ -458,8 +465,7 @@ class MainWindow(QtWidgets.QMainWindow):
                        f"input cut at {MAX_CHARS} characters")
         self.status_notice.setText(" · ".join(cut))
         self.status_notice.setVisible(bool(cut))
-        self.status_model.setText(f"Model: {self.model_name} ({cfg.N_enc}+{cfg.N_dec} layers, {cfg.h} heads, "
-                                  f"d_model {cfg.d_model})")
+        self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})")
         self.status_model.setToolTip(self.state.model_name)
         self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
         if self.lm is None:
@@ -485,9 +491,11 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.height() < 33 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
 
     def _set_caption(self) -> None:
-        title, text, equation = caption(self.state.stage)
+        if self.state.schema is None:
+            return
+        title, text, equation = self.state.schema.caption(self.state.stage)
         step = ""
-        if self.state.stack in ("dec", "tgt_embed", "output") and self.trace is not None:
+        if self.trace is not None and self.trace.schema.stack_of_stage(self.state.stage).by_step:
             s = self.state.step
             step = (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
                     f"(“{html.escape(self.trace.out_tokens[s])}”)")

@@ -60,6 +60,15 @@ def load(name_or_folder: str | Path):
     return family_for(folder).open(folder, None)
 
 
+def schema_of(name_or_folder: str | Path):
+    """A model's schema from its folder's config alone (no weights, no torch for folders); raises ModelLoadError."""
+    folder = model_folder(name_or_folder)
+    if folder is None or not folder.is_dir():
+        return load(name_or_folder).schema
+    fam = family_for(folder)
+    return fam.schema_of_folder(folder)
+
+
 def translate(lm, text: str, *args, **kwargs):
     """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
     return family(lm.family).translate(lm, text, *args, **kwargs)

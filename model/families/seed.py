@@ -21,6 +21,17 @@ def schema(cfg) -> Schema:
                            scale_embedding=cfg.scale_embedding)
 
 
+def schema_of_folder(folder: Path) -> Schema:
+    """The schema of a model folder, from its config.json (raises ModelLoadError when it is not valid)."""
+    import json
+    from ..assets import CONFIG, ModelLoadError
+    from ..config import ModelConfig
+    try:
+        return schema(ModelConfig.from_dict(json.loads((folder / CONFIG).read_text(encoding="utf-8"))))
+    except (OSError, ValueError, TypeError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{folder / CONFIG}: {e}".splitlines()[0]) from None
+
+
 def schema_from_arrays(arrays: dict, meta: dict | None = None) -> Schema:
     """The schema of a Trace saved before traces carried one (its layer and head counts read off its arrays)."""
     def layers(stack: str) -> int:

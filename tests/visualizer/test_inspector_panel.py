@@ -19,7 +19,7 @@ def test_seed_example_cat(qtbot):
     panel = InspectorPanel()
     qtbot.addWidget(panel)
     s = ViewState(model_name="seed-example")
-    s.set_shape(1, 1, 1, tr.n_steps)
+    s.set_shape(tr.schema, tr.n_steps)
     s.update(stack="enc", layer=0, sublayer="self")
     panel.render(tr, s)
     panel.query.setCurrentIndex(1)                      # "cat"
@@ -35,7 +35,7 @@ def test_numbers_equal_the_trace(qtbot, tiny_lm):
     panel = InspectorPanel()
     qtbot.addWidget(panel)
     s = ViewState()
-    s.set_shape(2, 2, 2, tr.n_steps)
+    s.set_shape(tr.schema, tr.n_steps)
     s.update(stack="dec", layer=1, sublayer="cross", head=1, step=2)
     panel.render(tr, s)
     assert panel.query.currentIndex() == 2

@@ -6,7 +6,7 @@ import pytest
 
 from model import translate
 from visualizer.panels.embeddings import EmbeddingsPanel, cosine_similarity
-from visualizer.state import ViewState, pipeline
+from visualizer.state import ViewState
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_positional_encoding_off_is_announced(panel, tiny_lm):
 def test_any_stage_and_any_length_renders(panel, tiny_lm):
     for text in ("", "the " * 80, "the cat"):
         tr = translate(tiny_lm, text).trace
-        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+        for stage in tr.schema.stages():
             panel.render(tr, ViewState.for_trace(tr, stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer))
         labels = panel.similarity.row_axis.visible_labels()
         assert labels and set(labels) <= set(panel.tokens)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from model import translate
-from visualizer.panels.layernorm import FORMULA, LayerNormPanel, ln_stage
+from visualizer.panels.layernorm import LayerNormPanel, ln_stage
 from visualizer.panels.plotkit import BLUE, VERMILLION
-from visualizer.state import ViewState, pipeline
+from visualizer.state import ViewState
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
         assert counts.sum() == v.size
         np.testing.assert_array_equal(counts, np.histogram(panel.shown[key], bins=edges)[0])
     header = panel.header.text()
-    assert f"layer {layer + 1}" in header and FORMULA.replace("<", "&lt;") in header
+    assert f"layer {layer + 1}" in header and trace.schema.norm_equation.replace("<", "&lt;") in header
     assert ("Encoder" if stack == "enc" else "Decoder") in header
     assert {"self": "self-attention", "cross": "cross-attention", "ffn": "feed-forward"}[sub] in header
 
@@ -66,19 +66,19 @@ def test_decoder_bar_of_the_generation_step_is_highlighted(panel, trace):
     assert {b.color().name() for b in panel.mu_bars.opts["brushes"]} == {BLUE}
 
 
-def test_ln_stage_clamps_odd_states():
+def test_ln_stage_clamps_odd_states(trace):
     class S:
         stack, layer, sublayer = "dec", 9, "bogus"
-    assert ln_stage(S, 2, 2) == ("dec", 1, "self", "")
+    assert ln_stage(S, trace.schema) == ("dec", 1, "self", "")
     S.stack = "nowhere"
-    assert ln_stage(S, 2, 2)[:3] == ("enc", 0, "self")
+    assert ln_stage(S, trace.schema)[:3] == ("enc", 0, "self")
 
 
 def test_every_stage_and_step_renders(panel, tiny_lm):
     for text in ("", "the cat sat on the mat", "the " * 70):
         tr = translate(tiny_lm, text).trace
         s = ViewState.for_trace(tr)
-        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+        for stage in tr.schema.stages():
             for step in range(tr.n_steps):
                 s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)
                 panel.render(tr, s)

@@ -7,7 +7,7 @@ import pytest
 from model import DecodingSettings, translate
 from visualizer.panels.output import OutputPanel, entropy_bits
 from visualizer.panels.plotkit import BLUE, VERMILLION
-from visualizer.state import ViewState, pipeline
+from visualizer.state import ViewState
 
 
 def state_for(trace, temperature=1.0, **view) -> ViewState:
@@ -128,7 +128,7 @@ def test_every_stage_step_and_odd_state_renders(panel, tiny_lm):
     for text in ("", "the cat sat on the mat", "the " * 70):
         tr = translate(tiny_lm, text).trace
         s = state_for(tr)
-        for stage in pipeline(tr.n_layers("enc"), tr.n_layers("dec")):
+        for stage in tr.schema.stages():
             for step in range(tr.n_steps):
                 s.update(stack=stage.stack, layer=stage.layer, sublayer=stage.sublayer, step=step)
                 panel.render(tr, s)

@@ -7,7 +7,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from visualizer.heatmap_figure import HeatmapPlot, TokenAxis, short_token
-from visualizer.panels.architecture import SHORT, ArchitectureMap
+from model.families.shapes import encoder_decoder
+from visualizer.panels.architecture import ArchitectureMap
 from visualizer.state import ViewState
 
 
@@ -91,14 +92,15 @@ def test_heatmap_plot_keeps_nan_at_masked_cells_and_exact_values_elsewhere(qapp)
 
 
 def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qtbot):
-    state = ViewState(n_enc=3, n_dec=3)
+    schema = encoder_decoder("seed", 3, 3, 32, 4, 64)
+    state = ViewState(schema=schema)
     arch = ArchitectureMap(state)
     qtbot.addWidget(arch)
     font = arch.font()
     font.setPointSize(22)
     arch.setFont(font)
     arch.resize(210, 620)
-    arch.n_enc = arch.n_dec = 3
+    arch.schema = schema
     arch._layout()
     fm = QtGui.QFontMetricsF(arch.box_font)
     flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
@@ -106,7 +108,7 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
     assert len(arch.boxes) == len(state.stages())
     for stage, r in arch.boxes.items():
         inner = r.adjusted(3, 2, -3, -2)
-        text = fm.boundingRect(inner, flags, SHORT[(stage.stack, stage.sublayer)])
+        text = fm.boundingRect(inner, flags, schema.short(stage))
         assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
         assert r.right() <= arch.width() and r.bottom() <= arch.height()
     arch.resize(420, 1100)

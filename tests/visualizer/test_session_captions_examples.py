@@ -6,20 +6,22 @@ import json
 import pytest
 
 from model.decoding import DecodingSettings
-from visualizer.captions import caption
+from model.families.shapes import encoder_decoder
 from visualizer.examples import load_examples
 from visualizer.session import SessionError, read_session, save_session
-from visualizer.state import ViewState, pipeline
+from visualizer.state import ViewState
+
+SEED_3_3 = encoder_decoder("seed", 3, 3, 32, 4, 64)
 
 
 def test_session_round_trip(tmp_path):
     s = ViewState(model_name="en-de", sentence="Two dogs run.", target="Zwei Hunde rennen.",
                   decoding=DecodingSettings(method="sample", temperature=0.7, top_k=5, seed=3), positional=False)
-    s.set_shape(3, 3, 4, 6)
+    s.set_shape(SEED_3_3, 6)
     s.update(kind="cross", layer=2, head=3, step=4)
     save_session(tmp_path / "s.json", s)
     t = ViewState()
-    t.set_shape(3, 3, 4, 6)
+    t.set_shape(SEED_3_3, 6)
     t.update(**read_session(tmp_path / "s.json"))
     for k in ("model_name", "sentence", "target", "decoding", "positional", "stack", "layer", "sublayer", "kind",
               "head", "step"):
@@ -52,12 +54,13 @@ def test_invalid_session_files_give_one_line(tmp_path, content, words):
 
 
 def test_every_stage_has_a_caption_and_an_equation():
-    stages = pipeline(3, 3)
+    schema = SEED_3_3
+    stages = schema.stages()
     assert len(stages) == 1 + 3 * 2 + 1 + 3 * 3 + 1
     for st in stages:
-        title, text, equation = caption(st)
+        title, text, equation = schema.caption(st)
         assert title and len(text) > 20 and ("=" in equation)
-    assert "√d_k" in caption(stages[1])[2]
+    assert "√d_k" in schema.caption(stages[1])[2]
 
 
 def test_examples_load():

@@ -1,11 +1,16 @@
 """ViewState without Qt: stepping through the pipeline, clamping to the trace's shape, change events."""
 from __future__ import annotations
 
+from model.families.shapes import encoder_decoder
 from visualizer.state import Stage, ViewState
 
 
+def seed_like(n_enc, n_dec, heads=4):
+    return encoder_decoder("seed", n_enc, n_dec, 8 * heads, heads, 16 * heads)
+
+
 def test_walking_the_pipeline_visits_every_stage_once_in_order():
-    s = ViewState(n_enc=2, n_dec=2, n_heads=4, n_steps=5)
+    s = ViewState(schema=seed_like(2, 2), n_steps=5)
     s.first()
     seen = [s.stage]
     while s.next_sublayer():
@@ -19,7 +24,7 @@ def test_walking_the_pipeline_visits_every_stage_once_in_order():
 
 
 def test_the_attention_kind_follows_the_stack_in_view():
-    s = ViewState(n_enc=2, n_dec=2, n_heads=4, n_steps=5)
+    s = ViewState(schema=seed_like(2, 2), n_steps=5)
     s.go_to(Stage("dec", 1, "self"))
     assert s.kind == "dec_self"
     s.go_to(Stage("src_embed"))
@@ -39,12 +44,12 @@ def test_the_attention_kind_follows_the_stack_in_view():
 
 
 def test_view_fields_clamp_to_the_trace_and_listeners_hear_what_changed():
-    s = ViewState(n_enc=2, n_dec=3, n_heads=4, n_steps=5)
+    s = ViewState(schema=seed_like(2, 3), n_steps=5)
     heard = []
     s.subscribe(heard.append)
     s.update(head=10, step=-3)
     assert (s.head, s.step) == (3, 0) and heard == [{"head"}]
     s.go_to(Stage("dec", 2, "cross"))
-    s.set_shape(n_enc=1, n_dec=1, n_heads=2, n_steps=2)      # a smaller model's trace arrives
+    s.set_shape(seed_like(1, 1, heads=2), n_steps=2)      # a smaller model's trace arrives
     assert (s.layer, s.head) == (0, 1) and s.stage == Stage("dec", 0, "cross")
     assert "sentence" in s.update(sentence="new") and s.run_key()[1] == "new"

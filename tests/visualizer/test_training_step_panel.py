@@ -17,7 +17,7 @@ def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
     qtbot.addWidget(panel)
     panel.set_model(lm)
     s = ViewState(sentence="the cat sat on the mat", target="le chat était assis")
-    s.set_shape(2, 2, 2, 5)
+    s.set_shape(lm.schema, 5)
     s.update(kind="cross", layer=1, head=1)
     tr = translate(lm, s.sentence, target=s.target).trace
     panel.render(tr, s)
@@ -55,7 +55,7 @@ def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
     qtbot.addWidget(panel)
     panel.set_model(lm)
     s = ViewState(sentence="the cat sat on the mat", target="le chat était assis sur le tapis")
-    s.set_shape(2, 2, 2, 5)
+    s.set_shape(lm.schema, 5)
     panel.render(translate(lm, s.sentence, target=s.target).trace, s)
     needed = panel.plots.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
     assert needed <= 460, needed

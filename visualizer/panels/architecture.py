@@ -1,18 +1,18 @@
-"""The architecture map: the encoder-decoder stack drawn as boxes; the current stage is highlighted, a click moves there."""
+"""The architecture map: the model's stacks drawn as boxes from its schema, one column a stack (encoder and decoder
+side by side, or one column for a decoder-only or encoder-only model); the current stage is highlighted, a click
+moves there."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..captions import caption
+from model.schema import ATTENTION_CROSS, ATTENTION_KINDS, FEED_FORWARD, GATED_MLP, OUTPUT, Schema
+
 from ..state import Stage
 
-SHORT = {("src_embed", ""): "Embedding + positional encoding", ("enc", "self"): "Self-attention → Add & Norm",
-         ("enc", "ffn"): "Feed-forward → Add & Norm", ("tgt_embed", ""): "Embedding + positional encoding",
-         ("dec", "self"): "Masked self-attention → Add & Norm", ("dec", "cross"): "Cross-attention → Add & Norm",
-         ("dec", "ffn"): "Feed-forward → Add & Norm", ("output", ""): "Linear → softmax"}
-COLOURS = {"src_embed": "#e8eef7", "tgt_embed": "#e8eef7", "output": "#e9f5e9",
-           ("enc", "self"): "#fdebd0", ("dec", "self"): "#fdebd0", ("dec", "cross"): "#f9d9d9",
-           ("enc", "ffn"): "#dfeaf7", ("dec", "ffn"): "#dfeaf7"}
+EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
+# box colours by what a sublayer computes (attention, cross-attention, feed-forward)
+COLOURS = {kind: "#fdebd0" for kind in ATTENTION_KINDS} | {ATTENTION_CROSS: "#f9d9d9", FEED_FORWARD: "#dfeaf7",
+                                                            GATED_MLP: "#dfeaf7"}
 
 
 class ArchitectureMap(QtWidgets.QWidget):
@@ -24,7 +24,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.boxes: dict[Stage, QtCore.QRectF] = {}
         self.frames: list[tuple[str, str, QtCore.QRectF]] = []      # (label, short label, frame)
         self.highlighted: Stage | None = None
-        self.n_enc = self.n_dec = 1
+        self.schema: Schema | None = None
         self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
 
     def sizeHint(self) -> QtCore.QSize:
@@ -34,9 +34,8 @@ class ArchitectureMap(QtWidgets.QWidget):
         return state.stage
 
     def render(self, trace, state) -> None:
-        shape = (trace.n_layers("enc"), trace.n_layers("dec"))
-        if shape != (self.n_enc, self.n_dec) or not self.boxes:
-            self.n_enc, self.n_dec = shape
+        if trace.schema != self.schema or not self.boxes:
+            self.schema = trace.schema
             self._layout()
         self.highlighted = state.stage
         self.update()
@@ -53,33 +52,37 @@ class ArchitectureMap(QtWidgets.QWidget):
         small = QtGui.QFont(self.font())
         small.setPointSizeF(max(7.0, self.font().pointSizeF() - 1))
         frame_label = QtGui.QFontMetricsF(small).height()
-        col_w = (w - 3 * m) / 2
-        # one box height for both columns, set by the longer one, so that boxes of a kind look alike
-        rows = max(1 + self.n_enc * 2, 2 + self.n_dec * 3)
-        layers = max(self.n_enc, self.n_dec)
+        sc = self.schema
+        if sc is None:
+            return
+        cols = len(sc.stacks)
+        col_w = (w - (cols + 1) * m) / cols
+        # one box height for all columns, set by the longest, so that boxes of a kind look alike
+        rows = max(1 + st.n_layers * len(st.sublayers) + (st is sc.output_stack and sc.has_output)
+                   for st in sc.stacks)
+        layers = sc.n_layers
         box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows) / rows)
-        for col, stack in enumerate(("enc", "dec")):
+        for col, st in enumerate(sc.stacks):
             x = m + col * (col_w + m)
-            n = self.n_enc if stack == "enc" else self.n_dec
             y = head
-            embed = Stage("src_embed" if stack == "enc" else "tgt_embed")
-            self.boxes[embed] = QtCore.QRectF(x, y, col_w, box_h)
+            self.boxes[Stage(st.embed_stage)] = QtCore.QRectF(x, y, col_w, box_h)
             y += box_h + 8
-            for l in range(n):
+            for l in range(st.n_layers):
                 top = y
                 y += frame_label
-                for sub in (("self", "ffn") if stack == "enc" else ("self", "cross", "ffn")):
-                    self.boxes[Stage(stack, l, sub)] = QtCore.QRectF(x + 4, y, col_w - 8, box_h)
+                for sub in st.sublayers:
+                    self.boxes[Stage(st.key, l, sub.key)] = QtCore.QRectF(x + 4, y, col_w - 8, box_h)
                     y += box_h + 3
-                self.frames.append((f"{'Encoder' if stack == 'enc' else 'Decoder'} layer {l + 1}", f"Layer {l + 1}",
+                self.frames.append((f"{st.title} layer {l + 1}", f"Layer {l + 1}",
                                     QtCore.QRectF(x, top, col_w, y - top + 2)))
                 y += 6
-            if stack == "dec":
-                self.boxes[Stage("output")] = QtCore.QRectF(x, y + 2, col_w, box_h)
+            if st is sc.output_stack and sc.has_output:
+                self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
-            (r.adjusted(3, 2, -3, -2), SHORT[(st.stack, st.sublayer)]) for st, r in self.boxes.items()])
+            (r.adjusted(3, 2, -3, -2), sc.short(st)) for st, r in self.boxes.items()])
         self.small_font = small
-        self.head_font = self._fitting_font(base, [(QtCore.QRectF(0, 0, col_w, head), f"Decoder ×{self.n_dec}")])
+        self.head_font = self._fitting_font(base, [(QtCore.QRectF(0, 0, col_w, head), f"{st.title} ×{st.n_layers}")
+                                                   for st in sc.stacks])
         self._picture = None
 
     @staticmethod
@@ -113,6 +116,11 @@ class ArchitectureMap(QtWidgets.QWidget):
     def paintEvent(self, event) -> None:
         """The diagram comes from a cached picture (redrawn on resize, font or palette change); only the
         highlighted box is painted each time, so stepping repaints in a fraction of a millisecond."""
+        if self.schema is None:                          # nothing to draw before the first trace
+            p = QtGui.QPainter(self)
+            p.fillRect(self.rect(), self.palette().color(QtGui.QPalette.ColorRole.Base))
+            p.end()
+            return
         if not self.boxes:
             self._layout()
         ratio = self.devicePixelRatioF()
@@ -132,13 +140,19 @@ class ArchitectureMap(QtWidgets.QWidget):
 
     def _paint_box(self, p: QtGui.QPainter, stage: Stage, current: bool) -> None:
         r = self.boxes[stage]
-        colour = COLOURS.get((stage.stack, stage.sublayer), COLOURS.get(stage.stack, "#eeeeee"))
+        sc = self.schema
+        if stage.stack == OUTPUT:
+            colour = OUTPUT_COLOUR
+        elif sc.is_layer_stage(stage):
+            colour = COLOURS[sc.stack(stage.stack).sublayer(stage.sublayer).kind]
+        else:
+            colour = EMBED_COLOUR
         p.setBrush(QtGui.QColor("#ffd400") if current else QtGui.QColor(colour))
         p.setPen(QtGui.QPen(QtGui.QColor("#d12b2b") if current else QtGui.QColor("#666666"), 3 if current else 1))
         p.drawRoundedRect(r, 5, 5)
         p.setPen(QtGui.QColor("#111111"))
         p.drawText(r.adjusted(3, 2, -3, -2), QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap,
-                   SHORT[(stage.stack, stage.sublayer)])
+                   sc.short(stage))
 
     def _paint_diagram(self, p: QtGui.QPainter) -> None:
         """Everything but the highlight: column titles, layer frames, boxes."""
@@ -148,11 +162,11 @@ class ArchitectureMap(QtWidgets.QWidget):
         text = pal.color(QtGui.QPalette.ColorRole.Text)
         p.setFont(self.head_font)
         p.setPen(text)
-        for col, (stack, n) in enumerate((("Encoder", self.n_enc), ("Decoder", self.n_dec))):
-            first = self.boxes.get(Stage("src_embed" if col == 0 else "tgt_embed"))
+        for st in (self.schema.stacks if self.schema is not None else ()):
+            first = self.boxes.get(Stage(st.embed_stage))
             if first is not None:
                 p.drawText(QtCore.QRectF(first.left(), 0, first.width(), first.top()),
-                           QtCore.Qt.AlignmentFlag.AlignCenter, f"{stack} ×{n}")
+                           QtCore.Qt.AlignmentFlag.AlignCenter, f"{st.title} ×{st.n_layers}")
         p.setFont(self.small_font)
         fm = QtGui.QFontMetricsF(self.small_font)
         for label, short, r in self.frames:
@@ -174,8 +188,8 @@ class ArchitectureMap(QtWidgets.QWidget):
 
     def mouseMoveEvent(self, event) -> None:
         stage = self.stage_at(event.position())
-        if stage is not None:
-            title, text, equation = caption(stage)
+        if stage is not None and self.schema is not None:
+            title, text, equation = self.schema.caption(stage)
             self.setToolTip(f"<b>{title}</b><br>{text}<br><i>{equation}</i>")
         else:
             self.setToolTip("")

@@ -7,23 +7,17 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.trace import ATTENTION_KINDS, KIND_TITLES
-
 from ..heatmap_figure import COLORMAP, HeatmapPlot
 from ..theme import COLORMAPS
 
-KINDS = list(ATTENTION_KINDS)
-KIND_LABELS = {"enc_self": "Encoder self", "dec_self": "Decoder masked self", "cross": "Cross (decoder → encoder)"}
 
 
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.kind = QtWidgets.QComboBox()
-        for k in KINDS:
-            self.kind.addItem(KIND_LABELS[k], k)
-            self.kind.setItemData(self.kind.count() - 1, KIND_TITLES[k], QtCore.Qt.ItemDataRole.ToolTipRole)
+        self.kind = QtWidgets.QComboBox()           # filled from the schema of the trace in view (_set_kinds)
+        self._kinds: tuple = ()
         self.layer = QtWidgets.QSpinBox(prefix="Layer ", minimum=1, maximum=1)
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)
         self.mean = QtWidgets.QCheckBox("Mean over heads")
@@ -57,7 +51,7 @@ class AttentionPanel(QtWidgets.QWidget):
             self.bar.addWidget(w)
         self.bar.addStretch(1)
         for w in (self.kind, self.layer, self.head):
-            w.setToolTip({self.kind: "Which attention: encoder self, decoder masked self, or cross (decoder → encoder)",
+            w.setToolTip({self.kind: "Which attention sublayer: its heads in every layer of its stack",
                           self.layer: "Layer of the stack (Alt+Up / Alt+Down)",
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self.canvas = pg.GraphicsLayoutWidget()
@@ -87,7 +81,7 @@ class AttentionPanel(QtWidgets.QWidget):
         layout.addWidget(self.canvas, 1)
         layout.addLayout(below)
         self.trace = None
-        self.shown_kind, self.shown_layer, self.shown_head = "enc_self", 0, 0
+        self.shown_kind, self.shown_layer, self.shown_head = "", 0, 0
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
         self.layer.valueChanged.connect(self._layer_changed)
         self.head.valueChanged.connect(lambda v: self.state.update(head=v - 1))
@@ -166,11 +160,25 @@ class AttentionPanel(QtWidgets.QWidget):
         return (state.kind, state.layer, state.head, state.step, self.mean.isChecked(), self.shared.isChecked())
 
     # --- rendering ----------------------------------------------------------------------------
+    def _set_kinds(self, schema) -> None:
+        """The kind picker lists the attention kinds of the model in view, in pipeline order."""
+        if schema.kinds == self._kinds:
+            return
+        self._kinds = schema.kinds
+        self.kind.blockSignals(True)
+        self.kind.clear()
+        for k in schema.kinds:
+            self.kind.addItem(k.label, k.name)
+            self.kind.setItemData(self.kind.count() - 1, k.title, QtCore.Qt.ItemDataRole.ToolTipRole)
+        self.kind.blockSignals(False)
+
     def render(self, trace, state) -> None:
         self.trace = trace
-        kind = state.kind
-        stack = ATTENTION_KINDS[kind][0]
-        n_layers = trace.n_layers(stack)
+        schema = trace.schema
+        self._set_kinds(schema)
+        kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
+        info = schema.kind(kind)
+        n_layers = trace.n_layers(info.stack)
         layer = min(state.layer, n_layers - 1)
         weights = trace.attention(kind, layer)                      # (H, Tq, Tk)
         mask = trace.mask(kind, layer)
@@ -178,7 +186,7 @@ class AttentionPanel(QtWidgets.QWidget):
         H = weights.shape[0]
         head = min(state.head, H - 1)
         self.shown_kind, self.shown_layer, self.shown_head = kind, layer, head
-        for w, v in ((self.kind, KINDS.index(kind)),):
+        for w, v in ((self.kind, schema.kind_names.index(kind)),):
             w.blockSignals(True); w.setCurrentIndex(v); w.blockSignals(False)
         for spin, n, v in ((self.layer, n_layers, layer + 1), (self.head, H, head + 1)):
             spin.blockSignals(True)
@@ -208,11 +216,11 @@ class AttentionPanel(QtWidgets.QWidget):
             which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}"
             hi = top if top is not None else float(focused.max())
             levels = (0.0, max(hi, 1e-6))
-            self.focus.show_matrix(focused, mask, rows, cols, f"{KIND_TITLES[kind]} — layer {layer + 1}, {which}",
+            self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
                                    levels=levels)
             self.colorbar.setLevels(levels)
             self._focus_shown = (trace, focus_key)
-        step_row = state.step if kind in ("dec_self", "cross") else None
+        step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
 
     @staticmethod

@@ -15,7 +15,6 @@ from .plotkit import (PALETTE, Heatmap, PlotBox, ResponsiveGrid, escape, header_
                       symmetric_levels)
 
 N_WAVES = len(PALETTE)
-SOURCE_STACKS = ("src_embed", "enc")
 
 
 def cosine_similarity(x: np.ndarray) -> np.ndarray:
@@ -27,8 +26,15 @@ def cosine_similarity(x: np.ndarray) -> np.ndarray:
 
 
 def side_of(state) -> str:
-    """'src' while the view is on the encoder side, else 'tgt' (target embedding, decoder, output)."""
-    return "src" if getattr(state, "stack", "src_embed") in SOURCE_STACKS else "tgt"
+    """The token list of the stack in view (its schema's "src" or "tgt"): the source while the view is on the
+    encoder side, the decoder input on the decoder side and at the output."""
+    schema = getattr(state, "schema", None)
+    if schema is None:
+        return "src"
+    try:
+        return schema.stack_of_stage(state.stage).tokens
+    except KeyError:
+        return schema.stacks[0].tokens
 
 
 def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
@@ -115,7 +121,7 @@ class EmbeddingsPanel(QtWidgets.QWidget):
     def render(self, trace, state) -> None:
         self.trace = trace
         self.side = side = side_of(state)
-        self.tokens = list(trace.src_tokens if side == "src" else trace.tgt_tokens)
+        self.tokens = list(trace.tokens(side))
         e, p, x = (np.asarray(trace[f"{side}.{k}"]) for k in ("embedding", "pe", "x"))
         self.arrays = {"embedding": e, "pe": p, "x": x, "similarity": cosine_similarity(x)}
         T, d = x.shape
@@ -126,8 +132,10 @@ class EmbeddingsPanel(QtWidgets.QWidget):
             self.levels[key] = symmetric_levels(self.arrays[key])
             hm.show_matrix(self.arrays[key], self.tokens, None, self.levels[key])
         self.similarity.show_matrix(self.arrays["similarity"], self.tokens, self.tokens, (-1.0, 1.0))
-        who = ("Source sentence (encoder input)" if side == "src"
-               else "Target side: decoder input &lt;s&gt; y₁ … yₙ")
+        st = next(st for st in trace.schema.stacks if st.tokens == side)
+        who = ("Source sentence (encoder input)" if st.tokens == "src" and len(trace.schema.stacks) > 1
+               else "Target side: decoder input &lt;s&gt; y₁ … yₙ" if len(trace.schema.stacks) > 1
+               else f"{st.title} input")
         self.header.setText(f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
                             f"<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; p = PE[position]"
                             f" &nbsp; (colour scales: e ±{self.levels['embedding'][1]:.3g}, "

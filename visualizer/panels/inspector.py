@@ -10,9 +10,8 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
-from model.trace import KIND_TITLES
+from model.schema import OUTPUT
 
-from ..state import KIND_OF
 
 
 class NumberBrowser(QtWidgets.QTextBrowser):
@@ -70,11 +69,9 @@ class InspectorPanel(QtWidgets.QWidget):
 
     def _tokens_for(self, state) -> list[str]:
         tr = self._trace
-        if state.stack in ("src_embed", "enc"):
-            return tr.src_tokens
-        if state.stack == "output":
+        if state.stack == OUTPUT:
             return tr.out_tokens
-        return tr.tgt_tokens
+        return tr.tokens(tr.schema.stack_of_stage(state.stage).tokens)
 
     def view_key(self, state):
         return (state.stack, state.layer, state.sublayer, state.kind, state.head, state.step,
@@ -84,7 +81,7 @@ class InspectorPanel(QtWidgets.QWidget):
         self._trace, self._state = trace, state
         tokens = self._tokens_for(state)
         wanted = self.query.currentIndex() if keep_query else (
-            state.step if state.stack in ("dec", "tgt_embed", "output") else max(self.query.currentIndex(), 0))
+            state.step if trace.schema.stack_of_stage(state.stage).by_step else max(self.query.currentIndex(), 0))
         labels = [f"{i}: {t}" for i, t in enumerate(tokens)]
         if [self.query.itemText(i) for i in range(self.query.count())] != labels:
             self.query.blockSignals(True)
@@ -102,19 +99,20 @@ class InspectorPanel(QtWidgets.QWidget):
     # --- the equations --------------------------------------------------------------------
     def _html(self, trace, state, i: int) -> str:
         style = "<style>td,th{padding:2px 8px;text-align:right;white-space:nowrap} th{background:#eee} .eq{font-size:115%}</style>"
-        if state.stack in ("src_embed", "tgt_embed"):
-            p = "src" if state.stack == "src_embed" else "tgt"
-            return style + self._embed_html(trace, p, i)
-        if state.stack == "output":
+        if state.stack == OUTPUT:
             return style + self._output_html(trace, state, i)
+        st = trace.schema.stack_of_stage(state.stage)
+        if state.stack == st.embed_stage:
+            return style + self._embed_html(trace, st.tokens, i)
         parts = []
-        if (state.stack, state.sublayer) in KIND_OF:
-            parts.append(self._attention_html(trace, KIND_OF[(state.stack, state.sublayer)], state.layer, state.head, i))
+        kind = trace.schema.kind_at(state.stack, state.sublayer)
+        if kind is not None:
+            parts.append(self._attention_html(trace, kind.name, state.layer, state.head, i))
         parts.append(self._layernorm_html(trace, state.stack, state.layer, state.sublayer, i))
         return style + "".join(parts)
 
     def _embed_html(self, trace, p: str, i: int) -> str:
-        toks = trace.src_tokens if p == "src" else trace.tgt_tokens
+        toks = trace.tokens(p)
         e, pe, x = trace[f"{p}.embedding"][i], trace[f"{p}.pe"][i], trace[f"{p}.x"][i]
         return (f"<h3>Input of token {tok(toks[i])} at position {i}</h3><p class=eq>e = √d_model · E[token] = {vec(e)}</p>"
                 f"<p class=eq>p = PE({i}) = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
@@ -122,7 +120,7 @@ class InspectorPanel(QtWidgets.QWidget):
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)
         scale = "√d_k = " + num(eq.scale) if eq.scale != 1.0 else "1 (scores not scaled)"
-        out = [f"<h3>{KIND_TITLES[kind]}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
+        out = [f"<h3>{trace.schema.kind(kind).title}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
         if eq.embedding is not None:
             out.append(f"<p class=eq>x<sub>i</sub> = e<sub>i</sub> + p<sub>i</sub> = {vec(eq.embedding)} + {vec(eq.pe)} = {vec(eq.x)}</p>")
         else:
@@ -141,7 +139,8 @@ class InspectorPanel(QtWidgets.QWidget):
                             "α = 0 (a future token or padding)</td></tr>")
         out.append("".join(rows) + "</table>")
         out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(eq.output)}</p>")
-        if trace.meta.get("model") == "seed-example" and kind == "enc_self" and eq.query_token == "cat":
+        if trace.meta.get("model") == "seed-example" and kind == trace.schema.kinds[0].name \
+                and eq.query_token == "cat":
             from model.seed_example import NOTE_SAT      # the seed example is loaded, so is torch
             sat = eq.key_tokens.index("sat")
             out.append(

@@ -10,36 +10,37 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
+from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT, Stage
+
 from .plotkit import (BLUE, GREEN, VERMILLION, TICK_PT, PlotBox, ResponsiveGrid, TokenAxis, escape, header_label,
                       notice_label)
 
-FORMULA = "LN(v) = γ ⊙ (v − μ)/σ + β"
-SUBLAYER_NAMES = {("enc", "self"): "self-attention", ("dec", "self"): "masked self-attention",
-                  ("dec", "cross"): "cross-attention", ("enc", "ffn"): "feed-forward", ("dec", "ffn"): "feed-forward"}
-SUBLAYERS = {"enc": ("self", "ffn"), "dec": ("self", "cross", "ffn")}
 N_BINS = 60
 
 
-def ln_stage(state, n_enc: int, n_dec: int) -> tuple[str, int, str, str]:
-    """(stack, layer, sublayer, note): the Add & Norm the view is on, or the nearest one and why."""
-    stack = getattr(state, "stack", "enc")
+def ln_stage(state, schema) -> tuple[str, int, str, str]:
+    """(stack, layer, sublayer, note): the norm of the sublayer in view, or the nearest one and why."""
+    stack = getattr(state, "stack", "")
     layer = int(getattr(state, "layer", 0) or 0)
     sub = getattr(state, "sublayer", "")
-    if stack == "src_embed":
-        return "enc", 0, "self", "The embedding has no LayerNorm: showing the nearest one, after the first " \
-                                 "encoder self-attention."
-    if stack == "tgt_embed":
-        return "dec", 0, "self", "The embedding has no LayerNorm: showing the nearest one, after the first " \
-                                 "decoder masked self-attention."
-    if stack == "output":
-        return "dec", n_dec - 1, "ffn", "The output layer (linear + softmax) has no LayerNorm: showing the " \
-                                        "nearest one, after the last decoder feed-forward."
-    if stack not in SUBLAYERS:
-        return "enc", 0, "self", f"Unknown stage {stack!r}: showing the first encoder LayerNorm."
-    n = n_enc if stack == "enc" else n_dec
-    layer = min(max(layer, 0), max(n - 1, 0))
-    if sub not in SUBLAYERS[stack]:
-        return stack, layer, SUBLAYERS[stack][0], ""
+    first = schema.stacks[0]
+    try:
+        st = schema.stack_of_stage(Stage(stack))
+    except KeyError:
+        return first.key, 0, first.sublayers[0].key, \
+            f"Unknown stage {stack!r}: showing the first {first.title.lower()} {schema.norm}."
+    if stack == OUTPUT:
+        return st.key, st.n_layers - 1, st.sublayers[-1].key, \
+            f"The output layer (linear + softmax) has no {schema.norm}: showing the nearest one, after the last " \
+            f"{st.title.lower()} {st.sublayers[-1].name}."
+    if stack == st.embed_stage:
+        return st.key, 0, st.sublayers[0].key, \
+            f"The embedding has no {schema.norm}: showing the nearest one, " \
+            f"{'after' if schema.norm_place == NORM_AFTER else 'before'} the first {st.title.lower()} " \
+            f"{st.sublayers[0].name}."
+    layer = min(max(layer, 0), max(st.n_layers - 1, 0))
+    if sub not in [s.key for s in st.sublayers]:
+        return stack, layer, st.sublayers[0].key, ""
     return stack, layer, sub, ""
 
 
@@ -111,11 +112,14 @@ class LayerNormPanel(QtWidgets.QWidget):
 
     # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
-        stack, layer, sub, _ = ln_stage(state, getattr(state, "n_enc", 1), getattr(state, "n_dec", 1))
-        return (stack, layer, sub, state.step if stack == "dec" else None, state.stack)
+        if state.schema is None:
+            return None
+        stack, layer, sub, _ = ln_stage(state, state.schema)
+        return (stack, layer, sub, state.step if state.schema.stack(stack).by_step else None, state.stack)
 
     def render(self, trace, state) -> None:
-        stack, layer, sub, note = ln_stage(state, trace.n_layers("enc"), trace.n_layers("dec"))
+        schema = trace.schema
+        stack, layer, sub, note = ln_stage(state, schema)
         if self._shown_trace is trace and self.stage == (stack, layer, sub) and self.note == note:
             self._show_highlight(state)           # a generation step only moves the highlighted bar
             return
@@ -126,9 +130,11 @@ class LayerNormPanel(QtWidgets.QWidget):
             return np.asarray(trace.get(stack, layer, sub, name))
 
         mu, sigma, v, out = get("ln_mean"), get("ln_sigma"), get("residual"), get("ln_out")
-        gamma, beta = get("gamma"), get("beta")
+        gamma = get("gamma")
+        has_beta = schema.norm == LAYER_NORM
+        beta = get("beta") if has_beta else np.zeros_like(gamma)                # RMSNorm has no shift
         self.shown = {"mu": mu, "sigma": sigma, "gamma": gamma, "beta": beta, "before": v, "after": out}
-        self.tokens = list(trace.src_tokens if stack == "enc" else trace.tgt_tokens)
+        self.tokens = list(trace.tokens(schema.stack(stack).tokens))
         T, d = v.shape
 
         x = np.arange(T)
@@ -149,7 +155,8 @@ class LayerNormPanel(QtWidgets.QWidget):
         def histogram_update(key, curve, plot):
             edges, counts = self.hist[key]
             data = self.shown[key]
-            name = "v = x + Sublayer(x)" if key == "before" else "LN(v)"
+            name = (("v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream")
+                    if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)"))
             title = (f"{key}: {name}<br><span style='font-size:{TICK_PT}pt'>all {T}×{d} values · "
                      f"mean {float(data.mean()):.2f} · std {float(data.std()):.2f}</span>")
 
@@ -173,6 +180,7 @@ class LayerNormPanel(QtWidgets.QWidget):
 
         self.gamma_plot.defer(parameter_update(self.gamma_plot, self.gamma_curve, gamma, 1.0))
         self.beta_plot.defer(parameter_update(self.beta_plot, self.beta_curve, beta, 0.0))
+        self.beta_plot.set_title("β (shift), per dimension" if has_beta else f"β: {schema.norm} has no shift (0)")
 
         self.notice.setText(escape(note))
         self.notice.setVisible(bool(note))
@@ -182,20 +190,25 @@ class LayerNormPanel(QtWidgets.QWidget):
     def _show_highlight(self, state) -> None:
         """The bar of the generation step in vermillion (decoder only) and the header that names it."""
         stack, layer, sub = self.stage
+        schema = self._shown_trace.schema
+        st = schema.stack(stack)
         T, d = self.shown["before"].shape
         step = int(getattr(state, "step", 0) or 0)
-        highlight = min(max(step, 0), T - 1) if stack == "dec" else None
+        highlight = min(max(step, 0), T - 1) if st.by_step else None
         if highlight == self.highlight:
             return
         self.highlight = highlight
         brushes = [pg.mkBrush(VERMILLION if i == highlight else BLUE) for i in range(T)]
         for plot, bars in ((self.mu_plot, self.mu_bars), (self.sigma_plot, self.sigma_bars)):
             plot.defer(lambda bars=bars: bars.setOpts(brushes=brushes), part="colours")
-        where = "Encoder" if stack == "enc" else "Decoder"
-        tokens = ("source token" if stack == "enc" else "decoder input token") + ("s" if T != 1 else "")
+        tokens = st.token_noun + ("s" if T != 1 else "")
+        sublayer = st.sublayer(sub).name
+        where = f"Add &amp; Norm after {sublayer}" if schema.norm_place == NORM_AFTER else f"{schema.norm} before {sublayer}"
+        v = "v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream"
+        spread = "μ, σ" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"
                      if highlight is not None else "")
         self.header.setText(
-            f"<b>{where} layer {layer + 1} · Add &amp; Norm after {SUBLAYER_NAMES[(stack, sub)]}</b>"
-            f"<br><span style='font-family:serif; font-size:15pt'><i>{escape(FORMULA)}</i></span>"
-            f" &nbsp; v = x + Sublayer(x); μ, σ over the {d} dimensions of each of the {T} {tokens}{step_text}")
+            f"<b>{st.title} layer {layer + 1} · {where}</b>"
+            f"<br><span style='font-family:serif; font-size:15pt'><i>{escape(schema.norm_equation)}</i></span>"
+            f" &nbsp; {v}; {spread} over the {d} dimensions of each of the {T} {tokens}{step_text}")

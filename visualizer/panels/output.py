@@ -100,7 +100,8 @@ class OutputPanel(QtWidgets.QWidget):
         self.bar_labels: list[str] = []
         self.entropy = 0.0
         self.title = ""
-        self._tgt_tokens: list[str] = []
+        self._tgt_tokens: list[str] = []             # the rows' tokens (the output stack's input)
+        self._by_step = True                         # rows are generation steps (a decoder)
         self._taken = "chosen"
 
     # --- the window's protocol --------------------------------------------------------------------
@@ -128,10 +129,16 @@ class OutputPanel(QtWidgets.QWidget):
         return t if np.isfinite(t) and t > 0 else 1.0
 
     def render(self, trace, state) -> None:
+        self.box.setVisible(trace.schema.has_output)
+        if not trace.schema.has_output:                # e.g. an encoder without its masked-LM head
+            self.title = ""
+            self.header.setText("This model has no output layer (no language-model head): no distribution to show.")
+            return
+        self._by_step = trace.schema.output_stack.by_step
         n_steps = int(trace["logits"].shape[0])
         self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
         self.temperature = T = self._temperature(state)
-        self._tgt_tokens = list(trace.tgt_tokens)
+        self._tgt_tokens = list(trace.tokens(trace.schema.output_stack.tokens))
         mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
         self._taken = TAKEN.get(mode, "chosen")
         probs = trace.probs(step, T)
@@ -200,11 +207,16 @@ class OutputPanel(QtWidgets.QWidget):
             item.setPos(p - 0.01 * limit if inside else p + 0.01 * limit, float(y[i]))
             item.setVisible(True)
 
-        prefix = join_pieces(self._prefix())
-        prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
         t = self.step
-        self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
-        self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(prefix)}”")
+        if self._by_step:
+            prefix = join_pieces(self._prefix())
+            prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
+            self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
+            self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(prefix)}”")
+        else:                                          # an encoder's head predicts each position's own token
+            here = self._tgt_tokens[t] if t < len(self._tgt_tokens) else ""
+            self.title = f"Position {t}: what the model would put at “{here}”"
+            self.box.set_title(f"Position {t}: what the model would put<br>at “{escape(here)}”")
         self._header()
 
     def _prefix(self) -> list[str]:

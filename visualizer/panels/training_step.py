@@ -8,7 +8,6 @@ from PySide6 import QtCore, QtWidgets
 
 from ..heatmap_figure import token_ticks
 from .plotkit import free_title_width
-from ..state import KIND_OF
 
 
 class TrainingStepPanel(QtWidgets.QWidget):
@@ -82,10 +81,12 @@ class TrainingStepPanel(QtWidgets.QWidget):
             self.status.setText("Type a reference translation in the target field: the loss and its gradients "
                                 "are computed for it under teacher forcing.")
             return
-        kind = KIND_OF.get((state.stack, state.sublayer), state.kind)
-        stack = "enc" if kind == "enc_self" else "dec"
-        n_layers = self.stepper.lm.cfg.N_enc if stack == "enc" else self.stepper.lm.cfg.N_dec
-        layer = min(state.layer, n_layers - 1)
+        schema = self.stepper.lm.schema
+        here = schema.kind_at(state.stack, state.sublayer)
+        kind = here.name if here is not None else state.kind
+        if kind not in schema.kind_names:
+            kind = schema.kinds[0].name
+        layer = min(state.layer, schema.stack(schema.kind(kind).stack).n_layers - 1)
         try:
             result = self.stepper.evaluate(state.sentence, target, kind, layer, state.head)
         except ValueError as e:

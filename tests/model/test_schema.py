@@ -1,0 +1,78 @@
+"""The model schema: the seed transformer as one instance, three other shapes, synthetic traces that obey them."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model.equations import attention_equation, sublayer_input
+from model.families.shapes import decoder_only
+from model.schema import OUTPUT, RMS_NORM, Schema, Stage
+from model.trace import Trace
+
+
+def test_the_seed_schema_describes_the_seed_model(tiny_lm):
+    sc = tiny_lm.schema
+    assert sc.family == "seed" and sc.layout == "encoder-decoder"
+    assert [st.key for st in sc.stacks] == ["enc", "dec"]
+    assert [(st.n_layers, [s.key for s in st.sublayers]) for st in sc.stacks] == [(2, ["self", "ffn"]),
+                                                                                 (2, ["self", "cross", "ffn"])]
+    assert sc.kind_names == ("enc_self", "dec_self", "cross")
+    assert (sc.n_heads, sc.n_kv_heads, sc.d_model, sc.d_k) == (tiny_lm.cfg.h, tiny_lm.cfg.h, 16, 8)
+    stages = sc.stages()
+    assert len(stages) == 1 + 2 * 2 + 1 + 2 * 3 + 1 and stages[0] == Stage("src_embed") and stages[-1] == Stage(OUTPUT)
+    assert sc.title(Stage("dec", 1, "cross")) == "Decoder cross-attention + Add & Norm — layer 2"
+    assert sc.kind("cross").title == "Cross-attention" and sc.kind("dec_self").file == "decoder_self"
+    assert sc.kind("cross").queries == "tgt" and sc.kind("cross").keys == "src"
+    for stage in stages:                              # every stage has a caption and an equation
+        title, text, equation = sc.caption(stage)
+        assert title and len(text) > 20 and "=" in equation
+
+
+@pytest.mark.parametrize("name", ["decoder-only", "encoder-only", "encoder-decoder"])
+def test_three_shapes_round_trip_through_json_and_npz(tmp_path, shapes, name):
+    from model.synthetic import synthetic_trace
+    sc = shapes[name]
+    assert Schema.from_dict(json.loads(json.dumps(sc.to_dict()))) == sc
+    t = synthetic_trace(sc)
+    t.save_npz(tmp_path / "t.npz")
+    back = Trace.load_npz(tmp_path / "t.npz")
+    assert back.schema == sc and sorted(back.arrays) == sorted(t.arrays)
+
+
+def test_decoder_only_shape_has_one_causal_kind_and_shared_key_value_heads(shapes):
+    sc = shapes["decoder-only"]
+    assert sc.kind_names == ("self",) and sc.kind("self").causal and sc.norm == RMS_NORM
+    assert [sc.kv_head(h) for h in range(4)] == [0, 0, 1, 1]
+    assert "2 query heads share each key/value head" in sc.caption(Stage("dec", 0, "self"))[2]
+    assert "RMSNorm" in sc.caption(Stage("dec", 0, "self"))[2] and "R(Q)" in sc.caption(Stage("dec", 0, "self"))[2]
+    assert all(s.stack != "src_embed" for s in sc.stages())
+
+
+def test_invalid_schemas_are_refused():
+    with pytest.raises(ValueError, match="cannot share"):
+        decoder_only("x", 2, 32, 4, 64, n_kv_heads=3)
+    with pytest.raises(ValueError, match="invalid model schema"):
+        Schema.from_dict({"family": "x"})
+
+
+def test_synthetic_traces_obey_their_schema(shaped_trace):
+    t, sc = shaped_trace, shaped_trace.schema
+    for k in sc.kinds:
+        rows, cols = t.axis_tokens(k.name)
+        for layer in range(sc.stack(k.stack).n_layers):
+            w, m = t.attention(k.name, layer), t.mask(k.name, layer)
+            assert w.shape == (sc.n_heads, len(rows), len(cols))
+            np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
+            assert not w[:, ~m].any()
+            assert t.get(k.stack, layer, k.sublayer, "k").shape[0] == sc.n_kv_heads
+    # the math inspector's numbers, grouped-query heads included: Σ α v equals the head output
+    k = sc.kinds[-1]
+    for head in range(sc.n_heads):
+        eq = attention_equation(t, k.name, sc.stack(k.stack).n_layers - 1, head, 1)
+        np.testing.assert_allclose(eq.alpha @ eq.V, eq.output, rtol=1e-4, atol=1e-5)
+    st = sc.stacks[-1]
+    assert sublayer_input(t, st.key, 0, st.sublayers[0].key) is t[f"{st.tokens}.x"]
+    if sc.has_output:
+        assert t.n_steps == t["logits"].shape[0] == len(t.out_tokens)
