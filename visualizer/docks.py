@@ -31,12 +31,21 @@ class Docks:
             except Exception as e:  # a broken panel must not take the window down with it
                 if not entry.optional:
                     raise
-                print(f"note: the {entry.title} panel is unavailable ({type(e).__name__}: {e})".splitlines()[0],
-                      file=sys.stderr)
+                why = (str(e).splitlines() or [""])[0]
+                print(f"note: the {entry.title} panel is unavailable ({type(e).__name__}: {why})", file=sys.stderr)
                 continue
             self.panels[entry.name] = panel
-            if entry.place in AREAS:
-                self._add_dock(entry, panel)
+        self.sized = False                        # dock sizes are set once the window is first shown
+        self.default_layout: QtCore.QByteArray | None = None
+        self.restored = False                     # the user's layout came back (then sizes are left as they are)
+
+    def dock(self) -> None:
+        """Put the panels in their docks; after the central widget, which comes first in the focus chain (the
+        sentence field has the focus when the window opens)."""
+        window, state = self.window, self.state
+        for entry in PANELS:
+            if entry.place in AREAS and entry.name in self.panels:
+                self._add_dock(entry, self.panels[entry.name])
         # right column: the output distribution on top (always in view while stepping through the decoder),
         # below it one tab group whose tab follows the stage (embeddings, LayerNorm) unless the user picks another
         top = [self.docks[e.name] for e in PANELS if e.place == "right-top" and e.name in self.docks]
@@ -50,9 +59,6 @@ class Docks:
         window.setTabPosition(QtCore.Qt.DockWidgetArea.AllDockWidgetAreas, QtWidgets.QTabWidget.TabPosition.North)
         self._stage_dock = STAGE_DOCK.get(state.stack)
         window.tabifiedDockWidgetActivated.connect(lambda _: self.readable_tabs())
-        self.sized = False                        # dock sizes are set once the window is first shown
-        self.default_layout: QtCore.QByteArray | None = None
-        self.restored = False                     # the user's layout came back (then sizes are left as they are)
 
     def _add_dock(self, entry, panel: QtWidgets.QWidget) -> None:
         dock = QtWidgets.QDockWidget(entry.title, self.window)

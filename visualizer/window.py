@@ -93,6 +93,7 @@ class MainWindow(QtWidgets.QMainWindow):
         v.addWidget(self.caption)
         v.addWidget(self.attention, 1)
         self.setCentralWidget(central)
+        self.docking.dock()
         self.status_notice = QtWidgets.QLabel()
         self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
         self.status_notice.setVisible(False)
