@@ -68,14 +68,14 @@ def shown():
     for _ in range(3):
         app.processEvents()   # paint every dirty widget (layouts may ask for a second pass)
     done.setdefault("first", time.perf_counter() - t0)
-    if w._frame is None:      # the live run of the model (not a saved frame nor the helper's)
+    if w.startup.frame is None:  # the live run of the model (not a saved frame nor the helper's)
         done["live"] = time.perf_counter() - t0
         app.quit()
 w.trace_shown.connect(shown)
 app.exec()
-w.runner.wait()
+w.runs.runner.wait()
 w.close()                              # saves this run's frame for the next start
-first = (w.first_paint_at - t0) if from_frame else done["first"]
+first = (w.startup.first_paint_at - t0) if from_frame else done["first"]
 print(f"{1000 * first:.1f} {1000 * done['live']:.1f} {int(from_frame)}")
 """
 
@@ -108,27 +108,27 @@ def main() -> int:
         loop.exec()
         w.trace_shown.disconnect(loop.quit)
 
-    while w.lm is None or w.trace is None or w.runner.busy:   # the model opens in the background
+    while w.lm is None or w.trace is None or w.runs.runner.busy:   # the model opens in the background
         app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
     name = w.lm.name
 
     # typing: each keystroke starts the model at once; the debounce (DEBOUNCE_MS after the last keystroke) holds the
     # repaint. Measured: from the debounce running out to every visible panel painted, as a user who paused sees it
     fired = []
-    w.debounce.timeout.disconnect(w._debounced)
+    w.runs.debounce.timeout.disconnect(w.runs.debounced)
 
     def debounce_ran_out():
-        fired.append((time.perf_counter(), w._held is not None))
-        w._debounced()
+        fired.append((time.perf_counter(), w.runs.held is not None))
+        w.runs.debounced()
 
-    w.debounce.timeout.connect(debounce_ran_out)
+    w.runs.debounce.timeout.connect(debounce_ran_out)
 
     def keystroke(text: str, draft: bool = True) -> tuple[float, bool] | None:
         """Type text; (ms from the debounce running out to painted, whether the result was ready by then)."""
         if w.state.sentence == text:
             return None
         if not draft:
-            w._previous = None
+            w.runs.previous = None
         fired.clear()
         w.state.update(sentence=text)        # as the sentence field does
         wait_shown()
@@ -185,10 +185,10 @@ def main() -> int:
     long = []
     per_token = []
     for i in range(max(3, a.repeats // 5)):
-        w._previous = None           # a full greedy decoding: the time per output token below means something
+        w.runs.previous = None       # a full greedy decoding: the time per output token below means something
         t0 = time.perf_counter()
         w.state.update(sentence=" ".join(words[: max_len - 1 - i % 2]))     # the model starts at once
-        w.debounce.stop()            # and its result is drawn when it comes: this measures model and repaint
+        w.runs.debounce.stop()       # and its result is drawn when it comes: this measures model and repaint
         wait_shown()
         settle(app)
         long.append(1000 * (time.perf_counter() - t0))

@@ -1,6 +1,8 @@
 """The input bar: source sentence, optional target, decoding settings, positional-encoding switch, model picker."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6 import QtCore, QtWidgets
 
 from model.config import DecodingSettings
@@ -8,6 +10,12 @@ from model.config import DecodingSettings
 from .steady_label import SteadyLabel
 
 OPEN_FOLDER = "Open model folder…"
+
+
+def model_label(name: str) -> str:
+    """What the model picker shows: a bundled name as it is, a folder by its last two path parts."""
+    path = Path(name)
+    return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
 
 
 class InputBar(QtWidgets.QWidget):

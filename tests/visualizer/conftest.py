@@ -17,9 +17,9 @@ def window(qtbot, tiny_model_dir, settings):
     w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runner.busy, timeout=20000)
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=20000)
     yield w
-    w.runner.wait(10000)
+    w.runs.runner.wait(10000)
 
 
 @pytest.fixture(scope="module")

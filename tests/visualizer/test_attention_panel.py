@@ -112,7 +112,7 @@ def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, pa
 
     size = QtWidgets.QApplication.font().pointSizeF()
     window.resize(1500, 950)
-    window.set_font_size(18)
+    window.presentation.set_font_size(18)
     try:
         qtbot.waitUntil(lambda: panel.focus.font_size == 19)
         window.state.update(kind="enc_self", layer=0)
@@ -123,4 +123,4 @@ def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, pa
             title_font.setPointSizeF(hp.font_size + 2)
             assert QtGui.QFontMetricsF(title_font).horizontalAdvance(hp.plot.titleLabel.text) < hp.plot.width()
     finally:
-        window.set_font_size(size)
+        window.presentation.set_font_size(size)

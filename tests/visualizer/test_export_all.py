@@ -17,7 +17,7 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
     window.state.update(stack="enc", layer=0, sublayer="self")
     window.docks["embeddings"].raise_()                 # the LayerNorm panel is now behind a tab
     show_sentence(qtbot, window, "we eat bread")
-    written = window.export_all(str(tmp_path), "png")
+    written = window.exports.export_all(str(tmp_path), "png")
     specs = heatmap_specs(window.trace, window.lm.name)
     names = {p.name for p in written}
     assert {f"{s.stem}.png" for s in specs} <= names
@@ -31,7 +31,7 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
 
 
 def test_export_all_csv_equals_the_trace_and_has_no_pictures(window, tmp_path):
-    written = window.export_all(str(tmp_path), "csv")
+    written = window.exports.export_all(str(tmp_path), "csv")
     assert all(p.suffix == ".csv" for p in written)
     rows, cols, m = read_heatmap_csv(tmp_path / "encoder_self_L2_H2.csv")
     assert rows == cols == window.trace.src_tokens
@@ -44,6 +44,6 @@ def test_cancelling_stops_early_and_writes_no_panels(window, tmp_path):
     def progress(done, total):
         calls.append((done, total))
         return done < 3                                  # the user presses Cancel after the third file
-    written = window.export_all(str(tmp_path), "png", progress)
+    written = window.exports.export_all(str(tmp_path), "png", progress)
     assert len(written) == 3 and calls[-1][0] == 3
     assert not any(p.name.startswith("panel_") for p in tmp_path.iterdir())

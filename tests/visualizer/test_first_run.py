@@ -76,15 +76,15 @@ def test_the_window_shows_the_helpers_frame_then_the_live_run(qtbot, tiny_model_
     helper = first_run.start(ViewState.at_start(str(tiny_model_dir), "she reads a book"))
     w = MainWindow(model=str(tiny_model_dir), sentence="she reads a book", settings=settings, first=helper)
     qtbot.addWidget(w)
-    assert w.trace is None and w.loader.runs == 0                # the model loads after the helper's frame
+    assert w.trace is None and w.startup.loader.runs == 0                # the model loads after the helper's frame
     with qtbot.waitSignal(w.trace_shown, timeout=30000):
         pass
-    assert w.lm is None and w._frame is not None
+    assert w.lm is None and w.startup.frame is not None
     assert "helper process" in w.status_time.text() and "loading" in w.status_time.text()
     shown = w.trace
     np.testing.assert_array_equal(w.attention.focused_array, shown.attention("enc_self", 0, 0))
     assert w.attention.focused_labels == (shown.src_tokens, shown.src_tokens)
-    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runner.busy, timeout=30000)
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runs.runner.busy, timeout=30000)
     assert_same_run(shown, w.trace)
     w.close()
     assert (Path(settings.q.fileName()).parent / FILE_NAME).is_file()   # the live run, kept for the next start
@@ -99,7 +99,7 @@ def test_a_sentence_typed_before_the_helper_is_done_is_not_covered_by_its_frame(
     w.state.update(sentence="the house is big")                  # typed while the helper runs
     qtbot.waitUntil(lambda: w.trace is not None, timeout=30000)
     assert w.lm is not None and w.trace.meta["sentence"] == "the house is big"      # the live run, not the frame
-    w.runner.wait(10000)
+    w.runs.runner.wait(10000)
 
 
 def test_the_command_line_starts_a_helper_only_while_torch_is_not_imported(tmp_path):

@@ -82,7 +82,7 @@ def test_the_next_window_shows_the_last_frame_before_its_model_loads(qtbot, tiny
 
     first = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
     qtbot.addWidget(first)
-    qtbot.waitUntil(lambda: first.lm is not None and first.trace is not None and not first.runner.busy,
+    qtbot.waitUntil(lambda: first.lm is not None and first.trace is not None and not first.runs.runner.busy,
                     timeout=20000)
     first.state.update(kind="cross", layer=1, head=1)
     expected = first.trace
@@ -97,12 +97,12 @@ def test_the_next_window_shows_the_last_frame_before_its_model_loads(qtbot, tiny
     cached = again.trace
     qtbot.waitUntil(lambda: again.lm is not None and again.trace is not cached, timeout=20000)
     np.testing.assert_array_equal(again.trace.attention("cross", 1, 1), expected.attention("cross", 1, 1))
-    again.runner.wait(10000)
+    again.runs.runner.wait(10000)
     other = MainWindow(model=str(tiny_model_dir), sentence="a dog ran", settings=settings)
     qtbot.addWidget(other)
     assert other.trace is None                                           # another sentence: no frame
     qtbot.waitUntil(lambda: other.lm is not None and other.trace is not None, timeout=20000)
-    other.runner.wait(10000)
+    other.runs.runner.wait(10000)
 
 
 def test_a_start_frame_is_keyed_by_the_contents_of_the_model_files(tmp_path, tiny_model_factory):
@@ -138,7 +138,7 @@ def test_the_shipped_start_frame_is_the_default_models_run_of_the_default_senten
     assert w.state.model_name == default_model() and w.state.sentence == s.sentence
     assert w.lm is None and w.trace is not None, "the start frame is stale: run python -m visualizer.last_frame"
     shown = w.trace
-    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runner.busy, timeout=30000)
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runs.runner.busy, timeout=30000)
     assert w.trace.out_tokens == shown.out_tokens and w.trace.src_tokens == shown.src_tokens
     assert set(w.trace.arrays) == set(shown.arrays)
     for k, v in w.trace.arrays.items():

@@ -22,14 +22,14 @@ def test_every_plot_of_every_panel_has_the_menu(window):
     assert len(views) >= 8
     for v in views:
         assert v.contextMenuPolicy() == QtCore.Qt.ContextMenuPolicy.CustomContextMenu, v
-    texts = menu_texts(window.attention_menu)
+    texts = menu_texts(window.exports.attention_menu)
     assert texts == ["Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
                      "Save numbers as CSV…", "Copy image"]
 
 
 def test_focused_head_csv_equals_the_trace(window, tmp_path):
     window.state.update(kind="cross", layer=1, head=1)
-    path = window.attention_menu.save("csv", path=str(tmp_path / "cross.csv"))
+    path = window.exports.attention_menu.save("csv", path=str(tmp_path / "cross.csv"))
     rows, cols, matrix = read_heatmap_csv(path)
     assert rows == window.trace.tgt_tokens and cols == window.trace.src_tokens
     np.testing.assert_array_equal(matrix.astype(np.float32), window.trace.attention("cross", 1, 1))
@@ -37,12 +37,12 @@ def test_focused_head_csv_equals_the_trace(window, tmp_path):
 
 def test_focused_head_png_for_print_and_svg(window, tmp_path):
     window.state.update(kind="dec_self", layer=0, head=0)
-    png = window.attention_menu.save("png", PRINT_SCALE, path=str(tmp_path / "head"))   # suffix added
+    png = window.exports.attention_menu.save("png", PRINT_SCALE, path=str(tmp_path / "head"))   # suffix added
     assert png.name == "head.png"
     image = QtGui.QImage(str(png))
     from visualizer.heatmap_figure import HeatmapFigure
     assert image.width() == PRINT_SCALE * HeatmapFigure().widget.width()
-    svg = window.attention_menu.save("svg", path=str(tmp_path / "head.svg"))
+    svg = window.exports.attention_menu.save("svg", path=str(tmp_path / "head.svg"))
     text = svg.read_text(encoding="utf-8")
     assert ET.fromstring(text).tag.endswith("svg")
     assert "Decoder masked self-attention, layer 1, head 1" in text
@@ -54,7 +54,7 @@ def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):
     keep = tmp_path / "encoder_self_L1_H1.png"
     keep.write_bytes(b"keep me")
     window.state.update(kind="enc_self", layer=0, head=0)
-    window.attention_menu.save("png", path=str(tmp_path / "mine.png"))
+    window.exports.attention_menu.save("png", path=str(tmp_path / "mine.png"))
     assert keep.read_bytes() == b"keep me"
     assert (tmp_path / "mine.png").stat().st_size > 1000
 
@@ -62,7 +62,7 @@ def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):
 def test_bar_chart_csv_holds_the_bars(window, tmp_path):
     window.state.update(stack="enc", layer=0, sublayer="self")
     ln = window.panels["layernorm"]
-    window._render_panel("layernorm", force=True)
+    window.docking.render("layernorm", force=True)
     menu = PlotMenu(ln.mu_plot, __import__("visualizer.plot_menu", fromlist=["x"]).widget_export(ln.mu_plot))
     path = menu.save("csv", path=str(tmp_path / "mu.csv"))
     with open(path, encoding="utf-8") as f:
@@ -76,7 +76,7 @@ def test_bar_chart_csv_holds_the_bars(window, tmp_path):
 def test_heatmap_panel_csv_has_token_headers(window, tmp_path):
     window.state.update(stack="src_embed")
     emb = window.panels["embeddings"]
-    window._render_panel("embeddings", force=True)
+    window.docking.render("embeddings", force=True)
     from visualizer.plot_menu import widget_export
     path = PlotMenu(emb.maps["pe"], widget_export(emb.maps["pe"])).save("csv", path=str(tmp_path / "pe.csv"))
     rows, cols, matrix = read_heatmap_csv(path)
@@ -92,7 +92,7 @@ def test_unwritable_folder_is_a_clear_error_and_leaves_nothing(window, tmp_path,
         raise PermissionError(errno.EACCES, "Permission denied")
     monkeypatch.setattr(export.tempfile, "mkstemp", refuse)        # root may write anywhere: refuse as a folder would
     with pytest.raises(ExportError, match="cannot write here"):
-        write_plot(window.focused_export(), tmp_path / "x.png", "png")
+        write_plot(window.exports.focused_export(), tmp_path / "x.png", "png")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -104,13 +104,13 @@ def test_full_disk_is_a_clear_error_and_leaves_no_partial_file(window, tmp_path,
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(export.os, "fsync", full)
     with pytest.raises(ExportError, match="No space left"):
-        write_plot(window.focused_export(), tmp_path / "x.svg", "svg")
+        write_plot(window.exports.focused_export(), tmp_path / "x.svg", "svg")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_missing_folder_is_a_clear_error(window, tmp_path):
     with pytest.raises(ExportError, match="folder does not exist"):
-        write_plot(window.focused_export(), tmp_path / "nope" / "x.csv", "csv")
+        write_plot(window.exports.focused_export(), tmp_path / "nope" / "x.csv", "csv")
 
 
 def test_file_stem_from_titles():

@@ -10,6 +10,19 @@ from visualizer.panels.training_step import TrainingStepPanel
 from visualizer.state import ViewState
 
 
+def shown_panel(qtbot, lm, target="le chat était assis"):
+    """A panel on lm showing "the cat sat on the mat" with target, once the worker's numbers are shown."""
+    panel = TrainingStepPanel()
+    qtbot.addWidget(panel)
+    panel.set_model(lm)
+    s = ViewState(sentence="the cat sat on the mat", target=target)
+    s.set_shape(lm.schema, 5)
+    tr = translate(lm, s.sentence, target=s.target).trace
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(tr, s)                # the worker computes; the panel shows the numbers when they come
+    return panel, s, tr
+
+
 def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
     lm = load(tiny_model_dir)
     original = {k: v.clone() for k, v in lm.model.state_dict().items()}
@@ -20,7 +33,8 @@ def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
     s.set_shape(lm.schema, 5)
     s.update(kind="cross", layer=1, head=1)
     tr = translate(lm, s.sentence, target=s.target).trace
-    panel.render(tr, s)
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(tr, s)                # the worker computes; the panel shows the numbers when they come
     expected = GradientStepper(load(tiny_model_dir)).evaluate(s.sentence, s.target, "cross", 1, 1)
     np.testing.assert_allclose(panel.losses, expected.token_losses, rtol=1e-5)
     np.testing.assert_allclose(panel.grad_images["W_K"].image, expected.grads["W_K"], rtol=1e-4, atol=1e-7)
@@ -28,7 +42,8 @@ def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
         panel.take_step()
     before, after = panel.history[-1]
     assert after < before
-    panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(translate(lm, s.sentence, target=s.target).trace, s)
     assert "→" in panel.status.text()
     with qtbot.waitSignal(panel.weights_changed):
         panel.reset()
@@ -50,14 +65,51 @@ def test_disabled_without_a_target(qtbot, tiny_lm):
 def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
     """Three gradient plots side by side: their titles must not make the panel wider than a side dock."""
     from PySide6 import QtCore
-    lm = load(tiny_model_dir)
-    panel = TrainingStepPanel()
-    qtbot.addWidget(panel)
-    panel.set_model(lm)
-    s = ViewState(sentence="the cat sat on the mat", target="le chat était assis sur le tapis")
-    s.set_shape(lm.schema, 5)
-    panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+    panel, _, _ = shown_panel(qtbot, load(tiny_model_dir), "le chat était assis sur le tapis")
     needed = panel.plots.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
     assert needed <= 460, needed
     for plot in panel.grad_plots.values():              # index axes: never "d_model (x0.001)" when empty
         assert not plot.getAxis("left").autoSIPrefix and not plot.getAxis("bottom").autoSIPrefix
+
+
+def test_forward_and_backward_run_in_the_worker_with_the_model_lock_held(qtbot, tiny_model_dir, monkeypatch):
+    """Evaluating a view and taking a step never run on the GUI thread; while they run, nobody else can take the
+    model's lock (a translation in the run controller's worker waits)."""
+    import threading
+
+    lm = load(tiny_model_dir)
+    seen = []
+    real = GradientStepper._evaluate
+
+    def spy(self, *args):
+        other = []                         # can another thread take the lock now?
+        t = threading.Thread(target=lambda: other.append(lm.lock.acquire(blocking=False)))
+        t.start()
+        t.join()
+        seen.append((threading.current_thread() is threading.main_thread(), other[0]))
+        return real(self, *args)
+
+    monkeypatch.setattr(GradientStepper, "_evaluate", spy)
+    panel, _, _ = shown_panel(qtbot, lm)
+    with qtbot.waitSignal(panel.weights_changed, timeout=10000):
+        panel.take_step()                  # loss before, step, loss after
+    panel.wait()
+    assert len(seen) >= 3 and seen == [(False, False)] * len(seen)
+    assert panel.steps_taken() == 1 and len(panel.history) == 1
+
+
+def test_requests_made_while_the_worker_is_busy_are_all_done_in_order(qtbot, tiny_model_dir):
+    """Two steps and a view change asked for at once: both steps are taken (none is superseded), then the newest
+    view is shown, with the weights after both steps."""
+    lm = load(tiny_model_dir)
+    panel, s, tr = shown_panel(qtbot, lm)
+    panel.take_step()
+    panel.take_step()
+    s.update(kind="cross", layer=1, head=1)
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(tr, s)
+    panel.wait()
+    assert panel.steps_taken() == 2 and len(panel.history) == 2
+    expected = GradientStepper(lm).evaluate(s.sentence, s.target, "cross", 1, 1)     # the weights after two steps
+    np.testing.assert_allclose(panel.losses, expected.token_losses, rtol=1e-5)
+    np.testing.assert_allclose(panel.grad_images["W_K"].image, expected.grads["W_K"], rtol=1e-4, atol=1e-7)

@@ -10,7 +10,7 @@ from model import translate
 
 def wait_for_sentence(qtbot, window, text, timeout=20000):
     qtbot.waitUntil(lambda: window.trace is not None and window.trace.meta.get("sentence") == text
-                    and not window.runner.busy, timeout=timeout)
+                    and not window.runs.runner.busy, timeout=timeout)
 
 
 def assert_focus_equals_trace(window):
@@ -41,16 +41,16 @@ def test_typing_updates_the_focused_heatmap(qtbot, window):
 def test_each_run_checks_the_last_translation_first_and_still_shows_greedy_output(qtbot, window, monkeypatch):
     """Typing on: every run gets the translation on screen as its previous run, and shows what plain greedy
     decoding of the new sentence gives; a space that leaves the source pieces as they were runs nothing."""
-    import visualizer.window as window_module
+    import visualizer.runs as runs_module
 
     previous = []
-    real = window_module.translate
+    real = runs_module.translate
 
     def spy(lm, text, settings, **kwargs):
         previous.append(kwargs["previous"])
         return real(lm, text, settings, **kwargs)
 
-    monkeypatch.setattr(window_module, "translate", spy)
+    monkeypatch.setattr(runs_module, "translate", spy)
     before = window.translation
     for text in ("the dog runs", "the dog runs fast", "we eat bread"):
         window.inputs.sentence.setText(text)
@@ -71,7 +71,7 @@ def test_each_run_checks_the_last_translation_first_and_still_shows_greedy_outpu
 
 
 def test_stepping_keys_move_the_view_and_the_map_follows(qtbot, window):
-    s, acts, arch = window.state, window.step_actions, window.architecture
+    s, acts, arch = window.state, window.menus.step_actions, window.architecture
     acts["First stage"].trigger()
     assert (s.stack, s.layer, s.sublayer) == ("src_embed", 0, "")
     assert arch.highlighted == s.stage
@@ -122,13 +122,13 @@ def test_decoder_self_attention_masked_cells_are_drawn_masked(qtbot, window):
 
 
 def test_the_model_runs_at_the_keystroke_and_the_panels_are_drawn_when_typing_pauses(qtbot, window):
-    window.debounce.setInterval(2000)               # long enough to see the run end before it
-    runs, old = window.runner.runs, window.trace.meta["sentence"]
+    window.runs.debounce.setInterval(2000)               # long enough to see the run end before it
+    runs, old = window.runs.runner.runs, window.trace.meta["sentence"]
     window.inputs.sentence.setText("the cat sleeps")
-    qtbot.waitUntil(lambda: window._held is not None, timeout=5000)
-    assert window.debounce.isActive() and window.trace.meta["sentence"] == old     # ready, not drawn yet
+    qtbot.waitUntil(lambda: window.runs.held is not None, timeout=5000)
+    assert window.runs.debounce.isActive() and window.trace.meta["sentence"] == old     # ready, not drawn yet
     wait_for_sentence(qtbot, window, "the cat sleeps", timeout=5000)
-    assert window.runner.runs == runs + 1           # the run that started at the keystroke is the one drawn
+    assert window.runs.runner.runs == runs + 1           # the run that started at the keystroke is the one drawn
     assert window.translation.out_ids == translate(window.lm, "the cat sleeps").out_ids
 
 
@@ -138,7 +138,7 @@ def test_rapid_typing_renders_only_the_newest_sentence(qtbot, window):
     field = window.inputs.sentence
     field.clear()
     wait_for_sentence(qtbot, window, "")
-    runs_before = window.runner.runs
+    runs_before = window.runs.runner.runs
     shown = []
     window.trace_shown.connect(lambda: shown.append(window.trace.meta["sentence"]))
     text = "where is the station and the big house"
@@ -146,10 +146,10 @@ def test_rapid_typing_renders_only_the_newest_sentence(qtbot, window):
         field.insert(ch)
         qtbot.wait(5)
     wait_for_sentence(qtbot, window, text)
-    qtbot.wait(window.debounce.interval() + 100)
+    qtbot.wait(window.runs.debounce.interval() + 100)
     assert shown == [text]
-    assert window.rendered_seq == window.seq
-    assert window.runner.runs - runs_before < len(text)         # requests that waited behind a newer one: skipped
+    assert window.runs.rendered_seq == window.runs.seq
+    assert window.runs.runner.runs - runs_before < len(text)         # requests that waited behind a newer one: skipped
     assert window.attention.focused_labels[1] == window.trace.axis_tokens(window.attention.shown_kind)[1]
 
 
@@ -257,14 +257,14 @@ def test_a_missing_start_model_opens_the_default_and_says_so(qtbot, tmp_path, se
     w = MainWindow(model=str(tmp_path / "no-such-model"), sentence="I love you.", settings=settings)
     qtbot.addWidget(w)
     assert w.lm is None                                   # the window is up before any model is loaded
-    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runner.busy, timeout=60000)
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=60000)
     assert w.lm.name == default_model() and w.state.model_name == default_model()
     assert "Cannot open" in w.statusBar().currentMessage() and "no-such-model" in w.statusBar().currentMessage()
     assert w.trace.meta["sentence"] == "I love you."
 
 
 def test_the_app_translates_on_one_torch_thread(qtbot, window):
-    """One sentence at a time is faster on one thread (see window.one_torch_thread), unless the user says."""
+    """One sentence at a time is faster on one thread (see worker.one_torch_thread), unless the user says."""
     import os
 
     import torch

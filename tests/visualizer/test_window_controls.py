@@ -7,34 +7,35 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtWidgets
 
-import visualizer.window as window_module
+import visualizer.runs as runs_module
 from model import DecodingSettings, translate
 from visualizer.controls import OPEN_FOLDER
+from visualizer.presentation import presentation_point_size
 from visualizer.state import Stage
 
 
 def wait_idle(qtbot, window, pred, timeout=20000):
-    qtbot.waitUntil(lambda: window.trace is not None and not window.runner.busy and window.rendered_seq == window.seq
-                    and pred(window.trace), timeout=timeout)
+    qtbot.waitUntil(lambda: window.trace is not None and not window.runs.runner.busy
+                    and window.runs.rendered_seq == window.runs.seq and pred(window.trace), timeout=timeout)
 
 
 def test_newest_request_wins_even_when_an_older_result_arrives_later(qtbot, window, monkeypatch):
     """The first run is slow; a second request comes while it runs. Only the second is ever rendered."""
-    real = window_module.translate
+    real = runs_module.translate
 
     def slow_for_first(lm, text, *args, **kwargs):
         if text == "the dog runs":
             time.sleep(0.6)
         return real(lm, text, *args, **kwargs)
 
-    monkeypatch.setattr(window_module, "translate", slow_for_first)
+    monkeypatch.setattr(runs_module, "translate", slow_for_first)
     shown = []
     window.trace_shown.connect(lambda: shown.append(window.trace.meta["sentence"]))
     window.state.sentence = "the dog runs"
-    window._run()                                   # as if the debounce fired twice, 0.1 s apart
+    window.runs.request(window.lm)                  # as if the debounce fired twice, 0.1 s apart
     qtbot.wait(100)
     window.state.sentence = "we eat bread"
-    window._run()
+    window.runs.request(window.lm)
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "we eat bread")
     qtbot.wait(200)
     assert shown == ["we eat bread"]
@@ -156,7 +157,7 @@ def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monk
     def broken(*args, **kwargs):
         raise RuntimeError("tensor shapes do not match\nlong detail")
 
-    monkeypatch.setattr(window_module, "translate", broken)
+    monkeypatch.setattr(runs_module, "translate", broken)
     window.inputs.sentence.setText("the dog runs")
     qtbot.waitUntil(lambda: window.inputs.notice.isVisible() and "tensor shapes" in window.inputs.notice.text(),
                     timeout=10000)
@@ -174,7 +175,7 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
         # the output panel gets the larger share of the right column
         qtbot.waitUntil(lambda: output.height() > 1.3 * layernorm.height())
         big = QtWidgets.QApplication.font().pointSizeF()
-        assert big == window_module.presentation_point_size(window.screen().geometry().height()) and big > size
+        assert big == presentation_point_size(window.screen().geometry().height()) and big > size
         qtbot.waitUntil(lambda: window.attention.focus.font.pointSizeF() > plot_pt)   # the plots' text grows too
         big = QtWidgets.QApplication.font().pointSizeF()
         assert window.caption.label.font().pointSizeF() == big       # and the caption and the panel headers
@@ -224,13 +225,13 @@ def test_the_layout_left_at_close_comes_back_at_the_next_start(qtbot, tiny_model
     again = MainWindow(model=str(tiny_model_dir), settings=settings, restore_layout=True)
     qtbot.addWidget(again)
     again.show()
-    assert again.restored_layout and again.docks["training"].isHidden() and not again.docks["output"].isHidden()
+    assert again.docking.restored and again.docks["training"].isHidden() and not again.docks["output"].isHidden()
     fresh = MainWindow(model=str(tiny_model_dir), settings=settings)          # tests and screenshots: default
     qtbot.addWidget(fresh)
     fresh.show()
     assert not fresh.docks["training"].isHidden()
     for w in (first, again, fresh):
-        w.runner.wait(10000)
+        w.runs.runner.wait(10000)
 
 
 def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_caption(qtbot, window):
@@ -282,13 +283,13 @@ def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, set
     assert (s.stack, s.layer, s.sublayer, s.kind, s.head, s.step) == ("dec", 1, "cross", "cross", 1, 2)
     a = w.attention
     assert (a.shown_kind, a.shown_layer, a.shown_head) == ("cross", 1, 1)
-    w.runner.wait(10000)
+    w.runs.runner.wait(10000)
 
 
 def test_presentation_text_size_follows_the_screen():
-    assert window_module.presentation_point_size(720) == 14.0          # a 720p projector
-    assert window_module.presentation_point_size(1080) == 19.6
-    assert window_module.presentation_point_size(2160) == 24.0
+    assert presentation_point_size(720) == 14.0          # a 720p projector
+    assert presentation_point_size(1080) == 19.6
+    assert presentation_point_size(2160) == 24.0
 
 
 def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
@@ -301,20 +302,20 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
     size = QtWidgets.QApplication.font().pointSizeF()
     explanation = caption(window.state.stage)[1]
     try:
-        window.set_font_size(14)
+        window.presentation.set_font_size(14)
         window.resize(1280, 640)
         qtbot.waitUntil(lambda: window.compact_caption() and "Each" not in window.caption.label.text()
                         and window.caption.toolTip() == caption(window.state.stage)[1])
         assert not window.attention.focus.plot.titleLabel.isVisible()
         window.state.update(layer=1)                     # stays compact through view changes
         assert html.escape(caption(window.state.stage)[1]) not in window.caption.label.text()
-        window.set_font_size(8)
+        window.presentation.set_font_size(8)
         qtbot.waitUntil(lambda: not window.compact_caption())
         qtbot.waitUntil(lambda: html.escape(caption(window.state.stage)[1]) in window.caption.label.text())
         assert window.caption.toolTip() == "" and window.attention.focus.plot.titleLabel.isVisible()
         assert explanation
     finally:
-        window.set_font_size(size)
+        window.presentation.set_font_size(size)
 
 
 def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
@@ -323,7 +324,7 @@ def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
     window.inputs.target.setText("le chat dort")
     wait_idle(qtbot, window, lambda t: t.meta["mode"] == "teacher-forced")
     before = window.trace
-    window._render_panel("training", force=True)
+    window.docking.render("training", force=True)
     window.training.take_step()
     wait_idle(qtbot, window, lambda t: t is not before)
     expected = translate(window.lm, window.state.sentence, target="le chat dort").trace

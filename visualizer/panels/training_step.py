@@ -1,6 +1,13 @@
 """One training step, as in the notes: per-token loss under teacher forcing, the gradient for W_Q, W_K, W_V
-of the selected head, a gradient step with learning rate η, and reset. Only weights in memory change."""
+of the selected head, a gradient step with learning rate η, and reset. Only weights in memory change.
+
+The forward and backward passes run in a worker thread (with the model's lock held, see model.gradient_step);
+the panel shows their numbers when they come."""
 from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -8,14 +15,32 @@ from PySide6 import QtCore, QtWidgets
 
 from ..heatmap_figure import token_ticks
 from .plotkit import free_title_width
+from ..worker import ModelRunner, one_torch_thread
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What a job of the worker hands back: the weight changes it made and the loss and gradients of a view."""
+    stepper: Any                               # the model.gradient_step.GradientStepper it worked with
+    changes: list[tuple[str, Any]]             # ("step", (loss before, loss after)) or ("reset", None), in order
+    view: tuple | None                         # (sentence, target, kind, layer, head) evaluated, if any
+    result: Any = None                         # its model.gradient_step.StepResult, or the message of a ValueError
 
 
 class TrainingStepPanel(QtWidgets.QWidget):
-    weights_changed = QtCore.Signal()          # the window re-runs the model to show the new attention
+    weights_changed = QtCore.Signal()          # a step or reset is done: the window re-runs the model to show it
+    computed = QtCore.Signal()                 # the loss and gradients of the newest view are shown
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.stepper = None                     # a model.gradient_step.GradientStepper once a model is open
+        self.runner = ModelRunner(self)         # forward and backward off the GUI thread
+        self.runner.finished.connect(self._on_done)
+        self.runner.failed.connect(lambda _seq, message: self.status.setText(message))
+        self._lock = threading.Lock()           # guards the two below, shared with the worker
+        self._changes: list[tuple[str, Callable[[], Any]]] = []   # weight changes asked for, not made yet
+        self._wanted: tuple | None = None       # the newest view to evaluate, not evaluated yet
+        self._seq = 0
         self.lr = QtWidgets.QDoubleSpinBox(decimals=4, minimum=0.0001, maximum=10.0, singleStep=0.01, value=0.05)
         self.lr.setPrefix("η = ")
         self.step_button = QtWidgets.QPushButton("Take one gradient step")
@@ -63,21 +88,32 @@ class TrainingStepPanel(QtWidgets.QWidget):
         from model.gradient_step import GradientStepper     # torch: imported once a model is open
         self.stepper = GradientStepper(lm)
         self.history.clear()
+        with self._lock:                        # what was asked of the last model is no longer wanted
+            self._changes, self._wanted = [], None
+
+    def steps_taken(self) -> int:
+        return self.stepper.steps_taken if self.stepper is not None else 0
+
+    def wait(self, msecs: int = 10000) -> bool:
+        return self.runner.wait(msecs)
 
     def _target(self, state) -> str:
         return (state.target or "").strip()
 
     def view_key(self, state):
         return (state.kind, state.stack, state.sublayer, state.layer, state.head, state.sentence, state.target,
-                self.stepper.steps_taken if self.stepper else 0)
+                self.steps_taken())
 
     def render(self, trace, state) -> None:
+        """Ask the worker for the loss and gradients of this view (shown when they come)."""
         self._state = state
         target = self._target(state)
         enabled = self.stepper is not None and bool(target)
         self.step_button.setEnabled(enabled)
-        self.reset_button.setEnabled(self.stepper is not None and self.stepper.steps_taken > 0)
+        self.reset_button.setEnabled(self.steps_taken() > 0)
         if not enabled:
+            with self._lock:
+                self._wanted = None
             self.status.setText("Type a reference translation in the target field: the loss and its gradients "
                                 "are computed for it under teacher forcing.")
             return
@@ -87,11 +123,52 @@ class TrainingStepPanel(QtWidgets.QWidget):
         if kind not in schema.kind_names:
             kind = schema.kinds[0].name
         layer = min(state.layer, schema.stack(schema.kind(kind).stack).n_layers - 1)
-        try:
-            result = self.stepper.evaluate(state.sentence, target, kind, layer, state.head)
-        except ValueError as e:
-            self.status.setText(str(e))
+        with self._lock:
+            self._wanted = (state.sentence, target, kind, layer, state.head)
+        self._submit()
+
+    def _submit(self) -> None:
+        """A job that makes the weight changes asked for, then evaluates the newest view asked for; jobs still
+        waiting are superseded, never what they were to do (the next job does it)."""
+        stepper = self.stepper
+
+        def job() -> Evaluation:
+            one_torch_thread()
+            with self._lock:
+                changes, self._changes = self._changes, []
+                view, self._wanted = self._wanted, None
+            made = [(what, change()) for what, change in changes]
+            try:
+                result = stepper.evaluate(*view) if view is not None else None
+            except ValueError as e:
+                result = str(e)
+            return Evaluation(stepper, made, view, result)
+
+        self._seq += 1
+        self.runner.submit(self._seq, job)
+
+    def _on_done(self, _seq: int, done: Evaluation) -> None:
+        if done.stepper is not self.stepper:
+            return                              # another model opened meanwhile
+        for what, losses in done.changes:
+            if what == "step":
+                self.history.append(losses)
+            else:
+                self.history.clear()
+        if done.changes:
+            self.weights_changed.emit()
+        with self._lock:
+            newer = self._wanted is not None    # a newer view is on its way: show that one
+        if done.view is None or newer:
             return
+        if isinstance(done.result, str):
+            self.status.setText(done.result)
+        else:
+            self._show(done.view, done.result)
+        self.computed.emit()
+
+    def _show(self, view: tuple, result) -> None:
+        _sentence, target, kind, layer, head = view
         self.losses, self.grads = result.token_losses, result.grads
         labels = self.stepper.lm.tgt_tok.pieces(self.stepper.lm.tgt_tok.encode(target)) + ["</s>"]
         x = np.arange(len(self.losses))
@@ -105,17 +182,20 @@ class TrainingStepPanel(QtWidgets.QWidget):
         if self.history:
             before, after = self.history[-1]
             text += f"; last step: {before:.4f} → {after:.4f} ({steps} step{'s' if steps != 1 else ''} taken)"
-        self.status.setText(text + f". Gradients for {kind.replace('_', ' ')} layer {layer + 1}, head {state.head + 1}.")
+        self.status.setText(text + f". Gradients for {kind.replace('_', ' ')} layer {layer + 1}, head {head + 1}.")
+
+    def _change(self, what: str, change: Callable[[], Any]) -> None:
+        with self._lock:
+            self._changes.append((what, change))
+        self._submit()
 
     def take_step(self) -> None:
         state = getattr(self, "_state", None)
         if self.stepper is None or state is None or not self._target(state):
             return
-        self.history.append(self.stepper.step(state.sentence, self._target(state), self.lr.value()))
-        self.weights_changed.emit()
+        stepper, sentence, target, lr = self.stepper, state.sentence, self._target(state), self.lr.value()
+        self._change("step", lambda: stepper.step(sentence, target, lr))
 
     def reset(self) -> None:
         if self.stepper is not None:
-            self.stepper.reset()
-            self.history.clear()
-            self.weights_changed.emit()
+            self._change("reset", self.stepper.reset)

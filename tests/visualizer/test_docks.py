@@ -1,0 +1,66 @@
+"""The panel registry: one module and one line make a panel, docked, in the View menu, drawn from the Trace; a broken
+optional panel is left out with one line on stderr."""
+from __future__ import annotations
+
+import sys
+import types
+
+from PySide6 import QtWidgets
+
+import visualizer.docks as docks_module
+from visualizer.panels.registry import PANELS, PanelEntry
+
+
+class Probe(QtWidgets.QLabel):
+    """A panel as small as one can be: it shows the source tokens of the trace."""
+
+    def render(self, trace, state) -> None:
+        self.trace = trace
+        self.setText(" ".join(trace.src_tokens))
+
+
+def broken():
+    raise RuntimeError("no such plot\nsecond line")
+
+
+def window_with(qtbot, monkeypatch, settings, tiny_model_dir, *entries):
+    """A window whose registry has these entries too; modules probe / broken stand for new panel files."""
+    for name, cls in (("probe", Probe), ("broken", broken)):
+        monkeypatch.setitem(sys.modules, f"visualizer.panels.{name}", types.SimpleNamespace(**{cls.__name__: cls}))
+    monkeypatch.setattr(docks_module, "PANELS", PANELS + entries)
+    from visualizer.window import MainWindow
+    w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=20000)
+    return w
+
+
+def test_a_new_panel_is_one_registry_line(qtbot, monkeypatch, settings, tiny_model_dir):
+    w = window_with(qtbot, monkeypatch, settings, tiny_model_dir, PanelEntry("probe", "Probe", "right", "probe:Probe"))
+    probe = w.panels["probe"]
+    assert w.docks["probe"].windowTitle() == "Probe" and w.docks["probe"].objectName() == "dock-probe"
+    view = next(a.menu() for a in w.menuBar().actions() if a.text() == "&View")
+    assert "Probe" in [a.text() for a in view.actions()]
+    assert w.tabifiedDockWidgets(w.docks["probe"])             # a tab of the right column's group
+    w.docks["probe"].raise_()
+    qtbot.waitUntil(lambda: getattr(probe, "trace", None) is w.trace)     # drawn once it can be seen
+    assert probe.text() == " ".join(w.trace.src_tokens)
+    w.runs.wait()
+
+
+def test_a_broken_optional_panel_is_left_out_with_one_line(qtbot, monkeypatch, settings, tiny_model_dir, capsys):
+    w = window_with(qtbot, monkeypatch, settings, tiny_model_dir,
+                    PanelEntry("broken", "Broken plot", "right", "broken:broken", optional=True))
+    assert "broken" not in w.panels and "broken" not in w.docks
+    err = capsys.readouterr().err
+    assert "note: the Broken plot panel is unavailable (RuntimeError: no such plot)" in err
+    assert "second line" not in err
+    assert set(w.docks) == {e.name for e in PANELS if e.place != "central"}
+    w.runs.wait()
+
+
+def test_the_sentence_field_has_the_focus_when_the_window_opens(qtbot, window):
+    """Typing at once goes into the sentence: the docks come after the central widget in the focus chain."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is window.inputs.sentence, timeout=5000)

@@ -1,0 +1,108 @@
+"""The window's menus, toolbar and keyboard shortcuts: what each does is some room's method."""
+from __future__ import annotations
+
+from PySide6 import QtGui
+
+from model.assets import bundled_models
+
+from .controls import OPEN_FOLDER
+from .examples import load_examples
+from .theme import THEMES
+
+# every shortcut has a modifier, so arrows, Home/End and PgUp/PgDn keep their meaning in text fields;
+# the toolbar shows the short text (iconText), the menu the full one. A separator comes before the rows marked True.
+STEPS = (("First stage", "« First", "Alt+Home", "first", False),
+         ("Previous sublayer", "◀ Sublayer", "Alt+Left", "prev_sublayer", False),
+         ("Next sublayer", "Sublayer ▶", "Alt+Right", "next_sublayer", False),
+         ("Last stage", "Last »", "Alt+End", "last", False),
+         ("Previous layer", "▲ Layer", "Alt+Up", "prev_layer", True),
+         ("Next layer", "Layer ▼", "Alt+Down", "next_layer", False),
+         ("Previous head", "◀ Head", "Alt+PgUp", "prev_head", True),
+         ("Next head", "Head ▶", "Alt+PgDown", "next_head", False),
+         ("Previous step", "◀ Step", "Alt+,", "prev_step", True),
+         ("Next step", "Step ▶", "Alt+.", "next_step", False))
+# presenter remotes send PageDown / PageUp: walk the whole pipeline with one key
+REMOTE = (("PgDown", "next_sublayer"), ("PgUp", "prev_sublayer"))
+
+
+class Actions:
+    """Builds the menu bar, the navigation toolbar and the shortcuts of a window; keeps the actions others read."""
+
+    def __init__(self, window):
+        self.window = w = window
+        menu = w.menuBar()
+        file = menu.addMenu("&File")
+        self.open_model = file.addAction("Open model folder…", w.open_model_folder)
+        file.addAction("Open session…", w.open_session_dialog, QtGui.QKeySequence.StandardKey.Open)
+        file.addAction("Save session…", w.save_session_dialog, QtGui.QKeySequence.StandardKey.Save)
+        file.addSeparator()
+        file.addAction("Export focused heatmap…", w.exports.export_focused, QtGui.QKeySequence("Ctrl+E"))
+        file.addAction("Export all…", w.exports.export_all_dialog, QtGui.QKeySequence("Ctrl+Shift+E"))
+        file.addAction("Copy focused heatmap", w.exports.copy_focused, QtGui.QKeySequence("Ctrl+Shift+C"))
+        file.addSeparator()
+        file.addAction("Quit", w.close, QtGui.QKeySequence.StandardKey.Quit)
+        self._examples(menu.addMenu("E&xamples"))
+        self._navigate(menu.addMenu("&Navigate"))
+        self._view(menu.addMenu("&View"))
+        w.inputs.model.clear()
+        for name in bundled_models():
+            w.inputs.model.addItem(name, name)
+        w.inputs.model.addItem(OPEN_FOLDER, None)
+
+    def _examples(self, examples) -> None:
+        for ex in load_examples():
+            act = examples.addAction(ex.sentence)
+            act.setToolTip(ex.shows)
+            act.setStatusTip(ex.shows)
+            act.triggered.connect(lambda _=False, s=ex.sentence: self.window.inputs.sentence.setText(s))
+        examples.setToolTipsVisible(True)
+
+    def _navigate(self, nav) -> None:
+        w, state = self.window, self.window.state
+        self.nav_toolbar = w.addToolBar("Navigate")
+        self.nav_toolbar.setObjectName("toolbar-navigate")
+        self.step_actions: dict[str, QtGui.QAction] = {}
+        for label, short, keys, method, separated in STEPS:
+            if separated:
+                nav.addSeparator()
+                self.nav_toolbar.addSeparator()
+            act = QtGui.QAction(label, w)
+            act.setIconText(short)
+            act.setShortcuts([QtGui.QKeySequence(keys)])
+            act.setToolTip(f"{label} ({keys})")
+            act.triggered.connect(lambda _=False, f=getattr(state, method): f())
+            nav.addAction(act)
+            self.nav_toolbar.addAction(act)
+            self.step_actions[label] = act
+        for keys, method in REMOTE:
+            act = QtGui.QAction(w)
+            act.setShortcut(QtGui.QKeySequence(keys))
+            act.triggered.connect(lambda _=False, f=getattr(state, method): f())
+            w.addAction(act)
+
+    def _view(self, view) -> None:
+        w = self.window
+        for dock in w.docks.values():
+            view.addAction(dock.toggleViewAction())
+        view.addAction(self.nav_toolbar.toggleViewAction())
+        self.follow = view.addAction("Panels follow the stage")
+        self.follow.setCheckable(True)
+        self.follow.setChecked(True)
+        self.follow.setToolTip("Bring the Embeddings or LayerNorm tab to the front as the view enters that stage")
+        self.details = view.addAction("Target and decoding controls")
+        self.details.setCheckable(True)
+        self.details.setChecked(True)
+        self.details.toggled.connect(w.inputs.set_details_visible)
+        view.addAction("Reset layout", w.reset_layout)
+        view.addSeparator()
+        self.present = view.addAction("Presentation mode", w.toggle_presentation, QtGui.QKeySequence("F11"))
+        self.present.setCheckable(True)
+        view.addAction("Larger text", lambda: w.presentation.zoom(+1), QtGui.QKeySequence.StandardKey.ZoomIn)
+        view.addAction("Smaller text", lambda: w.presentation.zoom(-1), QtGui.QKeySequence.StandardKey.ZoomOut)
+        themes = view.addMenu("Theme")
+        group = QtGui.QActionGroup(w)
+        for name in THEMES:
+            act = themes.addAction(name.capitalize(), lambda n=name: w.presentation.set_theme(n))
+            act.setCheckable(True)
+            act.setChecked(name == w.settings.get("theme"))
+            group.addAction(act)

@@ -1,0 +1,179 @@
+"""The panels (built from panels/registry.py) and the docks that hold them: where each sits, their sizes, the tab
+that follows the stage, the layout kept between starts, and drawing each panel when what it shows changed and it
+can be seen."""
+from __future__ import annotations
+
+import sys
+
+from PySide6 import QtCore, QtWidgets
+
+from model.schema import OUTPUT
+
+from .panels.plotkit import settle_scenes
+from .panels.registry import PANELS, build
+
+
+
+def stage_dock(state) -> str | None:
+    """The dock that shows the stage in view best: the embeddings for an embedding, the norm panel in a layer, the
+    output distribution at the output; raised (when it sits behind a tab) as the view moves there."""
+    schema = state.schema
+    if schema is None:
+        return None
+    if state.stack == OUTPUT:
+        return "output"
+    return "layernorm" if schema.is_layer_stage(state.stage) else "embeddings"
+
+
+AREAS = {"left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, "right": QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
+         "right-top": QtCore.Qt.DockWidgetArea.RightDockWidgetArea}
+
+
+class Docks:
+    """window.panels and window.docks (name -> panel, name -> QDockWidget) and what is done with them."""
+
+    def __init__(self, window, state):
+        self.window, self.state = window, state
+        self.panels: dict[str, QtWidgets.QWidget] = {}
+        self.docks: dict[str, QtWidgets.QDockWidget] = {}
+        self._keys: dict[str, object] = {}        # name -> the view_key each panel was last drawn with
+        for entry in PANELS:
+            try:
+                panel = build(entry, state)
+            except Exception as e:  # a broken panel must not take the window down with it
+                if not entry.optional:
+                    raise
+                why = (str(e).splitlines() or [""])[0]
+                print(f"note: the {entry.title} panel is unavailable ({type(e).__name__}: {why})", file=sys.stderr)
+                continue
+            self.panels[entry.name] = panel
+        self.sized = False                        # dock sizes are set once the window is first shown
+        self.default_layout: QtCore.QByteArray | None = None
+        self.restored = False                     # the user's layout came back (then sizes are left as they are)
+
+    def dock(self) -> None:
+        """Put the panels in their docks; after the central widget, which comes first in the focus chain (the
+        sentence field has the focus when the window opens)."""
+        window, state = self.window, self.state
+        for entry in PANELS:
+            if entry.place in AREAS and entry.name in self.panels:
+                self._add_dock(entry, self.panels[entry.name])
+        # right column: the output distribution on top (always in view while stepping through the decoder),
+        # below it one tab group whose tab follows the stage (embeddings, LayerNorm) unless the user picks another
+        top = [self.docks[e.name] for e in PANELS if e.place == "right-top" and e.name in self.docks]
+        below = [self.docks[e.name] for e in PANELS if e.place == "right" and e.name in self.docks]
+        if top and below:
+            window.splitDockWidget(top[0], below[0], QtCore.Qt.Orientation.Vertical)
+        for d in below[1:]:
+            window.tabifyDockWidget(below[0], d)
+        if below:
+            below[0].raise_()
+        window.setTabPosition(QtCore.Qt.DockWidgetArea.AllDockWidgetAreas, QtWidgets.QTabWidget.TabPosition.North)
+        self._stage_dock = stage_dock(state)
+        window.tabifiedDockWidgetActivated.connect(lambda _: self.readable_tabs())
+
+    def _add_dock(self, entry, panel: QtWidgets.QWidget) -> None:
+        dock = QtWidgets.QDockWidget(entry.title, self.window)
+        dock.setObjectName(f"dock-{entry.name}")
+        if not entry.scrolls:
+            dock.setWidget(panel)
+        else:
+            # a scroll area lets the window shrink below a panel's own minimum (small projectors, big fonts)
+            scroll = QtWidgets.QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            scroll.setWidget(panel)
+            scroll.setMinimumSize(160, 120)
+            dock.setWidget(scroll)
+        dock.visibilityChanged.connect(
+            lambda visible, n=entry.name: visible and self.window.trace is not None and self.render(n))
+        self.window.addDockWidget(AREAS[entry.place], dock)
+        self.docks[entry.name] = dock
+
+    # --- drawing ------------------------------------------------------------------------------------
+    def render(self, name: str, force: bool = False) -> None:
+        """Render one panel, unless what it shows (its view_key) is unchanged since its last render."""
+        panel = self.panels[name]
+        key = panel.view_key(self.state) if hasattr(panel, "view_key") else None
+        if not force and key is not None and self._keys.get(name) == key:
+            return
+        panel.render(self.window.trace, self.state)
+        self._keys[name] = key
+        settle_scenes(panel)
+
+    def render_visible(self) -> None:
+        """Render every panel that can be seen; hidden and background-tab panels render when they are shown."""
+        for name in self.panels:
+            dock = self.docks.get(name)
+            if dock is not None and self.window.isVisible() and (dock.isHidden() or dock.visibleRegion().isEmpty()):
+                continue
+            self.render(name)
+
+    def new_run(self) -> None:
+        """Every panel shows the new run when it is next visible."""
+        self._keys.clear()
+
+    def call(self, method: str, *args) -> None:
+        """panel.method(*args) for every panel that has it (set_vocab, set_model)."""
+        for panel in self.panels.values():
+            if hasattr(panel, method):
+                getattr(panel, method)(*args)
+
+    def follow_stage(self, enabled: bool) -> None:
+        """Bring the dock that shows the new stage to the front of its tab group, when the stack changed."""
+        name = stage_dock(self.state)
+        if name == self._stage_dock:
+            return
+        self._stage_dock = name
+        dock = self.docks.get(name)
+        if enabled and dock is not None and not dock.isHidden() and self.window.tabifiedDockWidgets(dock):
+            dock.raise_()
+
+    # --- sizes and layouts --------------------------------------------------------------------------
+    def first_shown(self) -> None:
+        if not self.sized:                  # dock sizes only take once the window has its own size
+            self.sized = True
+            QtCore.QTimer.singleShot(0, self.size_docks)
+
+    def readable_tabs(self) -> None:
+        """Dock tabs show their whole title, with scroll arrows when they do not fit, rather than 'La…'."""
+        for bar in self.window.findChildren(QtWidgets.QTabBar):
+            bar.setElideMode(QtCore.Qt.TextElideMode.ElideNone)
+            bar.setUsesScrollButtons(True)
+
+    def size_docks(self) -> None:
+        self.readable_tabs()
+        if self.restored:
+            return
+        w, h = self.window.width(), self.window.height()
+        right = self.docks.get("output") or self.docks.get("layernorm")
+        if right is not None:
+            self.window.resizeDocks([self.docks["architecture"], right], [max(230, w // 6), max(360, int(w * 0.3))],
+                                    QtCore.Qt.Orientation.Horizontal)
+        if "output" in self.docks and "layernorm" in self.docks:
+            self.window.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * 0.4), int(h * 0.6)],
+                                    QtCore.Qt.Orientation.Vertical)
+
+    def start_layout(self, settings, restore: bool) -> None:
+        """Keep the default layout (for Reset layout); restore: docks, toolbar and window geometry as the user left
+        them (saved when the window closes)."""
+        self.default_layout = self.window.saveState()
+        geometry, state = settings.layout() if restore else (None, None)
+        if state is None:
+            return
+        try:
+            if geometry is not None:
+                self.window.restoreGeometry(geometry)
+            self.restored = self.window.restoreState(state)
+        except TypeError:          # a stored value of the wrong type: keep the default layout
+            self.restored = False
+
+    def reset_layout(self) -> None:
+        """Every dock back in its first place, shown."""
+        self.restored = False
+        self.window.restoreState(self.default_layout)
+        for dock in self.docks.values():
+            dock.show()
+        if "layernorm" in self.docks:
+            self.docks["layernorm"].raise_()
+        self.size_docks()

@@ -1,0 +1,106 @@
+"""The window's exports: the focused heatmap (right-click menu, Ctrl+E, copy) and every heatmap plus a picture of
+every open panel into a folder (Export all)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
+from .plot_menu import PlotExport, PlotMenu, install_plot_menus
+
+
+class ExportActions:
+    def __init__(self, window):
+        self.window = window
+        attention = window.attention
+        # right-click menus: the focused attention head as a titled figure, every other plot as it is on screen
+        self.attention_menu = PlotMenu(attention.canvas, self.focused_export(),
+                                       before=lambda pos: attention.focus_head_at(attention.canvas.mapToScene(pos)))
+        for panel in window.panels.values():
+            install_plot_menus(panel)
+
+    def _focused_spec(self):
+        w = self.window
+        if w.trace is None:
+            return None
+        a = w.attention
+        head = None if a.mean.isChecked() else a.shown_head
+        for spec in heatmap_specs(w.trace, w.model_name):
+            if spec.kind == a.shown_kind and spec.layer == a.shown_layer and spec.head == head:
+                return spec
+        return None
+
+    def focused_export(self) -> PlotExport:
+        """The focused heatmap as an export: a figure with title and colour bar, in the colours on screen."""
+        def spec():
+            found = self._focused_spec()
+            if found is None:
+                raise ExportError("there is no heatmap to export yet")
+            return found
+
+        def figure():
+            from .heatmap_figure import HeatmapFigure
+            s, fig, attention = spec(), HeatmapFigure(), self.window.attention
+            fig.set_colormap(attention.colormap)
+            levels = attention.focus.image.getLevels()
+            fig.show_matrix(s.matrix, s.mask, s.rows, s.cols, s.title,
+                            levels=(0.0, 1.0) if levels is None else (float(levels[0]), float(levels[1])))
+            return fig
+
+        return PlotExport(lambda: spec().stem, lambda scale: figure().png_image(scale),
+                          lambda: figure().svg_bytes(), lambda: heatmap_csv(spec()))
+
+    def export_focused(self) -> None:
+        if self.window.trace is not None:
+            self.attention_menu.save("png")
+
+    def copy_focused(self) -> None:
+        if self.window.trace is None:
+            return
+        self.attention_menu.copy()
+        self.window.statusBar().showMessage("Heatmap copied to the clipboard", 4000)
+
+    def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
+        """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV), into folder."""
+        w = self.window
+        specs = heatmap_specs(w.trace, w.model_name)
+        written = export_heatmaps(specs, folder, fmt, progress=progress)
+        if fmt != "csv" and (progress is None or len(written) == len(specs)):
+            from .export import write_bytes
+            from .heatmap_figure import encode_png
+            for name, dock in w.docks.items():
+                if dock.isHidden():
+                    continue
+                w.docking.render(name)           # a panel behind a tab may still show an older view
+                path = Path(folder) / f"panel_{name}.png"
+                write_bytes(path, encode_png(dock.widget().grab().toImage()))
+                written.append(path)
+        return written
+
+    def export_all_dialog(self) -> None:
+        w = self.window
+        if w.trace is None:
+            return
+        folder = QtWidgets.QFileDialog.getExistingDirectory(w, "Export every heatmap into a folder")
+        if not folder:
+            return
+        fmt, ok = QtWidgets.QInputDialog.getItem(w, "Export all", "Format:", ["png", "svg", "csv"], 0, False)
+        if not ok:
+            return
+        dialog = QtWidgets.QProgressDialog("Exporting heatmaps…", "Cancel", 0, 1, w)
+        dialog.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+
+        def progress(done, total):
+            dialog.setMaximum(total)
+            dialog.setValue(done)
+            QtWidgets.QApplication.processEvents()
+            return not dialog.wasCanceled()
+
+        try:
+            written = self.export_all(folder, fmt, progress)
+            w.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 8000)
+        except ExportError as e:
+            w.error("Export failed", str(e))
+        finally:
+            dialog.close()

@@ -1,0 +1,39 @@
+"""Every panel of the window, in one list: adding a panel is one new module in this folder and one line here.
+
+A panel is a QWidget with render(trace, state). It may also have view_key(state) (it is not drawn again while that
+is unchanged), set_vocab(pieces) (the target vocabulary's readable pieces, when a model or frame opens) and
+set_model(lm) (the open model, a model.LoadedModel)."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PanelEntry:
+    name: str                   # its key in window.panels and window.docks; its dock is named "dock-NAME"
+    title: str                  # the dock's title, and its entry in the View menu
+    place: str                  # "central" (under the caption), "left", "right-top" (above the tab group), "right" (a tab)
+    path: str                   # "module:Class" in this package
+    takes_state: bool = False   # built with the ViewState (the panel changes the view itself)
+    optional: bool = False      # one that fails to build is left out with a note on stderr
+    scrolls: bool = True        # in a scroll area, so that the window can shrink below the panel's own minimum
+
+
+PANELS = (
+    PanelEntry("attention", "Attention", "central", "attention:AttentionPanel", takes_state=True),
+    PanelEntry("architecture", "Architecture map", "left", "architecture:ArchitectureMap", takes_state=True,
+               scrolls=False),     # it scales its drawing to any size
+    PanelEntry("output", "Output distribution", "right-top", "output:OutputPanel", optional=True),
+    PanelEntry("layernorm", "LayerNorm", "right", "layernorm:LayerNormPanel", optional=True),
+    PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True),
+    PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
+    PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
+)
+
+
+def build(entry: PanelEntry, state):
+    """A new panel of this entry (its module imported now)."""
+    module, cls = entry.path.split(":")
+    panel_class = getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+    return panel_class(state) if entry.takes_state else panel_class()

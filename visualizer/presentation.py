@@ -1,0 +1,67 @@
+"""Presentation mode (F11: full screen, large high-contrast text, room for the plots), text size and themes."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from .theme import apply_theme
+
+
+def presentation_point_size(screen_height: int) -> float:
+    """The text size of presentation mode: a line per 1/55 of the screen's height, 14 to 24 points (a 720p
+    projector: 14; 1080p: 19.6). A fixed 18 points left a 720-line screen too little room for the heatmap."""
+    return float(min(24.0, max(14.0, round(screen_height / 55, 1))))
+
+
+class Presentation:
+    """Switches a window into presentation mode and back, restoring what it changed; text size and theme."""
+
+    def __init__(self, window):
+        self.window = window
+        self._before: dict | None = None      # what presentation mode changed: font size, theme, details, layout
+
+    def toggle(self) -> None:
+        w, actions = self.window, self.window.menus
+        on = not w.isFullScreen()
+        actions.present.setChecked(on)
+        if on:
+            self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
+                            "details": actions.details.isChecked()}
+            self.set_font_size(presentation_point_size(w.screen().geometry().height()))
+            self.set_theme("high-contrast", remember=False)
+            actions.details.setChecked(False)      # room for the plots; View menu brings the controls back
+            self._before["layout"] = w.saveState()
+            w.showFullScreen()
+            QtCore.QTimer.singleShot(0, self._size_docks)
+        else:
+            before = self._before or {}
+            self.set_font_size(before.get("font", w.settings.get("font_size")))
+            self.set_theme(before.get("theme", "light"), remember=False)
+            actions.details.setChecked(before.get("details", True))
+            w.showNormal()
+            if before.get("layout") is not None:
+                w.restoreState(before["layout"])      # the docks as they were before the class
+
+    def _size_docks(self) -> None:
+        """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right
+        column, so that its bars and their tokens can be read at the large font."""
+        w, docks = self.window, self.window.docks
+        if w.isFullScreen() and "output" in docks and "layernorm" in docks:
+            h = w.height()
+            w.resizeDocks([docks["output"], docks["layernorm"]], [int(h * 0.6), int(h * 0.4)],
+                          QtCore.Qt.Orientation.Vertical)
+
+    def zoom(self, direction: int) -> None:
+        size = QtWidgets.QApplication.font().pointSizeF() + 2 * direction
+        self.set_font_size(size)
+        if not self.window.isFullScreen():
+            self.window.settings.set("font_size", size)
+
+    def set_font_size(self, size: float) -> None:
+        w = self.window
+        apply_theme(QtWidgets.QApplication.instance(), w.settings.get("theme") if not w.isFullScreen()
+                    else "high-contrast", point_size=size)
+
+    def set_theme(self, name: str, remember: bool = True) -> None:
+        apply_theme(QtWidgets.QApplication.instance(), name)
+        if remember:
+            self.window.settings.set("theme", name)
