@@ -9,6 +9,7 @@ from model.config import DecodingSettings
 from model.trace import ATTENTION_KINDS
 
 from .export import ExportError, write_text
+from .file_schema import DECODING, SESSION, VIEW, SchemaError, validate
 from .state import STACK_SUBLAYERS, ViewState
 
 FORMAT = "attention-visualizer-session/1"
@@ -33,34 +34,35 @@ def save_session(path: str | Path, state: ViewState) -> None:
 
 
 def read_session(path: str | Path) -> dict:
-    """The changes to apply to a ViewState (run fields and view fields), validated."""
+    """The changes to apply to a ViewState (run fields and view fields), validated (see file_schema.SESSION)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise SessionError(f"{path}: not a session file (invalid JSON: {str(e).splitlines()[0]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
     try:
-        changes = {"model_name": str(data["model"]), "sentence": str(data["sentence"]),
-                   "target": str(data.get("target", "")), "positional": bool(data.get("positional", True)),
-                   "decoding": DecodingSettings(**data.get("decoding", {}))}
-        view = data.get("view", {})
+        fields = validate(data, SESSION)
+        decoding = validate(fields["decoding"], DECODING, "decoding")
+        view = fields["view"]
+        changes = {"model_name": fields["model"], "sentence": fields["sentence"], "target": fields["target"] or "",
+                   "positional": fields["positional"], "decoding": DecodingSettings(**decoding)}
         for k in VIEW_KEYS:
             if k in view:
-                changes[k] = view[k]
-    except (KeyError, TypeError, ValueError) as e:
-        raise SessionError(f"{path}: invalid session ({type(e).__name__}: {e})".splitlines()[0]) from None
+                changes[k] = VIEW[k].check(f"view.{k}", view[k])
+    except (SchemaError, ValueError) as e:
+        raise SessionError(f"{path}: invalid session ({e})".splitlines()[0]) from None
+    if not changes["model_name"].strip():
+        raise SessionError(f"{path}: invalid session (model: empty)")
     if changes.get("stack", "enc") not in STACK_SUBLAYERS:
-        raise SessionError(f"{path}: invalid session (unknown stack {changes['stack']!r})")
+        raise SessionError(f"{path}: invalid session (view.stack: unknown stack {changes['stack']!r})")
     if "kind" in changes and changes["kind"] not in ATTENTION_KINDS:
-        raise SessionError(f"{path}: invalid session (unknown attention kind {changes['kind']!r})")
+        raise SessionError(f"{path}: invalid session (view.kind: unknown attention kind {changes['kind']!r})")
     if "stack" in changes and changes.get("sublayer", STACK_SUBLAYERS[changes["stack"]][0]) \
             not in STACK_SUBLAYERS[changes["stack"]]:
-        raise SessionError(f"{path}: invalid session (no sublayer {changes['sublayer']!r} in that stack)")
-    for k in ("layer", "head", "step"):
-        if k in changes and (not isinstance(changes[k], int) or isinstance(changes[k], bool) or changes[k] < 0):
-            raise SessionError(f"{path}: invalid session ({k} must be a non-negative integer)")
+        raise SessionError(f"{path}: invalid session (view.sublayer: no sublayer {changes['sublayer']!r} "
+                           "in that stack)")
     return changes
