@@ -47,3 +47,23 @@ def tiny_model_dir(tmp_path_factory):
 def tiny_lm(tiny_model_dir):
     from model.checkpoint import load
     return load(tiny_model_dir)
+
+
+
+@pytest.fixture
+def run_command(capsys, monkeypatch, tmp_path):
+    """run_command(argv) -> (exit code, stdout, stderr): `attention-visualizer ARGV` in this process, its log
+    folder in tmp_path (XDG_STATE_HOME), checked with command_checks.check_command_output."""
+    from command_checks import check_command_output
+
+    from visualizer.cli import main
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+    def run(argv: list[str], check: bool = True):
+        capsys.readouterr()
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        if check:
+            check_command_output(code, err)
+        return code, out, err
+    return run

@@ -23,6 +23,7 @@ from .panels.plotkit import settle_scenes
 from .panels.training_step import TrainingStepPanel
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
+from .text_safety import isolate
 from .settings import Settings
 from .steady_label import SteadyLabel
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
@@ -612,7 +613,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = lm
         one_torch_thread()                       # the GUI thread runs gradient steps (and tests compare with it)
         self.state.model_name = str(name_or_path)
-        self.setWindowTitle(f"Attention Visualizer — {model_label(self.state.model_name)}")
+        self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self._set_vocab(lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)))
         self.training.set_model(lm)
         return True
