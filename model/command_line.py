@@ -107,13 +107,13 @@ def state_dir() -> Path:
     return base / APP
 
 
-def write_report(exc: BaseException, argv: list[str]) -> Path | None:
+def write_report(exc: BaseException, name: str, argv: list[str]) -> Path | None:
     """Append the traceback of an unexpected error to the log file; its path, or None if it could not be written."""
     path = state_dir() / "errors.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(f"--- {datetime.datetime.now().isoformat(timespec='seconds')} {APP} {argv!r}\n")
+            f.write(f"--- {datetime.datetime.now().isoformat(timespec='seconds')} {name} {argv!r}\n")
             f.write("".join(traceback.format_exception(exc)))
         return path
     except OSError:
@@ -134,7 +134,7 @@ def command(main: Callable[[list[str] | None], int]) -> Callable[[list[str] | No
         except BrokenPipeError:                          # `… | head`: the reader left; nothing to say
             return 1
         except Exception as e:                           # a bug: one line here, the whole report in the log
-            where = write_report(e, argv)
+            where = write_report(e, main.__module__, argv)
             detail = f"{type(e).__name__}: {one_line(str(e))[:200]}"
             return fail(f"unexpected {detail}; "
                         + (f"the full report is in {where}" if where else "no report could be written"))

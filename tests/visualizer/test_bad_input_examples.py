@@ -200,7 +200,7 @@ def test_an_unexpected_error_is_one_line_naming_the_log(run_command, tiny_model_
     assert str(log).startswith(str(tmp_path / "state"))
     assert code == 1 and err == f"error: unexpected RuntimeError: a bug over two lines; the full report is in {log}\n"
     report = log.read_text(encoding="utf-8")
-    assert "Traceback" in report and "RuntimeError: a bug" in report and "'translate'" in report
+    assert "Traceback" in report and "RuntimeError: a bug" in report and "visualizer.translate_command ['the cat'" in report
 
 
 def test_settings_with_bad_values_fall_back_with_a_notice(tmp_path):
