@@ -366,6 +366,11 @@ class Stop:
 @command
 def main(argv=None) -> int:
     a = parse_args(argv)
+    with Stop() as stop:            # a signal from now on stops the run after its step, with a checkpoint
+        return train(a, stop)
+
+
+def train(a, stop: Stop) -> int:
     random.seed(a.seed)
     torch.manual_seed(a.seed)
     try:
@@ -444,9 +449,9 @@ def main(argv=None) -> int:
     last_ckpt = time.monotonic()
     tokens_seen, t_window = 0, time.monotonic()
     done = False
-    stop = Stop()
     try:
-        stop.__enter__()
+        if stop.signum:             # asked to stop while the run was being set up: nothing new to save
+            raise KeyboardInterrupt
         while not done:
             batches = token_batches(pairs, a.max_tokens, a.seed + epoch)
             batches = batches[run.rank::run.world]
@@ -506,6 +511,7 @@ def main(argv=None) -> int:
         # a signal between steps saved its checkpoint above; a second one (or Ctrl+C outside the loop) keeps the
         # last saved checkpoint: a step cut in the middle may have changed only some weights
         name = stop.name if stop.signum else "SIGINT"
+        bar.close()
         if run.main:
             last = _checkpoint_candidates(run.ckpt_dir)
             run.log(f"stopped by {name} at step {step}; "
@@ -513,7 +519,6 @@ def main(argv=None) -> int:
         print(f"stopped by {name}; continue with --resume", file=sys.stderr)
         return 128 + (stop.signum or signal.SIGINT)
     finally:
-        stop.__exit__()
         bar.close()
     if run.main:
         n = average_checkpoints(run, model, a.average)
