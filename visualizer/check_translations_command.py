@@ -3,7 +3,8 @@ list and compare with its accepted translations; print each miss and the count.
 
 FILE holds `English<TAB>accepted translation|another accepted translation` lines (blank lines and lines starting
 with # are skipped). A translation is right when it equals an accepted one ignoring case, the spacing before
-punctuation (`?` and ` ?`, French spacing) and the apostrophe's shape (' and ’). Exit 0 when all are right.
+punctuation (`?` and ` ?`, French spacing) and the apostrophe's shape (' and ’). Exit 0 when all are right,
+1 otherwise (with `error: N of M translations missed` on stderr).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from model.command_line import ArgumentParser, UsageError, command
+from model.command_line import ArgumentParser, CommandError, UsageError, command
 
 from .translate_command import load_model_arg, positive_int
 
@@ -75,5 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             right += 1
             continue
         print(f"miss: {source}\n  got:      {output}\n  accepted: {' | '.join(accepted)}")
-    print(f"{right} of {len(checks)} right")
-    return 0 if right == len(checks) else 1
+    print(f"{right} of {len(checks)} right", flush=True)
+    if right < len(checks):       # exit 1, with the one line every failing command ends with
+        raise CommandError(f"{len(checks) - right} of {len(checks)} translations missed")
+    return 0
