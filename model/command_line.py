@@ -39,6 +39,20 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+MAX_BEAM = 64       # the session files' limit too (visualizer/file_schema.py)
+
+
+def beam_width(text: str) -> int:
+    """An argparse type for --beam: a whole number from 1 (greedy) to MAX_BEAM; 0 is an error, not greedy."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid beam width {text!r}: a whole number from 1 to {MAX_BEAM}") from None
+    if not 1 <= value <= MAX_BEAM:
+        raise argparse.ArgumentTypeError(f"invalid beam width {value}: a whole number from 1 (greedy) to {MAX_BEAM}")
+    return value
+
+
 def one_line(text: str) -> str:
     lines = [s.strip() for s in str(text).splitlines() if s.strip()]
     return " ".join(lines) if lines else ""

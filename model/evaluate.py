@@ -8,7 +8,7 @@ import sacrebleu
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
 from .checkpoint import LoadedModel, ModelLoadError, _atomic_write, load
-from .command_line import ArgumentParser, CommandError, UsageError, command, writable_file
+from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
@@ -63,15 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tsv", help="test file: source<TAB>reference; repeated sources = several references")
     p.add_argument("--src", help="source file (one sentence a line), with --ref")
     p.add_argument("--ref", help="reference file aligned with --src")
-    p.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
     p.add_argument("--hyps", help="also write the translations to this file (its folder must exist)")
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
     a = p.parse_args(argv)
-    if a.beam < 1:
-        p.error("--beam must be at least 1 (1 = greedy)")
     if a.limit < 0:
         p.error("--limit must not be negative")
     if not (a.tsv or (a.src and a.ref)):

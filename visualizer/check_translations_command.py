@@ -13,9 +13,9 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command
+from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command
 
-from .translate_command import load_model_arg, positive_int
+from .translate_command import load_model_arg
 
 APOSTROPHES = re.compile("[\u2019\u2018\u02bc\u0060\u00b4]")
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                        description="Translate each sentence of a list and compare with its accepted translations.")
     p.add_argument("file", help="English<TAB>accepted|translations lines")
     p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
-    p.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     a = p.parse_args(argv)
     checks = read_checks(a.file)
     from model.evaluate import translate_all

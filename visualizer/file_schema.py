@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from model.command_line import MAX_BEAM
 from model.config import METHODS
 
 INT32_MAX = 2**31 - 1       # Qt's spin boxes and numpy's seeds stop here
@@ -101,7 +102,7 @@ SESSION = {
 }
 DECODING = {
     "method": Field(str, choices=METHODS, default="greedy"),
-    "beam": Field(int, low=1, high=64, default=4),
+    "beam": Field(int, low=1, high=MAX_BEAM, default=4),
     "temperature": Field(float, low=0.01, high=100.0, default=1.0),
     "top_k": Field(int, low=0, high=INT32_MAX, default=0),
     "seed": Field(int, low=0, high=INT32_MAX, default=0),

@@ -3,21 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from model.command_line import ArgumentParser, UsageError, command
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1 (a beam of 0 is an error, not greedy decoding)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(text) from None
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
-positive_int.__name__ = "whole number >= 1"      # argparse names the type in its message
+from model.command_line import ArgumentParser, UsageError, beam_width, command
 
 
 def load_model_arg(name: str | None):
@@ -36,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
     p.add_argument("text")
     p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
-    p.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     a = p.parse_args(argv)
     if not a.text.strip():
         raise UsageError("nothing to translate: the text is empty")

@@ -48,7 +48,8 @@ def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
 def test_beam_zero_is_a_usage_error_not_greedy(run_command, tiny_model_dir):
     code, out, err = run_command(["translate", "the cat", "--beam", "0", "--model", str(tiny_model_dir)])
     assert code == 2 and out == ""
-    assert "--beam: invalid whole number >= 1 value: '0'" in err
+    assert err == ("error: argument --beam: invalid beam width 0: a whole number from 1 (greedy) to 64 "
+                   "(see attention-visualizer translate --help)\n")
 
 
 def test_usage_errors_are_one_line(run_command):
