@@ -1,16 +1,21 @@
 """BLEU and chrF of a model on a test set (sacreBLEU), from Python or `attention-visualizer evaluate`."""
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import sacrebleu
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
+<<<<<<< HEAD
 from .checkpoint import LoadedModel, ModelLoadError
 from .families import load
 from .data import CorpusError, read_aligned, read_tsv
+=======
+from .checkpoint import LoadedModel, ModelLoadError, _atomic_write, load
+from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
+from .data import CorpusError, read_aligned, read_tsv, report_problems
+>>>>>>> bad-input
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
 
@@ -57,39 +62,54 @@ def score(hyps: list[str], refs: list[list[str]], lowercase: bool = False) -> tu
     return bleu.score, chrf.score
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="attention-visualizer evaluate", description=__doc__)
+    p = ArgumentParser(prog="attention-visualizer evaluate", description=__doc__)
     p.add_argument("--model", default="en-fr", help="bundled model name or model folder (a --baseline run's folder too)")
     p.add_argument("--tsv", help="test file: source<TAB>reference; repeated sources = several references")
     p.add_argument("--src", help="source file (one sentence a line), with --ref")
     p.add_argument("--ref", help="reference file aligned with --src")
-    p.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
-    p.add_argument("--hyps", help="also write the translations to this file")
+    p.add_argument("--hyps", help="also write the translations to this file (its folder must exist)")
+    p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
+                                                         "counted)")
     a = p.parse_args(argv)
+    if a.limit < 0:
+        p.error("--limit must not be negative")
+    if not (a.tsv or (a.src and a.ref)):
+        p.error("give --tsv FILE, or --src FILE --ref FILE")
+    if a.hyps:
+        writable_file(a.hyps, "--hyps")
     try:
-        if a.tsv:
-            corpus = read_tsv(a.tsv)
-        elif a.src and a.ref:
-            corpus = read_aligned(a.src, a.ref)
-        else:
-            p.error("give --tsv FILE, or --src FILE --ref FILE")
+        corpus = read_tsv(a.tsv, a.strict) if a.tsv else read_aligned(a.src, a.ref, a.strict)
+        if not len(corpus):
+            raise CorpusError(f"{a.tsv or a.src}: no sentence pairs to score"
+                              + (f" ({len(corpus.problems)} malformed line(s) skipped)" if corpus.problems else ""))
         lm = load_baseline(a.model) if (Path(a.model) / BASELINE_WEIGHTS).is_file() else load(a.model)
     except (CorpusError, ModelLoadError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
+    report_problems(corpus)
     sources, refs = group_references(corpus.src, corpus.tgt)
     if a.limit:
         sources, refs = sources[: a.limit], refs[: a.limit]
     hyps = translate_all(lm, sources, a.beam,
                          progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))
     if a.hyps:
-        Path(a.hyps).write_text("\n".join(hyps) + "\n", encoding="utf-8")
+        try:
+            atomic_write_text(Path(a.hyps), "\n".join(hyps) + "\n")
+        except OSError as e:
+            raise CommandError(f"--hyps {a.hyps}: could not be written ({e.strerror or e})") from None
     bleu, chrf = score(hyps, refs, a.lowercase)
-    print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}")
+    skipped = f" skipped {len(corpus.problems)}" if corpus.problems else ""
+    print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}{skipped}")
     print(f"BLEU {bleu:.2f} chrF {chrf:.2f}")
     return 0
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@ Runs under `torchrun --nproc_per_node=N` with DistributedDataParallel (gloo on C
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import random
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model
+from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
 from .tokenizer import TextTokenizer
@@ -34,7 +35,7 @@ from .transformer import PAD, Transformer
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m model.train", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="python -m model.train", description=__doc__.split("\n")[0])
     data = p.add_argument_group("data")
     data.add_argument("--tsv", help="training pairs, source<TAB>target")
     data.add_argument("--src", help="training source file (line-aligned with --tgt)")
@@ -42,7 +43,8 @@ def parse_args(argv=None):
     data.add_argument("--valid-tsv")
     data.add_argument("--valid-src")
     data.add_argument("--valid-tgt")
-    data.add_argument("--strict", action="store_true", help="stop at the first malformed line")
+    data.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
+                                                            "counted)")
     data.add_argument("--lowercase", action="store_true", help="lowercase both sides (as in Multi30k papers)")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the final model")
     p.add_argument("--vocab-size", type=int, default=8000, help="per side (with --share-embeddings: in all)")
@@ -93,6 +95,16 @@ def parse_args(argv=None):
         if a.tokenizers_from and Path(a.tokenizers_from).resolve() != Path(a.init_from).resolve():
             p.error("--init-from uses the model folder's tokenizers; leave out --tokenizers-from")
         a.tokenizers_from = a.init_from
+    for name in ("vocab_size", "d_model", "heads", "d_ff", "layers", "max_len", "max_tokens", "warmup", "average",
+                 "eval_every"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("steps", "minutes", "eval_sentences", "threads", "ckpt_minutes"):
+        if not getattr(a, name) >= 0:
+            p.error(f"--{name.replace('_', '-')} must not be negative")
+    if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1:
+        p.error("--dropout and --label-smoothing must be in [0, 1)")
+    writable_folder(a.out)
     return a
 
 
@@ -196,38 +208,107 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
     for key in model.cfg.shared_keys:
         tensors.pop(f"model.{key}", None)
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
-    _atomic_write(path, lambda tmp: save_file(tensors, tmp))
     info = {"step": step, "epoch": epoch, "batch_pos": batch_pos, "elapsed": elapsed,
-            "file": path.name, "rng": random.getstate()[1][0]}
+            "file": path.name, "rng": random.getstate()[1][0], "config": shape_config(model.cfg)}
+    # the counters also go in the checkpoint itself: a damaged newer one falls back on it (see load_state)
+    _atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"info": json.dumps(info)}))
     _atomic_write(run.ckpt_dir / "last.json", lambda tmp: Path(tmp).write_text(json.dumps(info), encoding="utf-8"))
     keep = sorted(run.ckpt_dir.glob("step*.safetensors"))[: -max(run.a.average, 2)]
     for old in keep:
         old.unlink()
 
 
+def shape_config(cfg: ModelConfig) -> dict:
+    """The config fields a checkpoint's tensors depend on (dropout may change on resume)."""
+    return {k: v for k, v in cfg.__dict__.items() if k != "dropout"}
+
+
+def clean_stale_parts(run: Run) -> list[Path]:
+    """Remove the temporary .part files a run killed mid-write left (never read: every write renames its own)."""
+    stale = []
+    for folder in (run.out, run.ckpt_dir, run.out / "model"):
+        if folder.is_dir():
+            stale += [p for p in folder.glob("*.part") if p.is_file()]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
+def _checkpoint_candidates(ckpt_dir: Path) -> list[tuple[Path, dict | None]]:
+    """(file, counters) newest first: last.json's file with its counters, then the others (counters read from
+    their own metadata)."""
+    named = None
+    try:
+        info = json.loads((ckpt_dir / "last.json").read_text(encoding="utf-8"))
+        named = (ckpt_dir / str(info["file"]), info) if isinstance(info, dict) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    others = [(f, None) for f in sorted(ckpt_dir.glob("step*.safetensors"), reverse=True)
+              if named is None or f.name != named[0].name]
+    return ([named] if named else []) + others
+
+
 def load_state(run: Run, model, opt):
-    info = json.loads((run.ckpt_dir / "last.json").read_text(encoding="utf-8"))
-    tensors = load_file(str(run.ckpt_dir / info["file"]))
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")},
-                          strict=not model.cfg.shared_keys)
-    params = dict(model.named_parameters())
-    for n, p in params.items():
-        if f"adam.exp_avg.{n}" in tensors:
-            opt.state[p] = {"step": torch.tensor(float(info["step"])),
-                            "exp_avg": tensors[f"adam.exp_avg.{n}"], "exp_avg_sq": tensors[f"adam.exp_avg_sq.{n}"]}
-    return info
+    """Load the newest readable checkpoint; a damaged one is skipped with a notice (the previous good one is
+    used). UsageError when the checkpoints were made by a model of another shape."""
+    from safetensors import SafetensorError, safe_open
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in model.cfg.shared_keys}
+    for path, info in _checkpoint_candidates(run.ckpt_dir):
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                meta = f.metadata() or {}
+            if info is None:
+                info = json.loads(meta["info"])
+            tensors = load_file(str(path))
+            step = int(info["step"])
+            counters = {k: info[k] for k in ("step", "epoch", "batch_pos", "elapsed")}
+        except (SafetensorError, OSError, ValueError, KeyError, TypeError) as e:
+            run.log(f"notice: checkpoint {path.name} cannot be read ({type(e).__name__}: "
+                    f"{str(e).splitlines()[0][:100] if str(e) else ''}); trying the previous one")
+            continue
+        stored = info.get("config")
+        if stored is not None and stored != shape_config(model.cfg):
+            diff = [f"{k} {stored.get(k)!r} (now {v!r})" for k, v in shape_config(model.cfg).items()
+                    if stored.get(k) != v]
+            raise UsageError(f"--resume: the run in {run.out} was trained with {', '.join(diff)}; give the "
+                             "same model options or another --out")
+        got = {k[6:]: tuple(v.shape) for k, v in tensors.items() if k.startswith("model.")}
+        if got != expected:
+            wrong = sorted(k for k in expected if got.get(k) != expected[k])[:3]
+            raise UsageError(f"--resume: the checkpoints in {run.ckpt_dir} belong to a model of another shape "
+                             f"({', '.join(wrong) or 'other tensors'}); give the same model options or another --out")
+        model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")},
+                              strict=not model.cfg.shared_keys)
+        params = dict(model.named_parameters())
+        for n, p in params.items():
+            if f"adam.exp_avg.{n}" in tensors:
+                opt.state[p] = {"step": torch.tensor(float(step)),
+                                "exp_avg": tensors[f"adam.exp_avg.{n}"],
+                                "exp_avg_sq": tensors[f"adam.exp_avg_sq.{n}"]}
+        if path.name != _checkpoint_candidates(run.ckpt_dir)[0][0].name:
+            run.log(f"notice: resuming from the previous good checkpoint {path.name}")
+        return counters
+    return None
 
 
 def average_checkpoints(run: Run, model, n: int):
     files = sorted(run.ckpt_dir.glob("step*.safetensors"))[-n:]
     if not files:
         return 0
-    acc = None
+    from safetensors import SafetensorError
+    acc, used = None, 0
     for f in files:
-        st = {k[6:]: v.float() for k, v in load_file(str(f)).items() if k.startswith("model.")}
+        try:
+            st = {k[6:]: v.float() for k, v in load_file(str(f)).items() if k.startswith("model.")}
+        except (SafetensorError, OSError) as e:
+            run.log(f"notice: checkpoint {f.name} cannot be read ({str(e).splitlines()[0][:100]}); left out of the average")
+            continue
         acc = st if acc is None else {k: acc[k] + st[k] for k in acc}
-    model.load_state_dict({k: v / len(files) for k, v in acc.items()}, strict=not model.cfg.shared_keys)
-    return len(files)
+        used += 1
+    if acc is None:
+        return 0
+    model.load_state_dict({k: v / used for k, v in acc.items()}, strict=not model.cfg.shared_keys)
+    return used
 
 
 @torch.no_grad()
@@ -252,28 +333,76 @@ def validate(run: Run, model, valid_pairs, valid_refs, src_tok, tgt_tok):
     return total / max(count, 1), bleu, chrf, hyps[:3]
 
 
+class Stop:
+    """SIGTERM, SIGINT and SIGHUP ask the run to stop after the current step (it saves a checkpoint first)."""
+    SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n))
+
+    def __init__(self):
+        self.signum = 0
+        self.previous = {}
+
+    def __enter__(self):
+        for sig in self.SIGNALS:
+            try:
+                self.previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:          # not the main thread (train called from a thread): signals stay as they are
+                break
+        return self
+
+    def _handle(self, signum, _frame):
+        if self.signum:                 # a second signal: stop now (the last checkpoint stays)
+            raise KeyboardInterrupt
+        self.signum = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+@command
 def main(argv=None) -> int:
     a = parse_args(argv)
+    with Stop() as stop:            # a signal from now on stops the run after its step, with a checkpoint
+        return train(a, stop)
+
+
+def train(a, stop: Stop) -> int:
     random.seed(a.seed)
     torch.manual_seed(a.seed)
-    run = Run(a)
     try:
         corpus = read_corpus(a.tsv, a.src, a.tgt, a.strict, a.lowercase)
         valid = None
         if a.valid_tsv or (a.valid_src and a.valid_tgt):
             valid = read_corpus(a.valid_tsv, a.valid_src, a.valid_tgt, a.strict, a.lowercase)
     except CorpusError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     if not len(corpus):
-        print("error: the training corpus holds no usable pairs", file=sys.stderr)
-        return 2
+        raise UsageError("the training corpus holds no usable pairs")
+    if a.init_from and not Path(a.init_from).is_dir():
+        raise UsageError(f"--init-from {a.init_from}: not a model folder")
+    run = Run(a)
+    if run.main:
+        stale = clean_stale_parts(run)
+        if stale:
+            run.log(f"removed {len(stale)} unfinished file(s) of an earlier run: {', '.join(p.name for p in stale[:3])}")
     try:
         src_tok, tgt_tok = build_tokenizers(run, corpus)
-    except CorpusError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (CorpusError, OSError) as e:
+        raise UsageError(str(e)) from None
     pairs, too_long = encode_pairs(corpus, src_tok, tgt_tok, a.max_len)
+    if not pairs:
+        raise UsageError(f"every training pair is longer than --max-len {a.max_len} tokens")
+    n_batches = len(token_batches(pairs, a.max_tokens, 0, shuffle=False))
+    if n_batches < run.world:
+        raise UsageError(f"the corpus makes {n_batches} batch(es) of --max-tokens {a.max_tokens}, fewer than the "
+                         f"{run.world} processes: give a smaller --max-tokens (about "
+                         f"{max(1, a.max_tokens * n_batches // run.world)}) or fewer processes")
+    if too_long:
+        print(f"warning: skipped {too_long} pair(s) longer than --max-len {a.max_len} tokens", file=sys.stderr)
     run.log(f"corpus: {len(corpus)} pairs read, {len(corpus.problems)} malformed skipped, "
             f"{too_long} longer than {a.max_len} tokens skipped, {len(pairs)} used")
     if valid is not None:
@@ -281,16 +410,18 @@ def main(argv=None) -> int:
         kept = [t for s, t in zip(valid.src, valid.tgt)
                 if len(src_tok.encode(s)) + 1 <= a.max_len and len(tgt_tok.encode(t)) + 1 <= a.max_len]
         valid_refs = kept
-    cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=a.d_model,
-                      h=a.heads, d_ff=a.d_ff, N_enc=a.layers, N_dec=a.layers, max_len=a.max_len,
-                      dropout=a.dropout, pe=a.pe, tie_output=a.tie_output, share_embeddings=a.share_embeddings)
+    try:
+        cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=a.d_model,
+                          h=a.heads, d_ff=a.d_ff, N_enc=a.layers, N_dec=a.layers, max_len=a.max_len,
+                          dropout=a.dropout, pe=a.pe, tie_output=a.tie_output, share_embeddings=a.share_embeddings)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     init_steps = 0
     if a.init_from:
         try:
             start = load_model(a.init_from)
         except ModelLoadError as e:
-            print(f"error: --init-from: {e}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--init-from: {e}") from None
         cfg = ModelConfig.from_dict({**start.cfg.__dict__, "dropout": a.dropout})
         init_steps = a.init_steps if a.init_steps is not None else _trained_steps(Path(a.init_from))
     model = (BaselineTransformer if a.baseline else Transformer)(cfg)
@@ -301,10 +432,13 @@ def main(argv=None) -> int:
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     step, epoch, batch_pos, elapsed = 0, 0, 0, 0.0
-    if a.resume and (run.ckpt_dir / "last.json").exists():
+    if a.resume:
         info = load_state(run, model, opt)
-        step, epoch, batch_pos, elapsed = info["step"], info["epoch"], info["batch_pos"], info["elapsed"]
-        run.log(f"resumed at step {step} (epoch {epoch}, {elapsed / 60:.1f} min trained)")
+        if info is None:
+            run.log(f"--resume: no readable checkpoint in {run.ckpt_dir}; starting from step 0")
+        else:
+            step, epoch, batch_pos, elapsed = info["step"], info["epoch"], info["batch_pos"], info["elapsed"]
+            run.log(f"resumed at step {step} (epoch {epoch}, {elapsed / 60:.1f} min trained)")
     train_model = model
     if run.ddp:
         train_model = torch.nn.parallel.DistributedDataParallel(model)
@@ -316,11 +450,15 @@ def main(argv=None) -> int:
     tokens_seen, t_window = 0, time.monotonic()
     done = False
     try:
+        if stop.signum:             # asked to stop while the run was being set up: nothing new to save
+            raise KeyboardInterrupt
         while not done:
             batches = token_batches(pairs, a.max_tokens, a.seed + epoch)
             batches = batches[run.rank::run.world]
             if run.ddp:   # every process takes the same number of steps
                 n = torch.tensor(len(batches)); dist.all_reduce(n, op=dist.ReduceOp.MIN); batches = batches[: int(n)]
+            if not batches:       # checked before training; never loop without a step
+                raise UsageError("no batch for this process: give a smaller --max-tokens or fewer processes")
             while batch_pos < len(batches):
                 t0 = time.monotonic()
                 src, tin, tout = collate(pairs, batches[batch_pos])
@@ -354,21 +492,32 @@ def main(argv=None) -> int:
                     vloss, bleu, chrf, sample = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
                     run.log(f"step {step} valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f} | {sample[0]}")
                 out_of_time = bool((a.steps and step >= a.steps) or (budget_s and elapsed >= budget_s))
+                stopping = stop.signum
                 if run.ddp:   # the processes' clocks differ: rank 0 decides for all
-                    flag = torch.tensor(int(out_of_time)); dist.broadcast(flag, 0); out_of_time = bool(flag)
-                if run.main and (now - last_ckpt > a.ckpt_minutes * 60 or out_of_time):
+                    flag = torch.tensor([int(out_of_time), stop.signum]); dist.broadcast(flag, 0)
+                    out_of_time, stopping = bool(flag[0]), int(flag[1])
+                if run.main and (now - last_ckpt > a.ckpt_minutes * 60 or out_of_time or stopping):
                     save_state(run, model, opt, step, epoch, batch_pos, elapsed)
                     last_ckpt = now
+                if stopping:
+                    stop.signum = stopping
+                    raise KeyboardInterrupt
                 if out_of_time:
                     done = True
                     break
             if not done:
                 epoch, batch_pos = epoch + 1, 0
     except KeyboardInterrupt:
+        # a signal between steps saved its checkpoint above; a second one (or Ctrl+C outside the loop) keeps the
+        # last saved checkpoint: a step cut in the middle may have changed only some weights
+        name = stop.name if stop.signum else "SIGINT"
+        bar.close()
         if run.main:
-            save_state(run, model, opt, step, epoch, batch_pos, elapsed)
-            run.log(f"interrupted at step {step}; checkpoint saved, continue with --resume")
-        return 130
+            last = _checkpoint_candidates(run.ckpt_dir)
+            run.log(f"stopped by {name} at step {step}; "
+                    + (f"checkpoint {last[0][0].name} saved, continue with --resume" if last else "no checkpoint"))
+        print(f"stopped by {name}; continue with --resume", file=sys.stderr)
+        return 128 + (stop.signum or signal.SIGINT)
     finally:
         bar.close()
     if run.main:

@@ -74,3 +74,21 @@ def shaped_trace(request):
 def shapes():
     """three_shapes(), as a fixture: {"decoder-only": Schema, "encoder-only": ..., "encoder-decoder": ...}."""
     return three_shapes()
+
+@pytest.fixture
+def run_command(capsys, monkeypatch, tmp_path):
+    """run_command(argv) -> (exit code, stdout, stderr): `attention-visualizer ARGV` in this process, its log
+    folder in tmp_path (XDG_STATE_HOME), checked with command_checks.check_command_output."""
+    from command_checks import check_command_output
+
+    from visualizer.cli import main
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+    def run(argv: list[str], check: bool = True):
+        capsys.readouterr()
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        if check:
+            check_command_output(code, err)
+        return code, out, err
+    return run

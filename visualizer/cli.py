@@ -1,14 +1,15 @@
-"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate and export."""
+"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export and check-translations."""
 from __future__ import annotations
 
-import argparse
 import sys
 
-SUBCOMMANDS = ("train", "evaluate", "translate", "export")
+from model.command_line import ArgumentParser, UsageError, command, writable_file
+
+SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations")
 
 
 def app_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="attention-visualizer",
+    p = ArgumentParser(prog="attention-visualizer",
                                 description="See inside a transformer translating your sentence, live. "
                                             f"Subcommands: {', '.join(SUBCOMMANDS)} (each with --help).")
     p.add_argument("--model", help="bundled model name or model folder (default: en-fr if bundled)")
@@ -19,6 +20,11 @@ def app_main(argv: list[str]) -> int:
     p.add_argument("--presentation", action="store_true", help="start full screen with large, high-contrast text")
     p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
     a = p.parse_args(argv)
+    headless = bool(a.screenshot)
+    if a.screenshot:
+        writable_file(a.screenshot, "--screenshot")
+    if a.session:
+        read_session_arg(a.session, must_have_model=headless)
     from . import first_run
     from .state import ViewState
 
@@ -38,6 +44,8 @@ def app_main(argv: list[str]) -> int:
     from .settings import Settings
 
     settings = Settings()
+    for notice in settings.notices:
+        print(f"note: {notice}", file=sys.stderr)
     first = first_run.first_frame(start, settings.frame_path(), helper) if in_background else None
     from .theme import apply_theme
     from .window import MainWindow
@@ -51,13 +59,17 @@ def app_main(argv: list[str]) -> int:
         try:
             lm = load(a.model)
         except ModelLoadError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+            raise UsageError(str(e)) from None
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
     window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
                         restore_layout=not a.screenshot, first=first)
     if a.screenshot and not a.presentation:
         window.resize(1500, 950)             # the README picture has one size, whatever the screen
+    guard = None
+    if headless:
+        from .headless import Headless
+        guard = Headless(app)
+        guard.install(window)
     if a.session:
         window.open_session(a.session)
     exit_code = {"code": 0}
@@ -86,12 +98,30 @@ def app_main(argv: list[str]) -> int:
         window.toggle_presentation()
     else:
         window.show()
-    code = app.exec()
-    return exit_code["code"] or code
+    code = 0 if guard is not None and guard.code else app.exec()
+    return exit_code["code"] or (guard.code if guard else 0) or code
 
 
+def read_session_arg(path: str, must_have_model: bool) -> dict:
+    """--session checked before the window opens: UsageError when the file is not a valid session; with
+    must_have_model (a headless run), CommandError when its model folder is missing."""
+    from model.assets import bundled_models, model_folder
+    from model.command_line import CommandError
+
+    from .session import SessionError, read_session
+    try:
+        changes = read_session(path)
+    except SessionError as e:
+        raise UsageError(str(e)) from None
+    folder = model_folder(changes["model_name"])
+    if must_have_model and folder is not None and not folder.is_dir():
+        raise CommandError(f"{path}: the session's model {changes['model_name']!r} is neither a bundled model "
+                           f"({', '.join(bundled_models())}) nor a model folder")
+    return changes
+
+
+@command
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
         cmd, rest = argv[0], argv[1:]
         if cmd == "train":
@@ -103,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "translate":
             from .translate_command import main as translate
             return translate(rest)
+        if cmd == "check-translations":
+            from .check_translations_command import main as check
+            return check(rest)
         from .export_command import main as export
         return export(rest)
     return app_main(argv)

@@ -1,14 +1,18 @@
 """`attention-visualizer export TEXT --out DIR`: every attention heatmap of a sentence, without a display."""
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
+from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_folder
 
+from .translate_command import load_model_arg
+
+
+@command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="attention-visualizer export",
-                                description="Export every attention head of every kind and layer for a sentence.")
+    p = ArgumentParser(prog="attention-visualizer export",
+                       description="Export every attention head of every kind and layer for a sentence.")
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.add_argument("--format", default="png", choices=["png", "svg", "csv"])
@@ -16,24 +20,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
     a = p.parse_args(argv)
+    if not a.text.strip():
+        raise UsageError("nothing to export: the sentence is empty")
+    if not 0.1 <= a.scale <= 8:
+        raise UsageError("--scale must be between 0.1 and 8")
+    writable_folder(a.out)
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
 
-    from model import ModelLoadError, bundled_models, load, translate
+    from model import translate
     from .export import ExportError, export_heatmaps, heatmap_specs
 
-    name = a.model or ("en-fr" if "en-fr" in bundled_models() else bundled_models()[0])
-    if not a.text.strip():
-        print("error: the sentence is empty", file=sys.stderr)
-        return 2
-    if not 0.1 <= a.scale <= 8:
-        print("error: --scale must be between 0.1 and 8", file=sys.stderr)
-        return 2
-    try:
-        lm = load(name)
-    except ModelLoadError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    lm = load_model_arg(a.model)
     result = translate(lm, a.text, target=a.target)
     if result.truncated:
         print(f"note: the sentence was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
@@ -44,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = export_heatmaps(heatmap_specs(result.trace, lm.name), a.out, a.format, a.scale)
     except ExportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(str(e)) from None
     print(f"translation: {result.text}")
     print(f"exported {len(written)} files to {a.out}")
     del app

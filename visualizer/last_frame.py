@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 from model.assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, model_folder
 from model.config import ModelConfig
 
+from .file_schema import FRAME_HEADER, FRAME_RECORD, SchemaError, validate
+
 if TYPE_CHECKING:       # imported where used: numpy is slow to import, and a start computes keys before the rest
     from model.trace import Trace
 
@@ -87,37 +89,111 @@ def save_frame(path: Path, key: str, result, cut_chars: bool) -> None:
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, meta).save_npz(f)
+            Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, meta, t.schema).save_npz(f)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def load_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame | None:
-    """The frame saved under this key, or None (no file, another run, or a file that cannot be read). The model's
-    folder is the one named in the key unless given."""
+class DamagedFrame(Exception):
+    """A frame file that cannot be read or does not hold what a frame holds; str() says what is wrong."""
+
+
+def read_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame | None:
+    """The frame saved under this key, or None (no file, or another run's). The model's folder is the one named
+    in the key unless given. Raises DamagedFrame for a file that is not a valid frame (see file_schema)."""
     if key is None or not path.is_file():
         return None
     from model.trace import Trace
     try:
         trace = Trace.load_npz(path)
-        info = trace.meta.pop("_frame")
-        if info["key"] != key:
-            return None
-        folder = Path(folder or json.loads(key)["folder"])
-        cfg = ModelConfig.load(folder / CONFIG)
-        return Frame(str(info["text"]), [int(i) for i in info["out_ids"]], trace, int(info["truncated"]),
-                     bool(info["cut_chars"]), cfg, folder)
-    except Exception:   # a damaged or foreign file: start as if there were none (the live run follows anyway)
+    except Exception as e:      # zip, JSON, numpy or header errors: numpy raises many kinds
+        raise DamagedFrame(f"not a readable frame file ({type(e).__name__}: {str(e)[:100]})") from None
+    try:
+        validate({"src_tokens": trace.src_tokens, "tgt_tokens": trace.tgt_tokens, "out_tokens": trace.out_tokens,
+                  "meta": trace.meta}, FRAME_HEADER)
+        info = validate(trace.meta.pop("_frame", None), FRAME_RECORD, "_frame")
+    except SchemaError as e:
+        raise DamagedFrame(str(e)) from None
+    if info["key"] != key:
         return None
+    folder = Path(folder or json.loads(key)["folder"])
+    try:
+        cfg = ModelConfig.load(folder / CONFIG)
+    except Exception:                # the model's folder changed meanwhile: nothing to show it with
+        return None
+    check_arrays(trace, info, cfg)
+    return Frame(info["text"], info["out_ids"], trace, info["truncated"], info["cut_chars"], cfg, folder)
+
+
+def check_arrays(trace: Trace, info: dict, cfg: ModelConfig) -> None:
+    """DamagedFrame unless the arrays have the shapes the model's schema and the tokens give (what the panels
+    index)."""
+    import numpy as np
+
+    from model.families.seed import schema as seed_schema
+
+    def damaged(what: str):
+        raise DamagedFrame(what)
+
+    for name, arr in trace.arrays.items():
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+            damaged(f"array {name}: not numbers ({getattr(arr, 'dtype', type(arr))})")
+    schema = seed_schema(cfg)
+    if trace.schema != schema:
+        damaged("its model shape is not the model's")
+    out_rows = trace.tokens(schema.output_stack.tokens)
+    if any(not trace.tokens(st.tokens) for st in schema.stacks) or len(trace.out_tokens) != len(out_rows):
+        damaged("token lists of the wrong lengths")
+    for kind in schema.kinds:
+        rows, cols = trace.axis_tokens(kind.name)
+        for layer in range(schema.stack(kind.stack).n_layers):
+            try:
+                shape = trace.attention(kind.name, layer).shape
+            except KeyError:
+                damaged(f"no {kind.name} attention in layer {layer}")
+            if shape != (schema.n_heads, len(rows), len(cols)):
+                damaged(f"{kind.name} attention of layer {layer} has shape {shape}, expected "
+                        f"{(schema.n_heads, len(rows), len(cols))}")
+    logits = trace.arrays.get("logits")
+    if logits is None or logits.shape != (len(out_rows), cfg.tgt_vocab_size):
+        damaged(f"logits of shape {None if logits is None else logits.shape}, expected "
+                f"{(len(out_rows), cfg.tgt_vocab_size)}")
+    if any(not 0 <= i < cfg.tgt_vocab_size for i in info["out_ids"]):
+        damaged("_frame.out_ids: a token id outside the vocabulary")
+
+
+def load_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame | None:
+    """read_frame, with None for a damaged file too."""
+    try:
+        return read_frame(path, key, folder)
+    except DamagedFrame:
+        return None
+
+
+def set_aside(path: Path, reason: str) -> Path | None:
+    """Rename a damaged frame file to NAME.damaged (the app starts as new) and say so on stderr."""
+    aside = path.with_name(path.name + ".damaged")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        aside = None
+    where = f"set aside as {aside}" if aside else "left in place (it could not be renamed)"
+    print(f"note: the saved last frame {path} is damaged ({reason}); {where}; the app starts as new",
+          file=sys.stderr)
+    return aside
 
 
 def saved_frame(path: Path, state) -> Frame | None:
     """The frame of the run of state (a ViewState) saved in path at the last close, else the model's bundled
-    start frame if that is its run, else None."""
+    start frame if that is its run, else None. A damaged saved frame is set aside (see set_aside)."""
     fields = state.run_fields()
-    frame = load_frame(path, frame_key(state.model_name, *fields))
+    try:
+        frame = read_frame(path, frame_key(state.model_name, *fields))
+    except DamagedFrame as e:
+        set_aside(path, str(e))
+        frame = None
     if frame is None:
         folder = model_folder(state.model_name)
         if folder is not None and (folder / START_FRAME).is_file():      # hash the files only if it has one

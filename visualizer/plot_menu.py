@@ -18,6 +18,7 @@ from pyqtgraph.exporters import ImageExporter
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
+from .text_safety import xml_safe
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
 
@@ -61,7 +62,7 @@ def scene_svg(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, title: str =
         scene.render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
     finally:
         painter.end()
-    return bytes(buf.data())
+    return xml_safe(bytes(buf.data()))       # control characters in labels would make it invalid XML
 
 
 def matrix_csv(matrix: np.ndarray, rows: list[str], cols: list[str], corner: str = "row \\ column") -> str:

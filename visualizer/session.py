@@ -10,6 +10,7 @@ from model.config import DecodingSettings
 from model.schema import Stage
 
 from .export import ExportError, write_text
+from .file_schema import DECODING, SESSION, VIEW, SchemaError, validate
 from .state import ViewState
 
 FORMAT = "attention-visualizer-session/1"
@@ -34,33 +35,30 @@ def save_session(path: str | Path, state: ViewState) -> None:
 
 
 def read_session(path: str | Path) -> dict:
-    """The changes to apply to a ViewState (run fields and view fields), validated."""
+    """The changes to apply to a ViewState (run fields and view fields), validated (see file_schema.SESSION)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise SessionError(f"{path}: not a session file (invalid JSON: {str(e).splitlines()[0]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
     try:
-        changes = {"model_name": str(data["model"]), "sentence": str(data["sentence"]),
-                   "target": str(data.get("target", "")), "positional": bool(data.get("positional", True)),
-                   "decoding": DecodingSettings(**data.get("decoding", {}))}
-        view = data.get("view", {})
+        fields = validate(data, SESSION)
+        decoding = validate(fields["decoding"], DECODING, "decoding")
+        view = fields["view"]
+        changes = {"model_name": fields["model"], "sentence": fields["sentence"], "target": fields["target"] or "",
+                   "positional": fields["positional"], "decoding": DecodingSettings(**decoding)}
         for k in VIEW_KEYS:
             if k in view:
-                changes[k] = view[k]
-    except (KeyError, TypeError, ValueError) as e:
-        raise SessionError(f"{path}: invalid session ({type(e).__name__}: {e})".splitlines()[0]) from None
-    for k in ("stack", "sublayer", "kind"):
-        if k in changes and not isinstance(changes[k], str):
-            raise SessionError(f"{path}: invalid session ({k} must be a string)")
+                changes[k] = VIEW[k].check(f"view.{k}", view[k])
+    except (SchemaError, ValueError) as e:
+        raise SessionError(f"{path}: invalid session ({e})".splitlines()[0]) from None
+    if not changes["model_name"].strip():
+        raise SessionError(f"{path}: invalid session (model: empty)")
     _check_names(path, changes)
-    for k in ("layer", "head", "step"):
-        if k in changes and (not isinstance(changes[k], int) or isinstance(changes[k], bool) or changes[k] < 0):
-            raise SessionError(f"{path}: invalid session ({k} must be a non-negative integer)")
     return changes
 
 
@@ -73,12 +71,13 @@ def _check_names(path: Path, changes: dict) -> None:
     except ModelLoadError:
         return
     if "stack" in changes and changes["stack"] not in schema.stage_names():
-        raise SessionError(f"{path}: invalid session (unknown stack {changes['stack']!r}; "
+        raise SessionError(f"{path}: invalid session (view.stack: unknown stack {changes['stack']!r}; "
                            f"this model has {', '.join(schema.stage_names())})")
     if "kind" in changes and changes["kind"] not in schema.kind_names:
-        raise SessionError(f"{path}: invalid session (unknown attention kind {changes['kind']!r}; "
+        raise SessionError(f"{path}: invalid session (view.kind: unknown attention kind {changes['kind']!r}; "
                            f"this model has {', '.join(schema.kind_names)})")
     if "stack" in changes and schema.is_layer_stage(Stage(changes["stack"])):
         subs = [s.key for s in schema.stack(changes["stack"]).sublayers]
         if changes.get("sublayer", subs[0]) not in subs:
-            raise SessionError(f"{path}: invalid session (no sublayer {changes['sublayer']!r} in that stack)")
+            raise SessionError(f"{path}: invalid session (view.sublayer: no sublayer {changes['sublayer']!r} "
+                               "in that stack)")

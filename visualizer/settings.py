@@ -1,39 +1,75 @@
 """Preferences remembered between runs through Qt's QSettings (theme, font size, colour map, model, layout)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6 import QtCore
+
+from .file_schema import SETTINGS_RANGES
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
 DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True}
 
 
 class Settings:
-    """Typed access to QSettings with defaults and validation (a bad stored value falls back to the default)."""
+    """Typed access to QSettings with defaults and validation: a stored value of the wrong type or out of range
+    (see file_schema) is removed and the default used, and a settings file that cannot be read is renamed aside
+    (to NAME.damaged), each with a notice in `notices` (the app prints them)."""
 
     def __init__(self, qsettings: QtCore.QSettings | None = None):
         self.q = qsettings or QtCore.QSettings(ORG, APP)
+        self.notices: list[str] = []
+        if self.q.status() != QtCore.QSettings.Status.NoError:
+            self._set_aside()
+
+    def _set_aside(self) -> None:
+        path = Path(self.q.fileName())
+        aside = path.with_name(path.name + ".damaged")
+        try:
+            os.replace(path, aside)
+            self.notices.append(f"the settings file {path} could not be read; it was set aside as {aside.name} "
+                                "and the app starts with its default settings")
+        except OSError as e:
+            self.notices.append(f"the settings file {path} could not be read ({e.strerror}); default settings used")
+        self.q = QtCore.QSettings(str(path), self.q.format())
 
     def get(self, key: str):
         default = DEFAULTS[key]
         value = self.q.value(key, default)
         try:
-            if isinstance(default, bool):
-                value = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
-            elif isinstance(default, float):
+            value = self._checked(key, value)
+        except (TypeError, ValueError) as e:
+            self.notices.append(f"setting {key}: {e}; the default {default!r} is used")
+            self.q.remove(key)
+            return default
+        return value
+
+    @staticmethod
+    def _checked(key: str, value):
+        """The value of a setting as its type (INI files give text back), or ValueError saying what is wrong."""
+        default = DEFAULTS[key]
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() not in ("1", "true", "yes", "0", "false", "no"):
+                raise ValueError(f"{value!r} is not true or false")
+            return str(value).lower() in ("1", "true", "yes")
+        if isinstance(default, float):
+            try:
                 value = float(value)
-            else:
-                value = str(value)
-        except (TypeError, ValueError):
-            return default
+            except (TypeError, ValueError):
+                raise ValueError(f"{value!r} is not a number") from None
+            low, high = SETTINGS_RANGES[key]
+            if not low <= value <= high:
+                raise ValueError(f"{value!r} is not between {low:g} and {high:g}")
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not text")
         from .theme import COLORMAPS, THEMES   # here: it imports pyqtgraph, and a start reads the frame first
-        if key == "theme" and value not in THEMES:
-            return default
-        if key == "colormap" and value not in COLORMAPS:
-            return default
-        if key == "font_size" and not 6 <= value <= 48:
-            return default
+        choices = {"theme": THEMES, "colormap": COLORMAPS}.get(key)
+        if choices is not None and value not in choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(choices)}")
         return value
 
     def frame_path(self) -> Path:

@@ -27,6 +27,7 @@ from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
+from .text_safety import isolate
 from .worker import one_torch_thread
 
 
@@ -261,7 +262,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = lm
         one_torch_thread()                       # tests compare with runs on the GUI thread
         self.state.model_name = str(name_or_path)
-        self.setWindowTitle(f"Attention Visualizer — {model_label(self.state.model_name)}")
+        self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)))
         self.docking.call("set_model", lm)
         return True

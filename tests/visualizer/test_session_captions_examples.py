@@ -35,13 +35,17 @@ def test_session_round_trip(tmp_path):
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
      '"decoding": {"method": "telepathy"}}', "invalid session"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"layer": -1}}',
-     "layer must be"),
+     "view.layer: -1 is below 0"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"kind": "bogus"}}',
      "unknown attention kind"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
      '"view": {"stack": "enc", "sublayer": "cross"}}', "no sublayer 'cross'"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "decoding": {"seed": "x"}}',
-     "whole numbers"),
+     "decoding.seed: 'x' is not a whole number"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
+     '"decoding": {"seed": 3000000000}}', "decoding.seed: 3000000000 is above 2147483647"),
+    ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", "view": {"stack": []}}',
+     "view.stack: [] is not text"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
      '"decoding": {"temperature": "hot"}}', "invalid session"),
 ])

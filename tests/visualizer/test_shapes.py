@@ -117,3 +117,35 @@ def test_every_head_exports_in_every_format(qapp, shaped_trace, tmp_path, fmt):
         rows, cols, matrix = read_heatmap_csv(tmp_path / f"{k.file}_L1_H{sc.n_heads}.csv")
         assert (rows, cols) == t.axis_tokens(k.name)
         np.testing.assert_array_equal(matrix.astype(np.float32), t.attention(k.name, 0, sc.n_heads - 1))
+
+
+def show_synthetic(window, trace):
+    """Put a synthetic trace on screen as a run's result (no model made it; view changes never run one)."""
+    from types import SimpleNamespace
+    result = SimpleNamespace(text=" ".join(trace.out_tokens), out_ids=[], trace=trace, truncated=0)
+    window.set_vocab(trace.meta["vocab"])
+    window.show_result(result, 0.0, False)
+
+
+def test_the_window_steps_through_every_stage_with_the_keys(qtbot, window, shaped_trace):
+    """PageDown (a presenter remote) walks the schema's pipeline; every stage is drawn in every panel, the caption
+    names it, and the status bar describes the model's shape."""
+    from PySide6 import QtCore
+    sc = shaped_trace.schema
+    show_synthetic(window, shaped_trace)
+    window.menus.step_actions["First stage"].trigger()
+    seen = [window.state.stage]
+    for _ in range(len(sc.stages()) + 2):
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+        if window.state.stage != seen[-1]:
+            seen.append(window.state.stage)
+        assert sc.caption(window.state.stage)[0] in window.caption.label.text()
+    assert seen == sc.stages()
+    assert sc.describe() in window.status_model.text()
+    att = window.attention
+    assert [att.kind.itemData(i) for i in range(att.kind.count())] == list(sc.kind_names)
+    k = sc.kind(window.state.kind)
+    np.testing.assert_array_equal(att.focus.shown, np.where(shaped_trace.mask(k.name, att.shown_layer),
+                                                            shaped_trace.attention(k.name, att.shown_layer)[0],
+                                                            np.nan))
+    assert not window.grab().isNull()

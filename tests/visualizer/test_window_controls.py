@@ -237,7 +237,7 @@ def test_the_layout_left_at_close_comes_back_at_the_next_start(qtbot, tiny_model
 def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_caption(qtbot, window):
     """PageDown (what presenter remotes send) from the first stage to the last: each stage once, in the order
     data flows, and the caption names the stage and shows its equation."""
-    from visualizer.captions import caption
+    caption = window.state.schema.caption
     window.toggle_presentation()
     try:
         window.state.first()
@@ -297,8 +297,7 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
     its title, which the caption repeats; a taller window, or smaller text, brings both back."""
     import html
 
-    from visualizer.captions import caption
-
+    caption = window.state.schema.caption
     size = QtWidgets.QApplication.font().pointSizeF()
     explanation = caption(window.state.stage)[1]
     try:

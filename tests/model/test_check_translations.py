@@ -1,0 +1,77 @@
+"""`attention-visualizer check-translations`: each miss and the count, on a tiny model trained here; the comparison
+ignores case, the spacing before punctuation and the apostrophe's shape, and nothing else."""
+from __future__ import annotations
+
+import pytest
+from command_checks import check_command_output
+from test_train_pipeline import TINY, synthetic_tsv
+
+from model.checkpoint import load
+from model.decoding import translate
+from model.train import main as train_main
+from visualizer.check_translations_command import is_right, main as check_main, normalise
+
+
+@pytest.mark.parametrize("output, accepted, right", [
+    ("Le chat dort.", "le chat dort.", True),
+    ("Où est la gare ?", "Où est la gare?", True),
+    ("Où est la gare?", "Où est la gare ?", True),
+    ("« Bonjour » !", "«Bonjour»!", True),
+    ("Je t'aime.", "Je t’aime.", True),
+    ("Aujourd’hui, il pleut.", "aujourd'hui , il pleut .", True),
+    ("Le  chat\u00a0dort.", "Le chat dort.", True),
+    ("Le chat dort", "Le chat dort.", False),            # a missing full stop is a difference
+    ("Le chien dort.", "Le chat dort.", False),
+    ("Le chat dort.", "Lechat dort.", False),             # spaces between words count
+    ("Elle a un livre.", "Elle a un livre .|Elle a un bouquin.", True),
+])
+def test_comparison_rules(output, accepted, right):
+    assert is_right(output, accepted.split("|")) is right
+
+
+def test_normalise_is_idempotent():
+    s = "  L’ÉTÉ , c'est « chaud » ?  "
+    assert normalise(normalise(s)) == normalise(s) == "l'été, c'est «chaud»?"
+
+
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("check")
+    tsv = synthetic_tsv(tmp / "train.tsv")
+    assert train_main([*TINY, "--tsv", str(tsv), "--out", str(tmp / "run"), "--steps", "60", "--average", "1"]) == 0
+    return tmp / "run" / "model"
+
+
+def test_check_translations_prints_each_miss_and_the_count(trained_model, tmp_path, capsys):
+    lm = load(trained_model)
+    sources = ["red cat", "big blue house", "small dog", "green tree bird"]
+    outputs = [translate(lm, s).text for s in sources]
+    lines = [f"{sources[0]}\t{outputs[0].upper()}|autre chose",                 # right, in other case
+             f"{sources[1]}\tpas ça|{outputs[1]} ",                              # right, the second one
+             f"{sources[2]}\tpas ça du tout",                                    # a miss
+             "# a comment", "",
+             f"{sources[3]}\t{outputs[3].replace(' ', '  ')}"]                   # right, other spacing
+    checks = tmp_path / "checks.tsv"
+    checks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    code = check_main([str(checks), "--model", str(trained_model)])
+    out, err = capsys.readouterr()
+    check_command_output(code, err)
+    assert code == 1 and err == "error: 1 of 4 translations missed\n"
+    assert out.splitlines() == [f"miss: {sources[2]}", f"  got:      {outputs[2]}", "  accepted: pas ça du tout",
+                                "3 of 4 right"]
+    checks.write_text("\n".join(lines[:2] + lines[3:]) + "\n", encoding="utf-8")
+    assert check_main([str(checks), "--model", str(trained_model)]) == 0
+    assert capsys.readouterr().out == "3 of 3 right\n"
+
+
+@pytest.mark.parametrize("content, words", [
+    ("", "no sentences to check"),
+    ("the cat\n", ":1: expected English<TAB>accepted translations separated by |"),
+    ("the cat\t | \n", ":1: expected English<TAB>"),
+])
+def test_malformed_check_files_are_one_line(run_command, tmp_path, content, words, tiny_model_dir):
+    path = tmp_path / "c.tsv"
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run_command(["check-translations", str(path), "--model", str(tiny_model_dir)])
+    assert code == 2 and words in err and out == ""

@@ -1,0 +1,133 @@
+"""Issue 19's training examples: a run survives stops (signals save a checkpoint, stale .part files, a damaged last
+checkpoint), and what cannot work is refused at the door in one line (another shape on --resume, a corpus too
+small for torchrun's processes)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from command_checks import check_command_output, kept, snapshot
+from test_train_pipeline import TINY, synthetic_tsv
+
+from model.train import main as train_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def train(capsys, *argv) -> tuple[int, str]:
+    capsys.readouterr()
+    code = train_main([*TINY, *map(str, argv)])
+    err = capsys.readouterr().err
+    check_command_output(code, err)
+    return code, err
+
+
+def test_resume_with_another_d_model_is_one_line_and_keeps_the_checkpoints(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3")[0] == 0
+    before = snapshot(out / "checkpoints")
+    code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "6", "--resume", "--d-model", "48")
+    assert code == 2
+    assert err.splitlines()[-1] == (f"error: --resume: the run in {out} was trained with d_model 32 (now 48); "
+                                    "give the same model options or another --out")
+    assert snapshot(out / "checkpoints") == before
+
+
+def test_stale_part_files_are_removed_at_start(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    (out / "checkpoints").mkdir(parents=True)
+    stale = [out / "checkpoints" / "step0000004.safetensors.abc.part", out / "checkpoints" / "last.json.x.part"]
+    for p in stale:
+        p.write_bytes(b"half a file")
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "2")[0] == 0
+    assert not any(p.exists() for p in stale) and not list(out.rglob("*.part"))
+    assert "removed 2 unfinished file(s) of an earlier run" in (out / "train.log").read_text(encoding="utf-8")
+
+
+def test_a_damaged_last_checkpoint_falls_back_to_the_previous_good_one(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3")[0] == 0
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "6", "--resume")[0] == 0
+    last = out / "checkpoints" / "step0000006.safetensors"
+    data = last.read_bytes()
+    last.write_bytes(data[: len(data) // 3])                # a disk that filled up, a copy cut short
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "8", "--resume")[0] == 0
+    log = (out / "train.log").read_text(encoding="utf-8")
+    assert "notice: checkpoint step0000006.safetensors cannot be read" in log
+    assert "notice: resuming from the previous good checkpoint step0000003.safetensors" in log
+    assert "resumed at step 3" in log and "finished: 8 steps" in log
+
+
+def test_a_corpus_with_no_pair_short_enough_is_refused(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    code, err = train(capsys, "--tsv", tsv, "--out", tmp_path / "run", "--steps", "2", "--max-len", "2")
+    assert code == 2 and err.splitlines()[-1] == "error: every training pair is longer than --max-len 2 tokens"
+
+
+def test_bad_model_options_are_usage_errors(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    code, err = train(capsys, "--tsv", tsv, "--out", tmp_path / "run", "--steps", "2", "--heads", "3")
+    assert code == 2 and "d_model (32) must be divisible by h (3)" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_a_signal_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "model.train", *TINY, "--tsv", str(tsv), "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([*args, "--steps", "1000000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+
+    def steps_shown() -> int:        # the progress bar on stderr: "| 12/1000000 ["
+        found = re.findall(r"\| *(\d+)/1000000", "".join(err))
+        return int(found[-1]) if found else 0
+    while steps_shown() == 0:        # stop it in the middle of training, not while it starts
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(err)[-2000:]
+        time.sleep(0.2)
+    shown = steps_shown()
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    reader.join(timeout=10)
+    err = "".join(err)
+    log = out / "train.log"
+    assert proc.returncode == 128 + sig
+    assert err.strip().splitlines()[-1] == f"stopped by {sig.name}; continue with --resume" and "Traceback" not in err
+    info = json.loads((out / "checkpoints" / "last.json").read_text(encoding="utf-8"))
+    assert info["step"] >= shown > 0 and (out / "checkpoints" / info["file"]).is_file()
+    assert f"stopped by {sig.name} at step {info['step']}; checkpoint {info['file']} saved" in log.read_text("utf-8")
+    done = subprocess.run([*args, "--steps", str(info["step"] + 2), "--resume"], capture_output=True, text=True,
+                          env=env, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"resumed at step {info['step']}" in log.read_text(encoding="utf-8")
+
+
+def test_torchrun_on_a_corpus_too_small_for_its_processes_stops_at_once(tmp_path):
+    """150 short pairs make one batch of the default --max-tokens: one of two processes would get none and the
+    run used to loop forever without a step."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv", n=150)
+    before = snapshot(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           "-m", "model.train", "--tsv", str(tsv), "--out", str(tmp_path / "run"), "--steps", "5",
+                           "--vocab-size", "60", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--layers", "1",
+                           "--threads", "1"],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode != 0
+    assert ("error: the corpus makes 1 batch(es) of --max-tokens 4096, fewer than the 2 processes: give a smaller "
+            "--max-tokens (about 2048) or fewer processes") in proc.stderr
+    assert kept(before, snapshot(tmp_path)) and not (tmp_path / "run" / "model").exists()

@@ -1,0 +1,224 @@
+"""Issue 19, one test per example: each command ends with one clear line on stderr, never a traceback or a hang,
+and loses nothing. (Training's examples are in tests/model/test_train_stops.py.)"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from command_checks import check_command_output, kept, snapshot
+
+from model import translate
+from model.command_line import state_dir
+
+SESSION = {"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "the cat", "target": "",
+           "positional": True, "decoding": {"method": "greedy"}, "view": {}}
+
+
+def run_process(args: list, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The command in a process of its own (arguments may be bytes), its settings and logs in fresh folders."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    return subprocess.run([sys.executable, "-m", "visualizer", *args], capture_output=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("command", ["translate", "export"])
+def test_an_argument_that_is_not_utf8_is_replaced_with_a_notice(command, tiny_model_dir, tiny_lm, tmp_path):
+    extra = ["--out", str(tmp_path / "out"), "--format", "csv"] if command == "export" else []
+    proc = run_process([command, b"caf\xe9 the cat", "--model", str(tiny_model_dir), *extra])
+    err, out = proc.stderr.decode(), proc.stdout.decode()
+    check_command_output(proc.returncode, err)
+    assert proc.returncode == 0
+    assert "argument 2 is not valid UTF-8 text" in err and err.count("\n") == 1
+    expected = translate(tiny_lm, "caf\ufffd the cat").text
+    assert (out.strip() if command == "translate" else out.splitlines()[0]) == \
+        (expected if command == "translate" else f"translation: {expected}")
+
+
+def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
+    for text in ("", "   "):
+        code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
+        assert (code, out) == (2, "") and err == "error: nothing to translate: the text is empty\n"
+
+
+def test_beam_zero_is_a_usage_error_not_greedy(run_command, tiny_model_dir):
+    code, out, err = run_command(["translate", "the cat", "--beam", "0", "--model", str(tiny_model_dir)])
+    assert code == 2 and out == ""
+    assert err == ("error: argument --beam: invalid beam width 0: a whole number from 1 (greedy) to 64 "
+                   "(see attention-visualizer translate --help)\n")
+
+
+def test_usage_errors_are_one_line(run_command):
+    code, out, err = run_command(["translate"])
+    assert code == 2 and err.startswith("error: the following arguments are required: text (see ")
+
+
+def test_evaluate_empty_tsv(run_command, tiny_model_dir, tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    code, out, err = run_command(["evaluate", "--tsv", str(empty), "--model", str(tiny_model_dir)])
+    assert code == 2 and err == f"error: {empty}: no sentence pairs to score\n"
+
+
+def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, tiny_model_dir, tmp_path):
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text("the cat\tle chat\nno tab here\nthe dog\tle chien\n\tempty source\n", encoding="utf-8")
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
+    assert code == 0
+    assert f"warning: skipped {tsv}:2: no TAB between source and target" in err
+    assert "warning: skipped 2 malformed line(s) in all" in err
+    assert out.splitlines()[0].endswith("skipped 2") and out.startswith("sentences 2 ")
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--strict"])
+    assert code == 2 and err == f"error: {tsv}:2: no TAB between source and target\n"
+
+
+def test_evaluate_hyps_into_a_missing_folder_fails_before_the_work(run_command, tiny_model_dir, tmp_path):
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text("the cat\tle chat\n", encoding="utf-8")
+    hyps = tmp_path / "no-such-folder" / "hyps.txt"
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--hyps", str(hyps)])
+    assert code == 2 and "translated" not in err           # no sentence was translated first
+    assert err == f"error: --hyps {hyps}: the folder {hyps.parent} does not exist\n"
+
+
+def test_export_into_a_file_is_refused_before_the_work(run_command, tiny_model_dir, tmp_path):
+    a_file = tmp_path / "figs"
+    a_file.write_text("mine", encoding="utf-8")
+    code, out, err = run_command(["export", "the cat", "--out", str(a_file), "--model", str(tiny_model_dir)])
+    assert code == 2 and err == f"error: --out {a_file}: is a file, not a folder\n"
+    assert a_file.read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("view", {"stack": ["enc"]}, "view.stack: ['enc'] is not text"),
+    ("decoding", {"method": "sample", "seed": 3000000000}, "decoding.seed: 3000000000 is above 2147483647"),
+])
+def test_session_with_bad_field_is_named_at_the_door(run_command, tmp_path, field, value, words):
+    path = tmp_path / "s.json"
+    text = json.dumps(dict(SESSION, **{field: value}))
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 2 and words in err and str(path) in err
+    assert path.read_text(encoding="utf-8") == text and not (tmp_path / "shot.png").exists()
+
+
+def test_screenshot_of_a_session_whose_model_is_missing_exits_1(run_command, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(dict(SESSION, model=str(tmp_path / "gone"))), encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 1 and "the session's model" in err and "is neither a bundled model" in err
+    assert not (tmp_path / "shot.png").exists()
+
+
+def test_headless_run_never_opens_a_dialog(qapp, monkeypatch, capsys):
+    """What would wait for a person (a message box, a dialog's exec) ends a headless run with one line, exit 1."""
+    from PySide6 import QtWidgets
+
+    from visualizer.headless import Headless
+    for name in ("warning", "critical", "information", "question"):       # restored after the test
+        monkeypatch.setattr(QtWidgets.QMessageBox, name, getattr(QtWidgets.QMessageBox, name))
+    monkeypatch.setattr(QtWidgets.QDialog, "exec", QtWidgets.QDialog.exec)
+
+    class Window:
+        pass
+    guard, window = Headless(qapp), Window()
+    guard.install(window)
+    window._error("Cannot open this model", "x: file is missing\n\nThe app goes on.")
+    QtWidgets.QMessageBox.critical(None, "Title", "second")
+    QtWidgets.QDialog().exec()
+    err = capsys.readouterr().err
+    assert guard.code == 1 and err == "error: Cannot open this model: x: file is missing The app goes on.\n"
+
+
+def test_damaged_saved_frame_is_set_aside_and_the_app_starts_as_new(tiny_model_dir, tmp_path, capsys):
+    from visualizer.last_frame import frame_key, save_frame, saved_frame
+    from visualizer.state import ViewState
+    state = ViewState.at_start(str(tiny_model_dir), "the cat sat", None)
+    key = frame_key(state.model_name, *state.run_fields())
+    frames = tmp_path / "last-frame.npz"
+    lm_result = translate(__import__("model").load(tiny_model_dir), "the cat sat")
+    save_frame(frames, key, lm_result, cut_chars=False)
+    assert saved_frame(frames, state) is not None
+    # a frame that reads but whose arrays do not fit the model (what used to stop the start)
+    trace = lm_result.trace
+    trace.arrays["enc.0.self.weights"] = np.zeros((1, 2, 2), dtype=np.float32)
+    save_frame(frames, key, lm_result, cut_chars=False)
+    damaged = frames.read_bytes()
+    capsys.readouterr()
+    assert saved_frame(frames, state) is None
+    err = capsys.readouterr().err
+    assert "is damaged (enc_self attention of layer 0 has shape (1, 2, 2)" in err and "set aside as" in err
+    assert not frames.exists() and (tmp_path / "last-frame.npz.damaged").read_bytes() == damaged
+    # a truncated file too; the next start finds no file and is quiet
+    frames.write_bytes(damaged[: len(damaged) // 2])
+    assert saved_frame(frames, state) is None and "not a readable frame file" in capsys.readouterr().err
+    assert saved_frame(frames, state) is None and capsys.readouterr().err == ""
+
+
+def test_svg_export_of_control_characters_is_valid_xml(run_command, tiny_model_dir, tmp_path):
+    out = tmp_path / "svg"
+    code, _, err = run_command(["export", "the\x01 cat\x1b sat\x7f", "--out", str(out), "--format", "svg",
+                                "--model", str(tiny_model_dir)])
+    assert code == 0, err
+    files = sorted(out.glob("*.svg"))
+    assert files
+    for f in files:
+        ET.fromstring(f.read_bytes())      # raises on invalid XML
+
+
+def test_xml_safe_drops_raw_and_referenced_control_characters():
+    from visualizer.text_safety import xml_safe
+    assert xml_safe(b"<t>a\x01b&#x1b;c&#27;d&#10;e&#x9;</t>") == b"<t>abcd&#10;e&#x9;</t>"
+
+
+def test_bidi_override_in_a_model_name_cannot_reverse_the_window_title(qtbot, tiny_model_dir, tmp_path, settings):
+    import shutil
+
+    from visualizer.window import MainWindow
+    folder = tmp_path / "evil\u202emodel"
+    shutil.copytree(tiny_model_dir, folder)
+    w = MainWindow(model=str(folder), sentence="the cat", settings=settings)
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: w.lm is not None, timeout=20000)
+    title = w.windowTitle()
+    assert title.startswith("Attention Visualizer — \u2068") and title.endswith("\u2069")
+    assert "\u202e" in title[title.index("\u2068"): title.index("\u2069")]     # inside the isolate only
+    w.runner.wait(10000)
+
+
+def test_an_unexpected_error_is_one_line_naming_the_log(run_command, tiny_model_dir, monkeypatch, tmp_path):
+    import model
+
+    def broken(*a, **k):
+        raise RuntimeError("a bug\nover two lines")
+    monkeypatch.setattr(model, "translate", broken, raising=False)
+    code, out, err = run_command(["translate", "the cat", "--model", str(tiny_model_dir)])
+    log = state_dir() / "errors.log"
+    assert str(log).startswith(str(tmp_path / "state"))
+    assert code == 1 and err == f"error: unexpected RuntimeError: a bug over two lines; the full report is in {log}\n"
+    report = log.read_text(encoding="utf-8")
+    assert "Traceback" in report and "RuntimeError: a bug" in report and "visualizer.translate_command ['the cat'" in report
+
+
+def test_settings_with_bad_values_fall_back_with_a_notice(tmp_path):
+    from PySide6 import QtCore
+
+    from visualizer.settings import Settings
+    path = tmp_path / "settings.ini"
+    path.write_text("[General]\nfont_size=1e9\ntheme=neon\nshared_scale=maybe\ncolormap=magma\n", encoding="utf-8")
+    s = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    assert (s.get("font_size"), s.get("theme"), s.get("shared_scale"), s.get("colormap")) == \
+        (11.0, "light", True, "magma")
+    assert [n.split(":")[0] for n in s.notices] == ["setting font_size", "setting theme", "setting shared_scale"]
+    assert "'neon' is not one of" in s.notices[1]
+
+
+def test_model_folder_before_snapshot_is_kept(run_command, tiny_model_dir):
+    """Commands read model folders; they never write into them."""
+    before = snapshot(tiny_model_dir)
+    run_command(["translate", "the cat", "--model", str(tiny_model_dir)])
+    assert kept(before, snapshot(tiny_model_dir)) and Path(tiny_model_dir).is_dir()

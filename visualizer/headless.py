@@ -1,0 +1,36 @@
+"""Headless runs (--screenshot) never wait for a person: what would open a dialog ends the run with one line on
+stderr and exit code 1 instead."""
+from __future__ import annotations
+
+import sys
+
+from model.command_line import one_line
+
+
+class Headless:
+    """Installed on a window and on QMessageBox/QDialog while the app runs without a person watching."""
+
+    def __init__(self, app):
+        self.app = app
+        self.code = 0
+
+    def fail(self, message: str) -> None:
+        if not self.code:                                # the first failure is the one to tell
+            print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
+            self.code = 1
+        self.app.quit()
+
+    def install(self, window) -> None:
+        from PySide6 import QtWidgets
+
+        window._error = lambda title, message: self.fail(f"{title}: {message}")
+
+        def no_box(*args, **_kw):
+            text = next((a for a in args[2:] if isinstance(a, str)), args[1] if len(args) > 1 else "a dialog")
+            self.fail(f"{args[1] if len(args) > 1 else 'dialog'}: {text}")
+            return QtWidgets.QMessageBox.StandardButton.NoButton
+
+        for name in ("warning", "critical", "information", "question"):
+            setattr(QtWidgets.QMessageBox, name, staticmethod(no_box))
+        QtWidgets.QDialog.exec = lambda dialog, *a: (self.fail(f"a dialog ({dialog.windowTitle()}) would wait "
+                                                               "for a person"), 0)[1]

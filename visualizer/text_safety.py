@@ -1,0 +1,24 @@
+"""Text from users in places that are not plain text: XML (SVG exports) and window titles and labels."""
+from __future__ import annotations
+
+import re
+
+# characters XML 1.0 does not allow, written raw or as character references (Qt's SVG writer does both)
+_XML_INVALID = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff"
+_RAW = re.compile(f"[{_XML_INVALID}]")
+_REF = re.compile(r"&#(?:x0*([0-8bcefBCEF]|1[0-9a-fA-F]|[fF]{3}[eEfF])|0*([0-8]|1[1-24-9]|2[0-9]|3[01]|6553[45]));")
+_ISOLATES = re.compile("[\u2066-\u2069]")
+FSI, PDI = "\u2068", "\u2069"
+
+
+def xml_safe(data: bytes) -> bytes:
+    """An XML document (UTF-8) without the control characters XML forbids, raw or as &#…; references."""
+    text = data.decode("utf-8", "replace")
+    return _REF.sub("", _RAW.sub("", text)).encode("utf-8")
+
+
+def isolate(text: str) -> str:
+    """Text to show inside other text (a window title, a label): wrapped in a first-strong isolate, so that
+    bidirectional controls in it (U+202E…) cannot reorder what is around it. Isolate controls of its own are
+    dropped: a stray U+2069 would end the isolation early."""
+    return f"{FSI}{_ISOLATES.sub('', text)}{PDI}"
