@@ -19,7 +19,7 @@ from .last_frame import frame_key, save_frame, saved_frame
 from .panels.architecture import ArchitectureMap
 from .panels.attention import AttentionPanel
 from .panels.inspector import InspectorPanel
-from .panels.plotkit import settle_scenes
+from .plotting.scenes import settle_scenes
 from .panels.training_step import TrainingStepPanel
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 from .session import SessionError, read_session, save_session
@@ -143,7 +143,7 @@ class MainWindow(QtWidgets.QMainWindow):
     # --- layout -------------------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.inputs = InputBar()
-        self.caption = SteadyLabel()             # rewritten at every view change: must not relayout the window
+        self.caption = SteadyLabel(grow_only=True)   # rewritten at every view change: must not relayout the window
         # a band of the theme's alternate base colour, with room around the text (no style sheet: a label with
         # one keeps the font it was polished with, and would not grow in presentation mode)
         self.caption.label.setContentsMargins(8, 4, 8, 4)

@@ -10,8 +10,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
-from .plotkit import (BLUE, GREEN, VERMILLION, TICK_PT, PlotBox, ResponsiveGrid, TokenAxis, escape, header_label,
-                      notice_label)
+from ..plotting.colormaps import BLUE, GREEN, VERMILLION
+from ..plotting.plot_box import PlotBox
+from ..plotting.text import TICK_PT, escape
+from ..plotting.token_axis import TokenAxis
+from .widgets import ResponsiveGrid, header_label, notice_label
 
 FORMULA = "LN(v) = γ ⊙ (v − μ)/σ + β"
 SUBLAYER_NAMES = {("enc", "self"): "self-attention", ("dec", "self"): "masked self-attention",
