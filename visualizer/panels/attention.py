@@ -65,8 +65,10 @@ class AttentionPanel(QtWidgets.QWidget):
         self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2), font_size=12)
         self.colorbar = self.focus.add_colorbar("attention weight", width=16)
         self.grid = self.canvas.addLayout(row=0, col=1)
+        # the focused head takes three quarters of the width, whatever its title (a share that followed the
+        # title's length would resize and redraw every head at each change of attention kind)
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
-        self.canvas.ci.layout.setColumnStretchFactor(1, 2)
+        self.canvas.ci.layout.setColumnStretchFactor(1, 1)
         self.small: list[Heatmap] = []
         self._small_shown = self._focus_shown = None    # (trace, view) each part of the panel shows now
         self._framed = None                             # (framed head or None, number of heads)

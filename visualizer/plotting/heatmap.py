@@ -79,6 +79,9 @@ class Heatmap:
                               width=width, colorMapMenu=False)
         bar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar, self.colorbar_label = bar, label
+        # a tick per labelled value and one between: pyqtgraph's third level adds some 40 faint ticks that cost
+        # 5 ms a paint (the bar's numbers change with every layer and head)
+        bar.axis.setStyle(maxTickLevel=1)
         bar.axis.setTextPen(self.foreground)
         bar.axis.setPen(self.foreground)
         self.set_colorbar_font(font or self.font)

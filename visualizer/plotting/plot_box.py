@@ -27,6 +27,8 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str | None = None, bott
         axis.setPen(foreground)
         axis.setTextPen(foreground)
         axis.enableAutoSIPrefix(False)          # "μ (x0.001)" reads as a unit; keep the plain numbers
+        if not isinstance(axis, TokenAxis):   # ticks at two levels: a third level's faint ticks cost paint time
+            axis.setStyle(maxTickLevel=1)
     if left:
         plot.setLabel("left", left, color=foreground, **{"font-size": f"{LABEL_PT}pt"})
     if bottom:

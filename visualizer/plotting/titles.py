@@ -43,9 +43,9 @@ def hide_title(plot: pg.PlotItem) -> None:
 
 
 def free_title_width(label: pg.LabelItem) -> None:
-    """A long title may overhang its plot, but must not widen it (LabelItem asks for its text's width as its
-    minimum). It still asks for that width as its preferred one: in a layout of several plots (the attention
-    panel's focused head beside the small ones) the plot with the longer title gets the larger share."""
+    """A long title may overhang its plot, but must not widen it (LabelItem asks for its text's width). Nor
+    does a new title share the room of a layout of plots out again (the attention panel's focused head beside
+    the small ones): that would resize and redraw every plot of it."""
     original = label.updateMin
 
     def update_min():
@@ -53,6 +53,7 @@ def free_title_width(label: pg.LabelItem) -> None:
         label.setMinimumWidth(0)
         h = label.itemRect().height()
         label._sizeHint[QtCore.Qt.SizeHint.MinimumSize] = (0, h)
+        label._sizeHint[QtCore.Qt.SizeHint.PreferredSize] = (0, h)
         label.updateGeometry()
 
     label.updateMin = update_min

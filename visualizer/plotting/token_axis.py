@@ -32,12 +32,13 @@ class TokenAxis(pg.AxisItem):
         self.setStyle(tickFont=self.base_font, autoExpandTextSpace=True, autoReduceTextSpace=False,
                       hideOverlappingLabels=False)
         self.enableAutoSIPrefix(False)     # token positions: never "query (row) (x0.001)" on an empty plot
-        self._fit: tuple | None = None     # (key, font, shown indices, lines) of the last fitting
+        # {(length, lo, hi): (font, shown indices, lines)}: a paint asks twice, at two slightly different lengths
+        self._fits: dict[tuple, tuple] = {}
         self.staggered = False
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else tick_font()
-        self._fit = None
+        self._fits.clear()
         super().setTickFont(self.base_font)
 
     def set_labels(self, labels, positions=None, max_labels: int | None = None) -> None:
@@ -47,7 +48,7 @@ class TokenAxis(pg.AxisItem):
         if labels == self.labels and np.array_equal(positions, self.positions) and max_labels == self.max_labels:
             return
         self.labels, self.positions, self.max_labels = labels, positions, max_labels
-        self._fit = None
+        self._fits.clear()
         self.picture = None
         self.update()
 
@@ -94,7 +95,8 @@ class TokenAxis(pg.AxisItem):
         then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size on
         the most lines, with every label that clears the one before it."""
         key = (round(length_px, 1), lo, hi)
-        if self._fit is None or self._fit[0] != key:
+        fit = self._fits.get(key)
+        if fit is None:
             least = self._least_step()
             in_range = np.flatnonzero((self.positions >= min(lo, hi) - 0.5) & (self.positions <= max(lo, hi) + 0.5))
             may = len(in_range[::least]) if least else 0
@@ -108,9 +110,11 @@ class TokenAxis(pg.AxisItem):
                 shown = self.label_indices(length_px, lo, hi, font, lines)
                 if len(shown) >= may:
                     break
-            self._fit = (key, font, shown, lines)
-        self.staggered = self._fit[3] == 2
-        return self._fit[1], self._fit[2]
+            if len(self._fits) > 8:          # the axis was resized many times: keep only the newest
+                self._fits.clear()
+            fit = self._fits[key] = (font, shown, lines)
+        self.staggered = fit[2] == 2
+        return fit[0], fit[1]
 
     def _length(self) -> float:
         return self.width() if self.orientation in ("bottom", "top") else self.height()
