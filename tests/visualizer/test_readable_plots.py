@@ -181,3 +181,35 @@ def test_plot_token_axes_stagger_or_shrink_before_leaving_a_label_out(qapp):
     height = 0.75 * len(tokens) * rows._extents(rows.base_font).max()
     font, shown = rows.fitted(height, -0.5, 7.5)
     assert shown == list(range(8)) and font.pointSizeF() < base and not rows.staggered
+
+
+def test_a_long_title_wraps_within_its_plot_instead_of_being_cut(qtbot):
+    """Presentation mode once showed "ecoder masked…": a centred title wider than its plot, cut at both ends."""
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(320, 420)
+    hp = Heatmap(widget.addPlot(), font_size=19)
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"],
+                   "Decoder masked self-attention — layer 1, head 1")
+    widget.show()
+
+    def settled():
+        for _ in range(3):
+            widget.grab()
+            qtbot.wait(10)
+
+    settled()
+    label = hp.plot.titleLabel
+    text = label.item.mapRectToScene(label.item.boundingRect())
+    plot = hp.plot.sceneBoundingRect()
+    line = 0.7 * QtGui.QFontMetricsF(QtGui.QFont(label.item.font().family(), 21)).lineSpacing()   # at its smallest
+    assert plot.left() - 1 <= text.left() and text.right() <= plot.right() + 1      # nothing cut at the sides
+    assert text.height() >= 2 * line - 2                   # smaller, then on two lines or more
+    assert label.geometry().height() >= text.height() - 1                           # and its row holds them
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"], "head 1")
+    settled()
+    assert label.geometry().height() >= text.height() - 1      # a shorter title keeps the row: no new layout
+    widget.resize(1600, 420)
+    settled()
+    one = label.item.mapRectToScene(label.item.boundingRect())
+    assert one.height() < 2 * line - 2 and label.geometry().height() < text.height()   # wide: one line again

@@ -189,7 +189,7 @@ class Heatmap:
             for side, labels, most in (("left", rows, max_labels if max_row_labels is None else max_row_labels),
                                        ("bottom", cols, max_labels)):
                 axis = self.plot.getAxis(side)
-                if isinstance(axis, TokenAxis) and axis.isVisible():
+                if isinstance(axis, TokenAxis):
                     axis.set_labels(labels, max_labels=most)
         if title is not None and title != self._title:
             self.set_title(title)               # setting a title relays out the plot: only when it changes

@@ -112,7 +112,8 @@ class HeatmapBox(PlotBox):
 
     def __init__(self, title: str, row_label: str, col_label: str, row_tokens: bool = True,
                  col_tokens: bool = True, colormap: str = SIGNED_COLORMAP, bar_label: str = "value",
-                 min_height: int = 200):
+                 min_height: int = 280):
+        # 280 px: in a narrow dock a smaller heatmap's rows lose their token labels (its scroll area scrolls)
         axes = {}
         if row_tokens:
             axes["left"] = TokenAxis("left")
