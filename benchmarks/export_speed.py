@@ -34,7 +34,7 @@ def main() -> int:
 
     from model import bundled_models, load, translate
     from visualizer.export import export_heatmaps, heatmap_specs
-    from visualizer.heatmap_figure import HeatmapFigure
+    from visualizer.plotting.figure import HeatmapFigure
 
     name = a.model or ("en-fr" if "en-fr" in bundled_models() else bundled_models()[0])
     lm = load(name)

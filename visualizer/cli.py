@@ -78,7 +78,7 @@ def app_main(argv: list[str]) -> int:
             from pathlib import Path
 
             from .export import ExportError, write_bytes
-            from .heatmap_figure import encode_png
+            from .plotting.render import encode_png
             try:
                 write_bytes(Path(a.screenshot), encode_png(window.grab().toImage()))
                 print(f"saved {a.screenshot}")

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtWidgets
 
 from model.schema import OUTPUT
 
-from .panels.plotkit import settle_scenes
+from .plotting.scenes import settle_scenes
 from .panels.registry import PANELS, build
 
 

@@ -151,7 +151,8 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
             if progress is not None and progress(i + 1, len(specs)) is False:
                 break
         return written
-    from .heatmap_figure import HeatmapFigure, encode_png   # Qt only when images are asked for
+    from .plotting.figure import HeatmapFigure     # Qt only when images are asked for
+    from .plotting.render import encode_png
     figure = HeatmapFigure()
     # PNG encoding runs in worker threads (Qt releases the GIL) while the next figure is drawn
     with ThreadPoolExecutor(max_workers=2) as pool:

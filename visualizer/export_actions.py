@@ -40,7 +40,7 @@ class ExportActions:
             return found
 
         def figure():
-            from .heatmap_figure import HeatmapFigure
+            from .plotting.figure import HeatmapFigure
             s, fig, attention = spec(), HeatmapFigure(), self.window.attention
             fig.set_colormap(attention.colormap)
             levels = attention.focus.image.getLevels()
@@ -68,7 +68,7 @@ class ExportActions:
         written = export_heatmaps(specs, folder, fmt, progress=progress)
         if fmt != "csv" and (progress is None or len(written) == len(specs)):
             from .export import write_bytes
-            from .heatmap_figure import encode_png
+            from .plotting.render import encode_png
             for name, dock in w.docks.items():
                 if dock.isHidden():
                     continue

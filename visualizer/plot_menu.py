@@ -14,11 +14,10 @@ from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter
-from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
-from .text_safety import xml_safe
+from .plotting.render import encode_png, scene_image, scene_svg
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
 
@@ -36,33 +35,6 @@ def file_stem(text: str) -> str:
     """A file name from a plot title: letters, digits, '-' and '_' only."""
     stem = re.sub(r"[^\w\-]+", "_", re.sub(r"<[^>]+>", "", text), flags=re.ASCII).strip("_")
     return stem[:80] or "plot"
-
-
-def scene_image(view: pg.GraphicsView, scale: float = 1.0) -> QtGui.QImage:
-    """The view's scene through pyqtgraph's ImageExporter, scale times the pixels on screen."""
-    exporter = ImageExporter(view.scene())
-    exporter.parameters()["width"] = max(1, int(round(view.width() * scale)))
-    return exporter.export(toBytes=True)
-
-
-def scene_svg(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, title: str = "",
-              background: str = "white") -> bytes:
-    """A region of a scene as SVG through Qt's QSvgGenerator (pyqtgraph 0.14's SVGExporter fails on the
-    closed paths Qt 6 writes: pyqtgraph issue #3495)."""
-    buf = QtCore.QBuffer()
-    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    gen = QtSvg.QSvgGenerator()
-    gen.setOutputDevice(buf)
-    gen.setSize(rect.size().toSize())
-    gen.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
-    gen.setTitle(title)
-    painter = QtGui.QPainter(gen)
-    try:
-        painter.fillRect(QtCore.QRectF(0, 0, rect.width(), rect.height()), QtGui.QColor(background))
-        scene.render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
-    finally:
-        painter.end()
-    return xml_safe(bytes(buf.data()))       # control characters in labels would make it invalid XML
 
 
 def matrix_csv(matrix: np.ndarray, rows: list[str], cols: list[str], corner: str = "row \\ column") -> str:
@@ -200,7 +172,6 @@ class PlotMenu(QtCore.QObject):
 
 def write_plot(export: PlotExport, path: Path, fmt: str, scale: float = 1.0) -> None:
     """Write one plot to exactly this path (temporary file, then rename)."""
-    from .heatmap_figure import encode_png
     if fmt == "png":
         write_bytes(path, encode_png(export.image(scale)))
     elif fmt == "svg":

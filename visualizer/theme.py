@@ -6,8 +6,7 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
-# perceptually uniform maps that stay readable with colour-vision deficiencies and in greyscale
-COLORMAPS = ("viridis", "cividis", "magma", "inferno", "plasma")
+from .plotting.colormaps import COLORMAPS  # noqa: F401  (settings.py checks a saved colour map against it)
 
 
 @dataclass(frozen=True)

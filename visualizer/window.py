@@ -71,7 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
     # --- layout -------------------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.inputs = InputBar()
-        self.caption = SteadyLabel()             # rewritten at every view change: must not relayout the window
+        self.caption = SteadyLabel(grow_only=True)   # rewritten at every view change: must not relayout the window
         # a band of the theme's alternate base colour, with room around the text (no style sheet: a label with
         # one keeps the font it was polished with, and would not grow in presentation mode)
         self.caption.label.setContentsMargins(8, 4, 8, 4)

@@ -12,7 +12,7 @@ def panel(window):
 
 
 def scene_pos(hp, row, col):
-    return hp.plot.vb.mapViewToScene(QtCore.QPointF(col + 0.5, row + 0.5))
+    return hp.plot.vb.mapViewToScene(QtCore.QPointF(col, row))      # cell (row, col) is centred on (col, row)
 
 
 def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
@@ -77,7 +77,7 @@ def test_clicking_a_small_head_focuses_it(qtbot, window, panel):
 def test_generation_step_highlights_its_decoder_row(qtbot, window, panel, kind):
     window.state.update(kind=kind, step=1)
     box = panel.focus.row_box
-    assert box.isVisible() and box.rect().top() == 1 and box.rect().height() == 1
+    assert box.isVisible() and box.rect().center().y() == 1 and box.rect().height() == 1    # row 1 is centred on 1
     window.state.update(kind="enc_self")
     assert not panel.focus.row_box.isVisible()                 # the encoder has no generation steps
 

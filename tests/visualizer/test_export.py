@@ -45,7 +45,7 @@ def test_png_and_svg_parse_with_the_expected_size(qapp, trace, tmp_path):
     from PySide6 import QtGui
     img = QtGui.QImage(str(png))
     assert not img.isNull()
-    from visualizer.heatmap_figure import HeatmapFigure
+    from visualizer.plotting.figure import HeatmapFigure
     base = HeatmapFigure().widget.width()
     assert img.width() == 2 * base
     svg = export_heatmaps(spec, tmp_path, "svg")[0]
@@ -55,7 +55,7 @@ def test_png_and_svg_parse_with_the_expected_size(qapp, trace, tmp_path):
 
 
 def test_masked_cells_are_shown_as_nan_not_zero(qapp, trace):
-    from visualizer.heatmap_figure import HeatmapFigure
+    from visualizer.plotting.figure import HeatmapFigure
     spec = [s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H1"][0]
     fig = HeatmapFigure()
     fig.show_spec(spec)

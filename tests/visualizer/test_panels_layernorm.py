@@ -6,7 +6,7 @@ import pytest
 
 from model import translate
 from visualizer.panels.layernorm import LayerNormPanel, ln_stage
-from visualizer.panels.plotkit import BLUE, VERMILLION
+from visualizer.plotting.colormaps import BLUE, VERMILLION
 from visualizer.state import ViewState
 
 

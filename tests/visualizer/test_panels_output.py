@@ -6,7 +6,7 @@ import pytest
 
 from model import DecodingSettings, translate
 from visualizer.panels.output import OutputPanel, entropy_bits
-from visualizer.panels.plotkit import BLUE, VERMILLION
+from visualizer.plotting.colormaps import BLUE, VERMILLION
 from visualizer.state import ViewState
 
 

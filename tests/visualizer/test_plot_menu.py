@@ -40,7 +40,7 @@ def test_focused_head_png_for_print_and_svg(window, tmp_path):
     png = window.exports.attention_menu.save("png", PRINT_SCALE, path=str(tmp_path / "head"))   # suffix added
     assert png.name == "head.png"
     image = QtGui.QImage(str(png))
-    from visualizer.heatmap_figure import HeatmapFigure
+    from visualizer.plotting.figure import HeatmapFigure
     assert image.width() == PRINT_SCALE * HeatmapFigure().widget.width()
     svg = window.exports.attention_menu.save("svg", path=str(tmp_path / "head.svg"))
     text = svg.read_text(encoding="utf-8")

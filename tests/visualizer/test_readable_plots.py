@@ -6,9 +6,11 @@ import pytest
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from visualizer.heatmap_figure import HeatmapPlot, TokenAxis, short_token
 from model.families.shapes import encoder_decoder
 from visualizer.panels.architecture import ArchitectureMap
+from visualizer.plotting.heatmap import Heatmap
+from visualizer.plotting.text import short
+from visualizer.plotting.token_axis import TokenAxis
 from visualizer.state import ViewState
 
 
@@ -17,40 +19,47 @@ def axis(orientation, tokens, points=12):
     font = QtGui.QFont()
     font.setPointSize(points)
     a.setTickFont(font)
-    a.set_tokens(tokens)
+    a.set_labels(tokens)
     return a, QtGui.QFontMetricsF(font)
 
 
+def span(tokens):
+    """The range of a heatmap's axis: cell i is centred on i."""
+    return -0.5, len(tokens) - 0.5
+
+
 def test_few_short_tokens_all_get_a_label_on_one_line(qapp):
-    a, _ = axis("bottom", ["a", "b", "c", "d", "e"])
-    assert a.label_step(500) == (1, False)
+    tokens = ["a", "b", "c", "d", "e"]
+    a, _ = axis("bottom", tokens)
+    font, shown = a.fitted(500, *span(tokens))
+    assert shown == [0, 1, 2, 3, 4] and not a.staggered and font.pointSizeF() == 12
 
 
 def test_crowded_bottom_labels_stagger_or_thin_and_never_overlap(qapp):
     tokens = ["The", "little", "girl", "gave", "her", "brother", "a", "red", "book", "in", "the", "garden", ".", "</s>"]
     for length in (120, 300, 420, 2000):
-        a, fm = axis("bottom", tokens, points=16)
-        step, staggered = a.label_step(length)
+        a, _ = axis("bottom", tokens, points=16)
+        font, shown = a.fitted(length, *span(tokens))
+        fm = QtGui.QFontMetricsF(font)
         per_cell = length / len(tokens)
-        shown = list(range(0, len(tokens), step))
-        lines = 2 if staggered else 1
+        lines = 2 if a.staggered else 1
         for i, j in zip(shown, shown[lines:]):        # neighbours on the same line of text
             assert (fm.horizontalAdvance(tokens[i]) + fm.horizontalAdvance(tokens[j])) / 2 <= (j - i) * per_cell
         if length == 2000:
-            assert step == 1 and not staggered
+            assert shown == list(range(len(tokens))) and not a.staggered and font.pointSizeF() == 16
         if length == 120:
-            assert step > 1
+            assert len(shown) < len(tokens)
 
 
 def test_row_labels_thin_out_by_line_height_even_on_an_inverted_axis(qapp):
     tokens = [f"t{i}" for i in range(100)]
     a, _ = axis("left", tokens)
-    (spacing, values), = a.tickValues(100.0, 0.0, 400)          # invertY: the range comes reversed
-    step = int(spacing)
+    (spacing, values), = a.tickValues(99.5, -0.5, 400)          # invertY: the range comes reversed
+    step = int(values[1] - values[0])
     smallest = QtGui.QFont()
     smallest.setPointSizeF(12 * TokenAxis.SMALLEST)             # 100 rows in 400 px: labels at their smallest
-    assert step >= int(np.ceil(QtGui.QFontMetricsF(smallest).height() / 4.0)) and values[:2] == [0.5, 0.5 + step]
-    assert a.tickValues(0.0, 100.0, 400) == [(spacing, values)]
+    assert step >= int(np.ceil(QtGui.QFontMetricsF(smallest).height() / 4.0)) and values[0] == 0.0
+    assert a.tickValues(-0.5, 99.5, 400) == [(spacing, values)]
 
 
 def test_labels_get_smaller_before_any_is_left_out(qapp):
@@ -58,35 +67,49 @@ def test_labels_get_smaller_before_any_is_left_out(qapp):
     tokens = ["<s>", "J", "'", "##ai", "une", "voiture", "rouge", "."]
     a, fm = axis("left", tokens)
     need = len(tokens) * fm.height() * 1.05
-    font, step, _ = a.fitted(need)
-    assert step == 1 and font.pointSizeF() == 12
-    font, step, _ = a.fitted(0.8 * need)
-    assert step == 1 and font.pointSizeF() < 12
+    font, shown = a.fitted(need, *span(tokens))
+    assert len(shown) == 8 and font.pointSizeF() == 12
+    font, shown = a.fitted(0.8 * need, *span(tokens))
+    assert len(shown) == 8 and font.pointSizeF() < 12
     assert len(tokens) * QtGui.QFontMetricsF(font).height() * 1.05 <= 0.8 * need       # and they fit
-    (spacing, values), = a.tickValues(8.0, 0.0, 0.8 * need)
-    assert spacing == 1 and len(values) == 8
-    font, step, _ = a.fitted(0.3 * need)                 # too little room even at the smallest size: thinned
-    assert step > 1 and font.pointSizeF() == 12 * TokenAxis.SMALLEST
+    (spacing, values), = a.tickValues(7.5, -0.5, 0.8 * need)
+    assert len(values) == 8
+    font, shown = a.fitted(0.3 * need, *span(tokens))    # too little room even at the smallest size: thinned
+    assert len(shown) < 8 and font.pointSizeF() == 12 * TokenAxis.SMALLEST
     b, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
-    assert b.fitted(10_000)[0].pointSizeF() == 20 and b.base_font.pointSizeF() == 20
+    assert b.fitted(10_000, -0.5, 3.5)[0].pointSizeF() == 20 and b.base_font.pointSizeF() == 20
+
+
+def test_at_most_max_labels_and_none_at_zero(qapp):
+    tokens = [f"t{i}" for i in range(40)]
+    a, _ = axis("left", tokens)
+    a.set_labels(tokens, max_labels=10)
+    font, shown = a.fitted(10_000, *span(tokens))
+    assert shown == list(range(0, 40, 4)) and font.pointSizeF() == 12
+    a.set_labels(tokens, max_labels=0)
+    assert a.fitted(10_000, *span(tokens))[1] == [] and a.tickValues(-0.5, 39.5, 10_000) == []
 
 
 def test_staggered_labels_alternate_lines_and_odd_tokens_are_cleaned(qapp):
     a, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
-    a.tickValues(0.0, 4.0, 60)
+    a.tickValues(-0.5, 3.5, 60)
     assert a.staggered
-    assert a.tickStrings([0.5, 1.5, 2.5], 1, 1) == ["brother", "\ngarden", "station"]
-    assert short_token("bell\x07") == "bell·" and short_token("x" * 40).endswith("…")
+    assert a.tickStrings([0.0, 1.0, 2.0], 1, 1) == ["brother", "\ngarden", "station"]
+    assert short("bell\x07") == "bell·" and short("x" * 40).endswith("…") and short("a\nb") == "a⏎b"
 
 
 def test_heatmap_plot_keeps_nan_at_masked_cells_and_exact_values_elsewhere(qapp):
     widget = pg.GraphicsLayoutWidget()
-    hp = HeatmapPlot(widget.addPlot())
+    hp = Heatmap(widget.addPlot())
     m = np.array([[0.25, 0.75], [0.1, 0.9]], dtype=np.float32)
     mask = np.array([[True, False], [True, True]])
     hp.show_matrix(m, mask, ["a", "b"], ["c", "d"], "title")
     assert np.isnan(hp.shown[0, 1]) and hp.shown[0, 0] == np.float32(0.25) and hp.shown[1, 1] == np.float32(0.9)
-    assert hp.plot.getAxis("left").tokens == ["a", "b"] and hp.plot.getAxis("bottom").tokens == ["c", "d"]
+    assert not np.isnan(m).any()                             # the caller's matrix is left as it was
+    assert hp.plot.getAxis("left").labels == ["a", "b"] and hp.plot.getAxis("bottom").labels == ["c", "d"]
+    assert hp.hatch is not None and hp.hatch.isVisible()     # masked cells over a hatch
+    hp.show_matrix(m, None, ["a", "b"], ["c", "d"], "title")
+    assert not hp.hatch.isVisible()
     assert hp.plot.titleLabel.text == "title"
     assert hp.plot.titleLabel.minimumWidth() == 0           # a long title never widens the plot
 
@@ -123,7 +146,7 @@ def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):
     widget = pg.GraphicsLayoutWidget()
     qtbot.addWidget(widget)
     widget.resize(420, 330)
-    hp = HeatmapPlot(widget.addPlot(), font_size=19)
+    hp = Heatmap(widget.addPlot(), font_size=19)
     hp.show_matrix(np.full((3, 7), 0.5), None, ["a", "b", "c"], ["I", "have", "a", "red", "car", ".", "</s>"], "t")
     widget.show()
     axis = hp.plot.getAxis("bottom")
@@ -138,14 +161,13 @@ def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):
 
 
 def test_plot_token_axes_stagger_or_shrink_before_leaving_a_label_out(qapp):
-    """The LayerNorm and output panels' token axes: 8 tokens in less room than they need all keep their label."""
-    from visualizer.panels.plotkit import TokenAxis as PlotTokenAxis
-
+    """The LayerNorm and output panels' token axes (bars centred on 0, 1, …): 8 tokens in less room than they
+    need all keep their label."""
     tokens = ["<s>", "J", "'", "##ai", "une", "voiture", "rouge", "."]
-    a = PlotTokenAxis("bottom")
+    a = TokenAxis("bottom")
     a.set_labels(tokens)
-    base = a._font.pointSizeF()
-    length = 0.85 * len(tokens) * a._extents(a._font).max()        # one unit per token, the widest label decides
+    base = a.base_font.pointSizeF()
+    length = 0.85 * len(tokens) * a._extents(a.base_font).max()        # one unit per token, the widest label decides
     assert len(a.label_indices(length, -0.5, 7.5)) < len(tokens)    # one line at the set size leaves some out
     font, shown = a.fitted(length, -0.5, 7.5)
     assert shown == list(range(8)) and (a.staggered or font.pointSizeF() < base)
@@ -156,8 +178,40 @@ def test_plot_token_axes_stagger_or_shrink_before_leaving_a_label_out(qapp):
     assert 0 < len(shown) < 8 and font.pointSizeF() == pytest.approx(0.7 * base) and a.staggered
     font, shown = a.fitted(10 * length, -0.5, 7.5)
     assert shown == list(range(8)) and font.pointSizeF() == base and not a.staggered
-    rows = PlotTokenAxis("left")                                     # rows: never staggered, only smaller
+    rows = TokenAxis("left")                                     # rows: never staggered, only smaller
     rows.set_labels(tokens)
-    height = 0.75 * len(tokens) * rows._extents(rows._font).max()
+    height = 0.75 * len(tokens) * rows._extents(rows.base_font).max()
     font, shown = rows.fitted(height, -0.5, 7.5)
     assert shown == list(range(8)) and font.pointSizeF() < base and not rows.staggered
+
+
+def test_a_long_title_wraps_within_its_plot_instead_of_being_cut(qtbot):
+    """Presentation mode once showed "ecoder masked…": a centred title wider than its plot, cut at both ends."""
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(320, 420)
+    hp = Heatmap(widget.addPlot(), font_size=19)
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"],
+                   "Decoder masked self-attention — layer 1, head 1")
+    widget.show()
+
+    def settled():
+        for _ in range(3):
+            widget.grab()
+            qtbot.wait(10)
+
+    settled()
+    label = hp.plot.titleLabel
+    text = label.item.mapRectToScene(label.item.boundingRect())
+    plot = hp.plot.sceneBoundingRect()
+    line = 0.7 * QtGui.QFontMetricsF(QtGui.QFont(label.item.font().family(), 21)).lineSpacing()   # at its smallest
+    assert plot.left() - 1 <= text.left() and text.right() <= plot.right() + 1      # nothing cut at the sides
+    assert text.height() >= 2 * line - 2                   # smaller, then on two lines or more
+    assert label.geometry().height() >= text.height() - 1                           # and its row holds them
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"], "head 1")
+    settled()
+    assert label.geometry().height() >= text.height() - 1      # a shorter title keeps the row: no new layout
+    widget.resize(1600, 420)
+    settled()
+    one = label.item.mapRectToScene(label.item.boundingRect())
+    assert one.height() < 2 * line - 2 and label.geometry().height() < text.height()   # wide: one line again

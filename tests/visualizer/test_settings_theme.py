@@ -33,7 +33,7 @@ def test_apply_theme_sets_palette_and_font(qapp):
 def test_plots_are_black_on_white_even_without_a_theme(qapp):
     """Panels built by a script that never called apply_theme (pyqtgraph's default: black) still draw figures."""
     import pyqtgraph as pg
-    from visualizer.panels.plotkit import PlotBox
+    from visualizer.plotting.plot_box import PlotBox
 
     before = pg.getConfigOption("background"), pg.getConfigOption("foreground")
     pg.setConfigOptions(background="k", foreground="d")

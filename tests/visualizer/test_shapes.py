@@ -4,6 +4,8 @@ architecture map render every stage from the schema, stepping visits exactly the
 attention matrix exports in every format with the Trace's numbers."""
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 
@@ -139,7 +141,7 @@ def test_the_window_steps_through_every_stage_with_the_keys(qtbot, window, shape
         qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
         if window.state.stage != seen[-1]:
             seen.append(window.state.stage)
-        assert sc.caption(window.state.stage)[0] in window.caption.label.text()
+        assert html.escape(sc.caption(window.state.stage)[0]) in window.caption.label.text()
     assert seen == sc.stages()
     assert sc.describe() in window.status_model.text()
     att = window.attention

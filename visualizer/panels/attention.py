@@ -7,8 +7,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..heatmap_figure import COLORMAP, HeatmapPlot
-from ..theme import COLORMAPS
+from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
+from ..plotting.heatmap import Heatmap
 
 
 
@@ -56,15 +56,14 @@ class AttentionPanel(QtWidgets.QWidget):
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
-        self.focus = HeatmapPlot(self.canvas.addPlot(row=0, col=0, rowspan=2), font_size=12)
-        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(COLORMAP), interactive=False,
-                                        label="attention weight", width=16)
-        self.colorbar.setImageItem(self.focus.image, insert_in=self.focus.plot)
-        self.colorbar.axis.setTextPen("k")
+        self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2), font_size=12)
+        self.colorbar = self.focus.add_colorbar("attention weight", width=16)
         self.grid = self.canvas.addLayout(row=0, col=1)
+        # the focused head takes three quarters of the width, whatever its title (a share that followed the
+        # title's length would resize and redraw every head at each change of attention kind)
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
-        self.canvas.ci.layout.setColumnStretchFactor(1, 2)
-        self.small: list[HeatmapPlot] = []
+        self.canvas.ci.layout.setColumnStretchFactor(1, 1)
+        self.small: list[Heatmap] = []
         self._small_shown = self._focus_shown = None    # (trace, view) each part of the panel shows now
         self._framed = None                             # (framed head or None, number of heads)
         self.hover = QtWidgets.QLabel("Hover over a cell to read its exact weight.")
@@ -105,8 +104,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.colormap = name
         self.cmap_actions[name].setChecked(True)
         for hp in [self.focus, *self.small]:
-            hp.set_colormap(name)
-        self.colorbar.setColorMap(pg.colormap.get(name))
+            hp.set_colormap(name)                # the focused head's colour bar with it
 
     def _layer_changed(self, v: int) -> None:
         if self.trace is not None:
@@ -121,10 +119,10 @@ class AttentionPanel(QtWidgets.QWidget):
         cols = max(1, math.ceil(math.sqrt(H)))
         for h in range(H):
             plot = self.grid.addPlot(row=h // cols, col=h % cols)
-            hp = HeatmapPlot(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False)
-            hp.set_colormap(self.colormap)
             plot.hideAxis("left")
             plot.hideAxis("bottom")
+            hp = Heatmap(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False,
+                         row_tokens=False, col_tokens=False, colormap=self.colormap)
             self.small.append(hp)
 
     @staticmethod
@@ -143,9 +141,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.focus.set_font_size(pt + 1)
         for hp in self.small:
             hp.set_font_size(self._small_pt(pt))
-        self.colorbar.axis.setTickFont(self.focus.font)
-        self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(self.focus.font).horizontalAdvance("0.00")) + 14)
-        self.colorbar.getAxis("left").setLabel("attention weight", **{"color": "k", "font-size": f"{pt:g}pt"})
+        self.focus.set_colorbar_font(self.focus.font, label_points=pt)
 
     def changeEvent(self, event) -> None:
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
@@ -208,7 +204,7 @@ class AttentionPanel(QtWidgets.QWidget):
         framed = None if self.mean.isChecked() else head
         if self._framed != (framed, H):
             for h, hp in enumerate(self.small):
-                hp.plot.getViewBox().setBorder(pg.mkPen("#ff3b30", width=3) if h == framed else pg.mkPen("#cccccc"))
+                hp.plot.getViewBox().setBorder(pg.mkPen(HIGHLIGHT, width=3) if h == framed else pg.mkPen("#cccccc"))
             self._framed = (framed, H)
         focus_key = (kind, layer, framed, self.shared.isChecked())
         if not self._same(self._focus_shown, trace, focus_key):
@@ -217,8 +213,7 @@ class AttentionPanel(QtWidgets.QWidget):
             hi = top if top is not None else float(focused.max())
             levels = (0.0, max(hi, 1e-6))
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
-                                   levels=levels)
-            self.colorbar.setLevels(levels)
+                                   levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)

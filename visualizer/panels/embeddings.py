@@ -11,8 +11,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from .plotkit import (PALETTE, Heatmap, PlotBox, ResponsiveGrid, escape, header_label, notice_label,
-                      symmetric_levels)
+from ..plotting.colormaps import PALETTE, symmetric_levels
+from ..plotting.plot_box import HeatmapBox, PlotBox
+from ..plotting.text import escape
+from .widgets import ResponsiveGrid, header_label, notice_label
 
 N_WAVES = len(PALETTE)
 
@@ -67,11 +69,11 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         bar.addStretch(1)
 
         self.maps = {
-            "embedding": Heatmap("scaled token embedding e", "token", "dimension", col_tokens=False),
-            "pe": Heatmap("positional encoding p", "token (position)", "dimension", col_tokens=False),
-            "x": Heatmap("sum x = e + p", "token", "dimension", col_tokens=False),
+            "embedding": HeatmapBox("scaled token embedding e", "token", "dimension", col_tokens=False),
+            "pe": HeatmapBox("positional encoding p", "token (position)", "dimension", col_tokens=False),
+            "x": HeatmapBox("sum x = e + p", "token", "dimension", col_tokens=False),
         }
-        self.similarity = Heatmap("cosine similarity of x, token by token", "token", "token",
+        self.similarity = HeatmapBox("cosine similarity of x, token by token", "token", "token",
                                   bar_label="cosine")
         self.dim_marks = []
         for c in PALETTE:                 # the dimensions drawn as sinusoids, marked on the heatmap of p

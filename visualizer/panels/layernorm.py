@@ -12,8 +12,11 @@ from PySide6 import QtWidgets
 
 from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT, Stage
 
-from .plotkit import (BLUE, GREEN, VERMILLION, TICK_PT, PlotBox, ResponsiveGrid, TokenAxis, escape, header_label,
-                      notice_label)
+from ..plotting.colormaps import BLUE, GREEN, VERMILLION
+from ..plotting.plot_box import PlotBox
+from ..plotting.text import TICK_PT, escape
+from ..plotting.token_axis import TokenAxis
+from .widgets import ResponsiveGrid, header_label, notice_label
 
 N_BINS = 60
 

@@ -11,7 +11,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from .plotkit import (BLUE, TICK_PT, VERMILLION, PlotBox, TokenAxis, escape, header_label, short, tick_font)
+from ..plotting.colormaps import BLUE, VERMILLION
+from ..plotting.plot_box import PlotBox
+from ..plotting.text import TICK_PT, escape, short, tick_font
+from ..plotting.token_axis import TokenAxis
+from .widgets import header_label
 
 TOP_K = 10
 NICE_LIMITS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,

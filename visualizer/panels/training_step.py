@@ -13,8 +13,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from ..heatmap_figure import token_ticks
-from .plotkit import free_title_width
+from ..plotting.colormaps import GRADIENT_COLORMAP
+from ..plotting.titles import free_title_width
+from ..plotting.token_axis import TokenAxis
 from ..worker import ModelRunner, one_torch_thread
 
 
@@ -55,7 +56,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
         controls.addStretch(1)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
-        self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token")
+        self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
+                                            axisItems={"bottom": TokenAxis("bottom")})
         self.loss_plot.setLabel("left", "−log P(reference token)")
         free_title_width(self.loss_plot.titleLabel)
         self.loss_plot.setTitle("Cross-entropy loss per reference token")
@@ -73,7 +75,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
             free_title_width(plot.titleLabel)     # three titles side by side must not widen a narrow dock
             plot.setTitle(f"∂L/∂{name}")                  # of the head the status line names
             img = pg.ImageItem(axisOrder="row-major")
-            img.setColorMap(pg.colormap.get("CET-D1"))   # diverging: blue negative, red positive
+            img.setColorMap(pg.colormap.get(GRADIENT_COLORMAP))   # diverging: blue negative, red positive
             plot.addItem(img)
             self.grad_images[name], self.grad_plots[name] = img, plot
         layout = QtWidgets.QVBoxLayout(self)
@@ -173,7 +175,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         labels = self.stepper.lm.tgt_tok.pieces(self.stepper.lm.tgt_tok.encode(target)) + ["</s>"]
         x = np.arange(len(self.losses))
         self.bars.setOpts(x=x, height=self.losses, width=0.7)
-        self.loss_plot.getAxis("bottom").setTicks([[(i, t) for i, t in enumerate(labels)], []])
+        self.loss_plot.getAxis("bottom").set_labels(labels)
         for name, g in self.grads.items():
             m = float(np.abs(g).max()) or 1.0
             self.grad_images[name].setImage(g, levels=(-m, m))

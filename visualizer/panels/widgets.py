@@ -1,0 +1,79 @@
+"""Widgets the panels share around their plots: a grid that goes to one column when narrow, a warning line and
+a header line. (The plots themselves are drawn by visualizer/plotting.)"""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from ..steady_label import SteadyLabel
+
+HEADER_PT, HEADER_SCALE = 12.0, 0.8
+
+
+class ResponsiveGrid(QtWidgets.QScrollArea):
+    """Plots in two columns when there is room, one column (scrolling) in a narrow dock.
+
+    Items are (widget, wide): a wide widget takes a whole row in the two-column layout.
+    """
+
+    TWO_COLUMNS_FROM = 760    # pixels of width
+
+    def __init__(self, items: list[tuple[QtWidgets.QWidget, bool]], parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.inner = QtWidgets.QWidget()
+        self.grid = QtWidgets.QGridLayout(self.inner)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(6)
+        self.setWidget(self.inner)
+        self.items = items
+        self.columns = 0
+        self._arrange(2)
+
+    def _arrange(self, columns: int) -> None:
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for w, _ in self.items:
+            self.grid.removeWidget(w)
+        row = col = 0
+        for w, wide in self.items:
+            if columns == 1:
+                self.grid.addWidget(w, row, 0)
+                row += 1
+                continue
+            if wide:
+                if col:
+                    row, col = row + 1, 0
+                self.grid.addWidget(w, row, 0, 1, 2)
+                row += 1
+            else:
+                self.grid.addWidget(w, row, col)
+                row, col = (row, 1) if col == 0 else (row + 1, 0)
+        used = row + (1 if col else 0)
+        for r in range(self.grid.rowCount()):
+            self.grid.setRowStretch(r, 1 if r < used else 0)
+
+    def resizeEvent(self, event) -> None:
+        self._arrange(2 if event.size().width() >= self.TWO_COLUMNS_FROM else 1)
+        super().resizeEvent(event)
+
+
+def notice_label() -> QtWidgets.QLabel:
+    """A warning line: bold, dark text on a pale orange band; hidden while empty."""
+    label = QtWidgets.QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    label.setStyleSheet("QLabel { background: #fde9c8; color: #5a3300; border: 1px solid #e69f00; "
+                        "padding: 4px 8px; font-weight: bold; }")
+    label.setVisible(False)
+    return label
+
+
+def header_label() -> SteadyLabel:
+    """A panel's header line: rich text, wrapped, at least 12 pt, and 0.8 of the application's font size when that
+    is larger (presentation mode: readable from the back, and the plot below keeps its room). It changes at every
+    step or layer, so it is a SteadyLabel (rewriting it does not lay the window out again) whose height only grows
+(until the width or font changes): a header one line shorter at another stage does not move the plots below
+and draw them all again."""
+    return SteadyLabel(min_point_size=HEADER_PT, scale=HEADER_SCALE, grow_only=True)

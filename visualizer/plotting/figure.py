@@ -1,0 +1,50 @@
+"""HeatmapFigure: one attention matrix as a stand-alone figure for export (title, labelled axes, colour bar),
+rendered offscreen. The Heatmap in it is the one the attention panel draws with."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .heatmap import Heatmap
+from .render import encode_png, scene_image, scene_svg
+
+
+class HeatmapFigure:
+    def __init__(self, width: int = 900, height: int = 760, background: str = "w"):
+        self.widget = pg.GraphicsLayoutWidget()
+        self.widget.setBackground(background)
+        self.widget.resize(width, height)
+        # laid out like a shown window, but never on screen (exports run headless or behind the app)
+        self.widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        self.widget.show()
+        self.heatmap = Heatmap(self.widget.addPlot(row=0, col=0))
+        self.plot, self.image = self.heatmap.plot, self.heatmap.image
+        self.colorbar = self.heatmap.add_colorbar("attention weight", width=18)
+
+    @property
+    def shown(self) -> np.ndarray | None:
+        return self.heatmap.shown
+
+    def show_spec(self, spec) -> None:
+        """A HeatmapSpec (see export.py): its matrix, mask, tokens and title."""
+        self.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title)
+
+    def show_matrix(self, matrix, mask, rows, cols, title, levels=(0.0, 1.0)) -> None:
+        self.heatmap.show_matrix(matrix, mask, rows, cols, title, levels)
+        QtWidgets.QApplication.processEvents()
+
+    def png_image(self, scale: float = 1.0) -> QtGui.QImage:
+        """The figure rendered by pyqtgraph's ImageExporter, scale times the on-screen pixels."""
+        return scene_image(self.widget, scale)
+
+    def png_bytes(self, scale: float = 1.0) -> bytes:
+        return encode_png(self.png_image(scale))
+
+    def svg_bytes(self) -> bytes:
+        """The visible figure (not the whole scene) as SVG."""
+        return scene_svg(self.widget.scene(), self.widget.ci.sceneBoundingRect(), self.heatmap._title or "")
+
+    def set_colormap(self, name: str) -> None:
+        """The colour map of the image and its colour bar (exports use the one on screen)."""
+        self.heatmap.set_colormap(name)

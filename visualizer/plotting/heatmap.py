@@ -1,0 +1,214 @@
+"""Heatmap: one matrix in a plot, rows and columns labelled with tokens (or numbers). The attention panel's
+heads, the embeddings panel's matrices and every exported figure are drawn by it.
+
+Cell (r, c) is centred on (c, r), as bar i of a bar chart is centred on i; row 0 is at the top. Masked cells
+are NaN in the image (transparent) over a hatched background, so they never read as 0.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY
+from .text import TICK_PT, tick_font
+from .titles import hide_title, set_title
+from .token_axis import TokenAxis
+
+
+class Heatmap:
+    """A PlotItem holding one matrix: image, hatch under masked cells, token axes, an optional highlighted row
+    and colour bar. A view change gives it a new matrix: the image, axes and bar are reused, never rebuilt.
+
+    font_size: tick labels at this size, axis labels 1 point and the title 2 points larger (None: the plot's
+    fonts are left as they are). row_tokens / col_tokens: label that side with tokens, else with numbers."""
+
+    def __init__(self, plot: pg.PlotItem, font_size: float | None = 11, labels: bool = True, foreground: str = "k",
+                 row_label: str = "query (row)", col_label: str = "key (column)", row_tokens: bool = True,
+                 col_tokens: bool = True, colormap: str = COLORMAP, padding: float = 0.01):
+        self.plot = plot
+        self.padding = padding           # around the matrix, as a fraction of its size
+        axes = {}
+        for side, wanted in (("left", row_tokens), ("bottom", col_tokens)):
+            if wanted and not isinstance(plot.getAxis(side), TokenAxis):
+                axes[side] = TokenAxis(side)
+        if axes:
+            plot.setAxisItems(axes)
+        plot.setMenuEnabled(False)
+        plot.invertY(True)                       # first query token at the top
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        self.foreground = foreground
+        self.axis_labels = (row_label, col_label) if labels else None
+        self.font = tick_font(font_size or TICK_PT)
+        self.font_size = font_size
+        self._title: str | None = None
+        self._title_on = True
+        for name in ("left", "bottom"):
+            axis = plot.getAxis(name)
+            axis.setPen(foreground)
+            axis.setTextPen(foreground)
+            axis.enableAutoSIPrefix(False)       # row and column numbers: never "dimension (x0.001)"
+        if font_size is not None:
+            self.set_font_size(font_size)
+        self.hatch: QtWidgets.QGraphicsRectItem | None = None      # made when a matrix first has masked cells
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.colormap = colormap
+        self.image.setColorMap(pg.colormap.get(colormap))
+        plot.addItem(self.image)
+        self.row_box = QtWidgets.QGraphicsRectItem()
+        self.row_box.setPen(pg.mkPen(HIGHLIGHT, width=3))
+        self.row_box.setZValue(10)
+        self.row_box.setVisible(False)
+        plot.addItem(self.row_box)
+        self.colorbar: pg.ColorBarItem | None = None
+        self.shown: np.ndarray | None = None     # the array on screen, NaN where masked
+        self.rows: list[str] = []
+        self.cols: list[str] = []
+        self.levels: tuple[float, float] | None = None
+        self._shape = None
+        self._max_labels = None
+        self._row: int | None = None
+
+    # --- parts ----------------------------------------------------------------------------------
+    def add_colorbar(self, label: str, width: int = 16, font: QtGui.QFont | None = None) -> pg.ColorBarItem:
+        """A colour bar beside the plot (inside its layout), following the image's levels and colour map."""
+        bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(self.colormap), interactive=False,
+                              width=width, colorMapMenu=False)
+        bar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar, self.colorbar_label = bar, label
+        # a tick per labelled value and one between: pyqtgraph's third level adds some 40 faint ticks that cost
+        # 5 ms a paint (the bar's numbers change with every layer and head)
+        bar.axis.setStyle(maxTickLevel=1)
+        bar.axis.setTextPen(self.foreground)
+        bar.axis.setPen(self.foreground)
+        self.set_colorbar_font(font or self.font)
+        return bar
+
+    def set_colorbar_font(self, font: QtGui.QFont, label_points: float | None = None) -> None:
+        """The colour bar's numbers at font, its label (beside the bar) at label_points (default: the same)."""
+        bar = self.colorbar
+        bar.axis.setTickFont(font)
+        bar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("−0.00")) + 14)
+        points = label_points or font.pointSizeF()
+        bar.getAxis("left").setLabel(self.colorbar_label, color=self.foreground, **{"font-size": f"{points:g}pt"})
+
+    def _hatch(self) -> QtWidgets.QGraphicsRectItem:
+        if self.hatch is None:
+            self.hatch = QtWidgets.QGraphicsRectItem()
+            self.hatch.setBrush(QtGui.QBrush(QtGui.QColor(MASK_GREY), QtCore.Qt.BrushStyle.BDiagPattern))
+            self.hatch.setPen(pg.mkPen(None))
+            self.hatch.setZValue(-10)
+            self.hatch.setVisible(False)
+            self.plot.addItem(self.hatch)
+            if self._shape is not None:
+                self.hatch.setRect(self._cells())
+        return self.hatch
+
+    def _cells(self) -> QtCore.QRectF:
+        n_rows, n_cols = self._shape
+        return QtCore.QRectF(-0.5, -0.5, n_cols, n_rows)
+
+    # --- style ----------------------------------------------------------------------------------
+    def set_colormap(self, name: str) -> None:
+        """The colour map of the image and of its colour bar."""
+        self.colormap = name
+        cmap = pg.colormap.get(name)
+        self.image.setColorMap(cmap)
+        if self.colorbar is not None:
+            self.colorbar.setColorMap(cmap)
+
+    def set_font_size(self, points: float) -> None:
+        """Tick labels at this size, axis labels 1 point and the title 2 points larger (projectors, presentation
+        mode)."""
+        self.font_size = points
+        self.font = tick_font(points)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTickFont(self.font)
+        if self.axis_labels:
+            style = {"color": self.foreground, "font-size": f"{points + 1:g}pt"}
+            self.plot.setLabel("left", self.axis_labels[0], **style)
+            self.plot.setLabel("bottom", self.axis_labels[1], **style)
+        if self._title is not None:
+            self.set_title(self._title)
+
+    def set_title(self, title: str) -> None:
+        """The title (plain text), 2 points larger than the tick labels; kept while the title is hidden."""
+        self._title = title
+        if self._title_on:
+            set_title(self.plot, html.escape(title), self.foreground, (self.font_size or TICK_PT) + 2)
+
+    def show_title(self, on: bool) -> None:
+        """Hide the title (and its row) where the room is better spent on the matrix; the text is kept."""
+        if on == self._title_on:
+            return
+        self._title_on = on
+        if not on:
+            hide_title(self.plot)
+        elif self._title is not None:
+            self.set_title(self._title)
+
+    # --- data -----------------------------------------------------------------------------------
+    def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None = None, rows: list[str] | None = None,
+                    cols: list[str] | None = None, title: str | None = None, levels: tuple[float, float] = (0.0, 1.0),
+                    max_labels: int | None = 60, max_row_labels: int | None = None) -> None:
+        """matrix (rows × cols) with NaN where mask is False; at most max_labels token labels per axis (0: none;
+        None: as many as fit), fewer when they would overlap. rows / cols: the token (or number) of each row and
+        column (default: 0, 1, 2, …). A new matrix of the same shape and labels changes only the image."""
+        shown = np.array(matrix, dtype=np.float32)          # a copy: NaN is written into it, the trace stays
+        masked = mask is not None and not np.all(mask)
+        if masked:
+            shown[~np.asarray(mask, dtype=bool)] = np.nan
+        self.shown = shown
+        lo, hi = float(levels[0]), float(levels[1])
+        if not hi > lo:
+            hi = lo + 1.0
+        self.levels = (lo, hi)
+        if masked or self.hatch is not None:
+            self._hatch().setVisible(masked)     # a pattern fill costs paint time: only when masked
+        self.image.setImage(shown, levels=self.levels, autoLevels=False)
+        if self.colorbar is not None and self.colorbar.levels() != self.levels:
+            self.colorbar.setLevels(self.levels)
+        n_rows, n_cols = shown.shape
+        rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
+        cols = list(cols) if cols is not None else [str(i) for i in range(n_cols)]
+        if self._shape != (n_rows, n_cols):
+            self._shape = (n_rows, n_cols)
+            self.image.setRect(self._cells())
+            if self.hatch is not None:
+                self.hatch.setRect(self._cells())
+            # both ranges at once: one range change, one update of the axes
+            self.plot.vb.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5),
+                                  padding=self.padding)
+            if self.row_box.isVisible():
+                self.highlight_row(self._row)
+        if rows != self.rows or cols != self.cols or (max_labels, max_row_labels) != self._max_labels:
+            self.rows, self.cols, self._max_labels = rows, cols, (max_labels, max_row_labels)
+            for side, labels, most in (("left", rows, max_labels if max_row_labels is None else max_row_labels),
+                                       ("bottom", cols, max_labels)):
+                axis = self.plot.getAxis(side)
+                if isinstance(axis, TokenAxis):
+                    axis.set_labels(labels, max_labels=most)
+        if title is not None and title != self._title:
+            self.set_title(title)               # setting a title relays out the plot: only when it changes
+
+    def highlight_row(self, row: int | None) -> None:
+        """A frame around one row (the generation step's); None or a row outside the matrix: no frame."""
+        self._row = row
+        if row is None or self.shown is None or not 0 <= row < self.shown.shape[0]:
+            self.row_box.setVisible(False)
+            return
+        self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self.shown.shape[1], 1))
+        self.row_box.setVisible(True)
+
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """(row, column) under a scene position, or None outside the matrix."""
+        if self.shown is None:
+            return None
+        p = self.plot.vb.mapSceneToView(scene_pos)
+        r, c = int(np.floor(p.y() + 0.5)), int(np.floor(p.x() + 0.5))
+        if 0 <= r < self.shown.shape[0] and 0 <= c < self.shown.shape[1]:
+            return r, c
+        return None

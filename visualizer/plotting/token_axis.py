@@ -1,0 +1,150 @@
+"""TokenAxis: token labels along a plot axis (heatmap rows and columns, bars), never overlapping."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtGui
+
+from .text import LABEL_SCALES, scaled_fonts, short, tick_font
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis labelled with tokens, label i at coordinate positions[i] (default i: cell or bar i is centred on i).
+
+    Labels never overlap: when they do not all fit, they are drawn a little smaller, then (on a bottom axis) on
+    two staggered lines, then smaller still (to SMALLEST of the set size), and only then are labels left out:
+    a row without its token cannot be read at all, a smaller one can. The fitting happens at paint time from
+    the axis' length in pixels, so resizing a dock fits the labels again. max_labels caps how many labels are
+    drawn (0: none).
+    """
+
+    SMALLEST = LABEL_SCALES[-1]
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.labels: list[str] = []
+        self.positions = np.zeros(0)
+        self.max_labels: int | None = None
+        self.base_font = tick_font()       # the size set by setTickFont; the labels may be drawn smaller
+        # the label space grows for longer tokens but never shrinks back: a narrower axis would re-lay out the
+        # plot and paint it twice on a view change (another attention kind, another step: other tokens).
+        # The first and last labels may reach past the axis ends (into the corner); the fitting prevents overlaps.
+        self.setStyle(tickFont=self.base_font, autoExpandTextSpace=True, autoReduceTextSpace=False,
+                      hideOverlappingLabels=False)
+        self.enableAutoSIPrefix(False)     # token positions: never "query (row) (x0.001)" on an empty plot
+        # {(length, lo, hi): (font, shown indices, lines)}: a paint asks twice, at two slightly different lengths
+        self._fits: dict[tuple, tuple] = {}
+        self.staggered = False
+
+    def setTickFont(self, font: QtGui.QFont | None) -> None:
+        self.base_font = QtGui.QFont(font) if font is not None else tick_font()
+        self._fits.clear()
+        super().setTickFont(self.base_font)
+
+    def set_labels(self, labels, positions=None, max_labels: int | None = None) -> None:
+        """Label i at coordinate positions[i] (default: i); positions must increase. At most max_labels drawn."""
+        labels = [short(t) for t in labels]
+        positions = np.arange(len(labels), dtype=float) if positions is None else np.asarray(positions, float)
+        if labels == self.labels and np.array_equal(positions, self.positions) and max_labels == self.max_labels:
+            return
+        self.labels, self.positions, self.max_labels = labels, positions, max_labels
+        self._fits.clear()
+        self.picture = None
+        self.update()
+
+    def _extents(self, font: QtGui.QFont) -> np.ndarray:
+        """The room each label needs along the axis at font: its width (with a gap), or a line's height."""
+        metrics = QtGui.QFontMetricsF(font)
+        if self.orientation in ("bottom", "top"):
+            gap = 0.6 * metrics.height()
+            return np.array([metrics.horizontalAdvance(t) + gap for t in self.labels], dtype=float)
+        return np.full(len(self.labels), metrics.height() * 1.05)
+
+    def _least_step(self) -> int:
+        """Shown labels are at least this many labels apart (max_labels); 0: no label at all."""
+        if self.max_labels is None:
+            return 1
+        if self.max_labels <= 0:
+            return 0
+        return max(1, int(np.ceil(len(self.labels) / self.max_labels)))
+
+    def label_indices(self, length_px: float, lo: float, hi: float, font: QtGui.QFont | None = None,
+                      lines: int = 1) -> list[int]:
+        """Indices of the labels to draw at font: in order, each one placed if it clears the one before it on its
+        line (lines = 2: shown labels alternate between two lines)."""
+        lo, hi = sorted((lo, hi))
+        least = self._least_step()
+        if not self.labels or not least or length_px <= 0 or hi <= lo:
+            return []
+        widths = self._extents(font or self.base_font)
+        per_unit = length_px / (hi - lo)
+        shown, right, last = [], [-np.inf] * lines, -least
+        for i, pos in enumerate(self.positions):
+            if not lo - 0.5 <= pos <= hi + 0.5 or i - last < least:
+                continue
+            centre, half = (pos - lo) * per_unit, widths[i] / 2
+            line = len(shown) % lines
+            if centre - half >= right[line] - 1e-6:       # (labels that fit exactly: float rounding)
+                shown.append(i)
+                right[line] = centre + half
+                last = i
+        return shown
+
+    def fitted(self, length_px: float, lo: float, hi: float) -> tuple[QtGui.QFont, list[int]]:
+        """(font, indices shown): the first way that shows every label it may, of: the set font, 0.9 of it,
+        then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size on
+        the most lines, with every label that clears the one before it."""
+        key = (round(length_px, 1), lo, hi)
+        fit = self._fits.get(key)
+        if fit is None:
+            least = self._least_step()
+            in_range = np.flatnonzero((self.positions >= min(lo, hi) - 0.5) & (self.positions <= max(lo, hi) + 0.5))
+            may = len(in_range[::least]) if least else 0
+            fonts = list(scaled_fonts(self.base_font))
+            tries = [(f, 1) for f in fonts[:2]]
+            if self.orientation == "bottom":
+                tries += [(f, 2) for f in fonts]
+            else:
+                tries += [(f, 1) for f in fonts[2:]]
+            for font, lines in tries:
+                shown = self.label_indices(length_px, lo, hi, font, lines)
+                if len(shown) >= may:
+                    break
+            if len(self._fits) > 8:          # the axis was resized many times: keep only the newest
+                self._fits.clear()
+            fit = self._fits[key] = (font, shown, lines)
+        self.staggered = fit[2] == 2
+        return fit[0], fit[1]
+
+    def _length(self) -> float:
+        return self.width() if self.orientation in ("bottom", "top") else self.height()
+
+    def generateDrawSpecs(self, p):
+        # the font is chosen here, before pyqtgraph measures and places the labels with it
+        self.style["tickFont"] = self.fitted(self._length(), *self.range)[0]
+        return super().generateDrawSpecs(p)
+
+    def tickValues(self, minVal, maxVal, size):
+        shown = self.fitted(size, minVal, maxVal)[1]
+        return [(1.0, [float(self.positions[i]) for i in shown])] if shown else []
+
+    def tickStrings(self, values, scale, spacing):
+        out = []
+        for j, v in enumerate(values):
+            i = int(np.argmin(np.abs(self.positions - v))) if len(self.positions) else -1
+            label = self.labels[i] if i >= 0 and abs(self.positions[i] - v) < 1e-6 else ""
+            out.append("\n" + label if self.staggered and j % 2 else label)    # every other label one line lower
+        return out
+
+    def _updateMaxTextSize(self, x):
+        # pyqtgraph measures tick text at 0.8 of its height: enough room for one line, but two staggered lines
+        # then overlap the axis title by a third of a line. Reserve their full height.
+        if self.staggered and self.orientation in ("bottom", "top"):
+            x = x / 0.8
+        return super()._updateMaxTextSize(x)
+
+    def visible_labels(self) -> list[str]:
+        """The labels drawn at the axis' current size (for tests and screenshots)."""
+        lo, hi = self.range
+        ticks = self.tickValues(lo, hi, self._length())
+        return [t.lstrip("\n") for t in self.tickStrings(ticks[0][1], 1, 1)] if ticks else []
