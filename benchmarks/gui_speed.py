@@ -164,16 +164,19 @@ def main() -> int:
     # each kind of view change on its own: the goal is about head, layer and step changes; a change of attention
     # kind (encoder self -> cross) swaps every token axis and is reported apart
     view = {"head": [], "layer": [], "step": [], "kind": []}
+    kinds = w.trace.schema.kinds           # every attention kind of the model, in pipeline order
     for i in range(max(3, a.repeats // 4)):
-        w.state.update(kind="enc_self", layer=0, head=0, step=0)
+        w.state.update(kind=kinds[0].name, layer=0, head=0, step=0)
         settle(app)
-        for what, changes in (("head", [dict(head=h) for h in (*range(1, w.trace.n_heads), 0)]),
-                              ("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers("enc")), 0)]),
-                              ("kind", [dict(kind="cross", step=0)]),
-                              ("step", [dict(step=s) for s in range(1, w.trace.n_steps)]),
-                              ("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers("dec")), 0)]),
-                              ("kind", [dict(kind="dec_self")]),
-                              ("step", [dict(step=s) for s in reversed(range(w.trace.n_steps - 1))])):
+        plan = [("head", [dict(head=h) for h in (*range(1, w.trace.n_heads), 0)])]
+        for n, k in enumerate(kinds):
+            if n:
+                plan.append(("kind", [dict(kind=k.name, step=0)]))
+            plan.append(("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers(k.stack)), 0)]))
+            if k.by_step:
+                steps = range(1, w.trace.n_steps) if n % 2 else reversed(range(w.trace.n_steps - 1))
+                plan.append(("step", [dict(step=s) for s in steps]))
+        for what, changes in plan:
             for change in changes:
                 t0 = time.perf_counter()
                 w.state.update(**change)
