@@ -7,15 +7,10 @@ from pathlib import Path
 import sacrebleu
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
-<<<<<<< HEAD
-from .checkpoint import LoadedModel, ModelLoadError
-from .families import load
-from .data import CorpusError, read_aligned, read_tsv
-=======
-from .checkpoint import LoadedModel, ModelLoadError, _atomic_write, load
+from .checkpoint import LoadedModel, ModelLoadError, _atomic_write
 from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
->>>>>>> bad-input
+from .families import load
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
 

@@ -242,7 +242,9 @@ class Schema:
         if stage.stack == OUTPUT:
             return self.output_short
         st = self.stack_of_stage(stage)
-        return "Embedding + positional encoding" if stage.stack == st.embed_stage else st.sublayer(stage.sublayer).short
+        if stage.stack == st.embed_stage:
+            return "Embedding + positional encoding" if self.positions in ("sinusoidal", "learned") else "Embedding"
+        return st.sublayer(stage.sublayer).short
 
     def caption(self, stage: Stage) -> tuple[str, str, str]:
         """(title, one-sentence explanation, equation) of a stage."""

@@ -8,6 +8,18 @@ from model.command_line import ArgumentParser, UsageError, command, writable_fil
 SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations")
 
 
+def window_size(text: str) -> tuple[int, int]:
+    """'1366x768' -> (1366, 768), for --size."""
+    import argparse
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give WIDTHxHEIGHT, e.g. 1366x768") from None
+    if not (320 <= w <= 10000 and 240 <= h <= 10000):
+        raise argparse.ArgumentTypeError(f"{text!r}: width 320-10000 and height 240-10000 pixels")
+    return w, h
+
+
 def app_main(argv: list[str]) -> int:
     p = ArgumentParser(prog="attention-visualizer",
                                 description="See inside a transformer translating your sentence, live. "
@@ -17,6 +29,8 @@ def app_main(argv: list[str]) -> int:
     p.add_argument("--target", help="a translation to force through the decoder")
     p.add_argument("--session", help="open a session file")
     p.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window once the first result shows, then exit")
+    p.add_argument("--size", type=window_size, metavar="WIDTHxHEIGHT",
+                   help="the window's size (default for --screenshot: 1500x950, the README picture's)")
     p.add_argument("--presentation", action="store_true", help="start full screen with large, high-contrast text")
     p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
     a = p.parse_args(argv)
@@ -63,7 +77,9 @@ def app_main(argv: list[str]) -> int:
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
     window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
                         restore_layout=not a.screenshot, first=first)
-    if a.screenshot and not a.presentation:
+    if a.size:
+        window.resize(*a.size)
+    elif a.screenshot and not a.presentation:
         window.resize(1500, 950)             # the README picture has one size, whatever the screen
     guard = None
     if headless:

@@ -151,7 +151,9 @@ class Docks:
             self.window.resizeDocks([self.docks["architecture"], right], [max(230, w // 6), max(360, int(w * 0.3))],
                                     QtCore.Qt.Orientation.Horizontal)
         if "output" in self.docks and "layernorm" in self.docks:
-            self.window.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * 0.4), int(h * 0.6)],
+            # a short window (1366x768) gives the output distribution half the column: at 40% its ten bars scrolled
+            top = 0.5 if h < 900 else 0.4
+            self.window.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * top), int(h * (1 - top))],
                                     QtCore.Qt.Orientation.Vertical)
 
     def start_layout(self, settings, restore: bool) -> None:

@@ -6,7 +6,7 @@ import pytest
 from command_checks import check_command_output
 from test_train_pipeline import TINY, synthetic_tsv
 
-from model.checkpoint import load
+from model import load
 from model.decoding import translate
 from model.train import main as train_main
 from visualizer.check_translations_command import is_right, main as check_main, normalise

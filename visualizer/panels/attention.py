@@ -17,6 +17,7 @@ class AttentionPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.state = state
         self.kind = QtWidgets.QComboBox()           # filled from the schema of the trace in view (_set_kinds)
+        self.kind.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self._kinds: tuple = ()
         self.layer = QtWidgets.QSpinBox(prefix="Layer ", minimum=1, maximum=1)
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)

@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import TICK_PT, escape, short, tick_font
+from ..plotting.text import LABEL_PT, TICK_PT, escape, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -64,7 +64,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.top_k = top_k
         self.header = header_label()
         self.box = PlotBox("next-token probabilities", "next token", "probability",
-                           axisItems={"left": TokenAxis("left")}, min_height=300)
+                           axisItems={"left": TokenAxis("left")}, min_height=280)
         self.plot = self.box.item
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
@@ -138,7 +138,10 @@ class OutputPanel(QtWidgets.QWidget):
             self.title = ""
             self.header.setText("This model has no output layer (no language-model head): no distribution to show.")
             return
-        self._by_step = trace.schema.output_stack.by_step
+        if self._by_step != trace.schema.output_stack.by_step:   # a decoder predicts the next token, an encoder each
+            self._by_step = trace.schema.output_stack.by_step    # position's own
+            self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground,
+                               **{"font-size": f"{LABEL_PT}pt"})
         n_steps = int(trace["logits"].shape[0])
         self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
         self.temperature = T = self._temperature(state)

@@ -184,7 +184,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
         if self.history:
             before, after = self.history[-1]
             text += f"; last step: {before:.4f} → {after:.4f} ({steps} step{'s' if steps != 1 else ''} taken)"
-        self.status.setText(text + f". Gradients for {kind.replace('_', ' ')} layer {layer + 1}, head {head + 1}.")
+        title = self.stepper.lm.schema.kind(kind).title
+        self.status.setText(text + f". Gradients for {title}, layer {layer + 1}, head {head + 1}.")
 
     def _change(self, what: str, change: Callable[[], Any]) -> None:
         with self._lock:
