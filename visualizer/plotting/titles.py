@@ -53,9 +53,8 @@ def hide_title(plot: pg.PlotItem) -> None:
 def free_title_width(label: pg.LabelItem) -> None:
     """A long title must not widen its plot (LabelItem asks for its text's width), nor be cut at the plot's edges
     (a projector's large font, a narrow dock): it is drawn smaller, then wraps onto more lines, and the title row
-    grows with it. Nor does
-    a new title share the room of a layout of plots out again (the attention panel's focused head beside the
-    small ones): that would resize and redraw every plot of it."""
+    grows with it. Nor does a new title share the room of a layout of plots out again (the attention panel's
+    focused head beside the small ones): that would resize and redraw every plot of it."""
     original_update_min, original_resize = label.updateMin, label.resizeEvent
     label.item.document().setDefaultTextOption(QtGui.QTextOption(QtCore.Qt.AlignmentFlag.AlignHCenter))
 
@@ -72,7 +71,7 @@ def free_title_width(label: pg.LabelItem) -> None:
         original_resize(event)
         plot = label.parentItem()
         if isinstance(plot, pg.PlotItem) and plot.titleLabel is label and label.isVisible() \
-                and getattr(plot, "_title_height", None):
+                and getattr(plot, "_title_height", None) != 0.0:      # (0: hidden by hide_title)
             fit_title_row(plot)
 
     label.updateMin, label.resizeEvent = update_min, resize
