@@ -187,7 +187,7 @@ def test_bidi_override_in_a_model_name_cannot_reverse_the_window_title(qtbot, ti
     title = w.windowTitle()
     assert title.startswith("Attention Visualizer — \u2068") and title.endswith("\u2069")
     assert "\u202e" in title[title.index("\u2068"): title.index("\u2069")]     # inside the isolate only
-    w.runner.wait(10000)
+    w.runs.runner.wait(10000)
 
 
 def test_an_unexpected_error_is_one_line_naming_the_log(run_command, tiny_model_dir, monkeypatch, tmp_path):
