@@ -215,3 +215,20 @@ def test_a_long_title_wraps_within_its_plot_instead_of_being_cut(qtbot):
     settled()
     one = label.item.mapRectToScene(label.item.boundingRect())
     assert one.height() < 2 * line - 2 and label.geometry().height() < text.height()   # wide: one line again
+
+
+def test_a_long_hover_read_out_ends_in_an_ellipsis_and_keeps_the_whole_text_in_its_tooltip(qtbot):
+    from PySide6 import QtWidgets
+
+    from visualizer.panels.widgets import ElidedLabel
+    label = ElidedLabel()
+    qtbot.addWidget(label)
+    label.resize(120, 30)
+    text = "query “voiture” (row 5) → key “car” (column 4): weight 0.912345"
+    label.setText(text)
+    assert label.toolTip() == text and label.text() == text
+    assert label.shown_text().endswith("…") and len(label.shown_text()) < len(text)
+    assert label.minimumSizeHint().width() == 0 and \
+        label.sizePolicy().horizontalPolicy() == QtWidgets.QSizePolicy.Policy.Ignored
+    label.resize(2000, 30)
+    assert label.shown_text() == text

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
 from ..plotting.heatmap import Heatmap
+from .widgets import ElidedLabel
 
 
 
@@ -67,10 +68,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.small: list[Heatmap] = []
         self._small_shown = self._focus_shown = None    # (trace, view) each part of the panel shows now
         self._framed = None                             # (framed head or None, number of heads)
-        self.hover = QtWidgets.QLabel("Hover over a cell to read its exact weight.")
-        self.hover.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        # one line that never widens the panel (a long read-out is cut at the edge; its tooltip has it whole)
-        self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
+        self.hover = ElidedLabel("Hover over a cell to read its exact weight.")
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -233,7 +232,6 @@ class AttentionPanel(QtWidgets.QWidget):
         text = (f"query “{self.focus.rows[r]}” (row {r}) → key “{self.focus.cols[c]}” (column {c}): "
                 + ("masked — this cell gets no attention" if np.isnan(value) else f"weight {float(value):.6f}"))
         self.hover.setText(text)
-        self.hover.setToolTip(text)
 
     def _clicked(self, event) -> None:
         self.focus_head_at(event.scenePos())

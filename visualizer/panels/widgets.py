@@ -77,3 +77,29 @@ def header_label() -> SteadyLabel:
 (until the width or font changes): a header one line shorter at another stage does not move the plots below
 and draw them all again."""
     return SteadyLabel(min_point_size=HEADER_PT, scale=HEADER_SCALE, grow_only=True)
+
+
+class ElidedLabel(QtWidgets.QLabel):
+    """One line of plain text that never widens its layout: cut with “…” at its edge, whole in its tooltip."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(0, super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """The text as drawn at the label's width."""
+        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight, self.contentsRect().width())
+
+    def paintEvent(self, event) -> None:
+        from PySide6 import QtGui
+        p = QtGui.QPainter(self)
+        p.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
+        p.drawText(self.contentsRect(), int(self.alignment()), self.shown_text())
+        p.end()
