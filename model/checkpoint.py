@@ -40,7 +40,7 @@ class LoadedModel:
     @cached_property
     def schema(self):
         """The model's shape as data (model/schema.py)."""
-        from .families.seed import schema
+        from .families.seed_schema import schema
         return schema(self.cfg)
 
 

@@ -51,7 +51,7 @@ class Trace:
 
     def __post_init__(self) -> None:
         if self.schema is None:
-            from .families.seed import schema_from_arrays
+            from .families.seed_schema import schema_from_arrays
             self.schema = schema_from_arrays(self.arrays, self.meta)
 
     # --- lookups by short keys ----------------------------------------------------------------

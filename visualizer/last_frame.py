@@ -132,7 +132,7 @@ def check_arrays(trace: Trace, info: dict, cfg: ModelConfig) -> None:
     index)."""
     import numpy as np
 
-    from model.families.seed import schema as seed_schema
+    from model.families.seed_schema import schema as seed_schema
 
     def damaged(what: str):
         raise DamagedFrame(what)

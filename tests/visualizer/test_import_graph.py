@@ -84,3 +84,10 @@ def test_the_check_finds_a_circle_through_a_function_level_import(tmp_path):
     assert import_cycles(pkg) == [["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]]
     (pkg / "c.py").write_text("from .d import nothing\n")       # d → c → d
     assert import_cycles(pkg) == [["pkg.c", "pkg.d", "pkg.c"]]
+
+
+def test_model_has_no_import_circle():
+    """model/ too (checkpoint.py and seed_example.py imported each other before the families took load())."""
+    import model
+    cycles = import_cycles(Path(model.__file__).parent)
+    assert not cycles, "import circles: " + "; ".join(" → ".join(c) for c in cycles)
