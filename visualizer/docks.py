@@ -152,7 +152,7 @@ class Docks:
                                     QtCore.Qt.Orientation.Horizontal)
         if "output" in self.docks and "layernorm" in self.docks:
             # a short window (1366x768) gives the output distribution half the column: at 40% its ten bars scrolled
-            top = 0.5 if h < 900 else 0.4
+            top = 0.5 if h < 1000 else 0.4
             self.window.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * top), int(h * (1 - top))],
                                     QtCore.Qt.Orientation.Vertical)
 
