@@ -6,7 +6,8 @@ from pathlib import Path
 
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
-FAMILIES = ("gpt2", "bert", "marian", "llama", "qwen2", "mistral")
+FAMILIES = ("gpt2", "bert", "marian", "bart", "mbart", "t5", "llama", "qwen2", "mistral")
+ENCODER_DECODER = ("marian", "bart", "mbart", "t5")
 
 
 def _tokenizer(specials: list[str], template: str | None):
@@ -46,6 +47,23 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
             encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
             max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
             forced_eos_token_id=1, init_std=0.3))
+    elif family in ("bart", "mbart"):
+        tok, vocab = _tokenizer(["<pad>", "<s>", "</s>", "<unk>"], "<s> $A </s>")
+        names = dict(pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+        cls = (tf.BartConfig, tf.BartForConditionalGeneration) if family == "bart" else \
+            (tf.MBartConfig, tf.MBartForConditionalGeneration)
+        model = cls[1](cls[0](vocab_size=len(vocab), d_model=32, encoder_layers=2, decoder_layers=2,
+                              encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+                              decoder_ffn_dim=64, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                              eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=2, init_std=0.3,
+                              scale_embedding=family == "mbart"))
+    elif family == "t5":
+        tok, vocab = _tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
+        names = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+        model = tf.T5ForConditionalGeneration(tf.T5Config(
+            vocab_size=len(vocab), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
+            relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+            initializer_factor=3.0))
     else:
         tok, vocab = _tokenizer(["<s>", "</s>", "<unk>"], "<s> $A")
         names = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>")
@@ -62,7 +80,8 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
 
 
 AUTO = {"gpt2": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
-        "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM", "marian": "MarianMTModel"}
+        "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM", "marian": "MarianMTModel",
+        "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
 
 
 def reference_model(family: str, folder: Path):
@@ -82,11 +101,12 @@ def reference(family: str, folder: Path, result) -> tuple[dict, "object"]:
     text, meta = result.trace.meta["sentence"], result.trace.meta
     ids = tok(text)["input_ids"]
     with torch.no_grad():
-        if family == "marian":
+        if family in ENCODER_DECODER:
             start = m.config.decoder_start_token_id
             out = m(input_ids=torch.tensor([ids]), decoder_input_ids=torch.tensor([[start] + result.out_ids[:-1]]),
                     output_attentions=True)
-            att = {"enc_self": out.encoder_attentions, "dec_self": out.decoder_attentions, "cross": out.cross_attentions}
+            att = {"enc_self": out.encoder_attentions, "dec_self": out.decoder_attentions,
+                   "cross": out.cross_attentions}
         elif family == "bert":
             out = m(input_ids=torch.tensor([ids]), output_attentions=True)
             att = {"self": out.attentions}

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..assets import CONFIG, ModelLoadError, bundled_models, model_folder
 
-FAMILIES = ("seed", "hf.gpt2", "hf.bert", "hf.marian", "hf.llama")   # modules under model/families/, in this order
+# modules under model/families/, asked in this order
+FAMILIES = ("seed", "hf.gpt2", "hf.bert", "hf.marian", "hf.bart", "hf.t5", "hf.llama")
 
 
 def family(name: str):

@@ -48,10 +48,13 @@ def test_the_schema_follows_the_config(opened):
     assert sc.n_heads == 4 and sc.d_model == 32 and all(st.n_layers == 2 for st in sc.stacks)
     expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
-                "marian": ("encoder-decoder", "LayerNorm", "post", "sinusoidal", 4)}.get(
+                "marian": ("encoder-decoder", "LayerNorm", "post", "sinusoidal", 4),
+                "bart": ("encoder-decoder", "LayerNorm", "post", "learned", 4),
+                "mbart": ("encoder-decoder", "LayerNorm", "pre", "learned", 4),
+                "t5": ("encoder-decoder", "RMSNorm", "pre", "relative", 4)}.get(
         family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
     assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
-    assert lm.family == f"hf.{'llama' if family in ('qwen2', 'mistral') else family}"
+    assert lm.family == "hf." + {"qwen2": "llama", "mistral": "llama", "mbart": "bart"}.get(family, family)
 
 
 def test_every_layer_and_head_is_transformers_own_attention(opened):
@@ -150,4 +153,5 @@ def test_step_t_of_the_teacher_forced_pass_is_what_generation_computed(generatin
         np.testing.assert_allclose(t["logits"][row], gen.logits[step][0].numpy(), atol=1e-4)
         for layer in range(2):
             step_att = steps[step][layer][0, :, -1, : row + 1].numpy()                 # (H, keys so far)
-            np.testing.assert_allclose(t.attention(self_kind, layer)[:, row, : row + 1], step_att, atol=1e-5)
+            got = t.attention(self_kind, layer)[:, row, : row + 1]
+            np.testing.assert_allclose(got, step_att, atol=1e-4)     # float32: a cached step against the whole pass

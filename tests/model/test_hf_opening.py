@@ -70,7 +70,7 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     elif case == "unknown family":
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "model_type": "xlnet"}))
-        expect = "GPT-2, BERT, Marian, Llama/Mistral/Qwen2"
+        expect = "GPT-2, BERT, Marian, BART/mBART, T5, Llama/Mistral/Qwen2"
     elif case == "no tokenizer":
         (folder / "tokenizer.json").unlink()
         expect = "no tokenizer"

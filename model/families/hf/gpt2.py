@@ -26,6 +26,6 @@ schema_of_folder, open = interface(__name__)
 def model_map(model):
     from .tracing import ModelMap, Part, StackMap
     t = model.transformer
-    layers = [{"self": Part(b.ln_1, {"qkv": b.attn.c_attn}, scale=b.attn.scaling), "ffn": Part(b.ln_2, down=b.mlp.c_proj)}
-              for b in t.h]
+    layers = [{"self": Part(b.ln_1, {"qkv": b.attn.c_attn}, scale=b.attn.scaling),
+               "ffn": Part(b.ln_2, down=b.mlp.c_proj)} for b in t.h]
     return ModelMap([StackMap("dec", layers, t.h[0], t.wte, 1.0, t.wpe, t.ln_f)])

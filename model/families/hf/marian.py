@@ -26,16 +26,21 @@ def schema_of_config(c: dict) -> Schema:
 def _attn(a) -> dict:
     return {"q": a.q_proj, "k": a.k_proj, "v": a.v_proj}
 
-schema_of_folder, open = interface(__name__)
 
-
-def model_map(model):
+def seq2seq_map(enc, dec, enc_scale: float = 1.0, dec_scale: float = 1.0, final_norms: bool = False):
+    """The map of Marian, BART and mBART (same module names; mBART adds a final norm to each stack)."""
     from .tracing import ModelMap, Part, StackMap
-    enc, dec = model.model.encoder, model.model.decoder
     enc_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling),
                   "ffn": Part(l.final_layer_norm, down=l.fc2)} for l in enc.layers]
     dec_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling),
                   "cross": Part(l.encoder_attn_layer_norm, _attn(l.encoder_attn), scale=l.encoder_attn.scaling),
                   "ffn": Part(l.final_layer_norm, down=l.fc2)} for l in dec.layers]
-    return ModelMap([StackMap("enc", enc_parts, enc.layers[0], enc.embed_tokens, enc.embed_scale, enc.embed_positions),
-                     StackMap("dec", dec_parts, dec.layers[0], dec.embed_tokens, dec.embed_scale, dec.embed_positions)])
+    return ModelMap([StackMap("enc", enc_parts, enc.layers[0], enc.embed_tokens, enc_scale, enc.embed_positions,
+                              enc.layer_norm if final_norms else None),
+                     StackMap("dec", dec_parts, dec.layers[0], dec.embed_tokens, dec_scale, dec.embed_positions,
+                              dec.layer_norm if final_norms else None)])
+
+
+def model_map(model):
+    enc, dec = model.model.encoder, model.model.decoder
+    return seq2seq_map(enc, dec, enc.embed_scale, dec.embed_scale)      # Marian scales outside its embedding

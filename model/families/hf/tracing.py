@@ -41,6 +41,8 @@ class StackMap:
     scale: float = 1.0                         # the model multiplies the embedding by this
     pos: Any = None                            # a learned or sinusoidal position module (its output is {tokens}.pe)
     final_norm: Any = None                     # pre-norm models: the norm after the last layer
+    rel_bias: dict = field(default_factory=dict)   # T5: {sublayer key: the embedding of relative position buckets
+                                                   #      whose output (Tq, Tk, H) every layer adds to its scores}
 
 
 @dataclass
@@ -76,7 +78,7 @@ class Recorder:
         try:
             for sm in self.mm.stacks:
                 self._watch(sm.first, pre=True)
-                for m in (sm.word, sm.pos, sm.final_norm):
+                for m in (sm.word, sm.pos, sm.final_norm, *sm.rel_bias.values()):
                     self._watch(m)
                 for parts in sm.layers:
                     for part in parts.values():
@@ -135,6 +137,7 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
         pe = rec.take(sm.pos)[1] if sm.pos is not None else torch.zeros_like(word)
         pe = pe[0] if pe.dim() == 3 else pe
         arrays |= {f"{st.tokens}.embedding": _np(word), f"{st.tokens}.pe": _np(pe), f"{st.tokens}.x": _np(x)}
+        bias = {k: rec.take(m)[1].permute(2, 0, 1) for k, m in sm.rel_bias.items()}    # (H, Tq, Tk)
         order = [(layer, sub.key, sm.layers[layer][sub.key]) for layer in range(st.n_layers) for sub in st.sublayers]
         norms = [rec.take(part.norm) for _, _, part in order]                    # (input (1,T,d), output (1,T,d))
         final = rec.take(sm.final_norm) if sm.final_norm is not None else None
@@ -152,7 +155,7 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
                                                         _norm_stats(part.norm, n_in, schema.norm).items()}}
             if part.proj:
                 arrays |= _attention(mm, part, rec, attentions[(sm.key, key)][layer][0], d_k, rotary,
-                                     st.sublayer(key).kind == ATTENTION_CAUSAL, name)
+                                     st.sublayer(key).kind == ATTENTION_CAUSAL, name, bias.get(key))
             else:
                 arrays[f"{name}.hidden"] = _np(rec.take(part.down)[0])
             stream = n_out if post else residual
@@ -161,7 +164,7 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
 
 
 def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d_k: int, rotary, causal: bool,
-               name: str) -> dict:
+               name: str, bias: torch.Tensor | None = None) -> dict:
     if "qkv" in part.proj:
         q, k, v = rec.take(part.proj["qkv"])[1][0].split(weights.shape[0] * d_k, dim=-1)
     else:
@@ -174,6 +177,8 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
     kk, vv = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)      # grouped-query: shared k, v
     scale = part.scale or d_k ** -0.5
     scores = q @ kk.transpose(1, 2) * scale                                      # (H, Tq, Tk)
+    if bias is not None:
+        scores = scores + bias                                                   # T5's relative position bias
     Tq, Tk = scores.shape[1:]
     mask = np.tril(np.ones((Tq, Tk), bool), Tk - Tq) if causal else np.ones((Tq, Tk), bool)
     return {f"{name}.q": _np(q), f"{name}.k": _np(k), f"{name}.v": _np(v), f"{name}.scores": _np(scores),
