@@ -23,6 +23,9 @@ def schema_of_config(c: dict) -> Schema:
                                                                            str(c.get("activation_function")).upper()))
 
 
+schema_of_folder, open = interface(__name__)
+
+
 def _attn(a) -> dict:
     return {"q": a.q_proj, "k": a.k_proj, "v": a.v_proj}
 
