@@ -74,7 +74,7 @@ def measure(folder: Path, tokens: int, repeats: int) -> dict:
     settings = Settings(QtCore.QSettings(str(Path(config.name) / "settings.ini"), QtCore.QSettings.Format.IniFormat))
     layout = json.loads((folder / "config.json").read_text())["model_type"]
     prompt = tokens - WORDS if layout == "gpt2" else tokens - 1                  # Marian: the source, with </s>
-    sentence = " ".join(f"w{(7 * i) % 5000 + 3}" for i in range(prompt))
+    sentence = " ".join(f"w{(7 * i) % 90 + 10}" for i in range(prompt))      # 4 characters a word: under MAX_CHARS
 
     def settle():
         for _ in range(3):
