@@ -67,7 +67,10 @@ def load(name_or_folder: str | Path):
     if folder != Path(name_or_folder):                   # a bundled name
         return family_for(folder).open(folder, str(name_or_folder))
     if not folder.exists():
-        snapshot = _cached(str(name_or_folder))
+        try:
+            snapshot = _cached(str(name_or_folder))
+        except ModelLoadError as e:
+            raise ModelLoadError(f"{e} (bundled: {', '.join(bundled_models())})") from None
         if snapshot is None:
             raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
         return family_for(snapshot).open(snapshot, str(name_or_folder))

@@ -98,3 +98,15 @@ def test_opening_a_seed_model_or_asking_a_schema_imports_no_transformers(gpt2_fo
             f"print(schema_of({str(gpt2_folder)!r}).describe()); print('transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.stdout.split("\n")[-2:] == ["False", ""] and "2 layers, 4 heads, d_model 32" in out.stdout
+
+
+def test_evaluate_scores_an_hf_translator_with_its_own_translations(tmp_path, capsys):
+    from model.evaluate import main as evaluate
+    folder = hf_tiny.build("marian", tmp_path / "marian")
+    (tmp_path / "test.tsv").write_text("the cat sat\tle chat\nthe dog runs\tle chien court\n", encoding="utf-8")
+    assert evaluate(["--model", str(folder), "--tsv", str(tmp_path / "test.tsv"), "--hyps",
+                     str(tmp_path / "hyps.txt")]) == 0
+    assert "BLEU" in capsys.readouterr().out.splitlines()[-1]
+    lm = load(folder)
+    assert (tmp_path / "hyps.txt").read_text(encoding="utf-8").splitlines() == [
+        translate(lm, s).text for s in ("the cat sat", "the dog runs")]

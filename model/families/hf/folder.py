@@ -49,7 +49,8 @@ def cached_snapshot(model_id: str) -> Path:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import LocalEntryNotFoundError
     except ImportError:
-        raise ModelLoadError(f"{model_id}: opening a Hugging Face model id needs transformers: {INSTALL}") from None
+        raise ModelLoadError(f"{model_id}: no such model folder; to open it as a Hugging Face model id from the "
+                             f"local cache, install transformers: {INSTALL}") from None
     try:
         return Path(snapshot_download(model_id, cache_dir=str(cache_dir()), local_files_only=True))
     except (LocalEntryNotFoundError, OSError, ValueError):
