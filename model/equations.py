@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .schema import NORM_AFTER
+from .schema import LAYER_NORM, NORM_AFTER
 from .trace import Trace
 
 
@@ -77,20 +77,22 @@ class LayerNormEquation:
     v: np.ndarray
     mu: float
     sigma: float
-    normalised: np.ndarray   # (v - mu) / sigma
+    normalised: np.ndarray   # (v - mu) / sigma; RMSNorm does not centre: v / sigma, sigma the root mean square
     gamma: np.ndarray
     beta: np.ndarray
     out: np.ndarray
 
 
 def layernorm_equation(trace: Trace, stack: str, layer: int, sublayer: str, token: int) -> LayerNormEquation:
-    v = trace.get(stack, layer, sublayer, "residual")[token]
+    v_key = f"{stack}.{layer}.{sublayer}.ln_in"                          # pre-norm: the norm's input, kept apart
+    v = (trace[v_key] if v_key in trace.arrays else trace.get(stack, layer, sublayer, "residual"))[token]
     mu = float(trace.get(stack, layer, sublayer, "ln_mean")[token])
     sigma = float(trace.get(stack, layer, sublayer, "ln_sigma")[token])
     gamma = trace.get(stack, layer, sublayer, "gamma")
     beta_key = f"{stack}.{layer}.{sublayer}.beta"                        # RMSNorm has no β
     beta = trace[beta_key] if beta_key in trace.arrays else np.zeros_like(gamma)
-    return LayerNormEquation(v, mu, sigma, (v - mu) / sigma, gamma, beta,
+    centre = mu if trace.schema.norm == LAYER_NORM else 0.0
+    return LayerNormEquation(v, mu, sigma, (v - centre) / sigma, gamma, beta,
                              trace.get(stack, layer, sublayer, "ln_out")[token])
 
 

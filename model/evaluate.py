@@ -28,6 +28,10 @@ def group_references(src: list[str], tgt: list[str]) -> tuple[list[str], list[li
 
 def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size: int = 64,
                   progress=None) -> list[str]:
+    if getattr(lm, "family", "seed") != "seed":          # other families (model/families/hf) decode in their own run
+        from .families import translate
+        settings = DecodingSettings(method="beam" if beam > 1 else "greedy", beam=max(beam, 1))
+        return [translate(lm, s, settings).text for s in sources]
     ids = [encode_source(lm, s).ids for s in sources]
     hyps: list[str] = []
     if beam <= 1:

@@ -7,6 +7,7 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
       q (H, Tq, d_k)  k, v (H, Tk, d_k)  scores (H, Tq, Tk) scaled, before masking
       weights (H, Tq, Tk)  mask (Tq, Tk) bool, True = may attend  head_out (H, Tq, d_k)  out (Tq, d_model) = W_O output
       residual (Tq, d_model) = x + sublayer(x)  ln_mean, ln_sigma (Tq,)  gamma, beta (d_model,)  ln_out (Tq, d_model)
+      pre-norm models (GPT-2, Llama): ln_* describe the norm before the sublayer and ln_in (Tq, d_model) is its input
   enc.{l}.ffn.*  dec.{l}.ffn.*            hidden (T, d_ff) after ReLU, out (T, d_model), residual, ln_* as above
   enc.out (Ts, d_model)  dec.out (Tt, d_model)  logits, probs (Tt, V_y)
 Decoder row t is the state when predicting target token t+1 (generation step t).

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..assets import CONFIG, ModelLoadError, bundled_models, model_folder
 
-FAMILIES = ("seed",)     # module names under model/families/, asked in this order
+# modules under model/families/, asked in this order
+FAMILIES = ("seed", "hf.gpt2", "hf.bert", "hf.marian", "hf.bart", "hf.t5", "hf.llama")
 
 
 def family(name: str):
@@ -42,7 +43,19 @@ def family_for(folder: Path):
         if fam.recognises(config):
             return fam
     kind = config.get("model_type") or config.get("architectures") or "unknown"
-    raise ModelLoadError(f"{path}: model type {kind!r} is not supported (supported families: {', '.join(FAMILIES)})")
+    raise ModelLoadError(f"{path}: model type {kind!r} is not supported (supported families: {supported()})")
+
+
+def supported() -> str:
+    """The families by the names users know: 'seed (this app's), GPT-2, BERT, ...'."""
+    return ", ".join(getattr(family(n), "TITLE", f"{n} (this app's)") for n in FAMILIES)
+
+
+def _cached(name: str) -> Path | None:
+    """The local Hugging Face cache folder of a model id ('gpt2', 'Helsinki-NLP/opus-mt-en-de'); None when the
+    name cannot be an id; ModelLoadError when it can but is not in the cache."""
+    from .hf.folder import cached_snapshot, looks_like_id
+    return cached_snapshot(name) if looks_like_id(name) else None
 
 
 def load(name_or_folder: str | Path):
@@ -54,7 +67,13 @@ def load(name_or_folder: str | Path):
     if folder != Path(name_or_folder):                   # a bundled name
         return family_for(folder).open(folder, str(name_or_folder))
     if not folder.exists():
-        raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
+        try:
+            snapshot = _cached(str(name_or_folder))
+        except ModelLoadError as e:
+            raise ModelLoadError(f"{e} (bundled: {', '.join(bundled_models())})") from None
+        if snapshot is None:
+            raise ModelLoadError(f"{name_or_folder}: no such model (bundled: {', '.join(bundled_models())})")
+        return family_for(snapshot).open(snapshot, str(name_or_folder))
     if not folder.is_dir():
         raise ModelLoadError(f"{folder}: not a model folder (it does not exist or is not a directory)")
     return family_for(folder).open(folder, None)
@@ -63,6 +82,8 @@ def load(name_or_folder: str | Path):
 def schema_of(name_or_folder: str | Path):
     """A model's schema from its folder's config alone (no weights, no torch for folders); raises ModelLoadError."""
     folder = model_folder(name_or_folder)
+    if folder is not None and not folder.exists():
+        folder = _cached(str(name_or_folder)) or folder
     if folder is None or not folder.is_dir():
         return load(name_or_folder).schema
     fam = family_for(folder)

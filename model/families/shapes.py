@@ -23,10 +23,11 @@ class Shape:
 
     def __init__(self, norm: str = LAYER_NORM, norm_place: str = NORM_AFTER, positions: str = "sinusoidal",
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
-                 ffn: str = FEED_FORWARD):
+                 ffn: str = FEED_FORWARD, activation: str | None = None):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
         self.scale_embedding, self.ffn = scale_embedding, ffn
+        self.activation = activation or ("SiLU" if ffn == GATED_MLP else "ReLU")
 
     @property
     def post(self) -> bool:
@@ -73,14 +74,15 @@ class Shape:
 
     def feed_forward(self, key: str, title: str, first: bool, x: str = "x") -> Sublayer:
         if self.ffn == GATED_MLP:
-            inner, eq_name = "(SiLU({x} W_gate) ⊙ {x} W_up) W_down", "MLP"
+            inner, eq_name = f"({self.activation}({{x}} W_gate) ⊙ {{x}} W_up) W_down", "MLP"
         else:
             inner, eq_name = "FFN({x})", "FFN"
         caption = ("Each position alone goes through the same two-layer network, then Add & Norm." if first and self.post
                    else "The same position-wise feed-forward network, then Add & Norm." if self.post
                    else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
                         f"network. {self.then}")
-        ffn_def = f"FFN({x}) = max(0, {x} W₁ + b₁) W₂ + b₂,   " if self.ffn == FEED_FORWARD else ""
+        act = f"max(0, {x} W₁ + b₁)" if self.activation == "ReLU" else f"{self.activation}({x} W₁ + b₁)"
+        ffn_def = f"FFN({x}) = {act} W₂ + b₂,   " if self.ffn == FEED_FORWARD else ""
         return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",
                         "feed-forward", caption, ffn_def + self.around(inner, x))
 

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
-from model.schema import OUTPUT
+from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT
 
 
 
@@ -152,12 +152,15 @@ class InspectorPanel(QtWidgets.QWidget):
 
     def _layernorm_html(self, trace, stack: str, layer: int, sublayer: str, i: int) -> str:
         ln = layernorm_equation(trace, stack, layer, sublayer, i)
-        return (f"<h3>Add &amp; Norm after this sublayer, token {i}</h3>"
-                f"<p class=eq>v = x + Sublayer(x) = {vec(ln.v)}</p>"
-                f"<p class=eq>μ = {num(ln.mu)}, σ = {num(ln.sigma)}</p>"
-                f"<p class=eq>(v − μ)/σ = {vec(ln.normalised)}</p>"
-                f"<p class=eq>γ = {vec(ln.gamma)}, β = {vec(ln.beta)}</p>"
-                f"<p class=eq>LayerNorm(v) = γ ⊙ (v − μ)/σ + β = {vec(ln.out)}</p>")
+        sc = trace.schema                                 # pre-norm and RMSNorm (no centring, no β) say so
+        post, centred = sc.norm_place == NORM_AFTER, sc.norm == LAYER_NORM
+        n = "(v − μ)/σ" if centred else "v/σ"
+        return (f"<h3>{'Add &amp; Norm after' if post else sc.norm + ' before'} this sublayer, token {i}</h3>"
+                f"<p class=eq>{'v = x + Sublayer(x)' if post else 'v = x, the residual stream'} = {vec(ln.v)}</p>"
+                f"<p class=eq>μ = {num(ln.mu)}, σ = {num(ln.sigma)}{'' if centred else ' (root mean square)'}</p>"
+                f"<p class=eq>{n} = {vec(ln.normalised)}</p>"
+                f"<p class=eq>γ = {vec(ln.gamma)}" + (f", β = {vec(ln.beta)}" if centred else "") + "</p>"
+                f"<p class=eq>{sc.norm}(v) = γ ⊙ {n}{' + β' if centred else ''} = {vec(ln.out)}</p>")
 
     def _output_html(self, trace, state, i: int) -> str:
         eq = output_equation(trace, i, k=5, temperature=state.decoding.temperature)

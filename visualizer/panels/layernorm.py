@@ -132,7 +132,8 @@ class LayerNormPanel(QtWidgets.QWidget):
         def get(name):
             return np.asarray(trace.get(stack, layer, sub, name))
 
-        mu, sigma, v, out = get("ln_mean"), get("ln_sigma"), get("residual"), get("ln_out")
+        pre_input = f"{stack}.{layer}.{sub}.ln_in" in trace.arrays               # pre-norm: the norm's own input
+        mu, sigma, v, out = get("ln_mean"), get("ln_sigma"), get("ln_in" if pre_input else "residual"), get("ln_out")
         gamma = get("gamma")
         has_beta = schema.norm == LAYER_NORM
         beta = get("beta") if has_beta else np.zeros_like(gamma)                # RMSNorm has no shift

@@ -88,7 +88,9 @@ class TrainingStepPanel(QtWidgets.QWidget):
 
     def set_model(self, lm) -> None:
         from model.gradient_step import GradientStepper     # torch: imported once a model is open
-        self.stepper = GradientStepper(lm)
+        seed = getattr(lm, "family", "seed") == "seed"       # gradient steps know the seed transformer's weights only
+        self.unsupported = "" if seed else f"The training step works on this app's own models, not on {lm.name}."
+        self.stepper = GradientStepper(lm) if seed else None
         self.history.clear()
         with self._lock:                        # what was asked of the last model is no longer wanted
             self._changes, self._wanted = [], None
@@ -116,7 +118,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
         if not enabled:
             with self._lock:
                 self._wanted = None
-            self.status.setText("Type a reference translation in the target field: the loss and its gradients "
+            self.status.setText(getattr(self, "unsupported", "") or
+                                "Type a reference translation in the target field: the loss and its gradients "
                                 "are computed for it under teacher forcing.")
             return
         schema = self.stepper.lm.schema

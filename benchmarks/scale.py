@@ -1,0 +1,140 @@
+"""Hugging Face models at full size, measured (not asserted): prints a table of medians, 95th percentiles and peak
+memory.
+
+    python benchmarks/scale.py [--family gpt2|marian] [--tokens 128 512] [--repeats 30] [--folder DIR]
+
+A GPT-2-small-sized model (12 layers, 12 heads, d_model 768, 50,257 tokens: 124 M parameters) or a Marian-sized
+one (6+6 layers, 8 heads, d_model 512, 58,101 tokens: 74 M), random weights built from its config (nothing is
+downloaded) with a word-level tokenizer, saved once with save_pretrained into --folder. For each length, in a
+fresh process: the time from MainWindow(model=folder) to the first painted frame (the model opened, generation
+run, the teacher-forced traced pass and every visible panel painted; interpreter start and imports apart),
+then layer, head and (where the model has more than one) attention-kind changes, each until every visible panel
+is repainted, and the process's peak resident memory.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+WORDS = 20                                      # generated tokens after the prompt (the window's default max_new)
+
+
+def build(family: str, folder: Path) -> Path:
+    """The random full-size model folder (made once; reused when it is there)."""
+    if (folder / "config.json").is_file():
+        return folder
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    torch.manual_seed(0)
+    V = 50257 if family == "gpt2" else 58101
+    specials = ["<|endoftext|>", "<unk>"] if family == "gpt2" else ["</s>", "<unk>", "<pad>"]
+    vocab = {w: i for i, w in enumerate(specials + [f"w{i}" for i in range(V - len(specials))])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if family == "gpt2":
+        model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=V, bos_token_id=0, eos_token_id=0))
+        names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
+    else:
+        from tokenizers import processors
+        tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 0)])
+        model = tf.MarianMTModel(tf.MarianConfig(vocab_size=V, decoder_vocab_size=V, max_position_embeddings=1024,
+                                                 pad_token_id=2, eos_token_id=0, decoder_start_token_id=2,
+                                                 forced_eos_token_id=0))
+        names = dict(eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tf.PreTrainedTokenizerFast(tokenizer_object=tok, **names).save_pretrained(folder)
+    return folder
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+
+
+def measure(folder: Path, tokens: int, repeats: int) -> dict:
+    """One length, in this process: first frame, view changes, peak memory."""
+    from PySide6 import QtCore, QtWidgets
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from visualizer.settings import Settings
+    from visualizer.window import MainWindow
+    config = tempfile.TemporaryDirectory()
+    settings = Settings(QtCore.QSettings(str(Path(config.name) / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+    layout = json.loads((folder / "config.json").read_text())["model_type"]
+    prompt = tokens - WORDS if layout == "gpt2" else tokens - 1                  # Marian: the source, with </s>
+    sentence = " ".join(f"w{(7 * i) % 90 + 10}" for i in range(prompt))      # 4 characters a word: under MAX_CHARS
+
+    def settle():
+        for _ in range(3):
+            app.processEvents()
+
+    t0 = time.perf_counter()
+    w = MainWindow(model=str(folder), sentence=sentence, settings=settings)
+    w.show()
+    while w.lm is None or w.trace is None or w.runs.runner.busy:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    settle()
+    first = time.perf_counter() - t0
+    rows = (len(w.trace.src_tokens), len(w.trace.tgt_tokens))
+    sc = w.trace.schema
+    changes: dict[str, list[float]] = {"layer": [], "head": [], "kind": []}
+    for i in range(repeats):
+        for what, value in (("layer", (i + 1) % sc.n_layers), ("head", (i + 1) % sc.n_heads),
+                            ("kind", sc.kind_names[(i + 1) % len(sc.kind_names)])):
+            if what == "kind" and len(sc.kind_names) < 2:
+                continue
+            t = time.perf_counter()
+            w.state.update(**{what: value})
+            settle()
+            changes[what].append(1000 * (time.perf_counter() - t))
+    w.runs.runner.wait()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20                   # KiB -> GiB
+    return {"tokens": tokens, "rows": rows, "first_s": first, "peak_gib": peak,
+            **{k: (statistics.median(v), pct(v, 95)) for k, v in changes.items() if v}}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--family", default="gpt2", choices=["gpt2", "marian"])
+    p.add_argument("--tokens", type=int, nargs="+", default=[128, 512])
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--folder", default=None, help="where the random model is kept (default: a folder in /tmp)")
+    p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)        # a child process: one length
+    a = p.parse_args()
+    folder = Path(a.folder or Path(tempfile.gettempdir()) / f"av-scale-{a.family}")
+    if a.one:
+        print(json.dumps(measure(folder, a.tokens[0], a.repeats)))
+        return 0
+    t = time.perf_counter()
+    build(a.family, folder)
+    print(f"{a.family}-sized random model in {folder} ({time.perf_counter() - t:.0f} s to build or find)")
+    print("| tokens (source, decoder rows) | first frame | layer change median / p95 | head change | kind change "
+          "| peak memory |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for n in a.tokens:
+        out = subprocess.run([sys.executable, __file__, "--one", "--family", a.family, "--folder", str(folder),
+                              "--tokens", str(n), "--repeats", str(a.repeats)], capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"| {n} | failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode} |")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        cell = lambda k: f"{r[k][0]:.1f} / {r[k][1]:.1f} ms" if k in r else "—"    # noqa: E731
+        print(f"| {n} ({r['rows'][0]}, {r['rows'][1]}) | {r['first_s']:.2f} s | {cell('layer')} | {cell('head')} | "
+              f"{cell('kind')} | {r['peak_gib']:.2f} GiB |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

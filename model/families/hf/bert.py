@@ -1,0 +1,41 @@
+"""BERT: encoder-only, post-norm LayerNorm, learned positions, GELU feed-forward; masked-token predictions in the
+output panel when the folder has the masked-LM head (BertForMaskedLM, BertForPreTraining)."""
+from __future__ import annotations
+
+from ...schema import Schema
+from ..shapes import encoder_only
+from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+
+NAME, TITLE = "hf.bert", "BERT"
+
+
+def recognises(config: dict) -> bool:
+    return config.get("model_type") == "bert"
+
+
+def masked_lm(config: dict) -> bool:
+    return any("MaskedLM" in a or "PreTraining" in a for a in config.get("architectures") or [])
+
+
+def schema_of_config(c: dict) -> Schema:
+    return encoder_only("bert", c.get("num_hidden_layers", 12), c.get("hidden_size", 768),
+                        c.get("num_attention_heads", 12), c.get("intermediate_size", 3072),
+                        {"pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}, masked_lm=masked_lm(c),
+                        positions="learned", scale_embedding=False, activation=str(c.get("hidden_act", "gelu")).upper())
+
+
+def auto_class(config: dict) -> str:
+    return "BertForMaskedLM" if masked_lm(config) else "BertModel"
+
+
+schema_of_folder, open = interface(__name__)
+
+
+def model_map(model):
+    from .tracing import ModelMap, Part, StackMap
+    bert = getattr(model, "bert", model)
+    emb, layers = bert.embeddings, bert.encoder.layer
+    parts = [{"self": Part(l.attention.output.LayerNorm, {"q": l.attention.self.query, "k": l.attention.self.key,
+                                                          "v": l.attention.self.value}, scale=l.attention.self.scaling),
+              "ffn": Part(l.output.LayerNorm, down=l.output.dense)} for l in layers]
+    return ModelMap([StackMap("enc", parts, layers[0], emb.word_embeddings, 1.0, emb.position_embeddings)])

@@ -1,0 +1,119 @@
+"""What a Hugging Face model folder must hold before anything is loaded, and where a model id is in the local cache.
+
+Each problem is one line (ModelLoadError): a folder with only a pickled `pytorch_model.bin` (never unpickled),
+a truncated or damaged safetensors file, no tokenizer, a model too big for the memory that is free, an id that is
+not in the cache, transformers not installed."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from pathlib import Path
+
+from ...assets import ModelLoadError
+
+INSTALL = 'pip install -e ".[hf]"'
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "spiece.model", "source.spm", "sentencepiece.bpe.model",
+                   "tokenizer.model")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+def transformers():
+    """The transformers package, imported on first use; one line naming the install command when it is missing."""
+    try:
+        import transformers as tf
+    except ImportError:
+        raise ModelLoadError(f"opening Hugging Face models needs the transformers package: {INSTALL}") from None
+    tf.logging.set_verbosity_error()
+    return tf
+
+
+def looks_like_id(name: str) -> bool:
+    """'gpt2' or 'Helsinki-NLP/opus-mt-en-de': what a model id can look like (a path with more parts cannot)."""
+    return bool(_ID.match(name)) and not name.startswith(".")
+
+
+def cache_dir() -> Path:
+    """The hub cache as huggingface_hub finds it: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def cached_snapshot(model_id: str) -> Path:
+    """The folder of a model id in the local cache (nothing is downloaded); one line saying how to fetch it when
+    it is not there."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        raise ModelLoadError(f"{model_id}: no such model folder; to open it as a Hugging Face model id from the "
+                             f"local cache, install transformers: {INSTALL}") from None
+    try:
+        return Path(snapshot_download(model_id, cache_dir=str(cache_dir()), local_files_only=True))
+    except (LocalEntryNotFoundError, OSError, ValueError):
+        raise ModelLoadError(
+            f"{model_id}: no such model folder, and no model of that id in the local Hugging Face cache "
+            f"({cache_dir()}); nothing is downloaded here: on a connected machine run "
+            f"`huggingface-cli download {model_id}` and copy its cache folder, or pass a folder") from None
+
+
+def check_folder(folder: Path) -> list[Path]:
+    """The folder's safetensors files, after checking everything that can be checked without loading them."""
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights:
+        if any((folder / n).is_file() for n in ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5")):
+            raise ModelLoadError(f"{folder}: only pytorch_model.bin (a pickle, which can run code when loaded); this "
+                                 "app loads safetensors only: convert it where you trust it, e.g. with "
+                                 "model.save_pretrained(folder, safe_serialization=True)")
+        raise ModelLoadError(f"{folder}: no *.safetensors weights")
+    for path in weights:
+        check_safetensors(path)
+    if not any((folder / n).is_file() for n in TOKENIZER_FILES):
+        raise ModelLoadError(f"{folder}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
+    check_memory(folder, sum(p.stat().st_size for p in weights))
+    return weights
+
+
+def check_safetensors(path: Path) -> None:
+    """A safetensors file whose header is valid JSON and whose tensors all lie inside the file."""
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            if n > size - 8:
+                raise ValueError("header longer than the file")
+            header = json.loads(f.read(n))
+        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    except (struct.error, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        raise ModelLoadError(f"{path}: not a valid safetensors file (damaged header)") from None
+    if 8 + n + end != size:
+        raise ModelLoadError(f"{path}: truncated or damaged safetensors file ({size:,} bytes, its header "
+                             f"describes {8 + n + end:,})")
+
+
+def check_memory(folder: Path, weight_bytes: int) -> None:
+    """Refuse, with the figures, a model whose float32 weights would not fit in the memory that is free."""
+    config = read_config(folder)
+    dtype = str(config.get("torch_dtype") or config.get("dtype") or "float32")
+    need = weight_bytes * (2 if dtype in ("float16", "bfloat16") else 1) * 1.2     # float32 copy + activations
+    try:
+        with open("/proc/meminfo") as f:
+            free = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        return
+    if need > free:
+        raise ModelLoadError(f"{folder}: the model needs about {need / 2**30:.1f} GiB of memory and "
+                             f"{free / 2**30:.1f} GiB are free")
+
+
+def read_config(folder: Path) -> dict:
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{folder / 'config.json'}: {str(e).splitlines()[0][:160]}") from None
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{folder / 'config.json'}: not a model config (a JSON object was expected)")
+    return config

@@ -1,0 +1,41 @@
+"""The Llama family (Llama, Mistral, Qwen2): decoder-only, pre-norm RMSNorm, rotary positions, grouped-query
+attention, a gated MLP. q and k are shown after the rotation, as the model multiplies them."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+from ...schema import GATED_MLP, RMS_NORM, Schema
+from ..shapes import decoder_only
+from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+
+NAME, TITLE = "hf.llama", "Llama/Mistral/Qwen2"
+AUTO = "AutoModelForCausalLM"     # the transformers class that opens it
+MODEL_TYPES = ("llama", "mistral", "qwen2")
+
+
+def recognises(config: dict) -> bool:
+    return config.get("model_type") in MODEL_TYPES
+
+
+def schema_of_config(c: dict) -> Schema:
+    d, h = c.get("hidden_size", 4096), c.get("num_attention_heads", 32)
+    act = {"silu": "SiLU", "swish": "SiLU"}.get(c.get("hidden_act", "silu"), str(c.get("hidden_act")).upper())
+    schema = decoder_only(c.get("model_type", "llama"), c.get("num_hidden_layers", 32), d, h,
+                          c.get("intermediate_size", 4 * d), {}, norm=RMS_NORM, norm_place="pre", positions="rotary",
+                          n_kv_heads=c.get("num_key_value_heads") or h, scale_embedding=False, ffn=GATED_MLP,
+                          activation=act)
+    return replace(schema, d_k=c.get("head_dim") or d // h)
+
+
+schema_of_folder, open = interface(__name__)
+
+
+def model_map(model):
+    from .tracing import ModelMap, Part, StackMap
+    m = model.model
+    parts = [{"self": Part(l.input_layernorm, {"q": l.self_attn.q_proj, "k": l.self_attn.k_proj,
+                                               "v": l.self_attn.v_proj}, scale=l.self_attn.scaling),
+              "ffn": Part(l.post_attention_layernorm, down=l.mlp.down_proj)} for l in m.layers]
+    rope = sys.modules[type(m.layers[0].self_attn).__module__].apply_rotary_pos_emb
+    return ModelMap([StackMap("dec", parts, m.layers[0], m.embed_tokens, 1.0, None, m.norm)], m.rotary_emb, rope)

@@ -1,0 +1,298 @@
+"""One traced pass of a Hugging Face model, and the run around it (generation, then a teacher-forced pass).
+
+Attention weights are the model's own (`output_attentions` under `attn_implementation="eager"`). q, k and v are the
+outputs of the model's own projections, split into heads (and rotated where the model uses rotary positions);
+scores are q·kᵀ times the model's scale before the mask; head outputs are weights · v. Norm statistics and the
+residual stream come from forward hooks on the norms, removed in a finally. Where each part sits is the family's
+map (ModelMap); the Trace's names are those of model/trace.py:
+
+  post-norm (BERT, Marian): residual = the norm's input x + Sublayer(x); ln_* = that norm's statistics and output
+  pre-norm (GPT-2, Llama): residual = the stream after the sublayer is added; ln_in, ln_mean, ln_sigma, ln_out =
+      the norm applied to the sublayer's input (ln_in is that input)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ...config import DecodingSettings
+from ...schema import ATTENTION_CAUSAL, DECODER_ONLY, ENCODER_DECODER, LAYER_NORM, NORM_AFTER, Schema
+from ...trace import Trace
+
+
+@dataclass
+class Part:
+    """Where one sublayer of one layer sits in the model."""
+    norm: Any                                  # the norm after (post-norm) or before (pre-norm) the sublayer
+    proj: dict = field(default_factory=dict)   # attention: "q", "k", "v" -> projection, or "qkv" -> a fused one
+    down: Any = None                           # feed-forward: the projection whose input is the hidden layer
+    scale: float = 0.0                         # attention: the factor of q·kᵀ (0: 1/√d_k)
+
+
+@dataclass
+class StackMap:
+    key: str                                   # the schema's stack key
+    layers: list                               # per layer: {sublayer key: Part}, in the schema's order
+    first: Any                                 # the first layer module (its input is {tokens}.x)
+    word: Any                                  # the token embedding
+    scale: float = 1.0                         # the model multiplies the embedding by this
+    pos: Any = None                            # a learned or sinusoidal position module (its output is {tokens}.pe)
+    final_norm: Any = None                     # pre-norm models: the norm after the last layer
+    rel_bias: dict = field(default_factory=dict)   # T5: {sublayer key: the embedding of relative position buckets
+                                                   #      whose output (Tq, Tk, H) every layer adds to its scores}
+
+
+@dataclass
+class ModelMap:
+    stacks: list
+    rotary: Any = None                         # a module whose output is (cos, sin)
+    apply_rotary: Callable | None = None       # apply_rotary_pos_emb(q, k, cos, sin) of the model's module
+    scale_scores: bool = True
+
+
+class Recorder:
+    """Forward hooks that keep what each mapped module was given and gave back; removed on exit, whatever happens."""
+
+    def __init__(self, mm: ModelMap):
+        self.mm = mm
+        self.calls: dict[int, list] = {}
+        self.handles: list = []
+
+    def _watch(self, module, pre: bool = False) -> None:
+        if module is None or id(module) in self.calls:
+            return
+        calls = self.calls.setdefault(id(module), [])
+        if pre:
+            def hook(mod, args, kwargs):
+                calls.append(args[0] if args else kwargs["hidden_states"])
+            self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+        else:
+            def hook(mod, args, output):
+                calls.append((args[0] if args else None, output))
+            self.handles.append(module.register_forward_hook(hook))
+
+    def __enter__(self) -> "Recorder":
+        try:
+            for sm in self.mm.stacks:
+                self._watch(sm.first, pre=True)
+                for m in (sm.word, sm.pos, sm.final_norm, *sm.rel_bias.values()):
+                    self._watch(m)
+                for parts in sm.layers:
+                    for part in parts.values():
+                        self._watch(part.norm)
+                        for m in part.proj.values():
+                            self._watch(m)
+                        if part.down is not None:
+                            self._watch(part.down, pre=True)
+            self._watch(self.mm.rotary)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+
+    def take(self, module):
+        """The next recorded call of a module (modules shared by two stacks are called once for each, in order)."""
+        return self.calls[id(module)].pop(0)
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to(torch.float32).cpu().numpy().copy()
+
+
+def _heads(t: torch.Tensor, d_k: int) -> torch.Tensor:
+    """(T, n·d_k) -> (n, T, d_k)."""
+    return t.reshape(t.shape[0], -1, d_k).transpose(0, 1)
+
+
+def _norm_stats(norm, v: torch.Tensor, kind: str) -> dict:
+    eps = float(getattr(norm, "eps", None) or getattr(norm, "variance_epsilon", None) or 1e-6)
+    v64 = v.double()
+    mean = v64.mean(-1)
+    sigma = (v64.var(-1, unbiased=False) + eps).sqrt() if kind == LAYER_NORM else ((v64 ** 2).mean(-1) + eps).sqrt()
+    out = {"ln_mean": _np(mean), "ln_sigma": _np(sigma), "gamma": _np(norm.weight)}
+    bias = getattr(norm, "bias", None)
+    if kind == LAYER_NORM:
+        out["beta"] = _np(bias) if bias is not None else np.zeros(v.shape[-1], np.float32)
+    return out
+
+
+def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict) -> dict[str, np.ndarray]:
+    """The Trace's arrays of one pass (batch of one) from what the hooks recorded and the model's attentions
+    (attentions: {(stack key, sublayer key): per layer (1, H, Tq, Tk)})."""
+    arrays: dict[str, np.ndarray] = {}
+    d_k, post = schema.d_k, schema.norm_place == NORM_AFTER
+    rotary = rec.take(mm.rotary)[1] if mm.rotary is not None else None
+    for sm in mm.stacks:
+        st = schema.stack(sm.key)
+        word = rec.take(sm.word)[1][0] * sm.scale
+        x = rec.take(sm.first)[0]
+        pe = rec.take(sm.pos)[1] if sm.pos is not None else torch.zeros_like(word)
+        pe = pe[0] if pe.dim() == 3 else pe
+        arrays |= {f"{st.tokens}.embedding": _np(word), f"{st.tokens}.pe": _np(pe), f"{st.tokens}.x": _np(x)}
+        bias = {k: rec.take(m)[1].permute(2, 0, 1) for k, m in sm.rel_bias.items()}    # (H, Tq, Tk)
+        order = [(layer, sub.key, sm.layers[layer][sub.key]) for layer in range(st.n_layers) for sub in st.sublayers]
+        norms = [rec.take(part.norm) for _, _, part in order]                    # (input (1,T,d), output (1,T,d))
+        final = rec.take(sm.final_norm) if sm.final_norm is not None else None
+        stream = x                                                               # the sublayer's input
+        for i, (layer, key, part) in enumerate(order):
+            name = f"{sm.key}.{layer}.{key}"
+            n_in, n_out = norms[i][0][0], norms[i][1][0]
+            if post:
+                residual = n_in
+            else:
+                residual = norms[i + 1][0][0] if i + 1 < len(norms) else (final[0][0] if final else None)
+                arrays[f"{name}.ln_in"] = _np(n_in)
+            arrays |= {f"{name}.residual": _np(residual), f"{name}.out": _np(residual - stream),
+                       f"{name}.ln_out": _np(n_out), **{f"{name}.{k}": v for k, v in
+                                                        _norm_stats(part.norm, n_in, schema.norm).items()}}
+            if part.proj:
+                arrays |= _attention(mm, part, rec, attentions[(sm.key, key)][layer][0], d_k, rotary,
+                                     st.sublayer(key).kind == ATTENTION_CAUSAL, name, bias.get(key))
+            else:
+                arrays[f"{name}.hidden"] = _np(rec.take(part.down)[0])
+            stream = n_out if post else residual
+        arrays[f"{sm.key}.out"] = _np(final[1][0] if final is not None else stream)
+    return arrays
+
+
+def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d_k: int, rotary, causal: bool,
+               name: str, bias: torch.Tensor | None = None) -> dict:
+    if "qkv" in part.proj:
+        q, k, v = rec.take(part.proj["qkv"])[1][0].split(weights.shape[0] * d_k, dim=-1)
+    else:
+        q, k, v = (rec.take(part.proj[n])[1][0] for n in "qkv")
+    q, k, v = _heads(q, d_k), _heads(k, d_k), _heads(v, d_k)                     # (H, Tq, d_k), (H_kv, Tk, d_k)
+    if rotary is not None and mm.apply_rotary is not None:
+        cos, sin = rotary
+        q, k = (t[0] for t in mm.apply_rotary(q[None], k[None], cos, sin))
+    group = q.shape[0] // k.shape[0]
+    kk, vv = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)      # grouped-query: shared k, v
+    scale = part.scale or d_k ** -0.5
+    scores = q @ kk.transpose(1, 2) * scale                                      # (H, Tq, Tk)
+    if bias is not None:
+        scores = scores + bias                                                   # T5's relative position bias
+    Tq, Tk = scores.shape[1:]
+    mask = np.tril(np.ones((Tq, Tk), bool), Tk - Tq) if causal else np.ones((Tq, Tk), bool)
+    return {f"{name}.q": _np(q), f"{name}.k": _np(k), f"{name}.v": _np(v), f"{name}.scores": _np(scores),
+            f"{name}.weights": _np(weights), f"{name}.mask": mask, f"{name}.head_out": _np(weights @ vv)}
+
+
+@torch.no_grad()
+def traced_pass(lm, mm: ModelMap, **inputs) -> tuple[dict[str, np.ndarray], Any]:
+    """Run the model once with its attentions; (arrays, outputs). The hooks are gone when this returns."""
+    schema = lm.schema
+    with Recorder(mm) as rec:
+        outputs = lm.model(**inputs, output_attentions=True, use_cache=False, return_dict=True)
+        if schema.layout == ENCODER_DECODER:
+            attentions = {("enc", "self"): outputs.encoder_attentions, ("dec", "self"): outputs.decoder_attentions,
+                          ("dec", "cross"): outputs.cross_attentions}
+        else:
+            attentions = {(schema.stacks[0].key, "self"): outputs.attentions}
+        arrays = record_arrays(mm, schema, rec, attentions)
+    logits = getattr(outputs, "logits", None)
+    if logits is not None and schema.has_output:
+        arrays["logits"] = _np(logits[0])
+        arrays["probs"] = _np(torch.softmax(logits[0].double(), -1))
+    return arrays, outputs
+
+
+def generation_kwargs(settings: DecodingSettings, max_new: int, tok) -> dict:
+    kw = dict(max_new_tokens=max(1, max_new), num_beams=1, do_sample=False,
+              pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
+    if settings.method == "beam":
+        kw["num_beams"] = settings.beam
+    elif settings.method == "sample":
+        kw |= dict(do_sample=True, temperature=settings.temperature, top_k=settings.top_k or None, top_p=1.0)
+    return kw
+
+
+def cut_at(ids: list[int], eos: int | None) -> list[int]:
+    """ids up to and including the first end-of-sequence token."""
+    return ids[: ids.index(eos) + 1] if eos is not None and eos in ids else ids
+
+
+@torch.no_grad()
+def generate(lm, settings: DecodingSettings, max_new: int, **inputs) -> list[int]:
+    """The ids `generate` chooses under the settings (sampling repeatable by its seed)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(settings.seed))
+        seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm.tokenizer))
+    return seq[0].tolist()
+
+
+def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out: list[str], meta: dict) -> Trace:
+    return Trace(src, tgt, out, arrays, dict(meta, model=lm.name, positional=lm.schema.positions != "none",
+                                              scale_scores=mm.scale_scores), lm.schema)
+
+
+def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
+        positional: bool | None = None, previous=None):
+    """The family-independent traced run of every layout: a Translation (model/decoding.py)."""
+    from dataclasses import replace as _replace
+    from ...decoding import Translation
+    tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
+    ids = list(tok(text)["input_ids"]) if text.strip() or schema.layout != DECODER_ONLY else []
+    truncated = max(0, len(ids) - room)
+    ids = ids[:room]
+    forced = None
+    if target and target.strip() and schema.layout != "encoder-only":
+        forced = list(tok(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
+                      else tok(target, add_special_tokens=False)["input_ids"])
+    key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.weights_version)
+    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
+    if previous is not None and previous.run == key:
+        t = previous.trace
+        return _replace(previous, trace=Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays,
+                                              dict(t.meta, **meta), t.schema), truncated=truncated)
+    pieces, eos = lm.tgt_tok.pieces, tok.eos_token_id
+    with lm.lock:
+        if schema.layout == ENCODER_DECODER:
+            src = torch.tensor([ids])
+            start = int(lm.model.config.decoder_start_token_id)
+            if forced is None:
+                n = settings.max_new if settings.max_new is not None else 2 * len(ids) + 10
+                out_ids = cut_at(generate(lm, settings, min(n, room - 1), input_ids=src,
+                                          attention_mask=torch.ones_like(src))[1:], eos)
+            else:
+                out_ids = forced[: room - 1]
+            out_ids = out_ids or [eos]
+            arrays, _ = traced_pass(lm, mm, input_ids=src, decoder_input_ids=torch.tensor([[start] + out_ids[:-1]]))
+            text_out = lm.tgt_tok.decode(out_ids)
+            trace = make_trace(lm, mm, arrays, pieces(ids), pieces([start] + out_ids[:-1]), pieces(out_ids),
+                               dict(meta, translation=text_out))
+        elif schema.layout == DECODER_ONLY:
+            prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
+            if forced is None:
+                n = settings.max_new if settings.max_new is not None else 20
+                p = torch.tensor([prompt])
+                new = cut_at(generate(lm, settings, min(n, room - len(prompt)), input_ids=p,
+                                      attention_mask=torch.ones_like(p))[len(prompt):], eos)
+            else:
+                new = forced[: room - len(prompt)]
+            seq = prompt + new
+            fed = seq[:-1] if len(seq) > 1 else seq
+            arrays, _ = traced_pass(lm, mm, input_ids=torch.tensor([fed]))
+            chosen = seq[1:] if len(seq) > 1 else [int(arrays["logits"][-1].argmax())]
+            out_ids, text_out = new, lm.tgt_tok.decode(new)
+            trace = make_trace(lm, mm, arrays, [], pieces(fed), pieces(chosen),
+                               dict(meta, translation=text_out, prompt_tokens=len(prompt)))
+        else:                                                                    # encoder-only
+            arrays, _ = traced_pass(lm, mm, input_ids=torch.tensor([ids]))
+            if schema.has_output:
+                out_ids = [int(i) for i in arrays["logits"].argmax(-1)]
+                mask_id = tok.mask_token_id
+                filled = [o if i == mask_id else i for i, o in zip(ids, out_ids)]
+                text_out = lm.tgt_tok.decode(filled)
+                out = pieces(out_ids)
+            else:
+                out_ids, text_out, out = [], "", []
+            trace = make_trace(lm, mm, arrays, pieces(ids), [], out, dict(meta, translation=text_out))
+    return Translation(text_out, out_ids, trace, truncated, key)

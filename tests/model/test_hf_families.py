@@ -1,0 +1,157 @@
+"""Hugging Face models of every family, built tiny and random from a config and saved with save_pretrained, opened
+the way a user opens them (model.families.load(folder)): every layer's and head's attention in the Trace is
+transformers' own output_attentions; the rest of the Trace is what the model computed (q·k scores that softmax to
+those weights, Σαv, norm statistics that reproduce the norm's output, the residual stream, the logits); the
+teacher-forced pass after generation equals the model's step-by-step computation."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import hf_tiny  # noqa: E402
+from model.config import DecodingSettings  # noqa: E402
+from model.equations import layernorm_equation, sublayer_input  # noqa: E402
+from model.families import load, translate  # noqa: E402
+from model.schema import ATTENTION_CAUSAL  # noqa: E402
+
+SENTENCE = "the cat sat on the mat"
+
+
+_OPENED: dict = {}
+
+
+def _open(family, tmp_path_factory):
+    if family not in _OPENED:
+        folder = hf_tiny.build(family, tmp_path_factory.mktemp(family))
+        lm = load(folder)
+        _OPENED[family] = family, folder, lm, translate(lm, SENTENCE, DecodingSettings(max_new=6))
+    return _OPENED[family]
+
+
+@pytest.fixture(params=hf_tiny.FAMILIES)
+def opened(request, tmp_path_factory):
+    return _open(request.param, tmp_path_factory)
+
+
+@pytest.fixture(params=[f for f in hf_tiny.FAMILIES if f != "bert"])
+def generating(request, tmp_path_factory):
+    """The families that generate (all but the encoder-only BERT)."""
+    return _open(request.param, tmp_path_factory)
+
+
+def test_the_schema_follows_the_config(opened):
+    family, folder, lm, _ = opened
+    sc = lm.schema
+    assert sc.n_heads == 4 and sc.d_model == 32 and all(st.n_layers == 2 for st in sc.stacks)
+    expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
+                "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
+                "marian": ("encoder-decoder", "LayerNorm", "post", "sinusoidal", 4),
+                "bart": ("encoder-decoder", "LayerNorm", "post", "learned", 4),
+                "mbart": ("encoder-decoder", "LayerNorm", "pre", "learned", 4),
+                "t5": ("encoder-decoder", "RMSNorm", "pre", "relative", 4)}.get(
+        family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
+    assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
+    assert lm.family == "hf." + {"qwen2": "llama", "mistral": "llama", "mbart": "bart"}.get(family, family)
+
+
+def test_every_layer_and_head_is_transformers_own_attention(opened):
+    family, folder, lm, result = opened
+    t = result.trace
+    ref, logits = hf_tiny.reference(family, folder, result)
+    assert set(ref) == set(t.schema.kind_names)
+    for kind, layers in ref.items():
+        assert len(layers) == t.schema.stack(t.schema.kind(kind).stack).n_layers
+        for layer, expected in enumerate(layers):
+            got = t.attention(kind, layer)
+            assert got.shape == expected.shape and got.shape[0] == 4
+            np.testing.assert_allclose(got, expected, atol=1e-6)
+    np.testing.assert_allclose(t["logits"], logits, atol=1e-4)
+    # heads differ (the weights are sharp enough for a swapped head or layer to show)
+    w = t.attention(t.schema.kind_names[0], 1)
+    assert np.abs(w[0] - w[1]).max() > 1e-2
+
+
+def test_the_trace_is_what_the_model_computed(opened):
+    """Scores softmax to the weights (so q and k are the model's, after rotary), Σαv is the head output, the norm
+    statistics reproduce the norm's output, and the sublayer's input plus its output is the residual stream."""
+    family, folder, lm, result = opened
+    t, sc = result.trace, result.trace.schema
+    for k in sc.kinds:
+        for layer in range(sc.stack(k.stack).n_layers):
+            g = lambda name: t.get(k.stack, layer, k.sublayer, name).astype(np.float64)  # noqa: E731
+            m = t.mask(k.name, layer)
+            z = np.where(m, g("scores"), -np.inf)
+            soft = np.exp(z - z.max(-1, keepdims=True))
+            np.testing.assert_allclose(soft / soft.sum(-1, keepdims=True), g("weights"), atol=2e-5)
+            assert g("k").shape[0] == sc.n_kv_heads
+            v = np.repeat(g("v"), sc.gqa_group, axis=0)
+            np.testing.assert_allclose(g("weights") @ v, g("head_out"), atol=1e-5)
+            assert m.all() or (k.causal and not m[0, 1:].any())
+    for st in sc.stacks:
+        for layer in range(st.n_layers):
+            for sub in st.sublayers:
+                ln = layernorm_equation(t, st.key, layer, sub.key, token=1)
+                np.testing.assert_allclose(ln.gamma * ln.normalised + ln.beta, ln.out, atol=1e-4)
+                x = sublayer_input(t, st.key, layer, sub.key)
+                np.testing.assert_allclose(x + t.get(st.key, layer, sub.key, "out"),
+                                           t.get(st.key, layer, sub.key, "residual"), atol=1e-5)
+
+
+def _hooks(model) -> int:
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+
+
+def test_hooks_are_removed_after_a_run_even_a_failing_one(opened, monkeypatch):
+    """transformers keeps hooks of its own (installed at the first run): a run leaves exactly those, and adds its
+    own while it runs."""
+    family, folder, lm, _ = opened
+    fresh = _hooks(lm.model)
+    from model.families.hf import tracing
+    during = []
+    real = tracing.record_arrays
+    monkeypatch.setattr(tracing, "record_arrays", lambda *a: (during.append(_hooks(lm.model)), real(*a))[1])
+    translate(lm, "the dog runs", DecodingSettings(max_new=2))
+    assert _hooks(lm.model) == fresh and during[0] > fresh
+    from model.families.hf import tracing
+    monkeypatch.setattr(tracing, "record_arrays", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        translate(lm, "the dog runs", DecodingSettings(max_new=2))
+    assert _hooks(lm.model) == fresh
+
+
+@pytest.mark.parametrize("method", ["greedy", "beam", "sample"])
+def test_step_t_of_the_teacher_forced_pass_is_what_generation_computed(generating, method):
+    """generate (the app's settings) with its own per-step logits and attentions, against the trace's row t."""
+    family, folder, lm, _ = generating
+    settings = DecodingSettings(method=method, beam=3, temperature=0.8, top_k=5, seed=3, max_new=5)
+    result = translate(lm, SENTENCE, settings)
+    t = result.trace
+    ref = hf_tiny.reference_model(family, folder)
+    tok = lm.tokenizer
+    ids = torch.tensor([tok(SENTENCE)["input_ids"]])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        kw = dict(max_new_tokens=5, num_beams=3 if method == "beam" else 1, do_sample=method == "sample",
+                  pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
+        if method == "sample":
+            kw |= dict(temperature=0.8, top_k=5, top_p=1.0)
+        gen = ref.generate(ids, attention_mask=torch.ones_like(ids), return_dict_in_generate=True,
+                           output_logits=True, output_attentions=True, **kw)
+    seq = gen.sequences[0].tolist()
+    first = 0 if lm.schema.layout == "encoder-decoder" else ids.shape[1] - 1        # the trace row of step 0
+    new = seq[1:] if lm.schema.layout == "encoder-decoder" else seq[ids.shape[1]:]
+    assert new[: len(result.out_ids)] == result.out_ids
+    if method == "beam":
+        return                       # beam steps score several hypotheses: the chosen output is what is compared
+    self_kind = "dec_self" if lm.schema.layout == "encoder-decoder" else "self"
+    steps = gen.decoder_attentions if lm.schema.layout == "encoder-decoder" else gen.attentions
+    for step in range(len(result.out_ids)):
+        row = first + step
+        np.testing.assert_allclose(t["logits"][row], gen.logits[step][0].numpy(), atol=1e-4)
+        for layer in range(2):
+            step_att = steps[step][layer][0, :, -1, : row + 1].numpy()                 # (H, keys so far)
+            got = t.attention(self_kind, layer)[:, row, : row + 1]
+            np.testing.assert_allclose(got, step_att, atol=1e-4)     # float32: a cached step against the whole pass

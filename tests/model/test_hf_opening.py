@@ -1,0 +1,112 @@
+"""Opening Hugging Face models the ways a user can, and every way it can go wrong in one line: a model id in a local
+cache laid out as the hub lays it out (never downloaded), an id that is not there, a pickled pytorch_model.bin,
+an unknown model type, no tokenizer, a truncated safetensors file, transformers not installed; and the app's
+start does not import transformers."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+import hf_tiny  # noqa: E402
+from model.assets import ModelLoadError  # noqa: E402
+from model.families import load, schema_of, translate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gpt2_folder(tmp_path_factory):
+    return hf_tiny.build("gpt2", tmp_path_factory.mktemp("gpt2") / "model")
+
+
+def _copy(src, dst, drop=()):
+    shutil.copytree(src, dst)
+    for name in drop:
+        (dst / name).unlink()
+    return dst
+
+
+def _hub_cache(root, repo_id, folder):
+    """The hub's cache layout: models--org--name/{refs/main, snapshots/<commit>/files}."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = root / f"models--{repo_id.replace('/', '--')}"
+    shutil.copytree(folder, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return root
+
+
+def test_a_model_id_in_the_local_cache_opens_offline(gpt2_folder, tmp_path, monkeypatch):
+    cache = _hub_cache(tmp_path / "hub", "tiny-org/tiny-gpt2", gpt2_folder)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    lm = load("tiny-org/tiny-gpt2")
+    assert lm.name == "tiny-org/tiny-gpt2" and lm.family == "hf.gpt2"
+    assert schema_of("tiny-org/tiny-gpt2") == lm.schema
+    direct = translate(load(gpt2_folder), "the cat").trace
+    np.testing.assert_array_equal(translate(lm, "the cat").trace.attention("self", 1), direct.attention("self", 1))
+
+
+def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    with pytest.raises(ModelLoadError) as e:
+        load("some-org/not-here")
+    msg = str(e.value)
+    assert "\n" not in msg and "huggingface-cli download some-org/not-here" in msg and str(tmp_path) in msg
+
+
+@pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header"])
+def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
+    folder = _copy(gpt2_folder, tmp_path / "m")
+    weights = folder / "model.safetensors"
+    if case == "bin only":
+        weights.rename(folder / "pytorch_model.bin")
+        expect = "pytorch_model.bin"
+    elif case == "unknown family":
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "model_type": "xlnet"}))
+        expect = "GPT-2, BERT, Marian, BART/mBART, T5, Llama/Mistral/Qwen2"
+    elif case == "no tokenizer":
+        (folder / "tokenizer.json").unlink()
+        expect = "no tokenizer"
+    elif case == "truncated":
+        data = weights.read_bytes()
+        weights.write_bytes(data[: len(data) - 100])
+        expect = "truncated"
+    else:
+        weights.write_bytes(b"\xff" * 64)
+        expect = "not a valid safetensors"
+    with pytest.raises(ModelLoadError) as e:
+        load(folder)
+    assert "\n" not in str(e.value) and expect in str(e.value)
+
+
+def test_without_transformers_opening_says_which_command_installs_it(gpt2_folder, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)         # import transformers raises ImportError
+    with pytest.raises(ModelLoadError) as e:
+        load(gpt2_folder)
+    assert 'pip install -e ".[hf]"' in str(e.value) and "\n" not in str(e.value)
+
+
+def test_opening_a_seed_model_or_asking_a_schema_imports_no_transformers(gpt2_folder):
+    code = ("import sys; from model.families import load, schema_of; load('seed-example'); "
+            f"print(schema_of({str(gpt2_folder)!r}).describe()); print('transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.split("\n")[-2:] == ["False", ""] and "2 layers, 4 heads, d_model 32" in out.stdout
+
+
+def test_evaluate_scores_an_hf_translator_with_its_own_translations(tmp_path, capsys):
+    from model.evaluate import main as evaluate
+    folder = hf_tiny.build("marian", tmp_path / "marian")
+    (tmp_path / "test.tsv").write_text("the cat sat\tle chat\nthe dog runs\tle chien court\n", encoding="utf-8")
+    assert evaluate(["--model", str(folder), "--tsv", str(tmp_path / "test.tsv"), "--hyps",
+                     str(tmp_path / "hyps.txt")]) == 0
+    assert "BLEU" in capsys.readouterr().out.splitlines()[-1]
+    lm = load(folder)
+    assert (tmp_path / "hyps.txt").read_text(encoding="utf-8").splitlines() == [
+        translate(lm, s).text for s in ("the cat sat", "the dog runs")]

@@ -1,0 +1,93 @@
+"""Hugging Face models of each family in the window, the panels, the CSV export and the screenshot mode: what the
+attention panel and the exported CSV files show, for every layer and head, is transformers' own
+output_attentions; every panel renders every stage of the model's schema; the app starts on each model folder."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+import hf_tiny  # noqa: E402
+from test_shapes import (panels, test_every_panel_shows_the_trace_at_every_stage,  # noqa: E402,F401 (reused on HF)
+                         test_stepping_visits_exactly_the_schema_stages, test_the_architecture_map_has_one_column_a_stack)
+
+FAMILIES = ("gpt2", "bert", "marian", "bart", "t5", "llama")
+SENTENCE = "the cat sat on the mat"
+_BUILT: dict = {}
+
+
+def _folder(family, tmp_path_factory):
+    if family not in _BUILT:
+        _BUILT[family] = hf_tiny.build(family, tmp_path_factory.mktemp(family) / "model")
+    return _BUILT[family]
+
+
+@pytest.fixture(params=FAMILIES)
+def hf_folder(request, tmp_path_factory):
+    return request.param, _folder(request.param, tmp_path_factory)
+
+
+@pytest.fixture
+def shaped_trace(hf_folder):
+    """The panels' tests of model shapes (test_shapes.py), on real traces of HF models."""
+    from model.config import DecodingSettings
+    from model.families import load, translate
+    return translate(load(hf_folder[1]), SENTENCE, DecodingSettings(max_new=5)).trace
+
+
+def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qtbot, hf_folder, settings):
+    from visualizer.window import MainWindow
+    family, folder = hf_folder
+    w = MainWindow(model=str(folder), sentence=SENTENCE, settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=60000)
+    try:
+        assert w.lm.family.startswith("hf.") and w.trace.meta["sentence"] == SENTENCE
+        ref, _ = hf_tiny.reference(family, folder, w.translation)
+        for kind, layers in ref.items():
+            for layer, heads in enumerate(layers):
+                for head in range(heads.shape[0]):
+                    w.state.update(kind=kind, layer=layer, head=head)
+                    att = w.attention
+                    assert (att.shown_kind, att.shown_layer, att.shown_head) == (kind, layer, head)
+                    mask = w.trace.mask(kind, layer)
+                    np.testing.assert_allclose(att.focus.shown, np.where(mask, heads[head], np.nan), atol=1e-6)
+        w.state.update(target="le chat")                  # the training step is the seed family's: one line
+        w.training.render(w.trace, w.state)
+        assert w.training.stepper is None and not w.training.step_button.isEnabled()
+        assert w.training.status.text().startswith("The training step works on this app's own models")
+    finally:
+        w.runs.runner.wait(10000)
+
+
+def test_the_csv_export_is_transformers_own_attention(hf_folder, tmp_path, capsys):
+    from visualizer import export_command
+    from visualizer.export import read_heatmap_csv
+    family, folder = hf_folder
+    assert export_command.main([SENTENCE, "--model", str(folder), "--format", "csv", "--out", str(tmp_path)]) == 0
+    from model.families import load, translate
+    lm = load(folder)
+    result = translate(lm, SENTENCE)
+    ref, _ = hf_tiny.reference(family, folder, result)
+    for kind, layers in ref.items():
+        k = result.trace.schema.kind(kind)
+        for layer, heads in enumerate(layers):
+            for head in range(heads.shape[0]):
+                rows, cols, matrix = read_heatmap_csv(tmp_path / f"{k.file}_L{layer + 1}_H{head + 1}.csv")
+                assert (rows, cols) == result.trace.axis_tokens(kind)
+                np.testing.assert_allclose(matrix, heads[head], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_screenshot_mode_works_on_each_family(hf_folder, tmp_path):
+    family, folder = hf_folder
+    shot = tmp_path / "x.png"
+    proc = subprocess.run([sys.executable, "-m", "visualizer", "--model", str(folder), "--screenshot", str(shot)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20000
