@@ -8,6 +8,7 @@ from ..schema import Schema
 from .shapes import encoder_decoder
 
 NAME = "seed"
+CAN_ABLATE = True        # translate(..., ablations=...) switches heads off (model/ablation.py)
 SPECIAL = {"pad": "<pad>", "unk": "<unk>", "bos": "<s>", "eos": "</s>"}
 
 
