@@ -1,11 +1,12 @@
-"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export and check-translations."""
+"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export, check-translations,
+metrics, rollout and animate."""
 from __future__ import annotations
 
 import sys
 
 from model.command_line import ArgumentParser, UsageError, command, writable_file
 
-SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations")
+SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics")
 
 
 def app_main(argv: list[str]) -> int:
@@ -133,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "translate":
             from .translate_command import main as translate
             return translate(rest)
+        if cmd == "metrics":
+            from .metrics_command import main as metrics
+            return metrics(rest)
         if cmd == "check-translations":
             from .check_translations_command import main as check
             return check(rest)

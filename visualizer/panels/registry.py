@@ -29,6 +29,7 @@ PANELS = (
     PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True),
     PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
+    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False),
 )
 
 
