@@ -93,3 +93,13 @@ def require(lm, ablations) -> None:
     if ablations and not can_ablate(lm):
         raise AblationError(f"switching heads off is not available for {lm.family} models yet "
                             "(only the seed transformer's heads can be ablated)")
+
+
+def ablated_heads(trace) -> frozenset[Ablation]:
+    """The heads that were off in the run a trace records (its meta's "ablations"), 0-based."""
+    out = set()
+    for text in trace.meta.get("ablations", ()):
+        kind, layer, head = parse_spec(text)
+        if layer is not None and head is not None:
+            out.add((kind, layer - 1, head - 1))
+    return frozenset(out)

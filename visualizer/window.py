@@ -4,6 +4,7 @@
     startup.Startup             the saved or helper's frame until the model runs; the first model opens in the background
     docks.Docks                 the panels (panels/registry.py) in their docks: layout, drawing, the tab that follows
     actions.Actions             menus, toolbar, shortcuts
+    ablation_actions.AblationActions  heads switched off and on (right-click a head, the Heads menu)
     export_actions.ExportActions  the focused heatmap and Export all
     presentation.Presentation   presentation mode, text size, themes
 """
@@ -16,6 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 
+from .ablation_actions import AblationActions
 from .actions import Actions
 from .controls import InputBar, model_label
 from .docks import Docks
@@ -60,6 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.presentation = Presentation(self)
         self.exports = ExportActions(self)
         self.menus = Actions(self)
+        self.ablation = AblationActions(self)
         self.docking.start_layout(self.settings, restore_layout)
         self.state.subscribe(self._on_state)
         if lm is not None:
