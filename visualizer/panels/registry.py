@@ -30,6 +30,7 @@ PANELS = (
     PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
     PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False),
+    PanelEntry("flow", "Rollout & lines", "right", "flow:FlowPanel", takes_state=True),
 )
 
 
