@@ -211,10 +211,12 @@ class AttentionPanel(QtWidgets.QWidget):
             for h, hp in enumerate(self.small):
                 hp.plot.getViewBox().setBorder(pg.mkPen(HIGHLIGHT, width=3) if h == framed else pg.mkPen("#cccccc"))
             self._framed = (framed, H)
-        focus_key = (kind, layer, framed, self.shared.isChecked())
+        focus_off = framed is not None and (kind, layer, framed) in off
+        focus_key = (kind, layer, framed, self.shared.isChecked(), focus_off)
         if not self._same(self._focus_shown, trace, focus_key):
             focused = weights.mean(0) if self.mean.isChecked() else weights[head]
-            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}"
+            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}" + (
+                " (switched off)" if focus_off else "")
             hi = top if top is not None else float(focused.max())
             levels = (0.0, max(hi, 1e-6))
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
