@@ -1,12 +1,12 @@
 """`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export, check-translations,
-metrics, rollout and animate."""
+metrics and animate."""
 from __future__ import annotations
 
 import sys
 
 from model.command_line import ArgumentParser, UsageError, command, writable_file
 
-SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics")
+SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate")
 
 
 def app_main(argv: list[str]) -> int:
@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "translate":
             from .translate_command import main as translate
             return translate(rest)
+        if cmd == "animate":
+            from .animate_command import main as animate
+            return animate(rest)
         if cmd == "metrics":
             from .metrics_command import main as metrics
             return metrics(rest)
