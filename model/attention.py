@@ -25,6 +25,7 @@ class MultiHeadAttention(nn.Module):
         self.W_V = nn.Linear(d_model, d_model)
         self.W_O = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
+        self.ablated: tuple[int, ...] = ()    # heads switched off: their slice of the concatenation is zero
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
@@ -33,6 +34,14 @@ class MultiHeadAttention(nn.Module):
     def project_kv(self, kv_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of the given positions, per head."""
         return self.split_heads(self.W_K(kv_in)), self.split_heads(self.W_V(kv_in))  # (B, H, Tk, d_k) x2
+
+    def ablate(self, heads: torch.Tensor) -> torch.Tensor:
+        """heads (B, H, Tq, d_k) with the switched-off heads' outputs set to zero (before W_O)."""
+        if not self.ablated:
+            return heads
+        keep = torch.ones(self.h, 1, 1, dtype=heads.dtype, device=heads.device)
+        keep[list(self.ablated)] = 0
+        return heads * keep
 
     def forward(
         self,
@@ -47,6 +56,7 @@ class MultiHeadAttention(nn.Module):
         if record is None:   # nothing to show: the same formula as one fused call, without keeping the matrix
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=None if self.scale_scores else 1.0,
                                                    dropout_p=self.dropout.p if self.training else 0.0)
+            heads = self.ablate(heads)
             B, H, Tq, d_k = heads.shape
             return self.W_O(heads.transpose(1, 2).reshape(B, Tq, H * d_k))
         scores = q @ k.transpose(-2, -1)                            # (B, H, Tq, Tk)
@@ -54,7 +64,7 @@ class MultiHeadAttention(nn.Module):
             scores = scores / math.sqrt(self.d_k)
         masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(masked, dim=-1)                     # (B, H, Tq, Tk); masked cells exactly 0
-        heads = self.dropout(weights) @ v                           # (B, H, Tq, d_k)
+        heads = self.ablate(self.dropout(weights) @ v)              # (B, H, Tq, d_k)
         B, H, Tq, d_k = heads.shape
         concat = heads.transpose(1, 2).reshape(B, Tq, H * d_k)      # (B, Tq, d_model)
         out = self.W_O(concat)                                      # (B, Tq, d_model)

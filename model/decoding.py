@@ -1,11 +1,13 @@
 """Turning a sentence into a translation: greedy, beam search, sampling, teacher forcing, stepwise traces."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Iterator
 
 import torch
 
+from .ablation import NONE, by_module, check, spec
 from .checkpoint import LoadedModel
 from .config import METHODS, DecodingSettings  # noqa: F401 (re-exported)
 from .trace import Trace, flatten_record
@@ -212,40 +214,61 @@ class Translation:
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
               target: str | None = None, positional: bool | None = None,
-              previous: Translation | None = None) -> Translation:
+              previous: Translation | None = None, ablations: frozenset = NONE) -> Translation:
     """Translate text (or force the decoder through target) and trace the run. positional switches the
     positional encoding on or off from this run on (None: as it is); a model without one stays without.
 
     previous: the last translation of this same model (the last keystroke's). When this run would read the same
     source pieces, target, decoding settings, positional switch and weights (a space typed between words), its
     result is given again without running the model. Otherwise greedy decoding checks its output first (the draft),
-    and when that is the new output, the draft check's traced pass is the trace: one decoder pass, not two."""
+    and when that is the new output, the draft check's traced pass is the trace: one decoder pass, not two.
+
+    ablations: heads switched off for this run, {(kind, layer, head)} 0-based (model/ablation.py); raises
+    AblationError when one is not in the model."""
+    ablations = check(ablations, lm.schema)
     if positional is not None:
         lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
     forced = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS] if target and target.strip() else None
     run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
-           bool(lm.model.positional), lm.weights_version)
-    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated}
+           bool(lm.model.positional), lm.weights_version, ablations)
+    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated,
+            "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace
         trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, dict(t.meta, **meta), t.schema)
         return replace(previous, trace=trace, truncated=src.truncated)
-    with torch.no_grad():
-        enc_record: dict = {}
-        encoded = lm.model.encode(torch.tensor([src.ids]), enc_record)     # once, for decoding and the trace
-    record: dict = {}
-    if forced:
-        out_ids = forced
-    else:
-        draft = list(previous.out_ids) if previous is not None else None
-        out_ids = decode_ids(lm, src.ids, settings, draft=draft, encoded=encoded, record=record)
-    meta["translation"] = out_text = lm.tgt_tok.decode(out_ids)
-    if record:       # the draft check's pass read <s> + out_ids[:-1]: it is the trace
-        trace = _trace(lm, src.ids, out_ids, {**enc_record, **record, "enc.out": encoded[0]}, meta)
-    else:
-        trace = trace_run(lm, src.ids, out_ids, meta, encoded=(encoded, enc_record))
+    with heads_off(lm, ablations):
+        with torch.no_grad():
+            enc_record: dict = {}
+            encoded = lm.model.encode(torch.tensor([src.ids]), enc_record)     # once, for decoding and the trace
+        record: dict = {}
+        if forced:
+            out_ids = forced
+        else:
+            draft = list(previous.out_ids) if previous is not None else None
+            out_ids = decode_ids(lm, src.ids, settings, draft=draft, encoded=encoded, record=record)
+        meta["translation"] = out_text = lm.tgt_tok.decode(out_ids)
+        if record:       # the draft check's pass read <s> + out_ids[:-1]: it is the trace
+            trace = _trace(lm, src.ids, out_ids, {**enc_record, **record, "enc.out": encoded[0]}, meta)
+        else:
+            trace = trace_run(lm, src.ids, out_ids, meta, encoded=(encoded, enc_record))
     return Translation(out_text, out_ids, trace, src.truncated, run)
+
+
+@contextmanager
+def heads_off(lm: LoadedModel, ablations: frozenset = NONE):
+    """Within the block, the model runs with these heads switched off (their output slices zero before W_O);
+    every head is on again after it. The caller holds lm.lock where other threads use the model."""
+    modules = [(lm.model.attention_module(lm.schema, *where), heads)
+               for where, heads in by_module(ablations, lm.schema).items()]
+    try:
+        for module, heads in modules:
+            module.ablated = heads
+        yield
+    finally:
+        for module, _ in modules:
+            module.ablated = ()
 
 
 def generate_steps(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings()) -> Iterator[Trace]:

@@ -1,11 +1,12 @@
-"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export and check-translations."""
+"""`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export, check-translations,
+metrics and animate."""
 from __future__ import annotations
 
 import sys
 
 from model.command_line import ArgumentParser, UsageError, command, writable_file
 
-SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations")
+SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate")
 
 
 def window_size(text: str) -> tuple[int, int]:
@@ -149,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "translate":
             from .translate_command import main as translate
             return translate(rest)
+        if cmd == "animate":
+            from .animate_command import main as animate
+            return animate(rest)
+        if cmd == "metrics":
+            from .metrics_command import main as metrics
+            return metrics(rest)
         if cmd == "check-translations":
             from .check_translations_command import main as check
             return check(rest)

@@ -88,15 +88,7 @@ class ExportActions:
         fmt, ok = QtWidgets.QInputDialog.getItem(w, "Export all", "Format:", ["png", "svg", "csv"], 0, False)
         if not ok:
             return
-        dialog = QtWidgets.QProgressDialog("Exporting heatmaps…", "Cancel", 0, 1, w)
-        dialog.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
-
-        def progress(done, total):
-            dialog.setMaximum(total)
-            dialog.setValue(done)
-            QtWidgets.QApplication.processEvents()
-            return not dialog.wasCanceled()
-
+        dialog, progress = progress_dialog(w, "Exporting heatmaps…")
         try:
             written = self.export_all(folder, fmt, progress)
             w.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 8000)
@@ -104,3 +96,16 @@ class ExportActions:
             w.error("Export failed", str(e))
         finally:
             dialog.close()
+
+
+def progress_dialog(parent, label: str):
+    """(a window-modal progress dialog, progress(done, total) that moves it and returns False once cancelled)."""
+    dialog = QtWidgets.QProgressDialog(label, "Cancel", 0, 1, parent)
+    dialog.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+
+    def progress(done, total):
+        dialog.setMaximum(total)
+        dialog.setValue(done)
+        QtWidgets.QApplication.processEvents()
+        return not dialog.wasCanceled()
+    return dialog, progress

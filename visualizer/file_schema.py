@@ -99,6 +99,7 @@ SESSION = {
     "positional": Field(bool, default=True),
     "decoding": Field(dict, default={}),
     "view": Field(dict, default={}),
+    "ablations": Field(list, items=str, default=[], max_len=100_000),   # "KIND:LAYER:HEAD", 1-based (model/ablation.py)
 }
 DECODING = {
     "method": Field(str, choices=METHODS, default="greedy"),

@@ -128,11 +128,15 @@ class PlotMenu(QtCore.QObject):
                  before: Callable[[QtCore.QPoint], None] | None = None):
         super().__init__(view)
         self.view, self.export, self.before = view, export, before
+        self.extra: Callable[[QtWidgets.QMenu], None] | None = None   # adds a room's own entries at the top
         view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_menu)
 
     def build(self) -> QtWidgets.QMenu:
         menu = QtWidgets.QMenu(self.view)
+        if self.extra is not None:
+            self.extra(menu)
+            menu.addSeparator()
         menu.addAction("Save image as PNG…", lambda: self.save("png", 1.0))
         menu.addAction(f"Save image as PNG for print ({PRINT_SCALE}×)…", lambda: self.save("png", PRINT_SCALE))
         menu.addAction("Save image as SVG…", lambda: self.save("svg"))

@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6 import QtCore
 
+from model.ablation import require
+
 from .last_frame import frame_key
 from .worker import ModelRunner, one_torch_thread
 
@@ -71,7 +73,9 @@ class RunController(QtCore.QObject):
         self.seq += 1
         cut_chars = self.state.cut_chars      # read now: the state may change while the job waits
         text, target, settings, positional = self.state.run_fields()
-        key = frame_key(self.state.model_name, text, target, settings, positional)
+        ablations = self.state.ablations
+        # a saved frame is the plain model's: a run with heads switched off is never saved as one
+        key = None if ablations else frame_key(self.state.model_name, text, target, settings, positional)
         # the translation on screen, if this model made it: given again if the run reads the same (a space between
         # words, or the same weights' version: see model.decoding), else greedy decoding checks its output first,
         # as a keystroke seldom changes more than the end
@@ -81,8 +85,10 @@ class RunController(QtCore.QObject):
             one_torch_thread()
             with lm.lock:                         # a gradient step (another worker) waits for the run, and vice versa
                 t0 = time.perf_counter()
+                require(lm, ablations)            # one line in the notice when the family cannot switch heads off
+                extra = {"ablations": ablations} if ablations else {}
                 result = translate(lm, text, settings, target=target or None, positional=positional,
-                                   previous=previous)
+                                   previous=previous, **extra)
             return RunResult(result, (time.perf_counter() - t0) * 1000, cut_chars, key, lm)
 
         self.runner.submit(self.seq, job)

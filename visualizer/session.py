@@ -5,6 +5,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from model.ablation import AblationError, expand, parse_spec, spec
 from model.assets import ModelLoadError
 from model.config import DecodingSettings
 from model.schema import Stage
@@ -24,7 +25,8 @@ class SessionError(Exception):
 def session_dict(state: ViewState) -> dict:
     return {"format": FORMAT, "model": state.model_name, "sentence": state.sentence, "target": state.target,
             "positional": state.positional, "decoding": asdict(state.decoding),
-            "view": {k: getattr(state, k) for k in VIEW_KEYS}}
+            "view": {k: getattr(state, k) for k in VIEW_KEYS},
+            "ablations": [spec(a) for a in sorted(state.ablations)]}
 
 
 def save_session(path: str | Path, state: ViewState) -> None:
@@ -54,22 +56,32 @@ def read_session(path: str | Path) -> dict:
         for k in VIEW_KEYS:
             if k in view:
                 changes[k] = VIEW[k].check(f"view.{k}", view[k])
+        ablations = [parse_spec(text) for text in fields["ablations"]]
+    except AblationError as e:
+        raise SessionError(f"{path}: invalid session (ablations: {e})".splitlines()[0]) from None
     except (SchemaError, ValueError) as e:
         raise SessionError(f"{path}: invalid session ({e})".splitlines()[0]) from None
     if not changes["model_name"].strip():
         raise SessionError(f"{path}: invalid session (model: empty)")
-    _check_names(path, changes)
+    _check_names(path, changes, ablations)
     return changes
 
 
-def _check_names(path: Path, changes: dict) -> None:
-    """The stage and attention kind must exist in the session's model (checked against its schema when its
-    config can be read; a model that cannot be opened is reported when the window opens it)."""
+def _check_names(path: Path, changes: dict, ablations: list) -> None:
+    """The stage, attention kind and switched-off heads must exist in the session's model (checked against its
+    schema when its config can be read; a model that cannot be opened is reported when the window opens it)."""
     from model.families import schema_of
     try:
         schema = schema_of(changes["model_name"])
     except ModelLoadError:
+        if any(layer is None or head is None for _, layer, head in ablations):
+            raise SessionError(f"{path}: invalid session (ablations: 'all' needs the session's model)") from None
+        changes["ablations"] = frozenset((k, l - 1, h - 1) for k, l, h in ablations)
         return
+    try:
+        changes["ablations"] = expand(ablations, schema)
+    except AblationError as e:
+        raise SessionError(f"{path}: invalid session (ablations: {e})") from None
     if "stack" in changes and changes["stack"] not in schema.stage_names():
         raise SessionError(f"{path}: invalid session (view.stack: unknown stack {changes['stack']!r}; "
                            f"this model has {', '.join(schema.stage_names())})")

@@ -1,7 +1,7 @@
 """ViewState: what the user is looking at. Qt-free; widgets subscribe to it and change it only by its methods.
 
 Two kinds of fields:
-  run fields  (model_name, sentence, target, decoding, positional): changing one re-runs the model;
+  run fields  (model_name, sentence, target, decoding, positional, ablations): changing one re-runs the model;
   view fields (stack, layer, sublayer, kind, head, step):           changing one only re-renders.
 Listeners get the set of field names that changed.
 """
@@ -14,7 +14,7 @@ from model.config import DecodingSettings
 from model.schema import OUTPUT, Schema, Stage  # noqa: F401 (Stage re-exported)
 
 MAX_CHARS = 2000        # longer text is cut before tokenizing (the model's limit cuts further, with a notice)
-RUN_FIELDS = frozenset({"model_name", "sentence", "target", "decoding", "positional"})
+RUN_FIELDS = frozenset({"model_name", "sentence", "target", "decoding", "positional", "ablations"})
 VIEW_FIELDS = frozenset({"stack", "layer", "sublayer", "kind", "head", "step"})
 SHAPE_FIELDS = frozenset({"schema", "n_steps"})
 
@@ -33,6 +33,7 @@ class ViewState:
     target: str = ""                                  # non-empty: decoder runs teacher-forced on it
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
     positional: bool = True
+    ablations: frozenset = frozenset()                # heads switched off: {(kind, layer, head)}, 0-based
     stack: str = ""                                   # a stage of the schema's pipeline: stack, layer, sublayer
     layer: int = 0
     sublayer: str = ""
@@ -81,6 +82,7 @@ class ViewState:
         sc = self.schema
         if sc is None:
             return
+        self.ablations = frozenset(a for a in self.ablations if _in_schema(a, sc))   # another model: its own heads
         if self.stack not in sc.stage_names():          # a stage this model lacks: its first attention sublayer
             first = sc.stacks[0]
             self.stack, self.layer, self.sublayer = first.key, 0, first.sublayers[0].key
@@ -186,4 +188,19 @@ class ViewState:
 
     def run_key(self) -> tuple:
         """Everything that decides the model run; two states with equal keys share a trace."""
-        return (self.model_name, self.sentence, self.target, self.decoding, self.positional)
+        return (self.model_name, self.sentence, self.target, self.decoding, self.positional, self.ablations)
+
+    # --- ablations ------------------------------------------------------------------------------
+    def toggle_ablation(self, kind: str, layer: int, head: int) -> set[str]:
+        """Switch one head (0-based) off, or on again if it is off; the model runs again."""
+        return self.update(ablations=self.ablations ^ {(kind, layer, head)})
+
+    def reset_ablations(self) -> set[str]:
+        """Every head on again."""
+        return self.update(ablations=frozenset())
+
+
+def _in_schema(ablation: tuple, schema: Schema) -> bool:
+    kind, layer, head = ablation
+    return (kind in schema.kind_names and 0 <= layer < schema.stack(schema.kind(kind).stack).n_layers
+            and 0 <= head < schema.n_heads)

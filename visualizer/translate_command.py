@@ -1,8 +1,11 @@
-"""`attention-visualizer translate "text" [--model NAME] [--beam K]`: print the translation, no window."""
+"""`attention-visualizer translate "text" [--model NAME] [--beam K] [--ablate KIND:LAYER:HEAD ...]`: print the
+translation, no window."""
 from __future__ import annotations
 
+import argparse
 import sys
 
+from model.ablation import AblationError, expand, parse_spec, require
 from model.command_line import ArgumentParser, UsageError, beam_width, command
 
 
@@ -17,20 +20,43 @@ def load_model_arg(name: str | None):
         raise UsageError(str(e)) from None
 
 
+def ablate_arg(text: str):
+    """An argparse type for --ablate: KIND:LAYER:HEAD, 1-based, 'all' for every layer or head."""
+    try:
+        return parse_spec(text)
+    except AblationError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def run_translation(lm, text: str, specs, settings=None, target: str | None = None):
+    """model.translate with the heads of --ablate switched off; UsageError when they are not in the model or
+    its family cannot switch heads off."""
+    from model import DecodingSettings, translate
+    try:
+        ablations = expand(specs, lm.schema)
+        require(lm, ablations)
+    except AblationError as e:
+        raise UsageError(f"--ablate: {e}") from None
+    extra = {"ablations": ablations} if ablations else {}      # a family that cannot ablate never gets the word
+    return translate(lm, text, settings or DecodingSettings(), target=target, **extra)
+
+
 @command
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
     p.add_argument("text")
     p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
+                   help="switch a head off, 1-based (repeatable; 'all' for every layer or head, e.g. cross:all:all)")
     a = p.parse_args(argv)
     if not a.text.strip():
         raise UsageError("nothing to translate: the text is empty")
-    from model import DecodingSettings, translate
+    from model import DecodingSettings
 
     lm = load_model_arg(a.model)
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
-    result = translate(lm, a.text, settings)
+    result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:
         print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     print(result.text)

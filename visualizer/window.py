@@ -4,6 +4,8 @@
     startup.Startup             the saved or helper's frame until the model runs; the first model opens in the background
     docks.Docks                 the panels (panels/registry.py) in their docks: layout, drawing, the tab that follows
     actions.Actions             menus, toolbar, shortcuts
+    ablation_actions.AblationActions  heads switched off and on (right-click a head, the Heads menu)
+    animation_actions.AnimationActions  File ▸ Export animation…
     export_actions.ExportActions  the focused heatmap and Export all
     presentation.Presentation   presentation mode, text size, themes
 """
@@ -16,7 +18,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 
+from .ablation_actions import AblationActions
 from .actions import Actions
+from .animation_actions import AnimationActions
 from .controls import InputBar, model_label
 from .docks import Docks
 from .export_actions import ExportActions
@@ -60,6 +64,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.presentation = Presentation(self)
         self.exports = ExportActions(self)
         self.menus = Actions(self)
+        self.ablation = AblationActions(self)
+        self.animation = AnimationActions(self)
         self.docking.start_layout(self.settings, restore_layout)
         self.state.subscribe(self._on_state)
         if lm is not None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from .seed_schema import NAME, SPECIAL, schema, schema_from_arrays, schema_of_folder  # noqa: F401 (the interface)
 
+CAN_ABLATE = True        # translate(..., ablations=...) switches heads off (model/ablation.py)
+
 
 def recognises(config: dict) -> bool:
     return "N_enc" in config and "model_type" not in config

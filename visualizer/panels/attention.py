@@ -7,6 +7,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from model.ablation import ablated_heads
+
 from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
 from ..plotting.heatmap import Heatmap
 from .widgets import ElidedLabel
@@ -201,15 +203,20 @@ class AttentionPanel(QtWidgets.QWidget):
                 hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)),
                                max_labels=0)
             self._small_shown = (trace, small_key)
+        off = ablated_heads(trace)
+        for h, hp in enumerate(self.small):
+            hp.set_crossed((kind, layer, h) in off)
         framed = None if self.mean.isChecked() else head
         if self._framed != (framed, H):
             for h, hp in enumerate(self.small):
                 hp.plot.getViewBox().setBorder(pg.mkPen(HIGHLIGHT, width=3) if h == framed else pg.mkPen("#cccccc"))
             self._framed = (framed, H)
-        focus_key = (kind, layer, framed, self.shared.isChecked())
+        focus_off = framed is not None and (kind, layer, framed) in off
+        focus_key = (kind, layer, framed, self.shared.isChecked(), focus_off)
         if not self._same(self._focus_shown, trace, focus_key):
             focused = weights.mean(0) if self.mean.isChecked() else weights[head]
-            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}"
+            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}" + (
+                " (switched off)" if focus_off else "")
             hi = top if top is not None else float(focused.max())
             levels = (0.0, max(hi, 1e-6))
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
@@ -238,8 +245,14 @@ class AttentionPanel(QtWidgets.QWidget):
 
     def focus_head_at(self, scene_pos) -> None:
         """Focus the small head under a scene position (a click, or a right-click before its menu)."""
+        h = self.head_at(scene_pos)
+        if h is not None:
+            self.mean.setChecked(False)
+            self.state.update(head=h)
+
+    def head_at(self, scene_pos) -> int | None:
+        """The small head under a scene position, or None."""
         for h, hp in enumerate(self.small):
             if hp.plot.sceneBoundingRect().contains(scene_pos):
-                self.mean.setChecked(False)
-                self.state.update(head=h)
-                return
+                return h
+        return None

@@ -29,6 +29,10 @@ PANELS = (
     PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True),
     PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
+    PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False),
+    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False),
+    PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True),
+    PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True),
 )
 
 

@@ -64,6 +64,7 @@ class Heatmap:
         self.row_box.setVisible(False)
         plot.addItem(self.row_box)
         self.colorbar: pg.ColorBarItem | None = None
+        self.cross: pg.PlotCurveItem | None = None    # a cross over the matrix (a head switched off), made on demand
         self.shown: np.ndarray | None = None     # the array on screen, NaN where masked
         self.rows: list[str] = []
         self.cols: list[str] = []
@@ -184,6 +185,8 @@ class Heatmap:
                                   padding=self.padding)
             if self.row_box.isVisible():
                 self.highlight_row(self._row)
+            if self.crossed:
+                self.set_crossed(True)
         if rows != self.rows or cols != self.cols or (max_labels, max_row_labels) != self._max_labels:
             self.rows, self.cols, self._max_labels = rows, cols, (max_labels, max_row_labels)
             for side, labels, most in (("left", rows, max_labels if max_row_labels is None else max_row_labels),
@@ -202,6 +205,25 @@ class Heatmap:
             return
         self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self.shown.shape[1], 1))
         self.row_box.setVisible(True)
+
+    @property
+    def crossed(self) -> bool:
+        return self.cross is not None and self.cross.isVisible()
+
+    def set_crossed(self, on: bool) -> None:
+        """Two diagonals over the whole matrix: the head it shows is switched off (ablated)."""
+        if not on:
+            if self.cross is not None:
+                self.cross.setVisible(False)
+            return
+        if self.cross is None:
+            self.cross = pg.PlotCurveItem(pen=pg.mkPen("#d62728", width=2.5), connect="pairs")
+            self.cross.setZValue(20)
+            self.plot.addItem(self.cross)
+        n_rows, n_cols = self._shape or (1, 1)
+        x0, x1, y0, y1 = -0.5, n_cols - 0.5, -0.5, n_rows - 0.5
+        self.cross.setData(np.array([x0, x1, x1, x0]), np.array([y0, y1, y0, y1]))
+        self.cross.setVisible(True)
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         """(row, column) under a scene position, or None outside the matrix."""

@@ -1,0 +1,105 @@
+"""Head ablation: a set of attention heads switched off. A head that is off gives zeros as its slice of the
+concatenated heads, before W_O, so the rest of the model runs on without it (model/attention.py).
+
+Inside, an ablation is (kind, layer, head), 0-based, with the schema's short kind names; users read and type
+them 1-based as KIND:LAYER:HEAD, with `all` for every layer or head ("cross:all:all", "enc_self:2:all").
+No torch here.
+"""
+from __future__ import annotations
+
+Ablation = tuple[str, int, int]          # (kind short name, layer, head), 0-based
+NONE: frozenset[Ablation] = frozenset()
+
+
+class AblationError(ValueError):
+    """An ablation that names no head of the model; str() is one line."""
+
+
+def parse_spec(text: str) -> tuple[str, int | None, int | None]:
+    """'KIND:LAYER:HEAD' -> (kind, layer or None for all, head or None for all), layer and head 1-based."""
+    parts = text.strip().split(":")
+    if len(parts) != 3 or not parts[0]:
+        raise AblationError(f"{text!r} is not KIND:LAYER:HEAD (e.g. cross:2:1, or cross:all:all)")
+    numbers = []
+    for what, part in zip(("layer", "head"), parts[1:]):
+        if part.strip().lower() == "all":
+            numbers.append(None)
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise AblationError(f"{text!r}: the {what} must be a number from 1, or 'all'") from None
+        if value < 1:
+            raise AblationError(f"{text!r}: the {what} must be a number from 1, or 'all'")
+        numbers.append(value)
+    return parts[0].strip(), numbers[0], numbers[1]
+
+
+def expand(specs, schema) -> frozenset[Ablation]:
+    """Parsed specs (see parse_spec) -> the 0-based heads they name in this schema; AblationError when a kind,
+    layer or head does not exist."""
+    out: set[Ablation] = set()
+    for kind, layer, head in specs:
+        if kind not in schema.kind_names:
+            raise AblationError(f"unknown attention kind {kind!r} (this model has {', '.join(schema.kind_names)})")
+        n_layers = schema.stack(schema.kind(kind).stack).n_layers
+        if layer is not None and layer > n_layers:
+            raise AblationError(f"{kind}: no layer {layer} (it has {n_layers})")
+        if head is not None and head > schema.n_heads:
+            raise AblationError(f"{kind}: no head {head} (it has {schema.n_heads})")
+        layers = range(n_layers) if layer is None else [layer - 1]
+        heads = range(schema.n_heads) if head is None else [head - 1]
+        out |= {(kind, l, h) for l in layers for h in heads}
+    return frozenset(out)
+
+
+def check(ablations, schema) -> frozenset[Ablation]:
+    """0-based ablations (from a session file, say) checked against a schema; AblationError if one is not there."""
+    return expand([(k, l + 1, h + 1) for k, l, h in ablations], schema) if ablations else NONE
+
+
+def spec(ablation: Ablation) -> str:
+    """The 1-based text of one ablated head: 'cross:2:1'."""
+    kind, layer, head = ablation
+    return f"{kind}:{layer + 1}:{head + 1}"
+
+
+def describe(ablations) -> str:
+    """'2 heads off: cross:1:1, cross:1:2' (a few named), or '' when none are."""
+    if not ablations:
+        return ""
+    names = sorted(ablations)
+    listed = ", ".join(spec(a) for a in names[:6]) + (", …" if len(names) > 6 else "")
+    return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {listed}"
+
+
+def by_module(ablations, schema) -> dict[tuple[str, int, str], tuple[int, ...]]:
+    """{(stack, layer, sublayer): heads} of the ablations (where each attention module must zero its heads)."""
+    out: dict[tuple[str, int, str], list[int]] = {}
+    for kind, layer, head in sorted(ablations):
+        k = schema.kind(kind)
+        out.setdefault((k.stack, layer, k.sublayer), []).append(head)
+    return {key: tuple(v) for key, v in out.items()}
+
+
+def can_ablate(lm) -> bool:
+    """Whether the family that opened lm can switch heads off (its module says CAN_ABLATE = True)."""
+    from .families import family
+    return bool(getattr(family(lm.family), "CAN_ABLATE", False))
+
+
+def require(lm, ablations) -> None:
+    """AblationError (one line) when heads are to be switched off in a model whose family cannot."""
+    if ablations and not can_ablate(lm):
+        raise AblationError(f"switching heads off is not available for {lm.family} models yet "
+                            "(only the seed transformer's heads can be ablated)")
+
+
+def ablated_heads(trace) -> frozenset[Ablation]:
+    """The heads that were off in the run a trace records (its meta's "ablations"), 0-based."""
+    out = set()
+    for text in trace.meta.get("ablations", ()):
+        kind, layer, head = parse_spec(text)
+        if layer is not None and head is not None:
+            out.add((kind, layer - 1, head - 1))
+    return frozenset(out)

@@ -1,0 +1,117 @@
+"""Per-head metrics of a Trace: one row per attention kind × layer × head, from the attention weights alone.
+
+    entropy_bits     mean over query rows of each row's entropy in bits (masked cells left out)
+    mean_distance    mean over query rows of Σ_j α_ij |i − j|
+    max_weight       the largest weight of the head
+    first_token      mean over rows of the weight on key position 0
+    end_token        … on the end token(s) (the schema's eos / sep token), 0 where the keys have none
+    punctuation      … on keys that are punctuation only (word-piece markers such as ▁ or Ġ ignored)
+    diagonal         … on key position i (the query's own position)
+    previous_token   … on key position i − 1
+
+A "share" is a mean over query rows of the weight a row gives those keys; every row sums to 1, so it is the
+share of all the head's weight. Rows with no key to attend to (none in the models here) are left out.
+Layers and heads are 1-based in the rows (as users read them); numpy only.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import unicodedata
+from dataclasses import astuple, dataclass, fields
+
+import numpy as np
+
+COLUMNS = ("kind", "layer", "head", "entropy_bits", "mean_distance", "max_weight", "first_token", "end_token",
+           "punctuation", "diagonal", "previous_token")
+MARKERS = "▁Ġ#Ċ@"        # word-piece markers of SentencePiece, GPT-2 byte BPE and WordPiece
+
+
+@dataclass(frozen=True)
+class HeadMetrics:
+    kind: str            # the schema's short name: "enc_self"
+    layer: int           # 1-based
+    head: int            # 1-based
+    entropy_bits: float
+    mean_distance: float
+    max_weight: float
+    first_token: float
+    end_token: float
+    punctuation: float
+    diagonal: float
+    previous_token: float
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """(kind, layer, head), 0-based: the ViewState's numbering."""
+        return self.kind, self.layer - 1, self.head - 1
+
+
+def is_punctuation(token: str) -> bool:
+    """A token made of punctuation alone, once word-piece markers are stripped ("," "▁." "Ġ!" but not "</s>")."""
+    text = token.strip(MARKERS).strip()
+    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
+
+
+def end_tokens(schema) -> set[str]:
+    """The token texts that end a sequence in this model (its eos / sep tokens)."""
+    return {schema.special[r] for r in ("eos", "sep") if schema.special.get(r)}
+
+
+def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]) -> np.ndarray:
+    """(H, 8) metrics of one kind and layer: weights (H, Tq, Tk), mask (Tq, Tk) True = may attend, keys the Tk
+    key tokens. Columns in COLUMNS' order from entropy_bits on."""
+    w = np.asarray(weights, dtype=np.float64)
+    m = np.asarray(mask, dtype=bool)
+    H, Tq, Tk = w.shape
+    rows = m.any(1)                                               # (Tq,) rows with something to attend to
+    w = np.where(m, w, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(w > 0, w * np.log2(np.where(w > 0, w, 1.0)), 0.0)
+    i, j = np.arange(Tq)[:, None], np.arange(Tk)[None, :]
+    cols = {
+        "first": j[0] == 0,
+        "end": np.array([t in ends for t in keys], dtype=bool),
+        "punct": np.array([is_punctuation(t) for t in keys], dtype=bool),
+    }
+
+    def row_mean(per_row: np.ndarray) -> np.ndarray:             # (H, Tq) -> (H,), over rows that attend
+        return per_row[:, rows].mean(1) if rows.any() else np.zeros(H)
+
+    out = np.stack([
+        row_mean(-plogp.sum(-1)),
+        row_mean((w * np.abs(i - j)).sum(-1)),
+        w.reshape(H, -1).max(1) if w.size else np.zeros(H),
+        row_mean(w[..., cols["first"]].sum(-1)),
+        row_mean(w[..., cols["end"]].sum(-1)),
+        row_mean(w[..., cols["punct"]].sum(-1)),
+        row_mean((w * (i == j)).sum(-1)),
+        row_mean((w * (i - 1 == j)).sum(-1)),
+    ], axis=1)
+    return out
+
+
+def trace_metrics(trace) -> list[HeadMetrics]:
+    """Every head of every attention kind and layer of a trace, in pipeline order."""
+    schema = trace.schema
+    ends = end_tokens(schema)
+    out: list[HeadMetrics] = []
+    for info in schema.kinds:
+        _, keys = trace.axis_tokens(info.name)
+        for layer in range(trace.n_layers(info.stack)):
+            values = head_metrics(trace.attention(info.name, layer), trace.mask(info.name, layer), keys, ends)
+            out += [HeadMetrics(info.name, layer + 1, h + 1, *map(float, v)) for h, v in enumerate(values)]
+    return out
+
+
+def metrics_csv(rows: list[HeadMetrics]) -> str:
+    """The table as CSV: a header of COLUMNS, one line per head."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([r.kind, r.layer, r.head, *(repr(x) for x in astuple(r)[3:])])
+    return buf.getvalue()
+
+
+assert COLUMNS == tuple(f.name for f in fields(HeadMetrics))

@@ -1,0 +1,70 @@
+"""Head ablation: a switched-off head's output slice is zero, the model runs on without it, and nothing else moves."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import DecodingSettings, load, translate
+from model.ablation import AblationError, expand, parse_spec
+from model.decoding import decode_ids, encode_source, heads_off
+
+SENTENCE = "the cat sat on the mat"
+
+
+def test_the_ablated_heads_output_slice_is_zero_in_the_trace(tiny_lm):
+    off = frozenset({("enc_self", 0, 1), ("cross", 1, 0)})
+    trace = translate(tiny_lm, SENTENCE, ablations=off).trace
+    assert np.all(trace["enc.0.self.head_out"][1] == 0)
+    assert np.all(trace["dec.1.cross.head_out"][0] == 0)
+    assert np.abs(trace["enc.0.self.head_out"][0]).max() > 0           # the other heads still speak
+    assert np.abs(trace["dec.1.cross.head_out"][1]).max() > 0
+    assert trace.meta["ablations"] == ["cross:2:1", "enc_self:1:2"]
+    # the attention weights themselves are still computed (the head looks, it just is not heard)
+    assert np.allclose(trace["enc.0.self.weights"][1].sum(-1), 1, atol=1e-5)
+
+
+def test_ablating_nothing_changes_nothing_and_every_head_comes_back(tiny_lm):
+    before = translate(tiny_lm, SENTENCE).trace
+    translate(tiny_lm, SENTENCE, ablations=expand([("cross", None, None)], tiny_lm.schema))
+    after = translate(tiny_lm, SENTENCE, ablations=frozenset()).trace
+    assert before.arrays.keys() == after.arrays.keys()
+    for key in before.arrays:
+        assert np.array_equal(before[key], after[key]), key
+
+
+def test_ablating_every_cross_attention_head_changes_the_translation():
+    lm = load("en-fr")
+    plain = translate(lm, "The red car is fast.")
+    off = translate(lm, "The red car is fast.", ablations=expand([("cross", None, None)], lm.schema))
+    assert off.text != plain.text
+    for layer in range(lm.cfg.N_dec):
+        assert np.all(off.trace[f"dec.{layer}.cross.head_out"] == 0)
+
+
+@pytest.mark.parametrize("method", ["greedy", "beam"])
+def test_cached_decoding_agrees_with_uncached_under_ablation(tiny_lm, method):
+    src = encode_source(tiny_lm, SENTENCE).ids
+    settings = DecodingSettings(method=method, beam=3, max_new=12)
+    with heads_off(tiny_lm, frozenset({("dec_self", 0, 0), ("cross", 1, 1)})):
+        cached = decode_ids(tiny_lm, src, settings, use_cache=True)
+        uncached = decode_ids(tiny_lm, src, settings, use_cache=False)
+    assert cached == uncached
+
+
+def test_ablation_specs():
+    assert parse_spec("cross:2:all") == ("cross", 2, None)
+    for bad in ("cross:0:1", "cross:1", "cross:x:1", ":1:1"):
+        with pytest.raises(AblationError):
+            parse_spec(bad)
+
+
+def test_expand_checks_the_schema(tiny_lm):
+    schema = tiny_lm.schema
+    assert expand([("enc_self", 2, None)], schema) == {("enc_self", 1, 0), ("enc_self", 1, 1)}
+    assert len(expand([("cross", None, None)], schema)) == 2 * 2
+    with pytest.raises(AblationError, match="unknown attention kind"):
+        expand([("self", 1, 1)], schema)
+    with pytest.raises(AblationError, match="no layer 3"):
+        expand([("cross", 3, 1)], schema)
+    with pytest.raises(AblationError, match="no head 3"):
+        translate(tiny_lm, SENTENCE, ablations=frozenset({("cross", 0, 2)}))

@@ -1,0 +1,81 @@
+"""Heads switched off in the window: the run's trace, the crossed-out small multiples, the right-click menu, the
+metrics table, the reset, and session files."""
+from __future__ import annotations
+
+import numpy as np
+
+from model.analysis.metrics import trace_metrics
+
+
+def wait_for_run(qtbot, window, specs):
+    qtbot.waitUntil(lambda: window.trace.meta.get("ablations") == specs and not window.runs.runner.busy,
+                    timeout=20000)
+
+
+def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
+    window.state.update(kind="cross", layer=0, head=0)
+    window.state.toggle_ablation("cross", 0, 1)
+    wait_for_run(qtbot, window, ["cross:1:2"])
+    assert np.all(window.trace["dec.0.cross.head_out"][1] == 0)
+    assert [hp.crossed for hp in window.attention.small] == [False, True]
+    assert window.ablation.note.text() == "1 head off: cross:1:2"
+    assert window.ablation.reset.isEnabled()
+    window.state.update(layer=1)                          # another layer: nothing crossed there
+    assert [hp.crossed for hp in window.attention.small] == [False, False]
+    window.ablation.reset.trigger()
+    wait_for_run(qtbot, window, [])
+    window.state.update(layer=0)
+    assert [hp.crossed for hp in window.attention.small] == [False, False]
+    assert not window.ablation.note.isVisible()
+
+
+def test_the_attention_menu_switches_the_focused_head(qtbot, window):
+    window.state.update(kind="enc_self", layer=1, head=1)
+    menu = window.exports.attention_menu.build()
+    act = next(a for a in menu.actions() if a.text().startswith("Switch head"))
+    assert act.text() == "Switch head enc_self:2:2 off"
+    act.trigger()
+    assert window.state.ablations == {("enc_self", 1, 1)}
+    wait_for_run(qtbot, window, ["enc_self:2:2"])
+    menu = window.exports.attention_menu.build()
+    assert any(a.text() == "Switch head enc_self:2:2 on again" for a in menu.actions())
+
+
+def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
+    panel = window.panels["metrics"]
+    window.state.toggle_ablation("dec_self", 1, 0)
+    wait_for_run(qtbot, window, ["dec_self:2:1"])
+    panel.render(window.trace, window.state)
+    rows = trace_metrics(window.trace)
+    assert panel.model.rowCount() == len(rows) == 3 * 2 * 2
+    col = panel.model.columns.index("entropy_bits")
+    panel.table.sortByColumn(col, __import__("PySide6").QtCore.Qt.SortOrder.DescendingOrder)
+    shown = [panel.row_key(r) for r in range(panel.proxy.rowCount())]
+    assert shown == [r.key for r in sorted(rows, key=lambda r: -r.entropy_bits)]
+    panel.focus_row(0)
+    assert (window.state.kind, window.state.layer, window.state.head) == shown[0]
+    off = panel.model.columns.index("off")
+    marks = {panel.model.rows[i].key: panel.model.value(i, off) for i in range(len(rows))}
+    assert marks[("dec_self", 1, 0)] == "off" and sorted(marks.values()).count("off") == 1
+
+
+def test_sessions_keep_ablations(tmp_path, window):
+    from visualizer.session import read_session, save_session
+    window.state.update(ablations=frozenset({("cross", 1, 0), ("enc_self", 0, 1)}))
+    save_session(tmp_path / "s.json", window.state)
+    assert '"cross:2:1"' in (tmp_path / "s.json").read_text(encoding="utf-8")
+    assert read_session(tmp_path / "s.json")["ablations"] == {("cross", 1, 0), ("enc_self", 0, 1)}
+
+
+def test_a_session_with_a_head_the_model_lacks_is_refused(tmp_path, tiny_model_dir):
+    import json
+
+    import pytest
+
+    from visualizer.session import FORMAT, SessionError, read_session
+    path = tmp_path / "s.json"
+    for bad, words in ((["cross:9:1"], "no layer 9"), (["cross"], "KIND:LAYER:HEAD"), ([3], "is not text")):
+        path.write_text(json.dumps({"format": FORMAT, "model": str(tiny_model_dir), "sentence": "x",
+                                    "ablations": bad}), encoding="utf-8")
+        with pytest.raises(SessionError, match=words):
+            read_session(path)

@@ -1,0 +1,89 @@
+"""Animations: one frame per generation step, layer or head, drawn by the export figure, written atomically."""
+from __future__ import annotations
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from model import translate
+from visualizer.animation import animation_specs
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.mark.parametrize("over, args, count", [
+    ("heads", ["--kind", "enc_self", "--layer", "2"], lambda t: t.n_heads),
+    ("layers", ["--kind", "cross", "--head", "2"], lambda t: t.n_layers("dec")),
+    ("steps", ["--kind", "dec_self", "--head", "mean"], lambda t: len(t.tgt_tokens)),
+])
+def test_one_frame_per_step_layer_or_head(run_command, tiny_model_dir, tiny_lm, tmp_path, over, args, count):
+    out = tmp_path / "a.gif"
+    code, stdout, _ = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", over, *args,
+                                   "--out", str(out)])
+    trace = translate(tiny_lm, TEXT).trace
+    frames = iio.imread(out, index=None)
+    assert code == 0 and stdout.strip() == f"wrote {count(trace)} frames to {out}"
+    assert frames.shape[0] == count(trace) and frames.shape[2] >= 400
+    assert all(not np.array_equal(frames[i], frames[i + 1]) for i in range(len(frames) - 1))
+    assert [p.name for p in tmp_path.iterdir()] == ["a.gif"]           # no temporary file left
+
+
+def test_steps_reveal_one_row_at_a_time(tiny_lm):
+    trace = translate(tiny_lm, TEXT).trace
+    specs = animation_specs(trace, "cross", "steps", layer=1, head=0)
+    full = trace.mask("cross", 1)
+    for t, spec in enumerate(specs):
+        assert spec.mask[: t + 1].tolist() == full[: t + 1].tolist() and not spec.mask[t + 1:].any()
+        np.testing.assert_array_equal(spec.matrix, trace.attention("cross", 1, 0))
+        assert spec.rows == trace.tgt_tokens[: t + 1] + [""] * (len(trace.tgt_tokens) - t - 1)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--kind", "enc_self", "--over", "steps"], "no generation steps"),
+    (["--kind", "self", "--over", "heads"], "unknown attention kind"),
+    (["--kind", "cross", "--over", "layers", "--head", "9"], "no head 9"),
+    (["--kind", "cross", "--over", "heads", "--out-format"], "unrecognized"),
+])
+def test_bad_animations_are_one_line(run_command, tiny_model_dir, tmp_path, args, words):
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), *args, "--out",
+                                str(tmp_path / "a.gif")])
+    assert code == 2 and words in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_wrong_file_kinds(run_command, tiny_model_dir, tmp_path):
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--kind", "cross", "--over",
+                                "heads", "--out", str(tmp_path / "a.png")])
+    assert code == 2 and ".gif or .mp4" in err
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--kind", "cross", "--over",
+                                "heads", "--out", str(tmp_path / "missing" / "a.gif")])
+    assert code == 2 and "does not exist" in err
+
+
+def test_export_animation_from_the_window(window, tmp_path):
+    window.state.update(kind="cross", layer=1, head=0)
+    texts = [a.text() for a in window.menuBar().actions()[0].menu().actions()]
+    assert texts[-3:] == ["Export animation…", "", "Quit"]
+    calls = []
+    n = window.animation.export(tmp_path / "heads.gif", "heads", progress=lambda d, t: calls.append(d))
+    frames = iio.imread(tmp_path / "heads.gif", index=None)
+    assert n == frames.shape[0] == window.trace.n_heads and calls == list(range(1, n + 1))
+    assert window.animation.export(tmp_path / "cancelled.gif", "layers", progress=lambda d, t: False) == 0
+    assert not (tmp_path / "cancelled.gif").exists()
+
+
+def test_mp4_through_ffmpeg(run_command, tiny_model_dir, tiny_lm, tmp_path):
+    out = tmp_path / "a.mp4"
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", "layers",
+                                "--kind", "enc_self", "--out", str(out)])
+    assert code == 0 and "WARNING" not in err
+    frames = iio.imread(out, index=None)
+    assert frames.shape[0] == tiny_lm.cfg.N_enc and frames.shape[1] % 16 == 0 and frames.shape[2] >= 400
+
+
+def test_mp4_without_ffmpeg_says_what_to_install(run_command, tiny_model_dir, tmp_path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)          # as if it were not installed
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", "layers",
+                                "--kind", "enc_self", "--out", str(tmp_path / "a.mp4")])
+    assert code == 2 and "pip install imageio-ffmpeg" in err

@@ -1,0 +1,54 @@
+"""Compare runs: A is the pinned trace, B the current one; the difference is B − A when the shapes match."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import translate
+from model.ablation import expand
+from visualizer.panels.compare import ComparePanel
+from visualizer.state import ViewState
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = ComparePanel(ViewState())
+    qtbot.addWidget(p)
+    p.show()
+    return p
+
+
+def test_difference_is_b_minus_a(panel, tiny_lm):
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="le chat",
+                  ablations=expand([("enc_self", 1, None)], tiny_lm.schema)).trace
+    state = ViewState.for_trace(a, kind="cross", layer=1, head=1)
+    panel.state = state
+    panel.render(a, state)
+    assert panel.a.isHidden() and panel.difference is None
+    panel.pin()
+    panel.render(b, state)
+    wa, wb = a.attention("cross", 1, 1), b.attention("cross", 1, 1)
+    np.testing.assert_array_equal(panel.a.shown, wa)
+    np.testing.assert_array_equal(panel.b.shown, wb)
+    np.testing.assert_allclose(panel.difference, wb.astype(float) - wa.astype(float))
+    np.testing.assert_allclose(panel.diff.shown, (wb.astype(float) - wa.astype(float)).astype(np.float32))
+    lo, hi = panel.diff.heatmap.levels
+    assert lo == -hi and hi == pytest.approx(np.abs(wb - wa).max())           # centred on 0
+    assert "1 head off" not in panel.a.title and "heads off" in panel.b.title
+    assert panel.outputs.text().count("step 0") == 2
+    panel.unpin()
+    assert panel.b.isHidden()
+
+
+def test_shapes_that_differ_give_no_difference(panel, tiny_lm):
+    a = translate(tiny_lm, "the cat").trace
+    b = translate(tiny_lm, "the cat sat on the mat").trace
+    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    assert panel.difference is None and panel.diff.isHidden()
+    assert "differ in shape" in panel.note.text()
+    np.testing.assert_array_equal(panel.b.shown, b.attention("enc_self", 0, 0))

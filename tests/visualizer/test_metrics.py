@@ -1,0 +1,102 @@
+"""Per-head metrics (model/analysis/metrics.py) against a direct computation on the exported matrices, the
+`metrics` command's CSV, and the metrics table panel."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import unicodedata
+
+import numpy as np
+import pytest
+
+from model.analysis.metrics import COLUMNS, metrics_csv, trace_metrics
+from model.synthetic import synthetic_trace
+from visualizer.export import heatmap_csv, heatmap_specs, read_heatmap_csv
+
+
+def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]) -> list[float]:
+    """The metrics of one head, row by row with plain Python loops."""
+    per_row = []
+    for i, row in enumerate(matrix):
+        allowed = [j for j in range(len(row)) if mask[i, j]]
+        if not allowed:
+            continue
+        w = {j: float(row[j]) for j in allowed}
+        punct = [j for j in allowed if keys[j].strip("▁Ġ#Ċ@").strip()
+                 and all(unicodedata.category(c).startswith("P") for c in keys[j].strip("▁Ġ#Ċ@").strip())]
+        per_row.append([
+            -sum(p * math.log2(p) for p in w.values() if p > 0),
+            sum(p * abs(i - j) for j, p in w.items()),
+            w.get(0, 0.0),
+            sum(p for j, p in w.items() if keys[j] in ends),
+            sum(w[j] for j in punct),
+            w.get(i, 0.0),
+            w.get(i - 1, 0.0),
+        ])
+    means = np.mean(per_row, axis=0)
+    return [means[0], means[1], float(np.max(np.where(mask, matrix, 0))), *means[2:]]
+
+
+def check_against_exports(trace, tmp_path) -> None:
+    rows = trace_metrics(trace)
+    ends = {trace.schema.special[r] for r in ("eos", "sep") if trace.schema.special.get(r)}
+    specs = [s for s in heatmap_specs(trace, include_mean=False)]
+    assert len(rows) == len(specs)
+    for spec, row in zip(specs, rows):
+        path = tmp_path / f"{spec.stem}.csv"
+        path.write_text(heatmap_csv(spec), encoding="utf-8")
+        _, cols, matrix = read_heatmap_csv(path)                 # the numbers a user exports
+        assert (row.kind, row.layer, row.head) == (spec.kind, spec.layer + 1, spec.head + 1)
+        expected = direct(matrix, spec.mask, cols, ends)
+        np.testing.assert_allclose([getattr(row, c) for c in COLUMNS[3:]], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_metrics_equal_a_direct_computation_on_the_exported_matrices(trace, tmp_path):
+    check_against_exports(trace, tmp_path)
+
+
+def test_metrics_on_every_shape(shaped_trace, tmp_path):
+    check_against_exports(shaped_trace, tmp_path)
+
+
+def test_known_values_on_a_hand_made_head(shapes):
+    """One head attending only to the previous token (the first row to itself): entropy 0, distance
+    (Tq-1)/Tq, previous-token share (Tq-1)/Tq, diagonal 1/Tq."""
+    trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", ",", "b", "."])
+    T = 5
+    shift = np.zeros((T, T), np.float32)
+    shift[0, 0] = 1
+    shift[np.arange(1, T), np.arange(T - 1)] = 1
+    kind = trace.schema.kinds[0]
+    trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = shift
+    row = trace_metrics(trace)[0]
+    assert (row.kind, row.layer, row.head) == (kind.name, 1, 1)
+    assert row.entropy_bits == pytest.approx(0.0, abs=1e-12)
+    assert row.mean_distance == pytest.approx((T - 1) / T)
+    assert row.previous_token == pytest.approx((T - 1) / T)
+    assert row.diagonal == pytest.approx(1 / T)
+    assert row.first_token == pytest.approx(2 / T)       # rows 0 and 1 look at "<s>"
+    assert row.punctuation == pytest.approx(1 / T)       # row 3 looks at ","
+    assert row.max_weight == 1.0
+
+
+def test_metrics_command_writes_the_table(run_command, tiny_model_dir, tmp_path, trace):
+    out = tmp_path / "m.csv"
+    code, stdout, _ = run_command(["metrics", "the cat sat on the mat", "--model", str(tiny_model_dir),
+                                   "--out", str(out)])
+    assert code == 0 and "wrote" in stdout
+    table = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert tuple(table[0]) == COLUMNS
+    rows = trace_metrics(trace)
+    assert [(r["kind"], int(r["layer"]), int(r["head"])) for r in table] == [(m.kind, m.layer, m.head) for m in rows]
+    assert {r["kind"] for r in table} == set(trace.schema.kind_names)
+    np.testing.assert_allclose([float(r["entropy_bits"]) for r in table], [m.entropy_bits for m in rows], rtol=1e-6)
+    assert out.read_text(encoding="utf-8") == metrics_csv(rows)
+
+
+def test_metrics_command_bad_input(run_command, tiny_model_dir, tmp_path):
+    code, _, err = run_command(["metrics", "   ", "--model", str(tiny_model_dir)])
+    assert code == 2 and "empty" in err
+    code, _, err = run_command(["metrics", "x", "--model", str(tiny_model_dir), "--out", str(tmp_path / "no" / "m.csv")])
+    assert code == 2 and "does not exist" in err

@@ -1,0 +1,88 @@
+"""Model view: its thumbnails hold the trace's arrays, a click focuses the head, hovering names its metrics,
+switched-off heads are crossed out."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6 import QtCore
+
+from model.analysis.metrics import trace_metrics
+from model.synthetic import synthetic_trace
+from visualizer.panels.model_view import ModelViewPanel
+from visualizer.plotting.scenes import settle_scenes
+from visualizer.state import ViewState
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = ModelViewPanel(ViewState())
+    qtbot.addWidget(p)
+    p.resize(700, 700)
+    p.show()
+    return p
+
+
+def show(panel, trace, **view):
+    panel.state = ViewState.for_trace(trace, **view)
+    panel.render(trace, panel.state)
+    settle_scenes(panel)
+    return panel.state
+
+
+def test_thumbnails_hold_the_traces_arrays(panel, shaped_trace):
+    for info in shaped_trace.schema.kinds:
+        show(panel, shaped_trace, kind=info.name)
+        L, H = shaped_trace.n_layers(info.stack), shaped_trace.n_heads
+        assert panel.shape[:2] == (L, H)
+        for l in range(L):
+            mask = shaped_trace.mask(info.name, l)
+            for h in range(H):
+                expected = np.where(mask, shaped_trace.attention(info.name, l, h), np.nan)
+                np.testing.assert_array_equal(panel.thumbnail(l, h), expected)
+        # the gaps between thumbnails hold nothing
+        assert np.isnan(panel.raw).sum() == panel.raw.size - sum(
+            shaped_trace.mask(info.name, l).sum() for l in range(L)) * H
+
+
+def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes):
+    trace = synthetic_trace(shapes["encoder-decoder"], seed=2)
+    state = show(panel, trace, kind="cross")
+    centre = panel.tile_rect(4, 6).center()
+    scene = panel.plot.vb.mapViewToScene(centre)
+    assert panel.head_at(scene) == (4, 6)
+    panel._clicked(scene)
+    assert (state.kind, state.layer, state.head) == ("cross", 4, 6)
+    panel.render(trace, state)
+    assert panel.frame.isVisible() and panel.frame.rect().center() == centre
+    panel._hovered(scene)
+    m = next(r for r in trace_metrics(trace) if (r.kind, r.layer, r.head) == ("cross", 5, 7))
+    assert panel.hover.text().startswith(f"Layer 5, head 7: entropy {m.entropy_bits:.2f} bits")
+    gap = panel.tile_rect(0, 0).bottomRight() + QtCore.QPointF(0.5 * panel.gap, 0.5 * panel.gap)
+    assert panel.head_at(panel.plot.vb.mapViewToScene(gap)) is None
+
+
+def test_switched_off_heads_are_crossed_out(panel, shapes):
+    trace = synthetic_trace(shapes["encoder-only"])
+    kind = trace.schema.kinds[0].name
+    trace.meta["ablations"] = [f"{kind}:2:3", f"{kind}:1:1"]
+    show(panel, trace, kind=kind)
+    assert panel.crossed == [(0, 0), (1, 2)]
+    x, y = panel.crosses.getData()
+    assert len(x) == 8
+    assert (x[0], y[0]) == (panel.tile_rect(0, 0).left(), panel.tile_rect(0, 0).top())
+
+
+def test_the_pixels_are_each_heads_weights_on_its_own_scale(panel, shapes):
+    trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", "b", "c", "d"])
+    kind = trace.schema.kinds[0].name
+    show(panel, trace, kind=kind)
+    lut = panel.lut
+    for l in range(panel.shape[0]):
+        for h in range(panel.shape[1]):
+            w = trace.attention(kind, l, h)
+            mask = trace.mask(kind, l)
+            r = panel.tile_rect(l, h)
+            pixels = panel.rgba[int(r.top()): int(r.bottom()), int(r.left()): int(r.right())]
+            expected = lut[np.floor(w / w.max() * 255 + 0.5).astype(int)]
+            np.testing.assert_array_equal(pixels[mask], expected[mask])
+            assert np.all(pixels[~mask] == 0)             # masked (the causal triangle): transparent

@@ -1,0 +1,67 @@
+"""Switching heads off in the window: the attention panel's right-click menu on a head, the Heads menu (reset),
+and a status-bar note of how many heads are off. The state's `ablations` is a run field: a change runs the model
+again and every panel shows the new run (model/ablation.py says what switching off means)."""
+from __future__ import annotations
+
+from PySide6 import QtWidgets
+
+from model.ablation import can_ablate, describe, spec
+
+
+class AblationActions:
+    def __init__(self, window):
+        self.window = w = window
+        self.state = w.state
+        menu = w.menuBar().addMenu("&Heads")
+        self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
+        self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
+        self.note = QtWidgets.QLabel()
+        self.note.setStyleSheet("color: #b3261e")
+        w.statusBar().addPermanentWidget(self.note)
+        w.exports.attention_menu.extra = self.add_to_menu
+        self.state.subscribe(lambda changed: self.refresh())
+        self.refresh()
+
+    def allowed(self) -> bool:
+        """Heads can be switched off in the open model (its family supports it)."""
+        return self.window.lm is not None and can_ablate(self.window.lm)
+
+    def focused(self) -> tuple[str, int, int] | None:
+        """(kind, layer, head) of the attention panel's focused head, 0-based; None for the mean of heads."""
+        a = self.window.attention
+        if self.window.trace is None or a.mean.isChecked():
+            return None
+        return a.shown_kind, a.shown_layer, a.shown_head
+
+    def toggle_focused_head(self) -> None:
+        head = self.focused()
+        if head is not None and self.allowed():
+            self.state.toggle_ablation(*head)
+
+    def add_to_menu(self, menu: QtWidgets.QMenu) -> None:
+        """The attention panel's right-click menu: switch the head under the mouse (now focused) off or on."""
+        head = self.focused()
+        if head is not None:
+            off = head in self.state.ablations
+            act = menu.addAction(f"Switch head {spec(head)} {'on again' if off else 'off'}",
+                                 lambda: self.state.toggle_ablation(*head))
+            self._explain(act)
+        reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
+        reset.setEnabled(bool(self.state.ablations))
+
+    def _explain(self, act) -> None:
+        if not self.allowed():
+            act.setEnabled(False)
+            act.setToolTip(f"Heads of {self.window.model_name} cannot be switched off yet")
+
+    def refresh(self) -> None:
+        head = self.focused()
+        off = head is not None and head in self.state.ablations
+        self.toggle_focused.setText("Switch the focused head on again" if off else "Switch the focused head off")
+        self.toggle_focused.setEnabled(head is not None and self.allowed())
+        self.reset.setEnabled(bool(self.state.ablations))
+        text = describe(self.state.ablations)
+        self.note.setText(text)
+        self.note.setToolTip("Right-click a head in the attention panel (or use the Heads menu) to switch it on "
+                             "again" if text else "")
+        self.note.setVisible(bool(text))

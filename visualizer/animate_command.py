@@ -1,0 +1,80 @@
+"""`attention-visualizer animate TEXT --kind KIND --over steps|layers|heads --out FILE.gif|.mp4`: one frame per
+generation step, layer or head, without a display."""
+from __future__ import annotations
+
+import os
+import sys
+
+from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_file
+
+from .translate_command import ablate_arg, load_model_arg, run_translation
+
+
+def layer_arg(text: str) -> int:
+    """--layer: a number from 1; 0-based inside."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: a number from 1")
+    return value - 1
+
+
+def head_arg(text: str):
+    """--head: a number from 1, or 'mean' (the mean of the heads); 0-based inside (None for the mean)."""
+    return None if text.strip().lower() == "mean" else layer_arg(text)
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    from .animation import OVER
+    p = ArgumentParser(prog="attention-visualizer animate",
+                       description="An animation of one attention kind over generation steps, layers or heads.")
+    p.add_argument("text", help="the source sentence")
+    p.add_argument("--kind", required=True, help="attention kind by its short name (enc_self, dec_self, cross …)")
+    p.add_argument("--over", required=True, choices=OVER, help="one frame per step, layer or head")
+    p.add_argument("--layer", type=layer_arg, default=0, help="the layer, from 1 (for --over steps or heads)")
+    p.add_argument("--head", type=head_arg, default=0, help="the head, from 1, or 'mean' (for steps or layers)")
+    p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
+    p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
+    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
+    p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
+                   help="switch a head off (repeatable; 'all' for every layer or head)")
+    a = p.parse_args(argv)
+    if not a.text.strip():
+        raise UsageError("nothing to animate: the text is empty")
+    if not 0.1 <= a.fps <= 60:
+        raise UsageError("--fps must be between 0.1 and 60")
+    from .animation import animation_specs, check_output, render_frames, write_animation
+    try:
+        check_output(a.out)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    writable_file(a.out, "--out")
+    if a.over == "heads" and a.head is None:
+        raise UsageError("--over heads shows every head: --head mean does not apply")
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
+    lm = load_model_arg(a.model)
+    trace = run_translation(lm, a.text, a.ablate, target=a.target).trace
+    try:
+        specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    from PySide6 import QtWidgets
+    from tqdm import tqdm
+
+    from .export import ExportError
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attention-visualizer animate"])
+    with tqdm(total=len(specs), desc="frames", unit="frame", file=sys.stderr, leave=False) as bar:
+        frames = render_frames(specs, progress=lambda done, total: bar.update(1))
+    try:
+        write_animation(frames, a.out, a.fps)
+    except ExportError as e:
+        raise CommandError(str(e)) from None
+    del app
+    print(f"wrote {len(frames)} frames to {a.out}")
+    return 0

@@ -1,0 +1,118 @@
+"""Animations of attention: one frame per generation step, layer or head of one attention kind, drawn by the same
+figure code as the PNG export (plotting/figure.py), written as GIF (imageio with Pillow) or MP4 (imageio's
+ffmpeg writer, when imageio-ffmpeg is installed), through a temporary file renamed into place (export.py).
+
+    frames = animation_specs(trace, "cross", over="steps", layer=1, head=0)
+    write_animation(frames, "cross.gif", fps=2, progress=lambda done, total: True)
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .export import ExportError, HeatmapSpec, atomic_write, heatmap_specs
+
+OVER = ("steps", "layers", "heads")
+FORMATS = (".gif", ".mp4")
+MIN_WIDTH = 400
+
+
+def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | None = 0,
+                    model_name: str = "") -> list[HeatmapSpec]:
+    """The frames' heatmaps (layer and head 0-based; head None = mean of heads): over "heads" every head of the
+    layer, over "layers" the head in every layer, over "steps" the head with the rows of steps 0..t only.
+    ValueError (one line) when the kind, layer or head does not exist, or the kind has no generation steps."""
+    schema = trace.schema
+    if kind not in schema.kind_names:
+        raise ValueError(f"unknown attention kind {kind!r} (this model has {', '.join(schema.kind_names)})")
+    if over not in OVER:
+        raise ValueError(f"--over must be one of {', '.join(OVER)}")
+    info = schema.kind(kind)
+    n_layers = trace.n_layers(info.stack)
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"{kind}: no layer {layer + 1} (it has {n_layers})")
+    if head is not None and not 0 <= head < trace.n_heads:
+        raise ValueError(f"{kind}: no head {head + 1} (it has {trace.n_heads})")
+    specs = [s for s in heatmap_specs(trace, model_name) if s.kind == kind]
+    if over == "heads":
+        return [s for s in specs if s.layer == layer and s.head is not None]
+    if over == "layers":
+        return [s for s in specs if s.head == head]
+    if not info.by_step:
+        raise ValueError(f"{kind} has no generation steps (its rows are not a decoder's): animate over layers "
+                         "or heads")
+    base = next(s for s in specs if s.layer == layer and s.head == head)
+    frames = []
+    for t in range(base.matrix.shape[0]):
+        shown = np.zeros_like(base.mask)
+        shown[: t + 1] = base.mask[: t + 1]                  # rows not generated yet: masked
+        rows = base.rows[: t + 1] + [""] * (len(base.rows) - t - 1)      # tokens not generated yet: unnamed
+        frames.append(replace(base, mask=shown, rows=rows,
+                              title=f"{base.title} — step {t}: predicting token {t + 1}"))
+    return frames
+
+
+def check_output(path: str | Path) -> Path:
+    """The animation's file: .gif, or .mp4 when imageio's ffmpeg writer is installed; ValueError if not."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{path}: the animation must be a .gif or .mp4 file")
+    if suffix == ".mp4":
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise ValueError("MP4 needs imageio's ffmpeg writer (pip install imageio-ffmpeg); "
+                             "a .gif needs nothing more") from None
+    return path
+
+
+def render_frames(specs: list[HeatmapSpec], width: int = 900, height: int = 760, colormap: str | None = None,
+                  progress: Callable[[int, int], bool | None] | None = None) -> list[np.ndarray] | None:
+    """Each spec drawn by the export figure, as (height, width, 3) uint8 RGB; None when progress said stop.
+    Every frame has the first frame's colour levels (0 … the largest weight of all frames)."""
+    from .plotting.figure import HeatmapFigure
+    from .plotting.render import scene_image
+    figure = HeatmapFigure(max(width, MIN_WIDTH), height)
+    if colormap:
+        figure.set_colormap(colormap)
+    top = max(float(np.max(np.where(s.mask, s.matrix, 0))) for s in specs) if specs else 1.0
+    frames = []
+    for i, spec in enumerate(specs):
+        figure.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title, levels=(0.0, max(top, 1e-6)))
+        frames.append(qimage_rgb(scene_image(figure.widget)))
+        if progress is not None and progress(i + 1, len(specs) + 1) is False:
+            return None
+    return frames
+
+
+def qimage_rgb(image) -> np.ndarray:
+    """A QImage as a (height, width, 3) uint8 array."""
+    from PySide6 import QtGui
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGB888)
+    w, h, stride = image.width(), image.height(), image.bytesPerLine()
+    data = np.frombuffer(image.constBits(), dtype=np.uint8, count=stride * h).reshape(h, stride)
+    return data[:, : 3 * w].reshape(h, w, 3).copy()
+
+
+def write_animation(frames: list[np.ndarray], path: str | Path, fps: float = 2.0) -> Path:
+    """The frames as a GIF (looping) or MP4, written atomically; ExportError (one line) when it cannot be."""
+    import imageio.v3 as iio
+    path = Path(path)
+    if not frames:
+        raise ExportError("no frames to write")
+
+    def write(tmp: str) -> None:
+        if path.suffix.lower() == ".gif":
+            iio.imwrite(tmp, np.stack(frames), extension=".gif", duration=1000 / fps, loop=0)
+        else:       # video codecs want sides divisible by 16: pad with the figure's white, never rescale
+            import imageio
+            h, w = frames[0].shape[:2]
+            pad = ((0, -h % 16), (0, -w % 16), (0, 0))
+            imageio.mimwrite(tmp, [np.pad(f, pad, constant_values=255) for f in frames], format="FFMPEG", fps=fps)
+
+    atomic_write(path, write)
+    return path

@@ -1,0 +1,56 @@
+"""File ▸ Export animation…: the attention panel's kind over generation steps, layers or heads as a GIF (or
+MP4), frames drawn like the PNG export, in the colour map on screen, with a progress dialog."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtGui, QtWidgets
+
+from .animation import OVER, animation_specs, check_output, render_frames, write_animation
+from .export import ExportError
+from .export_actions import progress_dialog
+
+
+class AnimationActions:
+    def __init__(self, window):
+        self.window = w = window
+        file_menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&File")
+        self.action = QtGui.QAction("Export animation…", w)
+        self.action.triggered.connect(self.dialog)
+        file_menu.insertAction(file_menu.actions()[-2], self.action)      # above the separator before Quit
+
+    def specs(self, over: str):
+        """The frames of the attention panel's kind, layer and head (or mean) over steps, layers or heads."""
+        w, a = self.window, self.window.attention
+        head = None if a.mean.isChecked() and over != "heads" else a.shown_head
+        return animation_specs(w.trace, a.shown_kind, over, a.shown_layer, head, w.model_name)
+
+    def export(self, path: str | Path, over: str, progress=None) -> int:
+        """Write the animation; the number of frames (0 when cancelled). ValueError / ExportError: one line."""
+        check_output(path)
+        frames = render_frames(self.specs(over), colormap=self.window.attention.colormap, progress=progress)
+        if frames is None:
+            return 0
+        write_animation(frames, path)
+        return len(frames)
+
+    def dialog(self) -> None:
+        w = self.window
+        if w.trace is None:
+            return
+        over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", list(OVER), 0, False)
+        if not ok:
+            return
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", f"attention-{over}.gif",
+                                                        "GIF animation (*.gif);;MP4 video (*.mp4)")
+        if not path:
+            return
+        dialog, progress = progress_dialog(w, "Drawing frames…")
+        try:
+            n = self.export(path, over, progress)
+            if n:
+                w.statusBar().showMessage(f"Wrote {n} frames to {path}", 8000)
+        except (ValueError, ExportError) as e:
+            w.error("Cannot export the animation", str(e))
+        finally:
+            dialog.close()

@@ -1,0 +1,41 @@
+"""`attention-visualizer metrics TEXT [--model M] [--out FILE.csv]`: the per-head metrics table, no window."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_file
+
+from .translate_command import ablate_arg, load_model_arg, run_translation
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    p = ArgumentParser(prog="attention-visualizer metrics",
+                       description="Per-head attention metrics (entropy, distance, shares) of a sentence, as CSV.")
+    p.add_argument("text", help="the source sentence")
+    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
+    p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
+                   help="switch a head off (repeatable; 'all' for every layer or head)")
+    p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
+    a = p.parse_args(argv)
+    if not a.text.strip():
+        raise UsageError("nothing to measure: the text is empty")
+    if a.out:
+        writable_file(a.out, "--out")
+    from model.analysis.metrics import metrics_csv, trace_metrics
+
+    from .export import ExportError, write_text
+    lm = load_model_arg(a.model)
+    result = run_translation(lm, a.text, a.ablate, target=a.target)
+    text = metrics_csv(trace_metrics(result.trace))
+    if a.out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_text(Path(a.out), text)
+    except ExportError as e:
+        raise CommandError(str(e)) from None
+    print(f"wrote {len(text.splitlines()) - 1} heads to {a.out}")
+    return 0

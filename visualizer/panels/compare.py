@@ -1,0 +1,142 @@
+"""Compare two runs: pin the run on screen (A), change something (a word, positional encoding off, a head
+switched off), and see the pinned run and the current one (B) side by side for the focused head, their
+difference B − A on a diverging colour map centred on 0 when the two matrices have the same shape, and both
+next-token distributions at the step in view. Right-click any of the three heatmaps to save it."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
+from ..plotting.plot_box import HeatmapBox
+
+TOP = 5          # tokens listed per output distribution
+
+
+def run_label(trace) -> str:
+    """One line naming a run: its sentence, and what was switched off or forced."""
+    m = trace.meta
+    parts = [f"“{m.get('sentence', '')}”"]
+    if m.get("mode") == "teacher-forced":
+        parts.append("teacher-forced")
+    if m.get("positional") is False:
+        parts.append("no positional encoding")
+    off = len(m.get("ablations", []))
+    if off:
+        parts.append(f"{off} head{'s' if off != 1 else ''} off")
+    return ", ".join(parts)
+
+
+class ComparePanel(QtWidgets.QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.pin_button = QtWidgets.QPushButton("Pin this run as A")
+        self.pin_button.setToolTip("Keep the run on screen; change the sentence, a setting or a head and compare")
+        self.unpin_button = QtWidgets.QPushButton("Unpin")
+        self.pin_button.clicked.connect(self.pin)
+        self.unpin_button.clicked.connect(self.unpin)
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(self.pin_button)
+        bar.addWidget(self.unpin_button)
+        bar.addStretch(1)
+        self.note = QtWidgets.QLabel("Pin a run, then change something: A is the pinned run, B the one on screen.")
+        self.note.setWordWrap(True)
+        self.a = HeatmapBox("A (pinned)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=240)
+        self.b = HeatmapBox("B (now)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=240)
+        self.diff = HeatmapBox("B − A", "query", "key", colormap=SIGNED_COLORMAP, bar_label="B − A",
+                               min_height=240)
+        self.outputs = QtWidgets.QLabel()
+        self.outputs.setWordWrap(True)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.note)
+        for w in (self.a, self.b, self.diff, self.outputs):
+            layout.addWidget(w)
+        self.pinned = None
+        self.current = None
+        self.vocab: list[str] | None = None
+        self.difference: np.ndarray | None = None      # B − A shown (None when the shapes differ)
+        self._show_parts(False)
+
+    def set_vocab(self, pieces) -> None:
+        self.vocab = [str(p) for p in pieces] if pieces is not None else None
+
+    def view_key(self, state):
+        return (state.kind, state.layer, state.head, state.step, id(self.pinned))
+
+    def pin(self) -> None:
+        if self.current is not None:
+            self.pinned = self.current
+            self.render(self.current, self.state)
+
+    def unpin(self) -> None:
+        self.pinned = None
+        if self.current is not None:
+            self.render(self.current, self.state)
+
+    def _show_parts(self, on: bool) -> None:
+        for w in (self.a, self.b, self.diff, self.outputs):
+            w.setVisible(on)
+        self.unpin_button.setEnabled(on)
+
+    def render(self, trace, state) -> None:
+        self.current = trace
+        a = self.pinned
+        self._show_parts(a is not None)
+        if a is None:
+            self.note.setText("Pin a run, then change something: A is the pinned run, B the one on screen.")
+            return
+        kind = state.kind
+        if kind not in a.schema.kind_names or kind not in trace.schema.kind_names:
+            self.note.setText("The pinned run's model has no such attention kind: nothing to compare.")
+            self._show_parts(False)
+            self.unpin_button.setEnabled(True)
+            return
+        info = trace.schema.kind(kind)
+        layer, head = state.layer, state.head
+        if layer >= a.n_layers(info.stack) or head >= a.n_heads:
+            self.note.setText("The pinned run's model has no such layer or head.")
+            self._show_parts(False)
+            self.unpin_button.setEnabled(True)
+            return
+        wa, wb = a.attention(kind, layer, head), trace.attention(kind, layer, head)
+        top = max(float(wa.max()), float(wb.max()), 1e-6)
+        for box, t, w, name in ((self.a, a, wa, "A"), (self.b, trace, wb, "B")):
+            rows, cols = t.axis_tokens(kind)
+            box.show_matrix(np.where(t.mask(kind, layer), w, np.nan), rows, cols, levels=(0.0, top))
+            box.set_title(f"{name}: {run_label(t)}")
+        where = f"{info.title}, layer {layer + 1}, head {head + 1}"
+        if wa.shape == wb.shape:
+            self.difference = wb.astype(np.float64) - wa.astype(np.float64)
+            rows, cols = trace.axis_tokens(kind)
+            self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
+            self.diff.set_title(f"B − A: {where}")
+            self.diff.setVisible(True)
+            self.note.setText(f"{where}. Largest change {np.abs(self.difference).max():.3f}.")
+        else:
+            self.difference = None
+            self.diff.setVisible(False)
+            self.note.setText(f"{where}. The runs' matrices differ in shape ({wa.shape[0]}×{wa.shape[1]} and "
+                              f"{wb.shape[0]}×{wb.shape[1]} tokens): no difference to show.")
+        self.outputs.setText(self._outputs(a, trace, state.step))
+
+    def _outputs(self, a, b, step: int) -> str:
+        """Both runs' top next tokens at the step in view, as two short lists."""
+        lines = []
+        for name, t in (("A", a), ("B", b)):
+            if "logits" not in t.arrays or not t.n_steps:
+                continue
+            s = min(step, t.n_steps - 1)
+            p = t.probs(s)
+            best = np.argsort(-p)[:TOP]
+            words = ", ".join(f"{html.escape(self._piece(t, i))} {p[i]:.2f}" for i in best)
+            lines.append(f"<b>{name}</b>, step {s}: {words}")
+        return "<br>".join(lines)
+
+    def _piece(self, trace, i: int) -> str:
+        vocab = trace.meta.get("vocab") or self.vocab
+        return vocab[i] if vocab is not None and i < len(vocab) else f"#{i}"

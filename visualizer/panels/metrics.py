@@ -1,0 +1,126 @@
+"""Head metrics: a sortable table, one row per attention kind × layer × head (model/analysis/metrics.py). Click a
+header to sort, a row to focus that head in the attention panel; right-click a row to switch the head off or on."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from model.ablation import ablated_heads, spec
+from model.analysis.metrics import COLUMNS, HeadMetrics, trace_metrics
+
+SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
+HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy (bits)",
+           "mean_distance": "distance", "max_weight": "max", "first_token": "first", "end_token": "end",
+           "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off"}
+TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
+        "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
+        "max_weight": "The head's largest weight",
+        "first_token": "Share of the weight on the first key token",
+        "end_token": "Share of the weight on the end token (</s>, [SEP])",
+        "punctuation": "Share of the weight on punctuation keys",
+        "diagonal": "Share of the weight on the query's own position",
+        "previous_token": "Share of the weight on the position before the query's",
+        "off": "The head is switched off (ablated) in this run"}
+
+
+class MetricsModel(QtCore.QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[HeadMetrics] = []
+        self.off: frozenset = frozenset()
+        self.columns = COLUMNS + ("off",)
+
+    def set_rows(self, rows: list[HeadMetrics], off: frozenset) -> None:
+        self.beginResetModel()
+        self.rows, self.off = rows, off
+        self.endResetModel()
+
+    def rowCount(self, parent=QtCore.QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QtCore.QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.columns)
+
+    def value(self, row: int, col: int):
+        r = self.rows[row]
+        name = self.columns[col]
+        return ("off" if r.key in self.off else "") if name == "off" else getattr(r, name)
+
+    def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        value = self.value(index.row(), index.column())
+        if role == SORT_ROLE:
+            return value
+        if role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return f"{value:.3f}" if isinstance(value, float) else str(value)
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and not isinstance(value, str):
+            return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        if orientation != QtCore.Qt.Orientation.Horizontal:
+            return None
+        name = self.columns[section]
+        if role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return HEADERS[name]
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+            return TIPS.get(name)
+        return None
+
+
+class MetricsPanel(QtWidgets.QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.model = MetricsModel(self)
+        self.proxy = QtCore.QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)      # pipeline order until a header is clicked
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.clicked.connect(lambda index: self.focus_row(index.row()))
+        self.table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._menu)
+        hint = QtWidgets.QLabel("Click a header to sort, a row to focus its head; right-click to switch a head off.")
+        hint.setWordWrap(True)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(hint)
+        layout.addWidget(self.table, 1)
+        self._trace = None
+
+    def view_key(self, state):
+        return ()                 # the table depends on the trace alone (a new run draws it again)
+
+    def render(self, trace, state) -> None:
+        if trace is self._trace:
+            return
+        self._trace = trace
+        self.model.set_rows(trace_metrics(trace), ablated_heads(trace))
+
+    def row_key(self, view_row: int) -> tuple[str, int, int]:
+        """(kind, layer, head), 0-based, of a row as the table shows it (sorted)."""
+        return self.model.rows[self.proxy.mapToSource(self.proxy.index(view_row, 0)).row()].key
+
+    def focus_row(self, view_row: int) -> None:
+        kind, layer, head = self.row_key(view_row)
+        self.state.update(kind=kind, layer=layer, head=head)
+
+    def _menu(self, pos) -> None:
+        index = self.table.indexAt(pos)
+        if not index.isValid():
+            return
+        key = self.row_key(index.row())
+        menu = QtWidgets.QMenu(self)
+        off = key in self.state.ablations
+        menu.addAction(f"Switch head {spec(key)} {'on again' if off else 'off'}",
+                       lambda: self.state.toggle_ablation(*key))
+        menu.addAction("Reset ablations (every head on)", self.state.reset_ablations).setEnabled(
+            bool(self.state.ablations))
+        menu.exec(self.table.viewport().mapToGlobal(pos))

@@ -1,0 +1,221 @@
+"""Model view: every layer × head of one attention kind at once, as BertViz's model view shows them: one row of
+thumbnails per layer, one column per head, each head coloured from 0 to its own largest weight. A click focuses
+that head in the attention panel; hovering shows the head's metrics (model/analysis/metrics.py); switched-off
+heads are crossed out.
+
+All thumbnails are one image (a mosaic with gaps), so that 12 layers × 12 heads of 128 tokens paint as fast as
+one heatmap: see benchmarks/model_view.py."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from model.ablation import ablated_heads
+from model.analysis.metrics import trace_metrics
+
+from ..plotting.colormaps import COLORMAP, HIGHLIGHT
+from ..plotting.text import tick_font
+
+
+def gap_of(n_rows: int, n_cols: int) -> int:
+    """The gap between thumbnails, in cells: about a sixth of a thumbnail, at least one cell."""
+    return max(1, round(max(n_rows, n_cols) / 6))
+
+
+def tile(tiles: np.ndarray, gap: int, fill) -> np.ndarray:
+    """(L, H, Tq, Tk, ...) tiles laid out as one (L·(Tq+gap) − gap, H·(Tk+gap) − gap, ...) mosaic, fill in the
+    gaps: one strided copy, no loop over heads."""
+    L, H, Tq, Tk = tiles.shape[:4]
+    rest = tiles.shape[4:]
+    shape = (L, Tq + gap, H, Tk + gap, *rest)
+    out = np.zeros(shape, dtype=tiles.dtype) if fill == 0 else np.full(shape, fill, dtype=tiles.dtype)
+    out[:, :Tq, :, :Tk] = tiles.swapaxes(1, 2)
+    return out.reshape(L * (Tq + gap), H * (Tk + gap), *rest)[: L * (Tq + gap) - gap, : H * (Tk + gap) - gap]
+
+
+def colour_tiles(weights: np.ndarray, masks: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """(L, H, Tq, Tk) uint32, each an RGBA pixel: each head from 0 to its own largest weight through lut
+    (256, 4) uint8; masked cells transparent (0). One gather of packed pixels, no per-channel work."""
+    scale = 255.0 / np.maximum(weights.max(axis=(2, 3), keepdims=True), np.float32(1e-6))
+    z = weights * scale.astype(np.float32)
+    z += np.float32(0.5)
+    packed = np.ascontiguousarray(lut, dtype=np.uint8).view(np.uint32).ravel()[z.astype(np.uint8)]
+    packed *= masks[:, None]                  # masked cells: 0, a transparent pixel
+    return packed
+
+
+class ModelViewPanel(QtWidgets.QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.kind = QtWidgets.QComboBox()
+        self.kind.setToolTip("Which attention sublayer: every layer (rows) and head (columns) of it")
+        self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
+        self._kinds: tuple = ()
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("w")
+        self.plot = self.canvas.addPlot()
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.invertY(True)
+        self.plot.hideAxis("bottom")
+        self.plot.showAxis("top")
+        for side in ("left", "top"):
+            axis = self.plot.getAxis(side)
+            axis.setPen("k")
+            axis.setTextPen("k")
+            axis.setTickFont(tick_font(9))
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(pg.colormap.get(COLORMAP))
+        self.plot.addItem(self.image)
+        self.frame = QtWidgets.QGraphicsRectItem()
+        self.frame.setPen(pg.mkPen(HIGHLIGHT, width=2.5))
+        self.frame.setZValue(10)
+        self.plot.addItem(self.frame)
+        self.crosses = pg.PlotCurveItem(pen=pg.mkPen("#d62728", width=2), connect="pairs")
+        self.crosses.setZValue(20)
+        self.plot.addItem(self.crosses)
+        self.hover = QtWidgets.QLabel("Click a head to focus it; hover for its metrics. Each head is coloured "
+                                      "from 0 to its own largest weight.")
+        self.hover.setWordWrap(True)
+        self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.kind)
+        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.hover)
+        self.trace = None
+        self.shown_kind = ""
+        self.weights: np.ndarray | None = None   # (L, H, Tq, Tk) of the kind shown
+        self.masks: np.ndarray | None = None     # (L, Tq, Tk)
+        self._raw: np.ndarray | None = None
+        self.lut = pg.colormap.get(COLORMAP).getLookupTable(nPts=256, alpha=True)     # (256, 4) uint8
+        self.shape = (0, 0, 0, 0)                # layers, heads, Tq, Tk
+        self.gap = 1
+        self._shown = None                       # (trace, kind) the mosaic shows
+        self._metrics: dict = {}                 # (kind, layer, head) 0-based -> HeadMetrics, for the trace shown
+        self.crossed: list[tuple[int, int]] = []  # (layer, head) of the switched-off heads of the kind shown
+        self.canvas.scene().sigMouseClicked.connect(lambda ev: self._clicked(ev.scenePos()))
+        self.canvas.scene().sigMouseMoved.connect(self._hovered)
+
+    def view_key(self, state):
+        return (state.kind, state.layer, state.head)
+
+    # --- reading back (tests) -------------------------------------------------------------------
+    @property
+    def raw(self) -> np.ndarray | None:
+        """The mosaic of the weights shown, laid out as the image (NaN in the gaps and at masked cells)."""
+        if self._raw is None and self.weights is not None:
+            self._raw = tile(np.where(self.masks[:, None], self.weights, np.nan), self.gap, np.nan)
+        return self._raw
+
+    @property
+    def rgba(self) -> np.ndarray:
+        """The image's pixels (rows × columns × RGBA)."""
+        return self.image.image
+
+    def thumbnail(self, layer: int, head: int) -> np.ndarray:
+        """The raw weights in one thumbnail (NaN at masked cells)."""
+        _, _, Tq, Tk = self.shape
+        g = self.gap
+        return self.raw[layer * (Tq + g): layer * (Tq + g) + Tq, head * (Tk + g): head * (Tk + g) + Tk]
+
+    def tile_rect(self, layer: int, head: int) -> QtCore.QRectF:
+        _, _, Tq, Tk = self.shape
+        return QtCore.QRectF(head * (Tk + self.gap), layer * (Tq + self.gap), Tk, Tq)
+
+    def head_at(self, scene_pos) -> tuple[int, int] | None:
+        """(layer, head) of the thumbnail under a scene position, or None (outside, or in a gap)."""
+        if self.weights is None:
+            return None
+        p = self.plot.vb.mapSceneToView(scene_pos)
+        L, H, Tq, Tk = self.shape
+        x, y = p.x(), p.y()
+        if x < 0 or y < 0:
+            return None
+        h, dx = divmod(x, Tk + self.gap)
+        l, dy = divmod(y, Tq + self.gap)
+        if dx >= Tk or dy >= Tq or h >= H or l >= L:
+            return None
+        return int(l), int(h)
+
+    # --- drawing --------------------------------------------------------------------------------
+    def _set_kinds(self, schema) -> None:
+        if schema.kinds == self._kinds:
+            return
+        self._kinds = schema.kinds
+        self.kind.blockSignals(True)
+        self.kind.clear()
+        for k in schema.kinds:
+            self.kind.addItem(k.label, k.name)
+        self.kind.blockSignals(False)
+
+    def render(self, trace, state) -> None:
+        schema = trace.schema
+        self._set_kinds(schema)
+        kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
+        self.kind.setCurrentIndex(schema.kind_names.index(kind))
+        if self._shown is None or self._shown[0] is not trace or self._shown[1] != kind:
+            self._draw(trace, kind)
+        L = self.shape[0]
+        if state.kind == kind and 0 <= state.layer < L:
+            self.frame.setRect(self.tile_rect(state.layer, min(state.head, self.shape[1] - 1)).adjusted(
+                -0.5, -0.5, 0.5, 0.5))
+            self.frame.setVisible(True)
+        else:
+            self.frame.setVisible(False)
+
+    def _draw(self, trace, kind: str) -> None:
+        info = trace.schema.kind(kind)
+        L = trace.n_layers(info.stack)
+        self.weights = np.stack([trace.attention(kind, l) for l in range(L)]).astype(np.float32, copy=False)
+        self.masks = np.stack([trace.mask(kind, l) for l in range(L)])                          # (L, Tq, Tk)
+        self._raw = None
+        H, Tq, Tk = self.weights.shape[1:]
+        self.shape = (L, H, Tq, Tk)
+        self.gap = gap_of(Tq, Tk)
+        # colours computed here (uint8 RGBA): pyqtgraph then has no float image to scale and no NaN to find
+        packed = tile(colour_tiles(self.weights, self.masks, self.lut), self.gap, 0)
+        rgba = packed.view(np.uint8).reshape(*packed.shape, 4)
+        self.image.setImage(rgba, autoLevels=False)
+        self.image.setRect(QtCore.QRectF(0, 0, rgba.shape[1], rgba.shape[0]))
+        self.plot.vb.setRange(xRange=(0, rgba.shape[1]), yRange=(0, rgba.shape[0]), padding=0.01)
+        g = self.gap
+        self.plot.getAxis("left").setTicks([[(l * (Tq + g) + Tq / 2, f"L{l + 1}") for l in range(L)], []])
+        self.plot.getAxis("top").setTicks([[(h * (Tk + g) + Tk / 2, f"H{h + 1}") for h in range(H)], []])
+        off = sorted((l, h) for k, l, h in ablated_heads(trace) if k == kind and l < L and h < H)
+        xs, ys = [], []
+        for l, h in off:
+            r = self.tile_rect(l, h)
+            xs += [r.left(), r.right(), r.right(), r.left()]
+            ys += [r.top(), r.bottom(), r.top(), r.bottom()]
+        self.crosses.setData(np.array(xs, dtype=float), np.array(ys, dtype=float))
+        self.crossed = off
+        self.trace, self.shown_kind, self._shown = trace, kind, (trace, kind)
+        self._metrics = {}
+        self.plot.setTitle(f"{info.title}: {L} layers × {H} heads", color="k", size="10pt")
+
+    def metrics_of(self, layer: int, head: int):
+        if not self._metrics:
+            self._metrics = {m.key: m for m in trace_metrics(self.trace) if m.kind == self.shown_kind}
+        return self._metrics[(self.shown_kind, layer, head)]
+
+    def _hovered(self, scene_pos) -> None:
+        where = self.head_at(scene_pos)
+        if where is None:
+            self.canvas.setToolTip("")
+            return
+        m = self.metrics_of(*where)
+        text = (f"Layer {m.layer}, head {m.head}: entropy {m.entropy_bits:.2f} bits, distance {m.mean_distance:.2f}, "
+                f"max {m.max_weight:.2f}; on the first token {m.first_token:.0%}, the end token {m.end_token:.0%}, "
+                f"punctuation {m.punctuation:.0%}, itself {m.diagonal:.0%}, the previous token "
+                f"{m.previous_token:.0%}" + (" — switched off" if (m.layer - 1, m.head - 1) in self.crossed else ""))
+        self.hover.setText(text)
+        self.canvas.setToolTip(text)
+
+    def _clicked(self, scene_pos) -> None:
+        where = self.head_at(scene_pos)
+        if where is not None:
+            self.state.update(kind=self.shown_kind, layer=where[0], head=where[1])
