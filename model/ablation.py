@@ -82,19 +82,6 @@ def by_module(ablations, schema) -> dict[tuple[str, int, str], tuple[int, ...]]:
     return {key: tuple(v) for key, v in out.items()}
 
 
-def can_ablate(lm) -> bool:
-    """Whether the family that opened lm can switch heads off (its module says CAN_ABLATE = True)."""
-    from .families import family
-    return bool(getattr(family(lm.family), "CAN_ABLATE", False))
-
-
-def require(lm, ablations) -> None:
-    """AblationError (one line) when heads are to be switched off in a model whose family cannot."""
-    if ablations and not can_ablate(lm):
-        raise AblationError(f"switching heads off is not available for {lm.family} models yet "
-                            "(only the seed transformer's heads can be ablated)")
-
-
 def ablated_heads(trace) -> frozenset[Ablation]:
     """The heads that were off in the run a trace records (its meta's "ablations"), 0-based."""
     out = set()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from PySide6 import QtWidgets
 
-from model.ablation import can_ablate, describe, spec
+from model.ablation import describe, spec
+from model.families import can_ablate
 
 
 class AblationActions:

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6 import QtCore
 
-from model.ablation import require
+from model.families import require
 
 from .last_frame import frame_key
 from .worker import ModelRunner, one_torch_thread

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.ablation import AblationError, expand, parse_spec, require
+from model.ablation import AblationError, expand, parse_spec
+from model.families import require
 from model.command_line import ArgumentParser, UsageError, beam_width, command
 
 

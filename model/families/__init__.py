@@ -14,6 +14,7 @@ import importlib
 import json
 from pathlib import Path
 
+from ..ablation import AblationError
 from ..assets import CONFIG, ModelLoadError, bundled_models, model_folder
 
 # modules under model/families/, asked in this order
@@ -93,3 +94,15 @@ def schema_of(name_or_folder: str | Path):
 def translate(lm, text: str, *args, **kwargs):
     """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
     return family(lm.family).translate(lm, text, *args, **kwargs)
+
+
+def can_ablate(lm) -> bool:
+    """Whether the family that opened lm can switch heads off (its module says CAN_ABLATE = True)."""
+    return bool(getattr(family(lm.family), "CAN_ABLATE", False))
+
+
+def require(lm, ablations) -> None:
+    """AblationError (one line) when heads are to be switched off in a model whose family cannot."""
+    if ablations and not can_ablate(lm):
+        raise AblationError(f"switching heads off is not available for {lm.family} models yet "
+                            "(only the seed transformer's heads can be ablated)")
