@@ -29,15 +29,31 @@ AREAS = {"left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, "right": QtCore.Qt
          "right-top": QtCore.Qt.DockWidgetArea.RightDockWidgetArea}
 
 
+class Panels(dict):
+    """name -> panel. A lazy panel (see panels/registry.py) is built the first time it is asked for by name
+    (panels[name]); iterating, `in` and get() see only the panels built so far."""
+
+    def __init__(self, build_missing):
+        super().__init__()
+        self._build_missing = build_missing
+
+    def __missing__(self, name: str):
+        return self._build_missing(name)
+
+
 class Docks:
     """window.panels and window.docks (name -> panel, name -> QDockWidget) and what is done with them."""
 
     def __init__(self, window, state):
         self.window, self.state = window, state
-        self.panels: dict[str, QtWidgets.QWidget] = {}
+        self.panels: dict[str, QtWidgets.QWidget] = Panels(self._build_lazy)
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._keys: dict[str, object] = {}        # name -> the view_key each panel was last drawn with
+        self._lazy = {entry.name: entry for entry in PANELS if entry.lazy}     # not built yet
+        self._calls: dict[str, tuple] = {}        # the last set_vocab / set_model, for panels built later
         for entry in PANELS:
+            if entry.lazy:
+                continue
             try:
                 panel = build(entry, state)
             except Exception as e:  # a broken panel must not take the window down with it
@@ -56,8 +72,8 @@ class Docks:
         sentence field has the focus when the window opens)."""
         window, state = self.window, self.state
         for entry in PANELS:
-            if entry.place in AREAS and entry.name in self.panels:
-                self._add_dock(entry, self.panels[entry.name])
+            if entry.place in AREAS and (entry.name in self.panels or entry.name in self._lazy):
+                self._add_dock(entry, self.panels.get(entry.name))
         # right column: the output distribution on top (always in view while stepping through the decoder),
         # below it one tab group whose tab follows the stage (embeddings, LayerNorm) unless the user picks another
         top = [self.docks[e.name] for e in PANELS if e.place == "right-top" and e.name in self.docks]
@@ -72,23 +88,58 @@ class Docks:
         self._stage_dock = stage_dock(state)
         window.tabifiedDockWidgetActivated.connect(lambda _: self.readable_tabs())
 
-    def _add_dock(self, entry, panel: QtWidgets.QWidget) -> None:
+    def _add_dock(self, entry, panel: QtWidgets.QWidget | None) -> None:
+        """A dock for the panel; a lazy panel's dock holds an empty widget until its tab is first shown."""
         dock = QtWidgets.QDockWidget(entry.title, self.window)
         dock.setObjectName(f"dock-{entry.name}")
-        if not entry.scrolls:
-            dock.setWidget(panel)
-        else:
-            # a scroll area lets the window shrink below a panel's own minimum (small projectors, big fonts)
-            scroll = QtWidgets.QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-            scroll.setWidget(panel)
-            scroll.setMinimumSize(160, 120)
-            dock.setWidget(scroll)
-        dock.visibilityChanged.connect(
-            lambda visible, n=entry.name: visible and self.window.trace is not None and self.render(n))
+        dock.setWidget(self._holder(entry, panel) if panel is not None else QtWidgets.QWidget())
+        dock.visibilityChanged.connect(lambda visible, n=entry.name: visible and self._shown(n))
         self.window.addDockWidget(AREAS[entry.place], dock)
         self.docks[entry.name] = dock
+
+    @staticmethod
+    def _holder(entry, panel: QtWidgets.QWidget) -> QtWidgets.QWidget:
+        if not entry.scrolls:
+            return panel
+        # a scroll area lets the window shrink below a panel's own minimum (small projectors, big fonts)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        scroll.setWidget(panel)
+        scroll.setMinimumSize(160, 120)
+        return scroll
+
+    def _shown(self, name: str) -> None:
+        """A dock came into view: build its panel if it is a lazy one, and draw it."""
+        if name in self._lazy:
+            try:
+                self.panels[name]
+            except KeyError:
+                return
+        if self.window.trace is not None and name in self.panels:
+            self.render(name)
+
+    def _build_lazy(self, name: str) -> QtWidgets.QWidget:
+        """Build a lazy panel now: into its dock, with the vocabulary and model the others were given and its
+        right-click menus. KeyError for a name that is no panel (or one that failed to build)."""
+        entry = self._lazy.pop(name, None)
+        if entry is None:
+            raise KeyError(name)
+        try:
+            panel = build(entry, self.state)
+        except Exception as e:  # a broken panel must not take the window down with it
+            why = (str(e).splitlines() or [""])[0]
+            print(f"note: the {entry.title} panel is unavailable ({type(e).__name__}: {why})", file=sys.stderr)
+            raise KeyError(name) from None
+        dict.__setitem__(self.panels, name, panel)
+        for method, args in self._calls.items():
+            if hasattr(panel, method):
+                getattr(panel, method)(*args)
+        from .plot_menu import install_plot_menus
+        install_plot_menus(panel)
+        if name in self.docks:
+            self.docks[name].setWidget(self._holder(entry, panel))
+        return panel
 
     # --- drawing ------------------------------------------------------------------------------------
     def render(self, name: str, force: bool = False) -> None:
@@ -114,7 +165,8 @@ class Docks:
         self._keys.clear()
 
     def call(self, method: str, *args) -> None:
-        """panel.method(*args) for every panel that has it (set_vocab, set_model)."""
+        """panel.method(*args) for every panel that has it (set_vocab, set_model); panels built later get it then."""
+        self._calls[method] = args
         for panel in self.panels.values():
             if hasattr(panel, method):
                 getattr(panel, method)(*args)

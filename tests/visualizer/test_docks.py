@@ -64,3 +64,25 @@ def test_the_sentence_field_has_the_focus_when_the_window_opens(qtbot, window):
     """Typing at once goes into the sentence: the docks come after the central widget in the focus chain."""
     window.activateWindow()
     qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is window.inputs.sentence, timeout=5000)
+
+
+def test_a_lazy_panel_is_built_when_its_tab_is_first_shown(qtbot, monkeypatch, settings, tiny_model_dir):
+    """A lazy entry costs nothing at start: its dock waits with an empty widget; showing the tab builds the panel,
+    gives it the vocabulary the others got, and draws the trace on screen."""
+    w = window_with(qtbot, monkeypatch, settings, tiny_model_dir,
+                    PanelEntry("probe", "Probe", "right", "probe:Probe", lazy=True))
+    assert "probe" not in w.panels and "probe" in w.docks
+    w.docks["probe"].raise_()
+    qtbot.waitUntil(lambda: "probe" in w.panels and getattr(w.panels["probe"], "trace", None) is w.trace)
+    probe = w.panels["probe"]
+    assert probe.text() == " ".join(w.trace.src_tokens)
+    assert w.docks["probe"].widget().widget() is probe          # in the dock's scroll area
+    assert w.panels["probe"] is probe                           # built once
+    w.runs.wait()
+
+
+def test_asking_for_a_lazy_panel_by_name_builds_it(qtbot, window):
+    lazy = [e.name for e in PANELS if e.lazy]
+    assert lazy and not any(name in window.panels for name in lazy)
+    panel = window.panels[lazy[0]]
+    assert lazy[0] in window.panels and window.panels[lazy[0]] is panel

@@ -18,6 +18,7 @@ class PanelEntry:
     takes_state: bool = False   # built with the ViewState (the panel changes the view itself)
     optional: bool = False      # one that fails to build is left out with a note on stderr
     scrolls: bool = True        # in a scroll area, so that the window can shrink below the panel's own minimum
+    lazy: bool = False          # built when its tab is first shown (or code first asks for it): a faster start
 
 
 PANELS = (
@@ -29,10 +30,12 @@ PANELS = (
     PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True),
     PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
-    PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False),
-    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False),
-    PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True),
-    PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True),
+    PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False,
+               lazy=True),
+    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False,
+               lazy=True),
+    PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True, lazy=True),
+    PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True, lazy=True),
 )
 
 
