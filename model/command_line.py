@@ -53,6 +53,12 @@ def beam_width(text: str) -> int:
     return value
 
 
+def model_argument(p: argparse.ArgumentParser) -> None:
+    """--model, as every command that runs a model takes it."""
+    p.add_argument("--model", default=None, help="bundled model name, model folder, or Hugging Face id in the local "
+                                                 "cache (default: en-fr if bundled)")
+
+
 def one_line(text: str) -> str:
     lines = [s.strip() for s in str(text).splitlines() if s.strip()]
     return " ".join(lines) if lines else ""

@@ -13,6 +13,7 @@ output layer.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 
 # what a sublayer computes
 ATTENTION_BIDIRECTIONAL = "attention-bidirectional"   # every position sees every position
@@ -146,9 +147,9 @@ class Schema:
                 return st
         raise KeyError(f"this model has no stack {key!r} (it has {', '.join(s.key for s in self.stacks)})")
 
-    @property
+    @cached_property
     def kinds(self) -> tuple[AttentionKind, ...]:
-        """Every attention kind, in the order of the pipeline."""
+        """Every attention kind, in the order of the pipeline (computed once: the view state asks at every change)."""
         out = []
         for st in self.stacks:
             for sub in st.sublayers:
@@ -160,7 +161,7 @@ class Schema:
                                              sub.kind == ATTENTION_CAUSAL, st.by_step))
         return tuple(out)
 
-    @property
+    @cached_property
     def kind_names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.kinds)
 

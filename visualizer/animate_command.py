@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_file
+from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--head", type=head_arg, default=0, help="the head, from 1, or 'mean' (for steps or layers)")
     p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")

@@ -13,7 +13,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command
+from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
 
 from .translate_command import load_model_arg
 
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer check-translations",
                        description="Translate each sentence of a list and compare with its accepted translations.")
     p.add_argument("file", help="English<TAB>accepted|translations lines")
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    model_argument(p)
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     a = p.parse_args(argv)
     checks = read_checks(a.file)

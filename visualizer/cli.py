@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from model.command_line import ArgumentParser, UsageError, command, writable_file
+from model.command_line import ArgumentParser, UsageError, command, model_argument, writable_file
 
 SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate")
 
@@ -25,7 +25,7 @@ def app_main(argv: list[str]) -> int:
     p = ArgumentParser(prog="attention-visualizer",
                                 description="See inside a transformer translating your sentence, live. "
                                             f"Subcommands: {', '.join(SUBCOMMANDS)} (each with --help).")
-    p.add_argument("--model", help="bundled model name or model folder (default: en-fr if bundled)")
+    model_argument(p)
     p.add_argument("--sentence", help="the sentence to start with")
     p.add_argument("--target", help="a translation to force through the decoder")
     p.add_argument("--session", help="open a session file")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_folder
+from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
 
 from .translate_command import load_model_arg
 
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.add_argument("--format", default="png", choices=["png", "svg", "csv"])
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr)")
+    model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
     a = p.parse_args(argv)

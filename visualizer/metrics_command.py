@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, writable_file
+from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer metrics",
                        description="Per-head attention metrics (entropy, distance, shares) of a sentence, as CSV.")
     p.add_argument("text", help="the source sentence")
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")

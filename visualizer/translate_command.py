@@ -7,7 +7,7 @@ import sys
 
 from model.ablation import AblationError, expand, parse_spec
 from model.families import require
-from model.command_line import ArgumentParser, UsageError, beam_width, command
+from model.command_line import ArgumentParser, UsageError, beam_width, command, model_argument
 
 
 def load_model_arg(name: str | None):
@@ -46,7 +46,7 @@ def run_translation(lm, text: str, specs, settings=None, target: str | None = No
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
     p.add_argument("text")
-    p.add_argument("--model", default=None, help="bundled model name or model folder (default: en-fr if bundled)")
+    model_argument(p)
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based (repeatable; 'all' for every layer or head, e.g. cross:all:all)")

@@ -11,7 +11,7 @@ from model.ablation import ablated_heads
 
 from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
 from ..plotting.heatmap import Heatmap
-from .widgets import ElidedLabel
+from .widgets import ElidedLabel, KindPicker
 
 
 
@@ -19,9 +19,7 @@ class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.kind = QtWidgets.QComboBox()           # filled from the schema of the trace in view (_set_kinds)
-        self.kind.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self._kinds: tuple = ()
+        self.kind = KindPicker()                    # filled from the schema of the trace in view
         self.layer = QtWidgets.QSpinBox(prefix="Layer ", minimum=1, maximum=1)
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)
         self.mean = QtWidgets.QCheckBox("Mean over heads")
@@ -158,22 +156,9 @@ class AttentionPanel(QtWidgets.QWidget):
         return (state.kind, state.layer, state.head, state.step, self.mean.isChecked(), self.shared.isChecked())
 
     # --- rendering ----------------------------------------------------------------------------
-    def _set_kinds(self, schema) -> None:
-        """The kind picker lists the attention kinds of the model in view, in pipeline order."""
-        if schema.kinds == self._kinds:
-            return
-        self._kinds = schema.kinds
-        self.kind.blockSignals(True)
-        self.kind.clear()
-        for k in schema.kinds:
-            self.kind.addItem(k.label, k.name)
-            self.kind.setItemData(self.kind.count() - 1, k.title, QtCore.Qt.ItemDataRole.ToolTipRole)
-        self.kind.blockSignals(False)
-
     def render(self, trace, state) -> None:
         self.trace = trace
         schema = trace.schema
-        self._set_kinds(schema)
         kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
         info = schema.kind(kind)
         n_layers = trace.n_layers(info.stack)
@@ -184,8 +169,7 @@ class AttentionPanel(QtWidgets.QWidget):
         H = weights.shape[0]
         head = min(state.head, H - 1)
         self.shown_kind, self.shown_layer, self.shown_head = kind, layer, head
-        for w, v in ((self.kind, schema.kind_names.index(kind)),):
-            w.blockSignals(True); w.setCurrentIndex(v); w.blockSignals(False)
+        self.kind.show_kind(schema, kind)
         for spin, n, v in ((self.layer, n_layers, layer + 1), (self.head, H, head + 1)):
             spin.blockSignals(True)
             if spin.maximum() != n:        # setMaximum lays the window out again even when n is unchanged

@@ -16,6 +16,7 @@ from model.analysis.metrics import trace_metrics
 
 from ..plotting.colormaps import COLORMAP, HIGHLIGHT
 from ..plotting.text import tick_font
+from .widgets import KindPicker
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -49,10 +50,9 @@ class ModelViewPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.kind = QtWidgets.QComboBox()
+        self.kind = KindPicker()
         self.kind.setToolTip("Which attention sublayer: every layer (rows) and head (columns) of it")
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
-        self._kinds: tuple = ()
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
         self.plot = self.canvas.addPlot()
@@ -142,21 +142,10 @@ class ModelViewPanel(QtWidgets.QWidget):
         return int(l), int(h)
 
     # --- drawing --------------------------------------------------------------------------------
-    def _set_kinds(self, schema) -> None:
-        if schema.kinds == self._kinds:
-            return
-        self._kinds = schema.kinds
-        self.kind.blockSignals(True)
-        self.kind.clear()
-        for k in schema.kinds:
-            self.kind.addItem(k.label, k.name)
-        self.kind.blockSignals(False)
-
     def render(self, trace, state) -> None:
         schema = trace.schema
-        self._set_kinds(schema)
         kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
-        self.kind.setCurrentIndex(schema.kind_names.index(kind))
+        self.kind.show_kind(schema, kind)
         if self._shown is None or self._shown[0] is not trace or self._shown[1] != kind:
             self._draw(trace, kind)
         L = self.shape[0]

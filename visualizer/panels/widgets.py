@@ -103,3 +103,25 @@ class ElidedLabel(QtWidgets.QLabel):
         p.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
         p.drawText(self.contentsRect(), int(self.alignment()), self.shown_text())
         p.end()
+
+
+class KindPicker(QtWidgets.QComboBox):
+    """The attention kinds of the model in view, in pipeline order (label shown, short name as item data, title
+    as tooltip); refilled only when the schema's kinds change, without emitting a choice."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self._kinds: tuple = ()
+
+    def show_kind(self, schema, kind: str) -> None:
+        """List schema's kinds (if they changed) and select kind, without emitting activated."""
+        self.blockSignals(True)
+        if schema.kinds != self._kinds:
+            self._kinds = schema.kinds
+            self.clear()
+            for k in schema.kinds:
+                self.addItem(k.label, k.name)
+                self.setItemData(self.count() - 1, k.title, QtCore.Qt.ItemDataRole.ToolTipRole)
+        self.setCurrentIndex(schema.kind_names.index(kind))
+        self.blockSignals(False)
