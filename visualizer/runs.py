@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6 import QtCore
 
-from model.families import require
+from model.families import can_preview, require
 
 from .last_frame import frame_key
 from .worker import ModelRunner, one_torch_thread
@@ -35,8 +35,9 @@ class RunResult:
     translation: Any          # model.decoding.Translation (its trace is what the panels show)
     ms: float                 # how long the model ran
     cut_chars: bool           # the sentence was cut to MAX_CHARS characters when the run was asked for
-    key: str | None           # the run as last_frame keys it (None: not a model folder on disk)
+    key: str | None           # the run as last_frame keys it (None: not a model folder on disk, or partial)
     lm: Any                   # the model.LoadedModel that ran it
+    partial: bool = False     # a first look before generation (large models): the full run follows
 
 
 class RunController(QtCore.QObject):
@@ -54,6 +55,7 @@ class RunController(QtCore.QObject):
         self.runner = ModelRunner(self)
         self.runner.finished.connect(self._on_result)
         self.runner.failed.connect(self._on_failure)
+        self.runner.progress.connect(self._on_partial)
         self.seq = 0                       # the newest request
         self.rendered_seq = -1             # the newest request shown
         self.previous: RunResult | None = None    # the last run of any request: the next one's draft (same model)
@@ -80,13 +82,17 @@ class RunController(QtCore.QObject):
         # words, or the same weights' version: see model.decoding), else greedy decoding checks its output first,
         # as a keystroke seldom changes more than the end
         previous = self.previous.translation if self.previous is not None and self.previous.lm is lm else None
+        seq, runner = self.seq, self.runner
 
         def job() -> RunResult:
-            one_torch_thread()
+            one_torch_thread(large=can_preview(lm))
             with lm.lock:                         # a gradient step (another worker) waits for the run, and vice versa
                 t0 = time.perf_counter()
                 require(lm, ablations)            # one line in the notice when the family cannot switch heads off
                 extra = {"ablations": ablations} if ablations else {}
+                if can_preview(lm):               # a large model: its input's attention shows while it generates
+                    extra["preview"] = lambda tr: runner.report(seq, RunResult(
+                        tr, (time.perf_counter() - t0) * 1000, cut_chars, None, lm, partial=True))
                 result = translate(lm, text, settings, target=target or None, positional=positional,
                                    previous=previous, **extra)
             return RunResult(result, (time.perf_counter() - t0) * 1000, cut_chars, key, lm)
@@ -108,6 +114,13 @@ class RunController(QtCore.QObject):
             return
         self.shown, self.rendered_seq = run, seq
         self.ready.emit(run)
+
+    def _on_partial(self, seq: int, run: RunResult) -> None:
+        """A first look at a run still going (never a draft, never saved): shown unless the user is typing, or a
+        newer request or this run's full result came first."""
+        if seq == self.seq and self.rendered_seq < seq and not self.debounce.isActive():
+            self.shown = run
+            self.ready.emit(run)
 
     def _on_failure(self, seq: int, message: str) -> None:
         if seq == self.seq:

@@ -186,8 +186,13 @@ class MainWindow(QtWidgets.QMainWindow):
             for p in t.out_tokens)
         mode = t.meta.get("mode", "")
         label = "given target" if mode == "teacher-forced" else mode
-        self.inputs.translation.setText(f"<b>{html.escape(result.text) or '(empty)'}</b><br>{chips} &nbsp; "
-                                        f"<span style='color:#888'>[{label}]</span>")
+        if t.meta.get("partial"):
+            self.inputs.translation.setText(
+                f"<i>Generating ({label})… the panels show the input's attention and the first token's "
+                "distribution meanwhile.</i>")
+        else:
+            self.inputs.translation.setText(f"<b>{html.escape(result.text) or '(empty)'}</b><br>{chips} &nbsp; "
+                                            f"<span style='color:#888'>[{label}]</span>")
         notes = []
         if cut_chars:
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
@@ -209,6 +214,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
         if self.lm is None:
             self.status_time.setText(f"{self.startup.frame_origin}; the model is loading…")
+        elif t.meta.get("partial"):
+            self.status_time.setText(f"input traced in {self.last_run_ms:.0f} ms; generating…")
         else:
             self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
 

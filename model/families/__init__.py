@@ -96,6 +96,12 @@ def translate(lm, text: str, *args, **kwargs):
     return family(lm.family).translate(lm, text, *args, **kwargs)
 
 
+def can_preview(lm) -> bool:
+    """Whether translate(lm, ..., preview=callback) shows a first, partial run before generating (large Hugging Face
+    models: see hf/loaded.py)."""
+    return bool(getattr(lm, "previews", False))
+
+
 def can_ablate(lm) -> bool:
     """Whether the family that opened lm can switch heads off (its module says CAN_ABLATE = True)."""
     return bool(getattr(family(lm.family), "CAN_ABLATE", False))

@@ -155,3 +155,26 @@ def test_step_t_of_the_teacher_forced_pass_is_what_generation_computed(generatin
             step_att = steps[step][layer][0, :, -1, : row + 1].numpy()                 # (H, keys so far)
             got = t.attention(self_kind, layer)[:, row, : row + 1]
             np.testing.assert_allclose(got, step_att, atol=1e-4)     # float32: a cached step against the whole pass
+
+
+def test_a_preview_is_the_input_part_of_the_full_run(generating):
+    """A large model shows its input's attention before generating (see visualizer/runs.py): that first pass is
+    exactly the input's rows and columns of the full run's, and the first token it predicts is the one generated."""
+    family, folder, lm, _ = generating
+    seen = []
+    result = translate(lm, SENTENCE, DecodingSettings(max_new=4), preview=seen.append)
+    assert len(seen) == 1
+    first, full = seen[0].trace, result.trace
+    assert first.meta["partial"] and not full.meta.get("partial") and seen[0].out_ids == []
+    n = len(first.tgt_tokens)
+    assert full.tgt_tokens[:n] == first.tgt_tokens and first.src_tokens == full.src_tokens
+    for kind in lm.schema.kind_names:
+        for layer in range(lm.schema.n_layers):
+            a, b = first.attention(kind, layer), full.attention(kind, layer)
+            rows = a.shape[1]
+            cols = a.shape[2]
+            np.testing.assert_allclose(a, b[:, :rows, :cols], atol=1e-5)
+    np.testing.assert_allclose(first["logits"], full["logits"][:n], atol=1e-4)
+    assert first.out_tokens[-1] == full.out_tokens[n - 1]
+    assert translate(lm, SENTENCE, DecodingSettings(max_new=4), target="the cat",
+                     preview=seen.append).trace.meta["mode"] == "teacher-forced" and len(seen) == 1  # nothing to wait for

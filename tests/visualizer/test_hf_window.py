@@ -91,3 +91,26 @@ def test_the_screenshot_mode_works_on_each_family(hf_folder, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20000
+
+
+def test_a_large_model_shows_its_input_attention_while_it_generates(qtbot, tmp_path_factory, settings):
+    """A model big enough to preview (forced here on a tiny one) is shown twice per run: first the traced input,
+    marked as generating, then the full run, which replaces it; the first look is never a saved frame."""
+    from model.families import load
+    from visualizer.window import MainWindow
+    lm = load(_folder("gpt2", tmp_path_factory))
+    lm.previews = True
+    w = MainWindow(model=str(lm.path), sentence=SENTENCE, settings=settings, lm=lm)
+    qtbot.addWidget(w)
+    shown = []
+    w.runs.ready.connect(lambda run: shown.append((run, w.inputs.translation.text(), w.status_time.text())))
+    w.show()
+    qtbot.waitUntil(lambda: w.trace is not None and not w.runs.runner.busy and len(shown) >= 2, timeout=60000)
+    (first, label, status), (full, _, status2) = shown[-2:]
+    assert first.partial and first.key is None and first.translation.trace.meta["partial"]
+    assert "Generating" in label and "generating" in status and "generating" not in status2
+    assert not full.partial and w.trace is full.translation.trace and w.runs.previous is full
+    n = len(first.translation.trace.tgt_tokens)
+    np.testing.assert_allclose(first.translation.trace.attention("self", 0),
+                               full.translation.trace.attention("self", 0)[:, :n, :n], atol=1e-5)
+    w.runs.runner.wait(10000)

@@ -67,6 +67,9 @@ class HFModel:
     map: Any = None               # where the family's parts sit (tracing.ModelMap)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)
+    previews: bool = False        # large enough that a run shows its input's attention before generating
+
+    PREVIEW_PARAMETERS = 40_000_000   # about 0.3 s a pass over 100 tokens on one core: worth a first look
 
     @property
     def src_tok(self) -> HFTokenizer:
@@ -104,7 +107,9 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     c = model.config
     max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
     limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), len(tokenizer))
-    return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model))
+    previews = sum(p.numel() for p in model.parameters()) >= HFModel.PREVIEW_PARAMETERS
+    return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
+                   previews=previews)
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:

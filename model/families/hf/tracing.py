@@ -233,9 +233,27 @@ def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], o
                                               scale_scores=mm.scale_scores), lm.schema)
 
 
+def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
+    """The Translation of one traced pass before generation (src_ids: the encoder's input, [] for decoder-only; fed:
+    what the decoder reads: its start token, or the prompt): every attention of the input, and the distribution of
+    the first token to come. Marked partial: the generated tokens are still to come."""
+    from ...decoding import Translation
+    pieces = lm.tgt_tok.pieces
+    inputs = {"input_ids": torch.tensor([src_ids]), "decoder_input_ids": torch.tensor([fed])} if src_ids \
+        else {"input_ids": torch.tensor([fed])}
+    arrays, _ = traced_pass(lm, mm, **inputs)
+    nxt = int(arrays["logits"][-1].argmax())
+    trace = make_trace(lm, mm, arrays, pieces(src_ids), pieces(fed), pieces(fed[1:] + [nxt]),
+                       dict(meta, translation="", partial=True))
+    return Translation("", [], trace, meta.get("truncated", 0), ())
+
+
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
-        positional: bool | None = None, previous=None):
-    """The family-independent traced run of every layout: a Translation (model/decoding.py)."""
+        positional: bool | None = None, previous=None, preview=None):
+    """The family-independent traced run of every layout: a Translation (model/decoding.py).
+
+    preview: called with a partial Translation (one traced pass over the input, before generation) when the model
+    generates, so that a large model's attention shows while it writes its output."""
     from dataclasses import replace as _replace
     from ...decoding import Translation
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
@@ -258,6 +276,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             src = torch.tensor([ids])
             start = int(lm.model.config.decoder_start_token_id)
             if forced is None:
+                if preview is not None:
+                    preview(_preview(lm, mm, meta, ids, [start]))
                 n = settings.max_new if settings.max_new is not None else 2 * len(ids) + 10
                 out_ids = cut_at(generate(lm, settings, min(n, room - 1), input_ids=src,
                                           attention_mask=torch.ones_like(src))[1:], eos)
@@ -271,6 +291,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
             if forced is None:
+                if preview is not None:
+                    preview(_preview(lm, mm, meta, [], prompt))
                 n = settings.max_new if settings.max_new is not None else 20
                 p = torch.tensor([prompt])
                 new = cut_at(generate(lm, settings, min(n, room - len(prompt)), input_ids=p,
