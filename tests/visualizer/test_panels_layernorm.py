@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 
 from model import translate
@@ -59,11 +60,13 @@ def test_embedding_and_output_show_the_nearest_layernorm_and_say_so(panel, trace
 def test_decoder_bar_of_the_generation_step_is_highlighted(panel, trace):
     panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=0, sublayer="self", step=2))
     assert panel.highlight == 2
-    colors = [b.color().name() for b in panel.mu_bars.opts["brushes"]]
-    assert colors[2] == VERMILLION and set(colors[:2] + colors[3:]) == {BLUE}
+    mu = trace.get("dec", 0, "self", "ln_mean")
+    for mark in (panel.mu_mark, panel.sigma_mark):              # one vermillion bar over the blue ones
+        assert list(mark.opts["x"]) == [2] and pg.mkBrush(mark.opts["brush"]).color().name() == VERMILLION
+    assert panel.mu_mark.opts["height"] == [pytest.approx(float(mu[2]))]
+    assert pg.mkBrush(panel.mu_bars.opts["brush"]).color().name() == BLUE and panel.mu_bars.opts["brushes"] is None
     panel.render(trace, ViewState.for_trace(trace, stack="enc", step=2))
-    assert panel.highlight is None
-    assert {b.color().name() for b in panel.mu_bars.opts["brushes"]} == {BLUE}
+    assert panel.highlight is None and list(panel.mu_mark.opts["x"]) == []
 
 
 def test_ln_stage_clamps_odd_states(trace):
@@ -91,7 +94,8 @@ def test_a_step_change_moves_the_highlight_and_a_new_run_redraws_everything(pane
     panel.render(trace, ViewState.for_trace(trace, step=0, **view))
     panel.render(trace, ViewState.for_trace(trace, step=3, **view))
     assert panel.highlight == 3 and "generation step 3" in panel.header.text()
-    assert [b.color().name() for b in panel.mu_bars.opts["brushes"]].index(VERMILLION) == 3
+    assert list(panel.mu_mark.opts["x"]) == [3]
+    assert panel.sigma_mark.opts["height"] == [pytest.approx(float(trace.get("dec", 1, "cross", "ln_sigma")[3]))]
     np.testing.assert_array_equal(panel.mu_bars.opts["height"], trace.get("dec", 1, "cross", "ln_mean"))
     other = translate(tiny_lm, "a dog ran to the house and the cat sat").trace
     panel.render(other, ViewState.for_trace(other, step=3, **view))

@@ -1,6 +1,8 @@
 """Text in plots: font sizes that read on a projector, token labels made short and safe, smaller fonts to fit."""
 from __future__ import annotations
 
+import functools
+
 from PySide6 import QtGui
 
 TICK_PT, LABEL_PT, TITLE_PT = 12, 13, 14
@@ -8,6 +10,7 @@ MAX_LABEL_CHARS = 14
 LABEL_SCALES = (1.0, 0.9, 0.8, 0.7)   # token labels are drawn this much smaller before any is left out
 
 
+@functools.lru_cache(maxsize=1 << 16)        # axes ask again for every token at every view change
 def short(label: str, limit: int = MAX_LABEL_CHARS) -> str:
     """A token as a label: line breaks and tabs as ⏎ and ⇥, other control characters as ·, long pieces cut
     with an ellipsis."""
