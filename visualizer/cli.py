@@ -69,10 +69,16 @@ def app_main(argv: list[str]) -> int:
         settings.set("theme", a.theme)
     apply_theme(app, settings.get("theme"), settings.get("font_size"))
     lm = None
-    if a.model:
+    if a.model and headless:                  # a screenshot of another model than the one asked for is no use
         from model import load
         try:
             lm = load(a.model)
+        except ModelLoadError as e:
+            raise UsageError(str(e)) from None
+    elif a.model:                             # the window first, then the model (torch, weights) in the background
+        from model.families import check
+        try:
+            check(a.model)
         except ModelLoadError as e:
             raise UsageError(str(e)) from None
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
@@ -109,7 +115,9 @@ def app_main(argv: list[str]) -> int:
             exit_code["code"] = 1
             app.quit()
 
-        window.trace_shown.connect(lambda: QtCore.QTimer.singleShot(300, save))
+        # the complete run: a large model's first look (its input, while it generates) is not the picture
+        window.trace_shown.connect(lambda: None if window.trace.meta.get("partial")
+                                   else QtCore.QTimer.singleShot(300, save))
         window.run_failed.connect(failed)
     if a.presentation:
         window.toggle_presentation()

@@ -80,15 +80,31 @@ def load(name_or_folder: str | Path):
     return family_for(folder).open(folder, None)
 
 
-def schema_of(name_or_folder: str | Path):
-    """A model's schema from its folder's config alone (no weights, no torch for folders); raises ModelLoadError."""
+def _existing_folder(name_or_folder: str | Path) -> Path | None:
+    """The folder a name opens (a bundled one, a path, a cached id), if it is one on disk."""
     folder = model_folder(name_or_folder)
     if folder is not None and not folder.exists():
         folder = _cached(str(name_or_folder)) or folder
-    if folder is None or not folder.is_dir():
+    return folder if folder is not None and folder.is_dir() else None
+
+
+def schema_of(name_or_folder: str | Path):
+    """A model's schema from its folder's config alone (no weights, no torch for folders); raises ModelLoadError."""
+    folder = _existing_folder(name_or_folder)
+    if folder is None:
         return load(name_or_folder).schema
-    fam = family_for(folder)
-    return fam.schema_of_folder(folder)
+    return family_for(folder).schema_of_folder(folder)
+
+
+def check(name_or_folder: str | Path) -> None:
+    """What can be checked before a model is opened, in a moment and without torch: the folder, its config and,
+    for Hugging Face folders, the files (safetensors only and whole, a tokenizer, the memory it needs).
+    ModelLoadError (one line) when opening it would fail for one of these."""
+    schema_of(name_or_folder)
+    folder = _existing_folder(name_or_folder)
+    if folder is not None and family_for(folder).NAME.startswith("hf."):
+        from .hf.folder import check_folder
+        check_folder(folder)
 
 
 def translate(lm, text: str, *args, **kwargs):
