@@ -125,6 +125,11 @@ def test_the_config_says_what_the_app_does(bundled):
     assert (config["decoder_start_token_id"], config["eos_token_id"], config["pad_token_id"]) == (BOS, EOS, PAD)
     assert config["forced_eos_token_id"] is None and config["max_position_embeddings"] == cfg.max_len
     assert gen["bad_words_ids"] == [[PAD]] and gen["max_length"] == cfg.max_len and gen["num_beams"] == 1
+    for folder in (c.folder, c.folder / "target_tokenizer"):    # what transformers 4.x needs too (tried with 4.46.3)
+        tok_config = json.loads((folder / "tokenizer_config.json").read_text())
+        assert tok_config["tokenizer_class"] == "PreTrainedTokenizerFast"
+        assert tok_config["model_input_names"] == ["input_ids", "attention_mask"]
+    assert set(c.src_tok("a car")) == {"input_ids", "attention_mask"}    # generate refuses token_type_ids
     out = c.model.get_output_embeddings().weight
     assert (out.data_ptr() == c.model.model.decoder.embed_tokens.weight.data_ptr()) is cfg.tie_output
     bias = c.lm.model.generator.bias

@@ -202,7 +202,8 @@ def fast_tokenizer(tok, max_len: int):
         t.decoder = decoders.Sequence([decoders.Replace(SPECIALS[UNK], "\ufffd"), t.decoder])
     tf = transformers()
     return tf.PreTrainedTokenizerFast(tokenizer_object=t, pad_token=SPECIALS[PAD], bos_token=SPECIALS[BOS],
-                                      eos_token=eos, model_max_length=max_len, clean_up_tokenization_spaces=False)
+                                      eos_token=eos, model_max_length=max_len, clean_up_tokenization_spaces=False,
+                                      model_input_names=["input_ids", "attention_mask"])   # 4.x adds token_type_ids
 
 
 def _save_tokenizer(fast, folder: Path) -> None:
