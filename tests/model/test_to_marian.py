@@ -283,6 +283,7 @@ def test_marian_config_follows_the_seed_config():
     cfg = ModelConfig(src_vocab_size=50, tgt_vocab_size=70, d_model=24, h=3, d_ff=40, N_enc=2, N_dec=3, max_len=33,
                       dropout=0.2, scale_embedding=False)
     c = marian_config(cfg)
-    assert (c["encoder_layers"], c["decoder_layers"], c["encoder_attention_heads"], c["encoder_ffn_dim"]) == (2, 3, 3, 40)
+    assert (c["encoder_layers"], c["decoder_layers"], c["encoder_attention_heads"]) == (2, 3, 3)
+    assert c["encoder_ffn_dim"] == c["decoder_ffn_dim"] == 40
     assert (c["vocab_size"], c["decoder_vocab_size"], c["max_position_embeddings"]) == (50, 70, 33)
     assert c["scale_embedding"] is False and c["dropout"] == 0.2 and c["decoder_start_token_id"] == BOS

@@ -5,10 +5,10 @@ What differs between the two, and how each is carried over:
 
 - Positions: the seed model interleaves its sinusoids (sin in even dimensions, cos in odd ones); Marian puts every
   sin first and every cos second, pair by pair at the same frequencies. Reordering the residual stream's
-  dimensions (RESIDUAL: even ones first) maps one onto the other exactly: every tensor that reads the residual
-  stream (embeddings, W_Q, W_K, W_V, W_1, the output layer) has its d_model columns reordered, every one that writes
-  it (W_O, W_2 and their biases) its rows, and LayerNorm's γ and β follow; LayerNorm's mean and variance do not
-  depend on the order.
+  dimensions (residual_order: the even ones first) maps one onto the other exactly: every tensor that reads the
+  residual stream (embeddings, W_Q, W_K, W_V, W_1, the output layer) has its d_model columns reordered, every one
+  that writes it (W_O, W_2 and their biases) its rows, and LayerNorm's γ and β follow; LayerNorm's mean and variance
+  do not depend on the order.
 - Scores: Marian always divides q·kᵀ by √d_k; a model that does not has √d_k folded into W_Q and its bias.
 - The output layer's bias becomes final_logits_bias; a tied output layer stays tied (tie_word_embeddings), two
   vocabularies stay two (share_encoder_decoder_embeddings false, decoder_vocab_size), one shared table stays one.
@@ -72,7 +72,8 @@ def refusal(lm) -> str | None:
 
 
 def residual_order(d_model: int):
-    """Marian's residual dimension i is the seed model's dimension RESIDUAL[i]: the even ones, then the odd ones."""
+    """order, where Marian's residual dimension i is the seed model's dimension order[i]: the even ones, then the odd
+    ones."""
     import torch
     return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
 
@@ -110,7 +111,8 @@ def marian_tensors(model) -> dict:
         return w.detach()[order]
 
     def attention(prefix: str, a) -> dict:
-        return {f"{prefix}.q_proj.weight": reads(a.W_Q.weight) * q_scale, f"{prefix}.q_proj.bias": a.W_Q.bias.detach() * q_scale,
+        return {f"{prefix}.q_proj.weight": reads(a.W_Q.weight) * q_scale,
+                f"{prefix}.q_proj.bias": a.W_Q.bias.detach() * q_scale,
                 f"{prefix}.k_proj.weight": reads(a.W_K.weight), f"{prefix}.k_proj.bias": a.W_K.bias.detach(),
                 f"{prefix}.v_proj.weight": reads(a.W_V.weight), f"{prefix}.v_proj.bias": a.W_V.bias.detach(),
                 f"{prefix}.out_proj.weight": writes(a.W_O.weight), f"{prefix}.out_proj.bias": writes(a.W_O.bias)}
@@ -156,7 +158,8 @@ def marian_model(lm):
         for name, value in tensors.items():
             target = model.get_parameter(name) if name != "final_logits_bias" else model.final_logits_bias
             if tuple(target.shape) != tuple(value.shape):
-                raise ConvertFailed(f"{lm.name}: {name} has shape {tuple(value.shape)}, Marian's is {tuple(target.shape)}")
+                raise ConvertFailed(f"{lm.name}: {name} has shape {tuple(value.shape)}, "
+                                    f"Marian's is {tuple(target.shape)}")
             target.copy_(value)
     return model.eval()
 
