@@ -13,13 +13,13 @@ from .config import BOS, EOS, PAD, UNK
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
 WORD_START = "\u2581"                                   # the Metaspace marker "▁"
-_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 def clean_text(text: str) -> str:
     """NFKC, control and invisible format characters removed, runs of white space folded."""
     text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub(" ", text)
+    text = INVISIBLE.sub(" ", text)
     return " ".join(text.split())
 
 

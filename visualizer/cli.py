@@ -1,12 +1,12 @@
 """`attention-visualizer`: the app, and its subcommands train, evaluate, translate, export, check-translations,
-metrics and animate."""
+metrics, animate and convert."""
 from __future__ import annotations
 
 import sys
 
 from model.command_line import ArgumentParser, UsageError, command, model_argument, writable_file
 
-SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate")
+SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate", "convert")
 
 
 def window_size(text: str) -> tuple[int, int]:
@@ -164,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "metrics":
             from .metrics_command import main as metrics
             return metrics(rest)
+        if cmd == "convert":
+            from .convert_command import main as convert
+            return convert(rest)
         if cmd == "check-translations":
             from .check_translations_command import main as check
             return check(rest)

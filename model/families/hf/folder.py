@@ -14,6 +14,7 @@ from pathlib import Path
 from ...assets import ModelLoadError
 
 INSTALL = 'pip install -e ".[hf]"'
+TARGET_TOKENIZER = "target_tokenizer"      # the target side's tokenizer, in a folder with two vocabularies
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "spiece.model", "source.spm", "sentencepiece.bpe.model",
                    "tokenizer.model")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
@@ -26,6 +27,7 @@ def transformers():
     except ImportError:
         raise ModelLoadError(f"opening Hugging Face models needs the transformers package: {INSTALL}") from None
     tf.logging.set_verbosity_error()
+    tf.logging.disable_progress_bar()          # "Loading weights" bars on stderr would end a command's output
     return tf
 
 

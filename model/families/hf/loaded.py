@@ -10,7 +10,7 @@ from typing import Any
 
 from ...assets import ModelLoadError
 from ...schema import Schema
-from .folder import check_folder, read_config, transformers
+from .folder import TARGET_TOKENIZER, check_folder, read_config, transformers
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class HFModel:
     map: Any = None               # where the family's parts sit (tracing.ModelMap)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)
+    target_tokenizer: Any = None  # the target side's, when the folder has its own (TARGET_TOKENIZER); else tokenizer
     previews: bool = False        # large enough that a run shows its input's attention before generating
 
     PREVIEW_PARAMETERS = 40_000_000   # about 0.3 s a pass over 100 tokens on one core: worth a first look
@@ -77,10 +78,13 @@ class HFModel:
 
     @property
     def tgt_tok(self) -> HFTokenizer:
-        return self._tok
+        return self._tgt
 
     def __post_init__(self) -> None:
         self._tok = HFTokenizer(self.tokenizer)
+        if self.target_tokenizer is None:
+            self.target_tokenizer = self.tokenizer
+        self._tgt = self._tok if self.target_tokenizer is self.tokenizer else HFTokenizer(self.target_tokenizer)
 
 
 def open_model(folder: Path, name: str | None, fam) -> HFModel:
@@ -90,13 +94,9 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     schema = fam.schema_of_config(config)
     tf = transformers()
     import torch
-    try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
-    except ImportError as e:
-        raise ModelLoadError(f"{folder}: its tokenizer needs a package that is not installed "
-                             f"({str(e).splitlines()[0][:160]})") from None
-    except Exception as e:
-        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).splitlines()[0][:160]})") from None
+    tokenizer = _tokenizer(tf, folder)
+    # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
+    target = _tokenizer(tf, folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
     auto = getattr(tf, fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO)
     try:
         model = auto.from_pretrained(str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=False,
@@ -106,10 +106,21 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     model.eval()
     c = model.config
     max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
-    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), len(tokenizer))
+    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), len(target or tokenizer))
     previews = sum(p.numel() for p in model.parameters()) >= HFModel.PREVIEW_PARAMETERS
     return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
-                   previews=previews)
+                   target_tokenizer=target, previews=previews)
+
+
+def _tokenizer(tf, folder: Path):
+    """AutoTokenizer of a folder, offline, never running its code; ModelLoadError in one line."""
+    try:
+        return tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+    except ImportError as e:
+        raise ModelLoadError(f"{folder}: its tokenizer needs a package that is not installed "
+                             f"({str(e).splitlines()[0][:160]})") from None
+    except Exception as e:
+        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).splitlines()[0][:160]})") from None
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:

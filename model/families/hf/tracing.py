@@ -243,7 +243,7 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
         else {"input_ids": torch.tensor([fed])}
     arrays, _ = traced_pass(lm, mm, **inputs)
     nxt = int(arrays["logits"][-1].argmax())
-    trace = make_trace(lm, mm, arrays, pieces(src_ids), pieces(fed), pieces(fed[1:] + [nxt]),
+    trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(src_ids), pieces(fed), pieces(fed[1:] + [nxt]),
                        dict(meta, translation="", partial=True))
     return Translation("", [], trace, meta.get("truncated", 0), ())
 
@@ -262,7 +262,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     ids = ids[:room]
     forced = None
     if target and target.strip() and schema.layout != "encoder-only":
-        forced = list(tok(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
+        forced = list(lm.target_tokenizer(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
                       else tok(target, add_special_tokens=False)["input_ids"])
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.weights_version)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
@@ -286,8 +286,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             out_ids = out_ids or [eos]
             arrays, _ = traced_pass(lm, mm, input_ids=src, decoder_input_ids=torch.tensor([[start] + out_ids[:-1]]))
             text_out = lm.tgt_tok.decode(out_ids)
-            trace = make_trace(lm, mm, arrays, pieces(ids), pieces([start] + out_ids[:-1]), pieces(out_ids),
-                               dict(meta, translation=text_out))
+            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), pieces([start] + out_ids[:-1]),
+                               pieces(out_ids), dict(meta, translation=text_out))
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
             if forced is None:
@@ -316,5 +316,5 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
                 out = pieces(out_ids)
             else:
                 out_ids, text_out, out = [], "", []
-            trace = make_trace(lm, mm, arrays, pieces(ids), [], out, dict(meta, translation=text_out))
+            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), [], out, dict(meta, translation=text_out))
     return Translation(text_out, out_ids, trace, truncated, key)
