@@ -178,3 +178,13 @@ def test_a_preview_is_the_input_part_of_the_full_run(generating):
     assert first.out_tokens[-1] == full.out_tokens[n - 1]
     assert translate(lm, SENTENCE, DecodingSettings(max_new=4), target="the cat",
                      preview=seen.append).trace.meta["mode"] == "teacher-forced" and len(seen) == 1  # nothing to wait for
+
+
+def test_an_input_longer_than_the_model_is_cut_keeping_its_end_token(tmp_path_factory):
+    """Marian reads a source ending in </s>: a source cut at the model's length keeps it, as the tokenizer cuts."""
+    family, folder, lm, _ = _open("marian", tmp_path_factory)
+    words = " ".join(["the cat sat on the mat"] * 15)                    # 90 words, a model of 64 positions
+    result = translate(lm, words, DecodingSettings(max_new=2))
+    src = result.trace.src_tokens
+    assert len(src) == lm.cfg.max_len and src[-1] == "</s>" and src[:-1] == words.split()[: lm.cfg.max_len - 1]
+    assert result.truncated == 90 + 1 - lm.cfg.max_len

@@ -259,7 +259,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
     ids = list(tok(text)["input_ids"]) if text.strip() or schema.layout != DECODER_ONLY else []
     truncated = max(0, len(ids) - room)
-    ids = ids[:room]
+    if truncated:             # cut by the tokenizer, which keeps the special tokens it adds (Marian's </s>)
+        ids = list(tok(text, truncation=True, max_length=room)["input_ids"])
     forced = None
     if target and target.strip() and schema.layout != "encoder-only":
         forced = list(lm.target_tokenizer(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
