@@ -157,7 +157,8 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     ours = {}
     for n in a.tokens:
-        r = child("--one", "--family", a.family, "--folder", str(folder), "--tokens", str(n), "--repeats", str(a.repeats))
+        r = child("--one", "--family", a.family, "--folder", str(folder), "--tokens", str(n),
+                  "--repeats", str(a.repeats))
         if isinstance(r, str):
             print(f"| {n} | {r} |")
             continue
@@ -184,7 +185,7 @@ def main() -> int:
             figures, ratio = bertviz_views.table_rows(n, r, ours.get(n), a.bertviz_limit, a.bertviz_memory)
             print(figures)
             ratios.append(ratio)
-        print("\nBertViz / ours (a painted view counts from the model folder: load, generate, attentions, page):")
+        print("\nBertViz / ours (a painted view counts from importing transformers: load, generate, attentions, page):")
         print(bertviz_views.RATIO_HEADER)
         print("\n".join(ratios))
     return 0
