@@ -11,6 +11,14 @@ traced and every visible panel painted: the first look a large model gives while
 and imports apart), to the complete one (generation run, the teacher-forced traced pass, every panel repainted),
 then layer, head and (where the model has more than one) attention-kind changes, each until every visible panel
 is repainted, and the process's peak resident memory.
+
+Then, where it can (the bench extra, Debian's Chromium and BertViz's scripts fetched once; otherwise one line says
+how to install them and the column is skipped), BertViz's head view and model view for the same model and input,
+in a fresh process each length: import, load, generate and attentions in Python, then each page in headless
+Chromium to its first painted frame, layer and head changes in the head view, the browser's peak memory, and the
+ratios BertViz / ours (benchmarks/bertviz_views.py says how "painted" is told).
+
+    python benchmarks/scale.py --tokens 64 128 [--no-bertviz] [--bertviz-limit 180] [--bertviz-memory 8]
 """
 from __future__ import annotations
 
@@ -73,6 +81,13 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
+def prompt_sentence(folder: Path, tokens: int) -> str:
+    """The typed input that makes `tokens` rows: a GPT-2 prompt before WORDS generated tokens, a Marian source."""
+    layout = json.loads((folder / "config.json").read_text())["model_type"]
+    prompt = tokens - WORDS if layout == "gpt2" else tokens - 1                  # Marian: the source, with </s>
+    return " ".join(f"w{(7 * i) % 90 + 10}" for i in range(prompt))          # 4 characters a word: under MAX_CHARS
+
+
 def measure(folder: Path, tokens: int, repeats: int) -> dict:
     """One length, in this process: first frame, view changes, peak memory."""
     from PySide6 import QtCore, QtWidgets
@@ -81,9 +96,7 @@ def measure(folder: Path, tokens: int, repeats: int) -> dict:
     from visualizer.window import MainWindow
     config = tempfile.TemporaryDirectory()
     settings = Settings(QtCore.QSettings(str(Path(config.name) / "settings.ini"), QtCore.QSettings.Format.IniFormat))
-    layout = json.loads((folder / "config.json").read_text())["model_type"]
-    prompt = tokens - WORDS if layout == "gpt2" else tokens - 1                  # Marian: the source, with </s>
-    sentence = " ".join(f"w{(7 * i) % 90 + 10}" for i in range(prompt))      # 4 characters a word: under MAX_CHARS
+    sentence = prompt_sentence(folder, tokens)
 
     def settle():
         for _ in range(3):
@@ -118,17 +131,36 @@ def measure(folder: Path, tokens: int, repeats: int) -> dict:
             **{k: (statistics.median(v), pct(v, 95)) for k, v in changes.items() if v}}
 
 
+def child(*args: str) -> dict | str:
+    """This script's --one or --bertviz-one in a fresh process: its JSON, or the line saying why it failed."""
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        return f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--family", default="gpt2", choices=["gpt2", "marian"])
     p.add_argument("--tokens", type=int, nargs="+", default=[128, 512])
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--folder", default=None, help="where the random model is kept (default: a folder in /tmp)")
+    p.add_argument("--bertviz", action=argparse.BooleanOptionalAction, default=True,
+                   help="BertViz's head view and model view beside ours (benchmarks/bertviz_views.py)")
+    p.add_argument("--bertviz-limit", type=float, default=180, help="seconds a BertViz page may take to paint")
+    p.add_argument("--bertviz-memory", type=float, default=8, help="GiB the browser may hold before it is stopped")
+    p.add_argument("--bertviz-repeats", type=int, default=5, help="layer and head changes in BertViz's head view")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)        # a child process: one length
+    p.add_argument("--bertviz-one", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     folder = Path(a.folder or Path(tempfile.gettempdir()) / f"av-scale-{a.family}")
     if a.one:
         print(json.dumps(measure(folder, a.tokens[0], a.repeats)))
+        return 0
+    import bertviz_views
+    if a.bertviz_one:
+        print(json.dumps(bertviz_views.measure(folder, prompt_sentence(folder, a.tokens[0]), WORDS,
+                                               a.bertviz_repeats, a.bertviz_limit, a.bertviz_memory)))
         return 0
     t = time.perf_counter()
     build(a.family, folder)
@@ -136,17 +168,40 @@ def main() -> int:
     print("| tokens (source, decoder rows) | first frame | complete | layer change median / p95 | head change "
           "| kind change | peak memory |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
+    ours = {}
     for n in a.tokens:
-        out = subprocess.run([sys.executable, __file__, "--one", "--family", a.family, "--folder", str(folder),
-                              "--tokens", str(n), "--repeats", str(a.repeats)], capture_output=True, text=True)
-        if out.returncode != 0:
-            print(f"| {n} | failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode} |")
+        r = child("--one", "--family", a.family, "--folder", str(folder), "--tokens", str(n),
+                  "--repeats", str(a.repeats))
+        if isinstance(r, str):
+            print(f"| {n} | {r} |")
             continue
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        ours[n] = r
         cell = lambda k: f"{r[k][0]:.1f} / {r[k][1]:.1f} ms" if k in r else "—"    # noqa: E731
         print(f"| {n} ({r['rows'][0]}, {r['rows'][1]}) | {r['first_s']:.2f} s | {r['complete_s']:.2f} s | "
               f"{cell('layer')} | {cell('head')} | "
               f"{cell('kind')} | {r['peak_gib']:.2f} GiB |")
+    if a.bertviz:
+        why = bertviz_views.missing()
+        if why:
+            print(why)
+            return 0
+        print(f"\nBertViz {bertviz_views.version()} for the same model and input, in headless Chromium "
+              f"({bertviz_views.browser_version()}):")
+        print(bertviz_views.HEADER)
+        ratios = []
+        for n in a.tokens:
+            r = child("--bertviz-one", "--family", a.family, "--folder", str(folder), "--tokens", str(n),
+                      "--bertviz-repeats", str(a.bertviz_repeats), "--bertviz-limit", str(a.bertviz_limit),
+                      "--bertviz-memory", str(a.bertviz_memory))
+            if isinstance(r, str):
+                print(f"| {n} | {r} |")
+                continue
+            figures, ratio = bertviz_views.table_rows(n, r, ours.get(n), a.bertviz_limit, a.bertviz_memory)
+            print(figures)
+            ratios.append(ratio)
+        print("\nBertViz / ours (a painted view counts from importing transformers: load, generate, attentions, page):")
+        print(bertviz_views.RATIO_HEADER)
+        print("\n".join(ratios))
     return 0
 
 
