@@ -7,8 +7,9 @@ A GPT-2-small-sized model (12 layers, 12 heads, d_model 768, 50,257 tokens: 124 
 one (6+6 layers, 8 heads, d_model 512, 58,101 tokens: 74 M), random weights built from its config (nothing is
 downloaded) with a word-level tokenizer, saved once with save_pretrained into --folder. For each length, in a
 fresh process: the time from MainWindow(model=folder) to the first painted frame (the model opened, its input
-traced and every visible panel painted: the first look a large model gives while it generates; interpreter start
-and imports apart), to the complete one (generation run, the teacher-forced traced pass, every panel repainted),
+traced and every visible panel painted: the first look a large model gives while it generates; the interpreter's
+start and the window's imports apart, torch and transformers counted, as the window imports them when a model
+opens), to the complete one (generation run, the teacher-forced traced pass, every panel repainted),
 then layer, head and (where the model has more than one) attention-kind changes, each until every visible panel
 is repainted, and the process's peak resident memory.
 
