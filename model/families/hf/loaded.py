@@ -1,6 +1,6 @@
 """An opened Hugging Face model with the surface the window and the commands use (as the seed family's LoadedModel):
-name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size), schema, family, lock, weights_version,
-cfg.max_len and cfg.d_model."""
+name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size: the two sides of its tokenizer, tokenizer.py),
+schema, family, lock, weights_version, cfg.max_len and cfg.d_model."""
 from __future__ import annotations
 
 import threading
@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ...assets import ModelLoadError
-from ...schema import Schema
+from ...schema import ENCODER_DECODER, Schema
 from .folder import check_folder, read_config, transformers
+from .tokenizer import HFTokenizer, open_tokenizer
 
 
 @dataclass(frozen=True)
@@ -19,40 +20,6 @@ class Limits:
     max_len: int           # longest sequence its positions cover
     d_model: int
     tgt_vocab_size: int
-
-
-class HFTokenizer:
-    """A transformers tokenizer behind the seed tokenizer's methods; pieces read as the seed's do (word starts bare)."""
-
-    def __init__(self, tok):
-        self.tok = tok
-        backend = getattr(tok, "backend_tokenizer", None)
-        self._decoder = getattr(backend, "decoder", None)
-        self._special = set(tok.all_special_tokens)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tok)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tok(text, add_special_tokens=False)["input_ids"])
-
-    def piece(self, token: str | None) -> str:
-        if token is None:
-            return "<unk>"
-        if token in self._special or self._decoder is None:
-            return token
-        try:
-            text = self._decoder.decode([token])
-        except Exception:          # a decoder that cannot read one piece alone: show it as stored
-            text = token
-        return text.strip() or ("␣" if text else token)
-
-    def pieces(self, ids) -> list[str]:
-        return [self.piece(t) for t in self.tok.convert_ids_to_tokens([int(i) for i in ids])]
-
-    def decode(self, ids) -> str:
-        return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
 
 
 @dataclass
@@ -67,34 +34,20 @@ class HFModel:
     map: Any = None               # where the family's parts sit (tracing.ModelMap)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)
-
-    @property
-    def src_tok(self) -> HFTokenizer:
-        return self._tok
-
-    @property
-    def tgt_tok(self) -> HFTokenizer:
-        return self._tok
-
-    def __post_init__(self) -> None:
-        self._tok = HFTokenizer(self.tokenizer)
+    src_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the encoder's side (or the only one)
+    tgt_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the side the output layer names
 
 
 def open_model(folder: Path, name: str | None, fam) -> HFModel:
     """Open a folder with a family's module (fam): checks first, then weights (safetensors only, never remote code)."""
-    check_folder(folder)
     config = read_config(folder)
+    auto_name = fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO
+    check_folder(folder, auto_name, name or str(folder.resolve()))
     schema = fam.schema_of_config(config)
     tf = transformers()
     import torch
-    try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
-    except ImportError as e:
-        raise ModelLoadError(f"{folder}: its tokenizer needs a package that is not installed "
-                             f"({str(e).splitlines()[0][:160]})") from None
-    except Exception as e:
-        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).splitlines()[0][:160]})") from None
-    auto = getattr(tf, fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO)
+    tokenizer = open_tokenizer(folder)
+    auto = getattr(tf, auto_name)
     try:
         model = auto.from_pretrained(str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=False,
                                      attn_implementation="eager", dtype=torch.float32)
@@ -103,8 +56,13 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     model.eval()
     c = model.config
     max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
-    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), len(tokenizer))
-    return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model))
+    head = model.get_output_embeddings()
+    src = HFTokenizer(tokenizer)
+    tgt = HFTokenizer(tokenizer, target=schema.layout == ENCODER_DECODER,
+                      size=int(head.weight.shape[0]) if head is not None else None)
+    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), tgt.vocab_size)
+    return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
+                   src_tok=src, tgt_tok=tgt)
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:
