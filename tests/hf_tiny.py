@@ -1,13 +1,27 @@
 """Tiny random Hugging Face models of each family, built from a config with a word-level tokenizer and saved with
-`save_pretrained`, as a user's folder would be (nothing is downloaded)."""
+`save_pretrained`, as a user's folder would be (nothing is downloaded). The *-spm variants ship sentencepiece models
+trained here instead of tokenizer.json, as the hub's folders do: OPUS-MT's source.spm, target.spm and vocab.json (one
+vocabulary for both sides, or separate ones), T5's spiece.model alone, Llama's tokenizer.model."""
 from __future__ import annotations
 
+import itertools
+import json
+import shutil
 from pathlib import Path
 
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
 FAMILIES = ("gpt2", "bert", "marian", "bart", "mbart", "t5", "llama", "qwen2", "mistral")
-ENCODER_DECODER = ("marian", "bart", "mbart", "t5")
+SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
+BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
+ENCODER_DECODER = ("marian", "bart", "mbart", "t5", "marian-spm", "marian-separate", "t5-spm")
+# 50 English and 50 French sentences to train the sentencepiece models on
+ENGLISH = [" ".join(w) + " ." for w in itertools.islice(itertools.product(
+    ("the cat", "a dog", "my brother", "the children", "she"), ("sat on", "sees", "likes", "is reading", "finds"),
+    ("the mat", "a red car", "the big house", "some bread")), 0, 100, 2)]
+FRENCH = [" ".join(w) + " ." for w in itertools.islice(itertools.product(
+    ("le chat", "un chien", "mon frère", "les enfants", "elle"), ("était assis sur", "voit", "aime", "lit", "trouve"),
+    ("le tapis", "une voiture rouge", "la grande maison", "du pain")), 0, 100, 2)]
 
 
 def _tokenizer(specials: list[str], template: str | None):
@@ -28,6 +42,8 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
     import torch
     import transformers as tf
     torch.manual_seed(seed)
+    if family in SENTENCEPIECE:
+        return _build_sentencepiece(family, folder)
     if family == "gpt2":
         tok, vocab = _tokenizer(["<|endoftext|>", "<unk>"], None)
         names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
@@ -42,11 +58,7 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
     elif family == "marian":
         tok, vocab = _tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
         names = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-        model = tf.MarianMTModel(tf.MarianConfig(
-            vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=32, encoder_layers=2, decoder_layers=2,
-            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-            max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
-            forced_eos_token_id=1, init_std=0.3))
+        model = _marian(len(vocab), len(vocab), pad=0, eos=1, positions=64)
     elif family in ("bart", "mbart"):
         tok, vocab = _tokenizer(["<pad>", "<s>", "</s>", "<unk>"], "<s> $A </s>")
         names = dict(pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>")
@@ -60,22 +72,91 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
     elif family == "t5":
         tok, vocab = _tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
         names = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-        model = tf.T5ForConditionalGeneration(tf.T5Config(
-            vocab_size=len(vocab), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
-            relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
-            initializer_factor=3.0))
+        model = _t5(len(vocab))
     else:
         tok, vocab = _tokenizer(["<s>", "</s>", "<unk>"], "<s> $A")
         names = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>")
-        cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
-               "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
-        model = cls[1](cls[0](vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                              bos_token_id=0, eos_token_id=1, initializer_range=0.3))
+        model = _llama(family, len(vocab), bos=0, eos=1)
     model.eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tf.PreTrainedTokenizerFast(tokenizer_object=tok, **names).save_pretrained(folder)
+    return folder
+
+
+def _marian(vocab: int, decoder_vocab: int, pad: int, eos: int, positions: int, shared: bool = True):
+    import transformers as tf
+    return tf.MarianMTModel(tf.MarianConfig(
+        vocab_size=vocab, decoder_vocab_size=decoder_vocab, share_encoder_decoder_embeddings=shared,
+        d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=positions, pad_token_id=pad, eos_token_id=eos,
+        decoder_start_token_id=pad, forced_eos_token_id=eos, init_std=0.3))
+
+
+def _t5(vocab: int):
+    import transformers as tf
+    return tf.T5ForConditionalGeneration(tf.T5Config(
+        vocab_size=vocab, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
+        relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+        initializer_factor=3.0))
+
+
+def _llama(family: str, vocab: int, bos: int, eos: int):
+    import transformers as tf
+    cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
+           "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
+    return cls[1](cls[0](vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                         bos_token_id=bos, eos_token_id=eos, initializer_range=0.3))
+
+
+def train_sentencepiece(lines: list[str], path: Path, vocab_size: int = 100, **ids) -> list[str]:
+    """A unigram sentencepiece model trained on lines, written to path; its pieces, by id (ids: unk_id, pad_id, ...;
+    -1 leaves a special out)."""
+    import io
+
+    import sentencepiece as spm
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size,
+                                   character_coverage=1.0, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+                                   **({"bos_id": -1, "eos_id": -1, "pad_id": -1, "unk_id": 0} | ids))
+    path.write_bytes(model.getvalue())
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+
+
+def _build_sentencepiece(family: str, folder: Path) -> Path:
+    """A folder as the hub ships it: weights and config from save_pretrained, the tokenizer as sentencepiece files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if family.startswith("marian"):
+        src = [p for p in train_sentencepiece(ENGLISH, folder / "source.spm") if p != "<unk>"]
+        tgt = [p for p in train_sentencepiece(FRENCH, folder / "target.spm") if p != "<unk>"]
+        separate = family == "marian-separate"
+        if separate:        # two vocabularies, the specials at the same ids in both
+            vocab = {p: i for i, p in enumerate(["</s>", "<unk>", "<pad>"] + src)}
+            target = {p: i for i, p in enumerate(["</s>", "<unk>", "<pad>"] + tgt)}
+            (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
+        else:               # OPUS-MT's layout: </s> 0, <unk> 1, the pieces of both languages, <pad> last
+            vocab = {p: i for i, p in enumerate(["</s>", "<unk>", *dict.fromkeys(src + tgt), "<pad>"])}
+            target = vocab
+        (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+        (folder / "tokenizer_config.json").write_text(json.dumps(
+            {"source_lang": "en", "target_lang": "fr", "model_max_length": 512, "separate_vocabs": separate}))
+        pad = vocab["<pad>"]
+        model = _marian(len(vocab), len(target), pad=pad, eos=0, positions=512, shared=not separate)
+        # OPUS-MT's generation settings: the window's decoding settings replace num_beams, the rest applies
+        model.generation_config.update(bad_words_ids=[[pad]], max_length=512, num_beams=4, bos_token_id=0)
+    elif family == "t5-spm":                 # spiece.model alone; the tokenizer adds 100 sentinel tokens after it
+        pieces = train_sentencepiece(ENGLISH + FRENCH, folder / "spiece.model", pad_id=0, eos_id=1, unk_id=2)
+        model = _t5(len(pieces) + 100)
+    else:                                    # Llama: tokenizer.model with byte fallback, and its tokenizer_config
+        pieces = train_sentencepiece(ENGLISH + FRENCH, folder / "tokenizer.model", vocab_size=320, model_type="bpe",
+                                     byte_fallback=True, unk_id=0, bos_id=1, eos_id=2)
+        (folder / "tokenizer_config.json").write_text(json.dumps(
+            {"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+             "add_bos_token": True}))
+        model = _llama("llama", len(pieces), bos=1, eos=2)
+    model.eval().save_pretrained(folder)
     return folder
 
 
@@ -87,16 +168,25 @@ AUTO = {"gpt2": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM", "qwen2"
 def reference_model(family: str, folder: Path):
     """The model as transformers itself opens it (eager attention), independent of the app's loaded copy."""
     import transformers as tf
-    m = getattr(tf, AUTO[family]).from_pretrained(str(folder), attn_implementation="eager")
+    m = getattr(tf, AUTO[BASE.get(family, family)]).from_pretrained(str(folder), attn_implementation="eager")
     return m.eval()
+
+
+def tokenizer(folder: Path):
+    """The folder's tokenizer as transformers opens it (MarianTokenizer's warning about sacremoses silenced)."""
+    import warnings
+
+    import transformers as tf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tf.AutoTokenizer.from_pretrained(str(folder))
 
 
 def reference(family: str, folder: Path, result) -> tuple[dict, "object"]:
     """({attention kind: per layer (H, Tq, Tk) numpy}, logits (T, V) numpy) of transformers' own output_attentions
     on the same ids the app's traced pass read."""
     import torch
-    import transformers as tf
-    tok = tf.AutoTokenizer.from_pretrained(str(folder))
+    tok = tokenizer(folder)
     m = reference_model(family, folder)
     text, meta = result.trace.meta["sentence"], result.trace.meta
     ids = tok(text)["input_ids"]
@@ -115,3 +205,13 @@ def reference(family: str, folder: Path, result) -> tuple[dict, "object"]:
             out = m(input_ids=torch.tensor([seq[:-1]]), output_attentions=True)
             att = {"self": out.attentions}
     return {k: [a[0].numpy() for a in v] for k, v in att.items()}, out.logits[0].numpy()
+
+
+def hub_cache(root: Path, repo_id: str, folder: Path) -> Path:
+    """A copy of folder in the hub's cache layout: root/models--org--name/{refs/main, snapshots/<commit>/files}."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = root / f"models--{repo_id.replace('/', '--')}"
+    shutil.copytree(folder, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return root

@@ -31,18 +31,8 @@ def _copy(src, dst, drop=()):
     return dst
 
 
-def _hub_cache(root, repo_id, folder):
-    """The hub's cache layout: models--org--name/{refs/main, snapshots/<commit>/files}."""
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = root / f"models--{repo_id.replace('/', '--')}"
-    shutil.copytree(folder, repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    return root
-
-
 def test_a_model_id_in_the_local_cache_opens_offline(gpt2_folder, tmp_path, monkeypatch):
-    cache = _hub_cache(tmp_path / "hub", "tiny-org/tiny-gpt2", gpt2_folder)
+    cache = hf_tiny.hub_cache(tmp_path / "hub", "tiny-org/tiny-gpt2", gpt2_folder)
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     lm = load("tiny-org/tiny-gpt2")

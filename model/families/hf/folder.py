@@ -1,8 +1,8 @@
 """What a Hugging Face model folder must hold before anything is loaded, and where a model id is in the local cache.
 
-Each problem is one line (ModelLoadError): a folder with only a pickled `pytorch_model.bin` (never unpickled),
-a truncated or damaged safetensors file, no tokenizer, a model too big for the memory that is free, an id that is
-not in the cache, transformers not installed."""
+Each problem is one line (ModelLoadError): a folder with only a pickled `pytorch_model.bin` (never unpickled; the line
+says how to convert it), a truncated or damaged safetensors file, no tokenizer, a model too big for the memory that is
+free, an id that is not in the cache, transformers not installed."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,7 @@ def transformers():
     except ImportError:
         raise ModelLoadError(f"opening Hugging Face models needs the transformers package: {INSTALL}") from None
     tf.logging.set_verbosity_error()
-    tf.logging.disable_progress_bar()          # "Loading weights" bars on stderr would end a command's output
+    tf.utils.logging.disable_progress_bar()         # no "Loading weights" bars on stderr, where commands say one line
     return tf
 
 
@@ -62,14 +62,15 @@ def cached_snapshot(model_id: str) -> Path:
             f"`huggingface-cli download {model_id}` and copy its cache folder, or pass a folder") from None
 
 
-def check_folder(folder: Path) -> list[Path]:
-    """The folder's safetensors files, after checking everything that can be checked without loading them."""
+def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = None) -> list[Path]:
+    """The folder's safetensors files, after checking everything that can be checked without loading them. auto: the
+    transformers class that opens the family; source: the model id the folder was found under (for the message that
+    says how to convert pickled weights)."""
     weights = sorted(folder.glob("*.safetensors"))
     if not weights:
         if any((folder / n).is_file() for n in ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5")):
             raise ModelLoadError(f"{folder}: only pytorch_model.bin (a pickle, which can run code when loaded); this "
-                                 "app loads safetensors only: convert it where you trust it, e.g. with "
-                                 "model.save_pretrained(folder, safe_serialization=True)")
+                                 f"app loads safetensors only: {convert_command(auto, source or str(folder))}")
         raise ModelLoadError(f"{folder}: no *.safetensors weights")
     for path in weights:
         check_safetensors(path)
@@ -77,6 +78,18 @@ def check_folder(folder: Path) -> list[Path]:
         raise ModelLoadError(f"{folder}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
     check_memory(folder, sum(p.stat().st_size for p in weights))
     return weights
+
+
+def convert_command(auto: str, source: str) -> str:
+    """How to turn pickled weights into safetensors where the file is trusted (an id needs a connected machine): the
+    model and its tokenizer saved again into a folder beside the source, which then opens here."""
+    out = f"{Path(source).name}-safetensors"
+    if not looks_like_id(source):
+        out = str(Path(source).with_name(out))
+    return (f"convert it where you trust the file{' (on a connected machine)' if looks_like_id(source) else ''}: "
+            f"python -c \"from transformers import AutoTokenizer as T, {auto} as M; "
+            f"M.from_pretrained({source!r}).save_pretrained({out!r}, safe_serialization=True); "
+            f"T.from_pretrained({source!r}).save_pretrained({out!r})\" and open {out}")
 
 
 def check_safetensors(path: Path) -> None:

@@ -1,6 +1,6 @@
 """An opened Hugging Face model with the surface the window and the commands use (as the seed family's LoadedModel):
-name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size), schema, family, lock, weights_version,
-cfg.max_len and cfg.d_model."""
+name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size: the two sides of its tokenizer, tokenizer.py),
+schema, family, lock, weights_version, cfg.max_len and cfg.d_model."""
 from __future__ import annotations
 
 import threading
@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ...assets import ModelLoadError
-from ...schema import Schema
+from ...schema import ENCODER_DECODER, Schema
 from .folder import TARGET_TOKENIZER, check_folder, read_config, transformers
+from .tokenizer import HFTokenizer, open_tokenizer
 
 
 @dataclass(frozen=True)
@@ -19,40 +20,6 @@ class Limits:
     max_len: int           # longest sequence its positions cover
     d_model: int
     tgt_vocab_size: int
-
-
-class HFTokenizer:
-    """A transformers tokenizer behind the seed tokenizer's methods; pieces read as the seed's do (word starts bare)."""
-
-    def __init__(self, tok):
-        self.tok = tok
-        backend = getattr(tok, "backend_tokenizer", None)
-        self._decoder = getattr(backend, "decoder", None)
-        self._special = set(tok.all_special_tokens)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tok)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tok(text, add_special_tokens=False)["input_ids"])
-
-    def piece(self, token: str | None) -> str:
-        if token is None:
-            return "<unk>"
-        if token in self._special or self._decoder is None:
-            return token
-        try:
-            text = self._decoder.decode([token])
-        except Exception:          # a decoder that cannot read one piece alone: show it as stored
-            text = token
-        return text.strip() or ("␣" if text else token)
-
-    def pieces(self, ids) -> list[str]:
-        return [self.piece(t) for t in self.tok.convert_ids_to_tokens([int(i) for i in ids])]
-
-    def decode(self, ids) -> str:
-        return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
 
 
 @dataclass
@@ -69,35 +36,28 @@ class HFModel:
     weights_version: int = field(default=0, compare=False)
     target_tokenizer: Any = None  # the target side's, when the folder has its own (TARGET_TOKENIZER); else tokenizer
     previews: bool = False        # large enough that a run shows its input's attention before generating
+    src_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the encoder's side (or the only one)
+    tgt_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the side the output layer names
 
     PREVIEW_PARAMETERS = 40_000_000   # about 0.3 s a pass over 100 tokens on one core: worth a first look
 
-    @property
-    def src_tok(self) -> HFTokenizer:
-        return self._tok
-
-    @property
-    def tgt_tok(self) -> HFTokenizer:
-        return self._tgt
-
     def __post_init__(self) -> None:
-        self._tok = HFTokenizer(self.tokenizer)
         if self.target_tokenizer is None:
             self.target_tokenizer = self.tokenizer
-        self._tgt = self._tok if self.target_tokenizer is self.tokenizer else HFTokenizer(self.target_tokenizer)
 
 
 def open_model(folder: Path, name: str | None, fam) -> HFModel:
     """Open a folder with a family's module (fam): checks first, then weights (safetensors only, never remote code)."""
-    check_folder(folder)
     config = read_config(folder)
+    auto_name = fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO
+    check_folder(folder, auto_name, name or str(folder.resolve()))
     schema = fam.schema_of_config(config)
     tf = transformers()
     import torch
-    tokenizer = _tokenizer(tf, folder)
+    tokenizer = open_tokenizer(folder)
     # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
-    target = _tokenizer(tf, folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
-    auto = getattr(tf, fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO)
+    target = open_tokenizer(folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
+    auto = getattr(tf, auto_name)
     try:
         model = auto.from_pretrained(str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=False,
                                      attn_implementation="eager", dtype=torch.float32)
@@ -106,21 +66,14 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     model.eval()
     c = model.config
     max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
-    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), len(target or tokenizer))
+    head = model.get_output_embeddings()
+    src = HFTokenizer(tokenizer)
+    tgt = HFTokenizer(target or tokenizer, target=schema.layout == ENCODER_DECODER,
+                      size=int(head.weight.shape[0]) if head is not None else None)
+    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), tgt.vocab_size)
     previews = sum(p.numel() for p in model.parameters()) >= HFModel.PREVIEW_PARAMETERS
     return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
-                   target_tokenizer=target, previews=previews)
-
-
-def _tokenizer(tf, folder: Path):
-    """AutoTokenizer of a folder, offline, never running its code; ModelLoadError in one line."""
-    try:
-        return tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
-    except ImportError as e:
-        raise ModelLoadError(f"{folder}: its tokenizer needs a package that is not installed "
-                             f"({str(e).splitlines()[0][:160]})") from None
-    except Exception as e:
-        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).splitlines()[0][:160]})") from None
+                   target_tokenizer=target, previews=previews, src_tok=src, tgt_tok=tgt)
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:

@@ -204,14 +204,37 @@ def traced_pass(lm, mm: ModelMap, **inputs) -> tuple[dict[str, np.ndarray], Any]
     return arrays, outputs
 
 
-def generation_kwargs(settings: DecodingSettings, max_new: int, tok) -> dict:
-    kw = dict(max_new_tokens=max(1, max_new), num_beams=1, do_sample=False,
-              pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
+def generation_kwargs(settings: DecodingSettings, max_new: int, lm) -> dict:
+    """What the window's decoding settings decide: the method (greedy, beam of settings.beam, or sampling with its
+    temperature and top-k, no top-p) and the number of new tokens. The rest of the folder's generation_config
+    (bad_words_ids, forced_eos_token_id, repetition and length penalties, ...) stays as the folder sets it, and its
+    num_beams, do_sample, temperature, top_k and top_p give way to the window's."""
+    kw = dict(max_new_tokens=max(1, max_new), num_beams=1, do_sample=False)
+    if lm.model.generation_config.pad_token_id is None:
+        tok = lm.tokenizer
+        kw["pad_token_id"] = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     if settings.method == "beam":
         kw["num_beams"] = settings.beam
     elif settings.method == "sample":
         kw |= dict(do_sample=True, temperature=settings.temperature, top_k=settings.top_k or None, top_p=1.0)
     return kw
+
+
+def new_tokens(lm, settings: DecodingSettings, default: int, room: int, used: int) -> int:
+    """How many tokens to generate at most: the settings' max_new when given, else the app's default bounded by the
+    folder's own generation_config (max_new_tokens, or max_length less the `used` tokens already in the sequence:
+    the decoder's start token or the prompt); always within the positions left (room)."""
+    if settings.max_new is not None:
+        return min(settings.max_new, room)
+    own = lm.model.generation_config.to_diff_dict()         # what the folder set, not the library's defaults
+    bound = own.get("max_new_tokens") or (own["max_length"] - used if own.get("max_length") else None)
+    return max(1, min(default, room, bound if bound is not None else room))
+
+
+def decoder_start(model) -> int:
+    """The token an encoder-decoder's decoder starts from (Marian: pad), as generate reads it."""
+    start = model.generation_config.decoder_start_token_id
+    return int(start if start is not None else model.config.decoder_start_token_id)
 
 
 def cut_at(ids: list[int], eos: int | None) -> list[int]:
@@ -221,10 +244,11 @@ def cut_at(ids: list[int], eos: int | None) -> list[int]:
 
 @torch.no_grad()
 def generate(lm, settings: DecodingSettings, max_new: int, **inputs) -> list[int]:
-    """The ids `generate` chooses under the settings (sampling repeatable by its seed)."""
+    """The ids `generate` chooses under the settings (sampling repeatable by its seed); an encoder-decoder's begin
+    with the decoder's start token, a decoder-only model's with the prompt."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(settings.seed))
-        seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm.tokenizer))
+        seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm))
     return seq[0].tolist()
 
 
@@ -275,13 +299,13 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     with lm.lock:
         if schema.layout == ENCODER_DECODER:
             src = torch.tensor([ids])
-            start = int(lm.model.config.decoder_start_token_id)
+            start = decoder_start(lm.model)
             if forced is None:
                 if preview is not None:
                     preview(_preview(lm, mm, meta, ids, [start]))
-                n = settings.max_new if settings.max_new is not None else 2 * len(ids) + 10
-                out_ids = cut_at(generate(lm, settings, min(n, room - 1), input_ids=src,
-                                          attention_mask=torch.ones_like(src))[1:], eos)
+                seq = generate(lm, settings, new_tokens(lm, settings, 2 * len(ids) + 10, room - 1, 1), input_ids=src,
+                               attention_mask=torch.ones_like(src))
+                start, out_ids = seq[0], cut_at(seq[1:], eos)
             else:
                 out_ids = forced[: room - 1]
             out_ids = out_ids or [eos]
@@ -294,10 +318,9 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             if forced is None:
                 if preview is not None:
                     preview(_preview(lm, mm, meta, [], prompt))
-                n = settings.max_new if settings.max_new is not None else 20
                 p = torch.tensor([prompt])
-                new = cut_at(generate(lm, settings, min(n, room - len(prompt)), input_ids=p,
-                                      attention_mask=torch.ones_like(p))[len(prompt):], eos)
+                new = cut_at(generate(lm, settings, new_tokens(lm, settings, 20, room - len(prompt), len(prompt)),
+                                      input_ids=p, attention_mask=torch.ones_like(p))[len(prompt):], eos)
             else:
                 new = forced[: room - len(prompt)]
             seq = prompt + new

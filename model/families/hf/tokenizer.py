@@ -1,0 +1,120 @@
+"""A Hugging Face folder's tokenizer, opened offline, and its two sides behind the seed tokenizer's methods.
+
+Fast tokenizers (tokenizer.json) and slow ones (sentencepiece models: OPUS-MT's source.spm/target.spm with vocab.json,
+T5's spiece.model, Llama's tokenizer.model) open alike, through AutoTokenizer (never remote code). A folder whose
+tokenizer needs a package that is missing (sentencepiece; protobuf to convert a sentencepiece model into a fast
+tokenizer) gets one line naming the command that installs it.
+
+Marian keeps a source and a target side: the target is read with `text_target` (its own sentencepiece model, and its
+own vocabulary when `separate_vocabs`), and with separate vocabularies the source's ids name source pieces (the
+tokenizer's convert_ids_to_tokens reads the target's vocabulary)."""
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+from ...assets import ModelLoadError
+from ...tokenizer import WORD_START
+from .folder import INSTALL, transformers
+
+SENTENCEPIECE_FILES = ("source.spm", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
+PACKAGES = {"sentencepiece": "sentencepiece", "protobuf": "google.protobuf"}     # pip name: module
+
+
+def open_tokenizer(folder: Path):
+    """AutoTokenizer.from_pretrained(folder), offline, fast or slow; one line when it cannot be read."""
+    tf = transformers()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")        # MarianTokenizer's "Recommended: pip install sacremoses" (unused)
+            return tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+    except Exception as e:
+        missing = missing_packages(folder)
+        if missing:
+            raise ModelLoadError(missing) from None
+        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).strip().splitlines()[0][:160]})") from None
+
+
+def missing_packages(folder: Path) -> str | None:
+    """The line naming what a sentencepiece-only folder's tokenizer needs and is not installed; None when nothing."""
+    if (folder / "tokenizer.json").is_file():
+        return None
+    files = [n for n in SENTENCEPIECE_FILES if (folder / n).is_file()]
+    missing = [name for name, module in PACKAGES.items() if not _installed(module)]
+    if not files or not missing:
+        return None
+    return (f"{folder}: its tokenizer ({files[0]}) needs {' and '.join(missing)}, not installed: "
+            f"pip install {' '.join(missing)} (or {INSTALL})")
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):        # a parent package missing, or a module without a spec
+        return False
+
+
+def source_vocabulary(tok) -> dict[int, str] | None:
+    """id -> piece of a source side with a vocabulary of its own (Marian with separate_vocabs); None when the sides
+    share the tokenizer's."""
+    if getattr(tok, "separate_vocabs", False) and hasattr(tok, "get_src_vocab"):
+        return {int(i): t for t, i in tok.get_src_vocab().items()}
+    return None
+
+
+class HFTokenizer:
+    """One side of a transformers tokenizer behind the seed tokenizer's methods (encode, pieces, decode, vocab_size).
+    Pieces read as the fast tokenizers' own decoder reads one piece (a word start bare, a lone space as ␣); a slow
+    sentencepiece tokenizer's pieces through the same Metaspace decoder."""
+
+    def __init__(self, tok, target: bool = False, size: int | None = None):
+        self.tok, self.target = tok, target
+        self.vocab = None if target else source_vocabulary(tok)
+        self._size = size
+        backend = getattr(tok, "backend_tokenizer", None)
+        self._decoder = getattr(backend, "decoder", None) if backend is not None else _sentencepiece_decoder(tok)
+        self._special = set(tok.all_special_tokens)
+
+    @property
+    def vocab_size(self) -> int:
+        """The ids this side can name: the model's output layer for the target side, else the tokenizer's."""
+        return self._size or (len(self.vocab) if self.vocab is not None else len(self.tok))
+
+    def encode(self, text: str) -> list[int]:
+        kw = {"text_target": text} if self.target else {"text": text}
+        return list(self.tok(**kw, add_special_tokens=False)["input_ids"])
+
+    def tokens(self, ids) -> list[str | None]:
+        """The pieces as the tokenizer stores them ('▁the')."""
+        ids = [int(i) for i in ids]
+        if self.vocab is not None:
+            return [self.vocab.get(i) for i in ids]
+        return self.tok.convert_ids_to_tokens(ids)
+
+    def piece(self, token: str | None) -> str:
+        if token is None:
+            return "<unk>"
+        if token in self._special or self._decoder is None:
+            return token
+        try:
+            text = self._decoder.decode([token])
+        except Exception:          # a decoder that cannot read one piece alone: show it as stored
+            text = token
+        return text.strip() or ("␣" if text or not token.strip(WORD_START + "Ġ ") else token)
+
+    def pieces(self, ids) -> list[str]:
+        return [self.piece(t) for t in self.tokens(ids)]
+
+    def decode(self, ids) -> str:
+        if self.vocab is not None:
+            return self.tok.convert_tokens_to_string([t for t in self.tokens(ids) if t and t not in self._special])
+        return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
+
+
+def _sentencepiece_decoder(tok):
+    """The Metaspace decoder for a slow tokenizer whose pieces mark word starts with ▁ (sentencepiece); None else."""
+    if not any(t.startswith(WORD_START) for t in tok.get_vocab()):
+        return None
+    from tokenizers import decoders
+    return decoders.Metaspace()
