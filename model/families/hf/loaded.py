@@ -1,6 +1,6 @@
 """An opened Hugging Face model with the surface the window and the commands use (as the seed family's LoadedModel):
 name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size), schema, family, lock, weights_version,
-cfg.max_len and cfg.d_model."""
+positional (the positions switch), cfg.max_len and cfg.d_model."""
 from __future__ import annotations
 
 import threading
@@ -67,6 +67,7 @@ class HFModel:
     map: Any = None               # where the family's parts sit (tracing.ModelMap)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)
+    positional: bool = field(default=True, compare=False)   # positions on (the window's switch; see tracing.run)
 
     @property
     def src_tok(self) -> HFTokenizer:
