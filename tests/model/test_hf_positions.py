@@ -158,3 +158,14 @@ def test_positions_off_runs_the_model_without_its_positions(family, tmp_path_fac
         assert (t[keys.cos] == 1).all() and not t[keys.sin].any()
     if sc.positions == "relative":
         assert all(not t[sc.bias_keys(k).bias].any() for k in sc.kind_names if sc.bias_keys(k))
+
+
+def test_t5s_equations_say_what_it_computes():
+    """No √d_k in T5's scores; the bias on its self-attention, none on its cross-attention (as its schema marks)."""
+    from model.families.hf import t5
+    from model.schema import Stage
+    sc = t5.schema_of_config({"model_type": "t5", "num_layers": 2, "d_model": 32, "num_heads": 4, "d_kv": 8})
+    eq = {k.name: sc.caption(Stage(k.stack, 0, k.sublayer))[2] for k in sc.kinds}
+    assert all("√d_k" not in e for e in eq.values())
+    assert "+ B_rel" in eq["enc_self"] and "+ B_rel" in eq["dec_self"] and "B_rel" not in eq["cross"]
+    assert [k.name for k in sc.kinds if sc.bias_keys(k.name)] == ["enc_self", "dec_self"]
