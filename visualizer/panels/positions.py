@@ -43,9 +43,9 @@ class RotaryPlots:
     """cos(position × θ_i) as the model multiplied q and k by, and θ_i per dimension pair on a log axis."""
 
     def __init__(self):
-        self.table = HeatmapBox("cos(position × θᵢ): how far pair i of q and k is turned", "token (position)",
+        self.table = HeatmapBox("cos(position × θᵢ)", "token (position)",
                                 "dimension pair i", col_tokens=False, bar_label="cos")
-        self.theta = PlotBox("frequency θᵢ of each dimension pair (radians per position, log axis)", "θᵢ",
+        self.theta = PlotBox("θᵢ per pair: radians per position", "θᵢ (log axis)",
                              "dimension pair i", min_height=220)
         self.theta.item.setLogMode(y=True)
         self.curve = self.theta.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
@@ -120,7 +120,7 @@ class BiasPlots:
 
     def __init__(self):
         self.table = BiasHeatmap()
-        self.by_offset = PlotBox("the same bias by the key's offset j − i", "bias", "key offset j − i",
+        self.by_offset = PlotBox("the bias by offset j − i", "bias", "key offset j − i",
                                  min_height=220)
         self.by_offset.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1)))
         self.curve = self.by_offset.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
@@ -163,9 +163,8 @@ class BiasPlots:
         self.arrays = {"bias": every[head], "buckets": buckets, "offsets": offsets, "by_offset": values}
         self.n_buckets = len(np.unique(buckets[mask]))
         label = sc.kind(kind).label
-        self.table.set_title(f"bias added to q·kᵀ: {escape(label)}, head {head + 1}")
+        self.table.set_title(f"bias, {escape(label)}, head {head + 1}")
         self.table.show_matrix(every[head], rows, cols, symmetric_levels(every[:, mask]), mask)
         self.curve.setData(offsets, values)
-        self.by_offset.set_title(f"head {head + 1}'s bias by the key's offset j − i ({self.n_buckets} buckets "
-                                 "in this sentence)")
+        self.by_offset.set_title(f"head {head + 1}'s bias by offset j − i")
         return None
