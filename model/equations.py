@@ -30,10 +30,12 @@ class AttentionEquation:
     V: np.ndarray          # (Tk, d_k)
     dots: np.ndarray       # (Tk,) q · k_j
     scale: float           # sqrt(d_k), or 1 when the model does not scale
-    scores: np.ndarray     # (Tk,) q · k_j / scale, as the model computed it
+    scores: np.ndarray     # (Tk,) q · k_j / scale (+ bias_j), as the model computed it
     allowed: np.ndarray    # (Tk,) bool
     alpha: np.ndarray      # (Tk,) softmax weights (0 where masked)
     output: np.ndarray     # (d_k,) sum_j alpha_j v_j
+    bias: np.ndarray | None = None   # (Tk,) the relative position bias added to the scores (T5), else None
+    rotated: bool = False            # q and k are shown after the rotary rotation of their positions
 
 
 def sublayer_input(trace: Trace, stack: str, layer: int, sublayer: str) -> np.ndarray:
@@ -64,11 +66,14 @@ def attention_equation(trace: Trace, kind: str, layer: int, head: int, query: in
     first = layer == 0 and sub == trace.schema.stack(stack).sublayers[0].key
     prefix = trace.schema.stack(stack).tokens
     rows, cols = trace.axis_tokens(kind)
+    keys = trace.schema.bias_keys(kind)
+    bias = trace[keys.bias][head, query] if keys is not None and keys.bias in trace.arrays else None
     return AttentionEquation(
         kind, layer, head, query, rows[query], list(cols), x_all[query],
         trace[f"{prefix}.embedding"][query] if first else None, trace[f"{prefix}.pe"][query] if first else None,
         q, K, V, dots, scale, scores, trace.mask(kind, layer)[query],
-        trace.attention(kind, layer, head)[query], trace.get(stack, layer, sub, "head_out", head)[query])
+        trace.attention(kind, layer, head)[query], trace.get(stack, layer, sub, "head_out", head)[query], bias,
+        trace.schema.positions == "rotary")
 
 
 @dataclass

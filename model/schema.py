@@ -7,6 +7,7 @@ the math inspector, benchmarks) reads names, counts, labels and the order of sub
 Trace keys follow the schema (see model/trace.py):
     {stack.tokens}.embedding | .pe | .x                    a stack's input
     {stack.key}.{layer}.{sublayer.key}.{name}              a sublayer's internals
+    what a model uses for positions besides p: Schema.rotary_keys(stack) and Schema.bias_keys(kind) name them
 A stage is a place in the pipeline the user steps through: a stack's embedding, one sublayer of one layer, or the
 output layer.
 """
@@ -39,6 +40,22 @@ OUTPUT = "output"        # the stage after the last stack: linear map + softmax
 
 
 @dataclass(frozen=True)
+class RotaryKeys:
+    """Trace keys of a stack's rotary positions: the model's own frequencies and the tables it multiplied q, k by."""
+    theta: str               # (d_k/2,) θ_i of each dimension pair (the rotary module's inv_freq, scaling included)
+    cos: str                 # (T, d_k/2) cos(position × θ_i) as the module gave it (times its attention scaling)
+    sin: str                 # (T, d_k/2) sin(position × θ_i), likewise
+    positions: str           # (T,) the position of each token the module was given
+
+
+@dataclass(frozen=True)
+class BiasKeys:
+    """Trace keys of an attention kind's relative position bias (T5), computed once and added in every layer."""
+    bias: str                # (H, Tq, Tk) added to q·kᵀ before the softmax
+    buckets: str             # (Tq, Tk) the bucket of each key's offset from its query, which picks the bias
+
+
+@dataclass(frozen=True)
 class Stage:
     """One place of the pipeline: a stack's embedding (sublayer ""), a sublayer of a layer, or the output."""
     stack: str
@@ -59,6 +76,7 @@ class Sublayer:
     label: str = ""          # for attention sublayers: the attention panel's picker, "Decoder masked self"
     file: str = ""           # for attention sublayers: the file-name part of exports, "decoder_self"
     stage_title: str = ""    # the stage's title where it differs from the kind's ("Decoder cross-attention")
+    position_bias: bool = False   # attention sublayers: a relative position bias is added to its scores (T5)
 
     @property
     def is_attention(self) -> bool:
@@ -199,6 +217,21 @@ class Schema:
     def kv_head(self, head: int) -> int:
         """The key/value head a query head reads (grouped-query attention)."""
         return head // self.gqa_group
+
+    # --- positions a model uses besides an added p ------------------------------------------------
+    def rotary_keys(self, stack: str) -> RotaryKeys | None:
+        """Where a Trace keeps a stack's rotary tables; None when the model's positions are not rotary."""
+        if self.positions != "rotary":
+            return None
+        p = self.stack(stack).tokens
+        return RotaryKeys(f"{p}.rotary_theta", f"{p}.rotary_cos", f"{p}.rotary_sin", f"{p}.rotary_positions")
+
+    def bias_keys(self, kind: str) -> BiasKeys | None:
+        """Where a Trace keeps an attention kind's relative position bias; None when that kind adds none."""
+        k = self.kind(kind)
+        if not self.stack(k.stack).sublayer(k.sublayer).position_bias:
+            return None
+        return BiasKeys(f"{k.stack}.{k.sublayer}.position_bias", f"{k.stack}.{k.sublayer}.position_buckets")
 
     # --- the pipeline -------------------------------------------------------------------------
     def stages(self) -> list[Stage]:

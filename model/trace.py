@@ -10,6 +10,11 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
       pre-norm models (GPT-2, Llama): ln_* describe the norm before the sublayer and ln_in (Tq, d_model) is its input
   enc.{l}.ffn.*  dec.{l}.ffn.*            hidden (T, d_ff) after ReLU, out (T, d_model), residual, ln_* as above
   enc.out (Ts, d_model)  dec.out (Tt, d_model)  logits, probs (Tt, V_y)
+Positions a model uses besides p (p is then 0), under the keys its schema names:
+  rotary (Llama family), Schema.rotary_keys(stack): rotary_theta (d_k/2,) the frequencies θ_i, rotary_cos and
+      rotary_sin (T, d_k/2) cos and sin of position × θ_i as the model multiplied q and k by, rotary_positions (T,)
+  relative (T5), Schema.bias_keys(kind): position_bias (H, Tq, Tk) added to q·kᵀ (scores include it),
+      position_buckets (Tq, Tk) the bucket of each key's offset from its query
 Decoder row t is the state when predicting target token t+1 (generation step t).
 Those are the seed family's names; every Trace carries the Schema of the model that made it (model/schema.py),
 and the stack, sublayer and attention-kind names it uses are the ones its schema gives.

@@ -36,9 +36,10 @@ def _tokenizer(specials: list[str], template: str | None):
     return tok, vocab
 
 
-def build(family: str, folder: Path, seed: int = 0) -> Path:
+def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
     """A model folder of the family (d_model 32, 2 layers, 4 heads); weights sharper than the default init, so
-    that heads differ and a wrong head or layer would show."""
+    that heads differ and a wrong head or layer would show. config: more settings of the T5 or Llama-family config
+    (rope_parameters, relative_attention_max_distance, ...)."""
     import torch
     import transformers as tf
     torch.manual_seed(seed)
@@ -72,11 +73,11 @@ def build(family: str, folder: Path, seed: int = 0) -> Path:
     elif family == "t5":
         tok, vocab = _tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
         names = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-        model = _t5(len(vocab))
+        model = _t5(len(vocab), **config)
     else:
         tok, vocab = _tokenizer(["<s>", "</s>", "<unk>"], "<s> $A")
         names = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>")
-        model = _llama(family, len(vocab), bos=0, eos=1)
+        model = _llama(family, len(vocab), bos=0, eos=1, **config)
     model.eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
@@ -93,21 +94,21 @@ def _marian(vocab: int, decoder_vocab: int, pad: int, eos: int, positions: int, 
         decoder_start_token_id=pad, forced_eos_token_id=eos, init_std=0.3))
 
 
-def _t5(vocab: int):
+def _t5(vocab: int, **config):
     import transformers as tf
     return tf.T5ForConditionalGeneration(tf.T5Config(
         vocab_size=vocab, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
         relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
-        initializer_factor=3.0))
+        initializer_factor=3.0, **config))
 
 
-def _llama(family: str, vocab: int, bos: int, eos: int):
+def _llama(family: str, vocab: int, bos: int, eos: int, **config):
     import transformers as tf
     cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
            "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
     return cls[1](cls[0](vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                         bos_token_id=bos, eos_token_id=eos, initializer_range=0.3))
+                         bos_token_id=bos, eos_token_id=eos, initializer_range=0.3, **config))
 
 
 def train_sentencepiece(lines: list[str], path: Path, vocab_size: int = 100, **ids) -> list[str]:

@@ -10,6 +10,14 @@ from model.config import DecodingSettings
 from .steady_label import SteadyLabel
 
 OPEN_FOLDER = "Open model folder…"
+_WITHOUT = " to see what attention does without word order"
+POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
+    "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
+    "learned": "Switch the learned position embeddings off (p = 0)" + _WITHOUT,
+    "rotary": "Switch the rotary positions off (q and k are not rotated)" + _WITHOUT,
+    "relative": "Switch the relative position bias off (every head's bias is 0)" + _WITHOUT,
+    "none": "This model has no positions to switch off: it never sees word order",
+}
 
 
 def model_label(name: str) -> str:
@@ -42,7 +50,7 @@ class InputBar(QtWidgets.QWidget):
         self.seed = QtWidgets.QSpinBox(prefix="seed ", minimum=0, maximum=99_999, value=0)
         self.positional = QtWidgets.QCheckBox("Positional encoding")
         self.positional.setChecked(True)
-        self.positional.setToolTip("Switch the positional encoding off to see what attention does without word order")
+        self.positional.setToolTip(POSITIONS_SWITCH["sinusoidal"])
         self.translation = SteadyLabel(grow_only=True)    # a new translation moves no panel (see SteadyLabel)
         self.translation.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notice = QtWidgets.QLabel()
@@ -128,6 +136,12 @@ class InputBar(QtWidgets.QWidget):
     def settings(self) -> DecodingSettings:
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
                                 temperature=self.temperature.value(), top_k=self.top_k.value(), seed=self.seed.value())
+
+    def show_positions(self, positions: str) -> None:
+        """Say what the positions switch does for the open model (one of model.schema.POSITIONS); a model without
+        positions has nothing to switch."""
+        self.positional.setEnabled(positions != "none")
+        self.positional.setToolTip(POSITIONS_SWITCH.get(positions, POSITIONS_SWITCH["sinusoidal"]))
 
     def show_settings(self, s: DecodingSettings) -> None:
         widgets = (self.method, self.beam, self.temperature, self.top_k, self.seed)

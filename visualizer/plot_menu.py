@@ -69,7 +69,7 @@ def plot_table(plot: pg.PlotItem) -> str | None:
                 rows.append([f"bars {n + 1}", repr(float(p)), labels.get(side, {}).get(round(float(p), 6), ""),
                              repr(float(v))])
         elif isinstance(item, pg.PlotDataItem):
-            x, y = item.getData()
+            x, y = item.getOriginalDataset()          # the numbers, not their logarithms on a log axis
             if x is None or y is None:
                 continue
             name = item.name() or f"curve {n + 1}"

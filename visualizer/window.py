@@ -163,6 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.docking.new_run()
         t = self.trace
         self.state.set_shape(t.schema, t.n_steps)
+        self.inputs.show_positions(t.schema.positions)
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)

@@ -23,8 +23,9 @@ class Shape:
 
     def __init__(self, norm: str = LAYER_NORM, norm_place: str = NORM_AFTER, positions: str = "sinusoidal",
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
-                 ffn: str = FEED_FORWARD, activation: str | None = None):
+                 ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True):
         self.norm, self.place, self.positions = norm, norm_place, positions
+        self.scale = " / √d_k" if scale_scores else ""          # T5 does not divide q·kᵀ by √d_k
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
         self.scale_embedding, self.ffn = scale_embedding, ffn
         self.activation = activation or ("SiLU" if ffn == GATED_MLP else "ReLU")
@@ -48,7 +49,7 @@ class Shape:
     def scores(self) -> str:
         q, k = ("R(Q)", "R(K)") if self.positions == "rotary" else ("Q", "K")
         bias = " + B_rel" if self.positions == "relative" else ""
-        return f"softmax({q}{k}ᵀ / √d_k{bias}"
+        return f"softmax({q}{k}ᵀ{self.scale}{bias}"
 
     @property
     def shared_kv(self) -> str:
@@ -103,7 +104,8 @@ def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str
     short = short[0].upper() + short[1:]
     short = f"{short} → Add & Norm" if shape.post else f"{shape.norm} → {short}"
     return Sublayer(key, kind, title, short, title.lower() if not title.startswith(("Encoder", "Decoder"))
-                    else title.split(" ", 1)[1], caption, equation + shape.shared_kv, name, label, file, stage_title)
+                    else title.split(" ", 1)[1], caption, equation + shape.shared_kv, name, label, file, stage_title,
+                    position_bias=shape.positions == "relative" and kind != ATTENTION_CROSS)
 
 
 def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: int, d_ff: int,
@@ -123,7 +125,7 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
         s, "cross", ATTENTION_CROSS, "cross", "Cross-attention", "Cross (decoder → encoder)", "cross",
         "Each target token asks the encoder's output which source words matter now: queries from the decoder, "
         "keys and values from the encoder (memory).",
-        "softmax(Q_dec K_encᵀ / √d_k) V_enc,   " + s.around("MHA({x}, memory)", "y"),
+        f"softmax(Q_dec K_encᵀ{s.scale}) V_enc,   " + s.around("MHA({x}, memory)", "y"),
         stage_title="Decoder cross-attention")
     enc = Stack("enc", "Encoder", n_enc, (enc_self, s.feed_forward("ffn", "Encoder feed-forward", True)),
                 "src", "source token", **_embed_texts(s, "src"))

@@ -1,5 +1,7 @@
 """Embeddings panel: scaled token embeddings e, positional encodings p and their sum x = e + p as heatmaps
 (tokens × dimensions), the sinusoids of chosen dimensions across positions, and the cosine similarity of x.
+A model that adds nothing to its embeddings shows what it uses instead (visualizer/panels/positions.py): rotary
+tables and frequencies (Llama family), or each head's relative position bias (T5).
 
 It shows the source sentence (encoder input) while the view is on the source side (source embedding or
 encoder), and the decoder input (<s> y_1 … y_n) while it is on the target side (target embedding, decoder,
@@ -14,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
+from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
 from .widgets import ResponsiveGrid, header_label, notice_label
 
 N_WAVES = len(PALETTE)
@@ -63,10 +66,23 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.dim.setFont(f)
         dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
         dim_label.setFont(f)
+        self.rotary, self.bias = RotaryPlots(), BiasPlots()
+        self.bias.head.setFont(f)
+        self.head_label = QtWidgets.QLabel("Bias of")
+        self.head_label.setFont(f)
+        self.dim_widgets = (dim_label, self.dim)
+        self.bias_widgets = (self.head_label, self.bias.head)
         bar = QtWidgets.QHBoxLayout()
-        bar.addWidget(dim_label)
-        bar.addWidget(self.dim)
+        for w in (*self.dim_widgets, *self.bias_widgets):
+            bar.addWidget(w)
         bar.addStretch(1)
+        self.caption = header_label()          # what a rotary or relative-bias model does instead of adding p
+        self.notes = QtWidgets.QLabel()         # how to read its plots, below them
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.notes.setFont(f)
+        self.notes.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        self.notes.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Maximum)
 
         self.maps = {
             "embedding": HeatmapBox("scaled token embedding e", "token", "dimension", col_tokens=False),
@@ -95,11 +111,16 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.waves.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1)))
         self.curves = [self.waves.item.plot(pen=pg.mkPen(c, width=3), symbol="o", symbolSize=7, symbolBrush=c,
                                             symbolPen=None) for c in PALETTE]
-        self.grid = ResponsiveGrid([(self.maps["embedding"], False), (self.maps["pe"], False),
-                                    (self.maps["x"], False), (self.similarity, False), (waves_box, True)])
+        self.added_items = [(self.maps["embedding"], False), (self.maps["pe"], False), (self.maps["x"], False),
+                            (self.similarity, False), (waves_box, True)]
+        self.grid = ResponsiveGrid(list(self.added_items))
+        for w, _ in self.rotary.widgets + self.bias.widgets + [(self.notes, True)]:   # laid out when needed
+            w.setParent(self.grid.inner)                          # inside the panel: plot menus find them
+            w.setVisible(False)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
+        layout.addWidget(self.caption)
         layout.addWidget(self.notice)
         layout.addLayout(bar)
         layout.addWidget(self.grid, 1)
@@ -110,25 +131,49 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.arrays: dict[str, np.ndarray] = {}      # embedding, pe, x, similarity: what the panel shows
         self.sinusoidal = False                      # p matches the paper's sin/cos table
         self.positional = True
+        self.mode = "added"                          # "added" (p is added), "rotary" or "relative": what is shown
+        self.state = None
         self.wave_dims: list[int] = []
         self.wave_names: list[str] = []              # legend of the sinusoid plot
         self.levels: dict[str, tuple[float, float]] = {}
         self._legend_key = None
         self.dim.valueChanged.connect(self._on_dim)
+        self.bias.head.currentIndexChanged.connect(self._on_head)
+        self._set_mode("added")
 
     # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
+        schema = getattr(state, "schema", None)
+        if schema is not None and schema.positions == "relative":     # the bias follows the kind and head in view
+            return side_of(state), state.kind, state.head
         return side_of(state)
 
+    def _set_mode(self, mode: str) -> None:
+        self.mode = mode
+        items = {"added": self.added_items,
+                 "rotary": [*self.rotary.widgets, (self.maps["embedding"], False), (self.similarity, False),
+                            (self.notes, True)],
+                 "relative": [*self.bias.widgets, (self.maps["embedding"], False), (self.similarity, False),
+                              (self.notes, True)]}[mode]
+        self.grid.set_items(items)
+        for w in self.dim_widgets:
+            w.setVisible(mode == "added")
+        for w in self.bias_widgets:
+            w.setVisible(mode == "relative")
+        self.caption.setVisible(mode != "added")
+
     def render(self, trace, state) -> None:
-        self.trace = trace
+        self.trace, self.state = trace, state
         self.side = side = side_of(state)
         self.tokens = list(trace.tokens(side))
         e, p, x = (np.asarray(trace[f"{side}.{k}"]) for k in ("embedding", "pe", "x"))
         self.arrays = {"embedding": e, "pe": p, "x": x, "similarity": cosine_similarity(x)}
         T, d = x.shape
-        self.positional = bool(trace.meta.get("positional", True)) and bool(np.any(p))
-        self.sinusoidal = self.positional and np.allclose(p, sinusoid_table(T, d), atol=1e-4)
+        positions = trace.schema.positions
+        self._set_mode(positions if positions in ("rotary", "relative") else "added")
+        switched_on = bool(trace.meta.get("positional", True))
+        self.positional = switched_on and (self.mode != "added" or bool(np.any(p)))
+        self.sinusoidal = self.mode == "added" and self.positional and np.allclose(p, sinusoid_table(T, d), atol=1e-4)
         self.levels = {}
         for key, hm in self.maps.items():            # each its own scale (p is ±1, e often larger): see bars
             self.levels[key] = symmetric_levels(self.arrays[key])
@@ -138,22 +183,53 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         who = ("Source sentence (encoder input)" if st.tokens == "src" and len(trace.schema.stacks) > 1
                else "Target side: decoder input &lt;s&gt; y₁ … yₙ" if len(trace.schema.stacks) > 1
                else f"{st.title} input")
-        self.header.setText(f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
-                            f"<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; p = PE[position]"
-                            f" &nbsp; (colour scales: e ±{self.levels['embedding'][1]:.3g}, "
-                            f"p ±{self.levels['pe'][1]:.3g}, x ±{self.levels['x'][1]:.3g})")
+        count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
+        if self.mode == "added":
+            self.header.setText(f"{count}<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; "
+                                f"p = PE[position] &nbsp; (colour scales: e ±{self.levels['embedding'][1]:.3g}, "
+                                f"p ±{self.levels['pe'][1]:.3g}, x ±{self.levels['x'][1]:.3g})")
+        else:
+            self.header.setText(f"{count}<i>x = e</i> = E[token] (colour scale ±{self.levels['embedding'][1]:.3g})")
         off = " — OFF: all zeros" if not self.positional else ""
         self.maps["pe"].set_title(f"positional encoding p{off}")
-        if self.positional:
-            self.notice.setVisible(False)
-        else:
-            self.notice.setText("Positional encoding is OFF: p = 0, so x = e and the model cannot tell word "
-                                "order (the encoder sees the sentence as a bag of tokens).")
-            self.notice.setVisible(True)
+        self.maps["embedding"].set_title("scaled token embedding e" if self.mode == "added" else
+                                         "token embedding e (= x: nothing added)")
+        self._show_positions()
         self.dim.blockSignals(True)
         self.dim.setMaximum(max(0, d - 1))
         self.dim.blockSignals(False)
         self._waves()
+
+    # --- rotary tables and relative bias --------------------------------------------------------
+    def _show_positions(self) -> None:
+        """The rotary or bias plots of the stack in view, their caption, and the notice when positions are off."""
+        trace, st = self.trace, self.trace.schema.stack_of_stage(self.state.stage)
+        problem, caption, notes = None, "", ""
+        if self.mode == "rotary":
+            problem = self.rotary.show(trace, st.key, self.tokens)
+            caption, notes = ROTARY_CAPTION, f"{ROTARY_NOTES} {self.rotary.summary()}"
+        elif self.mode == "relative":
+            problem = self.bias.show(trace, st.key, self.state.kind, self.state.head)
+            caption, notes = BIAS_CAPTION, BIAS_NOTES + (
+                f" In this sentence the offsets fall into {self.bias.n_buckets} buckets; hover a cell for its "
+                "offset and bucket." if problem is None else "")
+        self.caption.setText(caption + (f" <i>Not shown: {problem}.</i>" if problem else ""))
+        self.caption.setToolTip(notes)
+        self.notes.setText(notes)
+        off = {"added": "p = 0, so x = e and the model cannot tell word order (the encoder sees the sentence as a "
+                        "bag of tokens).",
+               "rotary": "q and k are not rotated (cos = 1, sin = 0), so attention cannot tell word order.",
+               "relative": "every head's bias is 0, so attention cannot tell word order."}[self.mode]
+        if self.positional:
+            self.notice.setVisible(False)
+        else:
+            self.notice.setText(f"Positional encoding is OFF: {off}")
+            self.notice.setVisible(True)
+
+    def _on_head(self, head: int) -> None:
+        if self.trace is not None and self.mode == "relative" and head >= 0:
+            self.bias.show(self.trace, self.trace.schema.stack_of_stage(self.state.stage).key, self.state.kind,
+                           head)
 
     # --- sinusoids --------------------------------------------------------------------------------
     def _on_dim(self, _value: int) -> None:

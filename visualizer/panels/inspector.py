@@ -114,29 +114,55 @@ class InspectorPanel(QtWidgets.QWidget):
     def _embed_html(self, trace, p: str, i: int) -> str:
         toks = trace.tokens(p)
         e, pe, x = trace[f"{p}.embedding"][i], trace[f"{p}.pe"][i], trace[f"{p}.x"][i]
-        return (f"<h3>Input of token {tok(toks[i])} at position {i}</h3><p class=eq>e = √d_model · E[token] = {vec(e)}</p>"
+        head = f"<h3>Input of token {tok(toks[i])} at position {i}</h3>"
+        later = {"rotary": "q and k of every head are rotated by position × θ in each attention sublayer",
+                 "relative": "each head adds a bias by relative position to q·kᵀ"}.get(trace.schema.positions)
+        if later:
+            return (head + f"<p class=eq>x = E[token] = {vec(x)}</p><p>No position is added here: {later} "
+                    "(see the Embeddings panel).</p>")
+        return (head + f"<p class=eq>e = √d_model · E[token] = {vec(e)}</p>"
                 f"<p class=eq>p = PE({i}) = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
 
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)
         scale = "√d_k = " + num(eq.scale) if eq.scale != 1.0 else "1 (scores not scaled)"
         out = [f"<h3>{trace.schema.kind(kind).title}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
-        if eq.embedding is not None:
+        added = trace.schema.positions not in ("rotary", "relative")          # else positions enter q·kᵀ
+        if eq.embedding is not None and not added:
+            out.append(f"<p class=eq>x<sub>i</sub> = e<sub>i</sub> (no position is added) = {vec(eq.x)}</p>")
+        elif eq.embedding is not None:
             out.append(f"<p class=eq>x<sub>i</sub> = e<sub>i</sub> + p<sub>i</sub> = {vec(eq.embedding)} + {vec(eq.pe)} = {vec(eq.x)}</p>")
         else:
             out.append(f"<p class=eq>x<sub>i</sub> (output of the previous sublayer) = {vec(eq.x)}</p>")
-        out.append(f"<p class=eq>q<sub>i</sub> = x<sub>i</sub> · W<sub>Q</sub> = {vec(eq.q)}</p>")
-        out.append(f"<p class=eq>score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub> / {scale}; "
+        sc = trace.schema                        # pre-norm: the projections read the normalised stream
+        xi, xj = ("x<sub>i</sub>", "x<sub>j</sub>") if sc.norm_place == NORM_AFTER else \
+            (f"{sc.norm}(x<sub>i</sub>)", f"{sc.norm}(x<sub>j</sub>)")
+        q_def, k_def = (f"R<sub>i</sub>({xi} · W<sub>Q</sub>)", f"R<sub>j</sub>({xj}·W<sub>K</sub>)") \
+            if eq.rotated else (f"{xi} · W<sub>Q</sub>", f"{xj}·W<sub>K</sub>")
+        out.append(f"<p class=eq>q<sub>i</sub> = {q_def} = {vec(eq.q)}</p>")
+        if eq.rotated:
+            out.append("<p>R<sub>i</sub>: the rotary rotation of position i (each pair of dimensions turned by "
+                       "i·θ); q and k below are rotated, as the model multiplies them.</p>")
+        divided = f" / {scale}" if eq.scale != 1.0 else ""
+        plus = " + b<sub>ij</sub>" if eq.bias is not None else ""
+        unscaled = " (not divided by √d<sub>k</sub>)" if eq.scale == 1.0 else ""
+        out.append(f"<p class=eq>score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub>{divided}{plus}{unscaled}; "
                    "α<sub>ij</sub> = softmax<sub>j</sub>(score<sub>ij</sub>)</p>")
-        rows = ["<table><tr><th>j</th><th>key token</th><th>k<sub>j</sub> = x<sub>j</sub>·W<sub>K</sub></th>"
-                "<th>v<sub>j</sub> = x<sub>j</sub>·W<sub>V</sub></th><th>q·k<sub>j</sub></th><th>score</th><th>α<sub>ij</sub></th></tr>"]
+        if eq.bias is not None:
+            out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "
+                       "(see the Embeddings panel).</p>")
+        bias_head = "<th>b<sub>ij</sub></th>" if eq.bias is not None else ""
+        rows = [f"<table><tr><th>j</th><th>key token</th><th>k<sub>j</sub> = {k_def}</th>"
+                f"<th>v<sub>j</sub> = {xj}·W<sub>V</sub></th><th>q·k<sub>j</sub></th>"
+                f"{bias_head}<th>score</th><th>α<sub>ij</sub></th></tr>"]
         for j, t in enumerate(eq.key_tokens):
             if eq.allowed[j]:
+                b = f"<td>{num(eq.bias[j])}</td>" if eq.bias is not None else ""
                 rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{vec(eq.K[j], limit=4)}</td><td>{vec(eq.V[j], limit=4)}</td>"
-                            f"<td>{num(eq.dots[j])}</td><td>{num(eq.scores[j])}</td><td>{num(eq.alpha[j])}</td></tr>")
+                            f"<td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td><td>{num(eq.alpha[j])}</td></tr>")
             else:
-                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td colspan=5 style='color:#888'>masked: "
-                            "α = 0 (a future token or padding)</td></tr>")
+                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td colspan={6 if eq.bias is not None else 5} "
+                            "style='color:#888'>masked: α = 0 (a future token or padding)</td></tr>")
         out.append("".join(rows) + "</table>")
         out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(eq.output)}</p>")
         if trace.meta.get("model") == "seed-example" and kind == trace.schema.kinds[0].name \

@@ -37,7 +37,10 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
         for w, _ in self.items:
             self.grid.removeWidget(w)
         row = col = 0
+        text_rows = set()          # rows of text (a label that takes only its height): they do not stretch
         for w, wide in self.items:
+            if isinstance(w, QtWidgets.QLabel):
+                text_rows.add(row + (1 if wide and col and columns == 2 else 0))
             if columns == 1:
                 self.grid.addWidget(w, row, 0)
                 row += 1
@@ -52,7 +55,20 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
                 row, col = (row, 1) if col == 0 else (row + 1, 0)
         used = row + (1 if col else 0)
         for r in range(self.grid.rowCount()):
-            self.grid.setRowStretch(r, 1 if r < used else 0)
+            self.grid.setRowStretch(r, 1 if r < used and r not in text_rows else 0)
+
+    def set_items(self, items: list[tuple[QtWidgets.QWidget, bool]]) -> None:
+        """Lay out other widgets (those left out are hidden, kept for later)."""
+        if [w for w, _ in items] == [w for w, _ in self.items]:
+            return
+        for w, _ in self.items:
+            self.grid.removeWidget(w)
+            w.setVisible(False)
+        self.items = items
+        for w, _ in items:
+            w.setVisible(True)
+        columns, self.columns = self.columns, 0
+        self._arrange(columns)
 
     def resizeEvent(self, event) -> None:
         self._arrange(2 if event.size().width() >= self.TWO_COLUMNS_FROM else 1)

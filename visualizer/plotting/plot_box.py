@@ -147,8 +147,9 @@ class HeatmapBox(PlotBox):
         return self.item.getAxis("bottom")
 
     def show_matrix(self, matrix: np.ndarray, rows: list[str], cols: list[str] | None,
-                    levels: tuple[float, float]) -> None:
-        self.heatmap.show_matrix(matrix, None, rows, cols, levels=levels, max_labels=None)
+                    levels: tuple[float, float], mask: np.ndarray | None = None) -> None:
+        """mask: False where a cell is hatched (not used by the model), as in the attention panel."""
+        self.heatmap.show_matrix(matrix, mask, rows, cols, levels=levels, max_labels=None)
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         return self.heatmap.cell_at(scene_pos)

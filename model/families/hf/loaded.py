@@ -1,6 +1,6 @@
 """An opened Hugging Face model with the surface the window and the commands use (as the seed family's LoadedModel):
 name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size: the two sides of its tokenizer, tokenizer.py),
-schema, family, lock, weights_version, cfg.max_len and cfg.d_model."""
+schema, family, lock, weights_version, positional (the positions switch), cfg.max_len and cfg.d_model."""
 from __future__ import annotations
 
 import threading
@@ -38,6 +38,7 @@ class HFModel:
     previews: bool = False        # large enough that a run shows its input's attention before generating
     src_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the encoder's side (or the only one)
     tgt_tok: HFTokenizer = field(default=None, repr=False, compare=False)    # the side the output layer names
+    positional: bool = field(default=True, compare=False)   # positions on (the window's switch; see tracing.run)
 
     PREVIEW_PARAMETERS = 40_000_000   # about 0.3 s a pass over 100 tokens on one core: worth a first look
 

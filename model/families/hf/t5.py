@@ -21,7 +21,7 @@ def schema_of_config(c: dict) -> Schema:
     schema = encoder_decoder("t5", c.get("num_layers", 6), c.get("num_decoder_layers") or c.get("num_layers", 6),
                              c.get("d_model", 512), c.get("num_heads", 8), c.get("d_ff", 2048),
                              {"pad": "<pad>", "eos": "</s>", "unk": "<unk>"}, norm=RMS_NORM, norm_place="pre",
-                             positions="relative", scale_embedding=False,
+                             positions="relative", scale_embedding=False, scale_scores=False,
                              activation="ReLU" if act == "relu" else act.upper())
     return replace(schema, d_k=c.get("d_kv", 64))
 

@@ -53,41 +53,20 @@ class ModelMap:
     scale_scores: bool = True
 
 
-class Recorder:
-    """Forward hooks that keep what each mapped module was given and gave back; removed on exit, whatever happens."""
+class Hooks:
+    """Forward hooks on a model's mapped modules, put on by install() on entry and removed on exit, whatever
+    happens (hooks are global state: a failing run must not leave one behind)."""
 
     def __init__(self, mm: ModelMap):
         self.mm = mm
-        self.calls: dict[int, list] = {}
         self.handles: list = []
 
-    def _watch(self, module, pre: bool = False) -> None:
-        if module is None or id(module) in self.calls:
-            return
-        calls = self.calls.setdefault(id(module), [])
-        if pre:
-            def hook(mod, args, kwargs):
-                calls.append(args[0] if args else kwargs["hidden_states"])
-            self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
-        else:
-            def hook(mod, args, output):
-                calls.append((args[0] if args else None, output))
-            self.handles.append(module.register_forward_hook(hook))
+    def install(self) -> None:
+        raise NotImplementedError
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self):
         try:
-            for sm in self.mm.stacks:
-                self._watch(sm.first, pre=True)
-                for m in (sm.word, sm.pos, sm.final_norm, *sm.rel_bias.values()):
-                    self._watch(m)
-                for parts in sm.layers:
-                    for part in parts.values():
-                        self._watch(part.norm)
-                        for m in part.proj.values():
-                            self._watch(m)
-                        if part.down is not None:
-                            self._watch(part.down, pre=True)
-            self._watch(self.mm.rotary)
+            self.install()
         except BaseException:
             self.__exit__()
             raise
@@ -98,9 +77,72 @@ class Recorder:
             h.remove()
         self.handles.clear()
 
+
+class Recorder(Hooks):
+    """Forward hooks that keep what each mapped module was given and gave back."""
+
+    def __init__(self, mm: ModelMap):
+        super().__init__(mm)
+        self.calls: dict[int, list] = {}
+
+    def _watch(self, module, pre: bool = False, rotary: bool = False) -> None:
+        if module is None or id(module) in self.calls:
+            return
+        calls = self.calls.setdefault(id(module), [])
+        if rotary:         # the positions it was given, the frequencies it used (a dynamic RoPE changes them), (cos, sin)
+            def hook(mod, args, kwargs, output):
+                positions = args[1] if len(args) > 1 else kwargs["position_ids"]
+                calls.append((positions, mod.inv_freq.detach().clone(), output))
+            self.handles.append(module.register_forward_hook(hook, with_kwargs=True))
+        elif pre:
+            def hook(mod, args, kwargs):
+                calls.append(args[0] if args else kwargs["hidden_states"])
+            self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+        else:
+            def hook(mod, args, output):
+                calls.append((args[0] if args else None, output))
+            self.handles.append(module.register_forward_hook(hook))
+
+    def install(self) -> None:
+        for sm in self.mm.stacks:
+            self._watch(sm.first, pre=True)
+            for m in (sm.word, sm.pos, sm.final_norm, *sm.rel_bias.values()):
+                self._watch(m)
+            for parts in sm.layers:
+                for part in parts.values():
+                    self._watch(part.norm)
+                    for m in part.proj.values():
+                        self._watch(m)
+                    if part.down is not None:
+                        self._watch(part.down, pre=True)
+        self._watch(self.mm.rotary, rotary=True)
+
     def take(self, module):
         """The next recorded call of a module (modules shared by two stacks are called once for each, in order)."""
         return self.calls[id(module)].pop(0)
+
+
+class PositionsOff(Hooks):
+    """While entered (and `off`), the model runs without positions, as the seed models' switch does: learned or
+    sinusoidal position embeddings give zeros, the rotary module gives cos = 1 and sin = 0 (q and k are not
+    rotated), T5's relative position bias gives zeros. Its hooks come before a Recorder's, which then records
+    what the model used."""
+
+    def __init__(self, mm: ModelMap, off: bool):
+        super().__init__(mm)
+        self.off = off
+
+    def install(self) -> None:
+        if not self.off:
+            return
+        zero = lambda mod, args, output: torch.zeros_like(output)                        # noqa: E731
+        still = lambda mod, args, output: (torch.ones_like(output[0]), torch.zeros_like(output[1]))   # noqa: E731
+        seen = set()
+        for module, hook in [(m, zero) for sm in self.mm.stacks for m in (sm.pos, *sm.rel_bias.values())] + \
+                            [(self.mm.rotary, still)]:
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                self.handles.append(module.register_forward_hook(hook))
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -129,7 +171,6 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
     (attentions: {(stack key, sublayer key): per layer (1, H, Tq, Tk)})."""
     arrays: dict[str, np.ndarray] = {}
     d_k, post = schema.d_k, schema.norm_place == NORM_AFTER
-    rotary = rec.take(mm.rotary)[1] if mm.rotary is not None else None
     for sm in mm.stacks:
         st = schema.stack(sm.key)
         word = rec.take(sm.word)[1][0] * sm.scale
@@ -137,7 +178,16 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
         pe = rec.take(sm.pos)[1] if sm.pos is not None else torch.zeros_like(word)
         pe = pe[0] if pe.dim() == 3 else pe
         arrays |= {f"{st.tokens}.embedding": _np(word), f"{st.tokens}.pe": _np(pe), f"{st.tokens}.x": _np(x)}
-        bias = {k: rec.take(m)[1].permute(2, 0, 1) for k, m in sm.rel_bias.items()}    # (H, Tq, Tk)
+        rotary = None
+        if mm.rotary is not None:
+            positions, theta, rotary = rec.take(mm.rotary)
+            arrays |= _rotary_arrays(schema.rotary_keys(sm.key), positions, theta, rotary, d_k)
+        bias = {}
+        for k, m in sm.rel_bias.items():
+            buckets, values = rec.take(m)                                        # (Tq, Tk), (Tq, Tk, H)
+            bias[k] = values.permute(2, 0, 1)                                    # (H, Tq, Tk)
+            keys = schema.bias_keys(schema.kind_at(sm.key, k).name)
+            arrays |= {keys.bias: _np(bias[k]), keys.buckets: buckets.detach().cpu().numpy().astype(np.int64)}
         order = [(layer, sub.key, sm.layers[layer][sub.key]) for layer in range(st.n_layers) for sub in st.sublayers]
         norms = [rec.take(part.norm) for _, _, part in order]                    # (input (1,T,d), output (1,T,d))
         final = rec.take(sm.final_norm) if sm.final_norm is not None else None
@@ -161,6 +211,15 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
             stream = n_out if post else residual
         arrays[f"{sm.key}.out"] = _np(final[1][0] if final is not None else stream)
     return arrays
+
+
+def _rotary_arrays(keys, positions: torch.Tensor, theta: torch.Tensor, cos_sin, d_k: int) -> dict:
+    """θ_i, and the cos and sin the module gave for each position and dimension pair (its output repeats them for
+    the two halves that rotate_half pairs: dimension i with i + d_k/2)."""
+    cos, sin = (t[0] if t.dim() == 3 else t for t in cos_sin)                   # (T, d_k)
+    half = d_k // 2
+    return {keys.theta: _np(theta), keys.cos: _np(cos[:, :half]), keys.sin: _np(sin[:, :half]),
+            keys.positions: positions.reshape(-1).detach().cpu().numpy().astype(np.int64)}
 
 
 def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d_k: int, rotary, causal: bool,
@@ -189,7 +248,7 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
 def traced_pass(lm, mm: ModelMap, **inputs) -> tuple[dict[str, np.ndarray], Any]:
     """Run the model once with its attentions; (arrays, outputs). The hooks are gone when this returns."""
     schema = lm.schema
-    with Recorder(mm) as rec:
+    with PositionsOff(mm, not lm.positional), Recorder(mm) as rec:
         outputs = lm.model(**inputs, output_attentions=True, use_cache=False, return_dict=True)
         if schema.layout == ENCODER_DECODER:
             attentions = {("enc", "self"): outputs.encoder_attentions, ("dec", "self"): outputs.decoder_attentions,
@@ -246,14 +305,15 @@ def cut_at(ids: list[int], eos: int | None) -> list[int]:
 def generate(lm, settings: DecodingSettings, max_new: int, **inputs) -> list[int]:
     """The ids `generate` chooses under the settings (sampling repeatable by its seed); an encoder-decoder's begin
     with the decoder's start token, a decoder-only model's with the prompt."""
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), PositionsOff(lm.map, not lm.positional):
         torch.manual_seed(int(settings.seed))
         seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm))
     return seq[0].tolist()
 
 
 def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out: list[str], meta: dict) -> Trace:
-    return Trace(src, tgt, out, arrays, dict(meta, model=lm.name, positional=lm.schema.positions != "none",
+    positional = lm.positional and lm.schema.positions != "none"
+    return Trace(src, tgt, out, arrays, dict(meta, model=lm.name, positional=positional,
                                               scale_scores=mm.scale_scores), lm.schema)
 
 
@@ -274,13 +334,16 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
 
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
         positional: bool | None = None, previous=None, preview=None):
-    """The family-independent traced run of every layout: a Translation (model/decoding.py).
+    """The family-independent traced run of every layout: a Translation (model/decoding.py). positional switches
+    the model's positions on or off from this run on (None: as they are; see PositionsOff).
 
     preview: called with a partial Translation (one traced pass over the input, before generation) when the model
     generates, so that a large model's attention shows while it writes its output."""
     from dataclasses import replace as _replace
     from ...decoding import Translation
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
+    if positional is not None:
+        lm.positional = bool(positional) and schema.positions != "none"
     ids = list(tok(text)["input_ids"]) if text.strip() or schema.layout != DECODER_ONLY else []
     truncated = max(0, len(ids) - room)
     if truncated:             # cut by the tokenizer, which keeps the special tokens it adds (Marian's </s>)
@@ -289,7 +352,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     if target and target.strip() and schema.layout != "encoder-only":
         forced = list(lm.target_tokenizer(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
                       else tok(target, add_special_tokens=False)["input_ids"])
-    key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.weights_version)
+    key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.positional,
+           lm.weights_version)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
     if previous is not None and previous.run == key:
         t = previous.trace
