@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from ...beam_tree import META_KEY
 from ...config import DecodingSettings
 from ...schema import ATTENTION_CAUSAL, DECODER_ONLY, ENCODER_DECODER, LAYER_NORM, NORM_AFTER, Schema
 from ...trace import Trace
@@ -220,12 +221,39 @@ def cut_at(ids: list[int], eos: int | None) -> list[int]:
 
 
 @torch.no_grad()
-def generate(lm, settings: DecodingSettings, max_new: int, **inputs) -> list[int]:
-    """The ids `generate` chooses under the settings (sampling repeatable by its seed)."""
+def generate(lm, settings: DecodingSettings, max_new: int, observer=None, **inputs) -> list[int]:
+    """The ids `generate` chooses under the settings (sampling repeatable by its seed). observer: a beam.BeamObserver
+    that watches a beam search (it gets generate's raw logits as .logits); the ids are the same."""
+    kw = generation_kwargs(settings, max_new, lm.tokenizer)
+    if observer is not None:
+        from .beam import observer_kwargs
+        kw |= observer_kwargs(observer)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(settings.seed))
-        seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm.tokenizer))
-    return seq[0].tolist()
+        out = lm.model.generate(**inputs, **kw)
+    if observer is not None:
+        observer.logits, out = out.logits, out.sequences
+    return out[0].tolist()
+
+
+def beam_observer(lm, settings: DecodingSettings, max_new: int):
+    """(observer, recorder) of a beam search of lm (None, None for other methods): the tree starts at root."""
+    if settings.method != "beam":
+        return None, None
+    from .beam import BeamObserver, length_penalty
+    eos = lm.model.generation_config.eos_token_id
+    eos = lm.tokenizer.eos_token_id if eos is None else eos          # what generate stops at
+    eos = set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
+    return BeamObserver(settings.beam, eos, max(1, max_new)), length_penalty(lm.model)
+
+
+def beam_tree(lm, observer, penalty, root: int, out_ids: list[int]) -> dict:
+    """The recorded search as a Trace's meta entry (model/beam_tree.py)."""
+    from ...beam_tree import BeamRecorder
+    piece = lm.tgt_tok.pieces
+    recorder = BeamRecorder(observer.width, penalty, root, piece([root])[0], lambda t: piece([t])[0],
+                            lm.tgt_tok.decode)
+    return observer.tree(recorder, out_ids, observer.logits).to_dict()
 
 
 def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out: list[str], meta: dict) -> Trace:
@@ -234,8 +262,10 @@ def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], o
 
 
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
-        positional: bool | None = None, previous=None):
-    """The family-independent traced run of every layout: a Translation (model/decoding.py)."""
+        positional: bool | None = None, previous=None, forced_ids: list[int] | None = None):
+    """The family-independent traced run of every layout: a Translation (model/decoding.py). forced_ids: output
+    ids to force through the decoder as they are (a beam search hypothesis), instead of target. A beam search's
+    trace carries its tree in meta (model/beam_tree.py)."""
     from dataclasses import replace as _replace
     from ...decoding import Translation
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
@@ -246,6 +276,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     if target and target.strip() and schema.layout != "encoder-only":
         forced = list(tok(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
                       else tok(target, add_special_tokens=False)["input_ids"])
+    if forced_ids is not None and schema.layout != "encoder-only":
+        forced = [int(i) for i in forced_ids] or None
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.weights_version)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
     if previous is not None and previous.run == key:
@@ -259,8 +291,11 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             start = int(lm.model.config.decoder_start_token_id)
             if forced is None:
                 n = settings.max_new if settings.max_new is not None else 2 * len(ids) + 10
-                out_ids = cut_at(generate(lm, settings, min(n, room - 1), input_ids=src,
+                observer, penalty = beam_observer(lm, settings, min(n, room - 1))
+                out_ids = cut_at(generate(lm, settings, min(n, room - 1), observer, input_ids=src,
                                           attention_mask=torch.ones_like(src))[1:], eos)
+                if observer is not None:
+                    meta[META_KEY] = beam_tree(lm, observer, penalty, start, out_ids)
             else:
                 out_ids = forced[: room - 1]
             out_ids = out_ids or [eos]
@@ -271,10 +306,13 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
             if forced is None:
-                n = settings.max_new if settings.max_new is not None else 20
+                n = min(settings.max_new if settings.max_new is not None else 20, room - len(prompt))
                 p = torch.tensor([prompt])
-                new = cut_at(generate(lm, settings, min(n, room - len(prompt)), input_ids=p,
-                                      attention_mask=torch.ones_like(p))[len(prompt):], eos)
+                observer, penalty = beam_observer(lm, settings, n)
+                new = cut_at(generate(lm, settings, n, observer, input_ids=p, attention_mask=torch.ones_like(p))
+                             [len(prompt):], eos)
+                if observer is not None:
+                    meta[META_KEY] = beam_tree(lm, observer, penalty, prompt[-1], new)
             else:
                 new = forced[: room - len(prompt)]
             seq = prompt + new
