@@ -75,3 +75,11 @@ def test_the_tree_of_generates_beam_search(family, k, tmp_path_factory):
             assert n.score == pytest.approx(tree.search_cum(n.id) / len(prefix) ** tree.penalty.value, abs=1e-4)
         for step in range(tree.n_steps):
             assert sum(1 for n in tree.nodes[1:] if n.step == step and not n.ended) <= k
+        # a hypothesis traced as it is (what a click in the beam tree shows): the decoder's own numbers again
+        node = max(tree.nodes[1:], key=lambda n: (n.fate != "chosen", n.step))
+        prefix = tree.prefix_ids(node.id)
+        forced = translate(lm, text, forced_ids=prefix)
+        assert forced.out_ids == prefix and forced.trace.out_tokens[-len(prefix):] == lm.tgt_tok.pieces(prefix)
+        lp = torch.log_softmax(torch.tensor(forced.trace["logits"][-len(prefix):], dtype=torch.float64), -1)
+        assert [float(lp[t, tok]) for t, tok in enumerate(prefix)] == pytest.approx(model_logps(lm, ids, prefix),
+                                                                                   abs=1e-5)

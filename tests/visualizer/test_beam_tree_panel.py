@@ -209,3 +209,15 @@ def test_a_click_shows_the_decoders_attention_for_that_prefix(qtbot, window):
     assert panel.labels[node.id].border.color().name() != STYLE[node.fate][2][0]     # framed as the one on screen
     window.prefix.banner.linkActivated.emit("back")
     assert window.trace is base.trace and not window.prefix.banner.isVisible() and panel.selected is None
+
+
+def test_translate_prints_the_tree(run_command, tiny_model_dir, tiny_lm):
+    code, out, _ = run_command(["translate", "the cat sat on the mat", "--model", str(tiny_model_dir), "--beam", "3",
+                                "--tree"])
+    tree = tree_of(translate(tiny_lm, "the cat sat on the mat", DecodingSettings(method="beam", beam=3)).trace)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + len(tree.nodes) and lines[1].startswith("<s>  (beam width 3")
+    assert sum("◀ chosen" in line for line in lines) == 1
+    assert sum("(pruned)" in line for line in lines) == tree.count(PRUNED)
+    code, _, err = run_command(["translate", "the cat", "--model", str(tiny_model_dir), "--tree"], check=False)
+    assert code == 2 and "--beam 2 or more" in err
