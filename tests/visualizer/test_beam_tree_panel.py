@@ -126,6 +126,19 @@ def test_labels_never_overlap(panel, beam_result, k, show_trace):
     settle_scenes(panel)
     assert panel.label_size[0] > small[0] and panel.label_size[1] > small[1]
     assert panel.labels_shown and not labels_overlap(panel)
+    heights = {round(item.textItem.boundingRect().height()) for item in panel.labels.values()}
+    assert len(heights) == 1                               # every label two lines: none wrapped at its old width
+
+
+def test_a_resize_shows_more_at_the_same_scale(panel, beam_result, show_trace, qtbot):
+    show_trace(panel, beam_result.trace)
+    scale, corner, width = panel.scale(), panel.vb.viewRange(), panel.vb.width()
+    assert scale == pytest.approx(panel.cell, rel=1e-3)
+    panel.resize(800, 450)
+    qtbot.waitUntil(lambda: panel.vb.width() < width - 300)
+    settle_scenes(panel)
+    assert panel.scale() == pytest.approx(scale, rel=1e-3)
+    assert [r[0] for r in panel.vb.viewRange()] == pytest.approx([r[0] for r in corner])
 
 
 def test_hover_and_click_name_the_hypothesis(panel, beam_result, show_trace):
@@ -206,9 +219,11 @@ def test_a_click_shows_the_decoders_attention_for_that_prefix(qtbot, window):
                                    np.where(mask, expected.attention("cross", layer, 1), np.nan), atol=1e-6)
     assert window.prefix.banner.isVisible() and node.text in window.prefix.banner.text()
     assert window.translation is base and panel.selected == node.id
+    assert [tuple(p) for p in panel.ring.getData()] == [(panel.pos[node.id][0],), (panel.pos[node.id][1],)]
     assert panel.labels[node.id].border.color().name() != STYLE[node.fate][2][0]     # framed as the one on screen
     window.prefix.banner.linkActivated.emit("back")
     assert window.trace is base.trace and not window.prefix.banner.isVisible() and panel.selected is None
+    assert len(panel.ring.getData()[0]) == 0
 
 
 def test_translate_prints_the_tree(run_command, tiny_model_dir, tiny_lm):

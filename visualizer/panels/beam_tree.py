@@ -73,7 +73,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.note.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.action = QtWidgets.QPushButton("Use beam search")
         self.action.clicked.connect(self._act)
-        self.readable = QtWidgets.QToolButton(text="Readable size")
+        self.readable = QtWidgets.QToolButton(text="Full size")
         self.readable.setToolTip("Labels at full size, the start of the tree in view (drag to pan)")
         self.readable.clicked.connect(lambda: self.fit_readable())
         self.whole = QtWidgets.QToolButton(text="Whole tree")
@@ -82,11 +82,18 @@ class BeamTreePanel(QtWidgets.QWidget):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.note, 1)
         bar.addWidget(self.action)
-        bar.addWidget(self.readable)
-        bar.addWidget(self.whole)
         self.legend = QtWidgets.QLabel(self._legend())
         self.legend.setWordWrap(True)
+        self.legend.setToolTip("The numbers: each hypothesis' log-probability log p (the sum of its "
+                               "tokens' log-probabilities) under its last token. A finished one (ending with the end "
+                               "token) shows its score instead: log p "
+                               "divided by the length penalty; the search chooses the best score.")
+        below = QtWidgets.QHBoxLayout()
+        below.addWidget(self.legend, 1)
+        below.addWidget(self.readable)
+        below.addWidget(self.whole)
         self.view = TreeView()
+        self.view.setMinimumHeight(150)              # three rows of labels, in the shortest dock
         self.plot: pg.PlotItem = self.view.getPlotItem()
         self.vb: pg.ViewBox = self.plot.getViewBox()
         self.plot.setMenuEnabled(False)
@@ -98,7 +105,6 @@ class BeamTreePanel(QtWidgets.QWidget):
         top = self.plot.getAxis("top")
         top.setPen("k")
         top.setTextPen("k")
-        top.setLabel("generation step", color="k")
         self.vb.setMouseEnabled(x=True, y=True)
         self.edges: dict[str, pg.PlotCurveItem] = {}
         for z, fate in enumerate((PRUNED, KEPT, FINISHED, CHOSEN)):
@@ -110,18 +116,23 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.dots = pg.ScatterPlotItem(size=7, pen=None)
         self.dots.setZValue(5)
         self.plot.addItem(self.dots)
+        self.ring = pg.ScatterPlotItem(size=22, pen=pg.mkPen(SELECTED[0], width=3), brush=pg.mkBrush(None))
+        self.ring.setZValue(6)                           # the hypothesis on screen, zoomed out too
+        self.plot.addItem(self.ring)
         self.band = QtWidgets.QGraphicsRectItem()        # the column of the generation step in view
         self.band.setBrush(pg.mkBrush(255, 200, 0, 40))
         self.band.setPen(pg.mkPen(None))
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
-        self.hover = ElidedLabel("Hover over a hypothesis for its scores; click it to see the decoder's attention "
-                                 "for it.")
+        self.hover = ElidedLabel("Under each token: the hypothesis' log p (at </s>: its length-penalised score). "
+                                 "Hover over one for its details; click it to see the decoder's attention for it.")
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
-        layout.addWidget(self.legend)
+        layout.addLayout(below)
         layout.addWidget(self.view, 1)
+        self.filler = QtWidgets.QWidget()        # keeps a message at the top while there is no tree
+        layout.addWidget(self.filler, 1)
         layout.addWidget(self.hover)
         self.tree: BeamTree | None = None
         self.labels: dict[int, pg.TextItem] = {}        # node id -> its label
@@ -136,8 +147,10 @@ class BeamTreePanel(QtWidgets.QWidget):
         self._on_prefix: Callable[[int], None] | None = None
         self._font_pt = 0.0
         self._apply_fonts()
+        self._px: tuple[float, float] | None = None    # pixels per column and row the user (or a fit) chose
         self.vb.sigRangeChanged.connect(lambda *_: self._fit_labels())
-        self.vb.sigResized.connect(lambda *_: self._fit_labels())
+        self.vb.sigRangeChangedManually.connect(lambda *_: self._keep_scale())
+        self.vb.sigResized.connect(lambda *_: self._resized())
         self.view.scene().sigMouseMoved.connect(self._hovered)
         self.view.scene().sigMouseClicked.connect(self._clicked)
         self._show_tree(False)
@@ -177,6 +190,7 @@ class BeamTreePanel(QtWidgets.QWidget):
     def _show_tree(self, on: bool) -> None:
         for w in (self.view, self.legend, self.hover, self.readable, self.whole):
             w.setVisible(on)
+        self.filler.setVisible(not on)
         if not on:
             self.tree, self._data, self.view.tree = None, None, None
 
@@ -208,6 +222,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self._show_tree(True)
         self.tree = self.view.tree = tree
         self.selected = None
+        self.ring.setData(pos=[])
         self.action.setVisible(False)
         chosen = tree.nodes[tree.chosen] if tree.chosen >= 0 else None
         finished = tree.count(FINISHED) + (1 if chosen is not None and chosen.ended else 0)
@@ -275,6 +290,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         item.setHtml(self._label_html(n))
         doc = item.textItem.document()
         doc.setDefaultTextOption(QtGui.QTextOption(QtCore.Qt.AlignmentFlag.AlignHCenter))
+        doc.setTextWidth(-1)                        # unwrapped (a larger font must not wrap at the old width)
         doc.setTextWidth(doc.idealWidth())          # the lines centred on each other
         item.updateTextPos()
         item.update()
@@ -293,17 +309,34 @@ class BeamTreePanel(QtWidgets.QWidget):
 
     def fit_readable(self) -> None:
         """Labels at full size: the tree's start (and the chosen translation's row) at the top left."""
-        w, h = max(self.vb.width(), 50.0), max(self.vb.height(), 50.0)
-        cx, cy = self.cell
-        self.vb.setRange(xRange=(-0.5, -0.5 + w / cx), yRange=(-0.5, -0.5 + h / cy), padding=0)
-        self._fit_labels()
+        self._px = self.cell
+        self._show_from(-0.5, -0.5)
 
     def fit_whole(self) -> None:
         if self.tree is None or not len(self._xy):
             return
         self.vb.setRange(xRange=(-0.5, self._xy[:, 0].max() + 0.5), yRange=(-0.5, self._xy[:, 1].max() + 0.5),
                          padding=0)
+        self._keep_scale()
         self._fit_labels()
+
+    def _show_from(self, x0: float, y0: float) -> None:
+        """The view from (x0, y0) at the top left, at the kept scale, as far as the panel's size reaches."""
+        px, py = self._px or self.cell
+        w, h = max(self.vb.width(), 50.0), max(self.vb.height(), 50.0)
+        self.vb.setRange(xRange=(x0, x0 + w / px), yRange=(y0, y0 + h / py), padding=0)
+        self._fit_labels()
+
+    def _keep_scale(self) -> None:
+        """Remember the scale on screen (after a pan, a zoom or a fit): a resize keeps it."""
+        if self.vb.width() > 1 and self.vb.height() > 1:
+            self._px = self.scale()
+
+    def _resized(self) -> None:
+        """A new size shows more (or less) of the tree at the same scale, from the same top left corner."""
+        if self.tree is not None:
+            (x0, _), (y0, _) = self.vb.viewRange()
+            self._show_from(x0, y0)
 
     def center_on(self, node_id: int) -> None:
         """Pan (at the scale on screen) so that a hypothesis sits in the middle of the view."""
@@ -311,6 +344,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         x, y = self.pos[node_id]
         self.vb.setRange(xRange=(x - (x1 - x0) / 2, x + (x1 - x0) / 2), yRange=(y - (y1 - y0) / 2, y + (y1 - y0) / 2),
                          padding=0)
+        self._keep_scale()
 
     def scale(self) -> tuple[float, float]:
         """Pixels per column and per row now."""
@@ -342,6 +376,9 @@ class BeamTreePanel(QtWidgets.QWidget):
         for i in (old, node_id):
             if i is not None and self.tree is not None:
                 self._style(self.tree.nodes[i])
+        self.ring.setData(pos=[self.pos[node_id]] if node_id is not None else [])
+        if node_id is not None and not self.vb.viewRect().contains(QtCore.QPointF(*self.pos[node_id])):
+            self.center_on(node_id)
 
     # --- fonts ----------------------------------------------------------------------------------
     def _apply_fonts(self) -> None:
@@ -352,6 +389,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self._font_pt = pt + 1
         top = self.plot.getAxis("top")
         top.setTickFont(tick_font(self._font_pt))
+        top.setLabel("generation step", color="k", **{"font-size": f"{self._font_pt:g}pt"})
         if self.tree is not None:
             for n in self.tree.nodes:
                 self._style(n)
@@ -370,10 +408,9 @@ class BeamTreePanel(QtWidgets.QWidget):
             (colour, width), *_ = STYLE[fate]
             return (f"<span style='color:{colour}; font-weight:bold'>{'━' if width > 2 else '─'}</span> "
                     f"{text}")
-        return " &nbsp; ".join([swatch(CHOSEN, "chosen translation"), swatch(KEPT, "kept in the beam"),
-                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span> finished (&lt;/s&gt;)",
-                                swatch(PRUNED, "pruned"),
-                                "numbers: log p of the hypothesis; at its end, its length-penalised score"])
+        return " &nbsp; ".join([swatch(CHOSEN, "chosen"), swatch(KEPT, "kept"),
+                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span> finished",
+                                swatch(PRUNED, "pruned")])
 
     # --- the mouse ------------------------------------------------------------------------------
     def node_at(self, scene_pos) -> int | None:
@@ -382,6 +419,8 @@ class BeamTreePanel(QtWidgets.QWidget):
             return None
         p = self.vb.mapSceneToView(scene_pos)
         px, py = self.scale()
+        if min(px, py) < 1e-6:                  # a view squeezed to nothing shows nothing to point at
+            return None
         dx = np.abs(self._xy[:, 0] - p.x()) * px
         dy = np.abs(self._xy[:, 1] - p.y()) * py
         half_w, half_h = (self.label_size[0] / 2, self.label_size[1] / 2) if self.labels_shown else (8.0, 8.0)
@@ -416,7 +455,7 @@ class BeamTreePanel(QtWidgets.QWidget):
             return
         text = self.describe(i)
         self.hover.setText(text)
-        self.view.setToolTip(text)
+        self.view.setToolTip(f"<p>{html.escape(text)}</p>")        # rich text: tokens such as </s> stay
 
     def _clicked(self, event) -> None:
         if event.button() != QtCore.Qt.MouseButton.LeftButton:
