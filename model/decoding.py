@@ -152,10 +152,11 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
         top = torch.topk(total, min(2 * k, total.numel()))
         V = logp.shape[-1]
         keep_rows, keep_tok, keep_score = [], [], []
+        prefixes = beams[:, 1:].tolist() if tree is not None else None
         for s, idx in zip(top.values.tolist(), top.indices.tolist()):
             row, tok = divmod(idx, V)
             if tree is not None:
-                tree.add(beams[row, 1:].tolist(), tok, float(logp[row, tok]), step, ended=tok == EOS)
+                tree.add(prefixes[row], tok, float(logp[row, tok]), step, ended=tok == EOS)
             if tok == EOS:
                 finished.append((penalised(s, step + 1), beams[row, 1:].tolist() + [EOS]))
             else:
