@@ -8,10 +8,14 @@ from typing import Iterator
 import torch
 
 from .ablation import NONE, by_module, check, spec
+from .beam_tree import GNMT, META_KEY, BeamRecorder, Penalty
 from .checkpoint import LoadedModel
 from .config import METHODS, DecodingSettings  # noqa: F401 (re-exported)
 from .trace import Trace, flatten_record
 from .transformer import BOS, EOS, PAD, Transformer
+
+BEAM_ALPHA = 0.6          # beam search's GNMT length penalty α
+
 
 @dataclass
 class SourceIds:
@@ -128,16 +132,16 @@ def sample(model: Transformer, src_ids: list[int], max_new: int, temperature: fl
 
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4,
-                use_cache: bool = True, alpha: float = 0.6, encoded=None) -> list[int]:
-    """Best hypothesis under log-probability / length^alpha (GNMT length penalty)."""
+                use_cache: bool = True, alpha: float = BEAM_ALPHA, encoded=None,
+                tree: BeamRecorder | None = None) -> list[int]:
+    """Best hypothesis under log-probability / length^alpha (GNMT length penalty).
+    tree: receives every hypothesis that enters the beam or finishes (model/beam_tree.py); the search is the same."""
     memory, src_mask = _encode(model, src_ids, encoded)
     cache = model.new_cache() if use_cache else None
     beams = torch.tensor([[BOS]])                                       # (b, t)
     scores = torch.zeros(1)                                             # (b,)
     finished: list[tuple[float, list[int]]] = []
-
-    def penalised(score: float, length: int) -> float:
-        return score / (((5 + length) / 6) ** alpha)
+    penalised = Penalty(GNMT, alpha)
 
     for step in range(max_new):
         b = beams.shape[0]
@@ -148,8 +152,11 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
         top = torch.topk(total, min(2 * k, total.numel()))
         V = logp.shape[-1]
         keep_rows, keep_tok, keep_score = [], [], []
+        prefixes = beams[:, 1:].tolist() if tree is not None else None
         for s, idx in zip(top.values.tolist(), top.indices.tolist()):
             row, tok = divmod(idx, V)
+            if tree is not None:
+                tree.add(prefixes[row], tok, float(logp[row, tok]), step, ended=tok == EOS)
             if tok == EOS:
                 finished.append((penalised(s, step + 1), beams[row, 1:].tolist() + [EOS]))
             else:
@@ -172,11 +179,13 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
 
 
 def decode_ids(lm: LoadedModel, src_ids: list[int], settings: DecodingSettings, use_cache: bool = True,
-               draft: list[int] | None = None, encoded=None, record: dict | None = None) -> list[int]:
-    """The output ids under settings; draft and record (greedy only): see greedy."""
+               draft: list[int] | None = None, encoded=None, record: dict | None = None,
+               tree: BeamRecorder | None = None) -> list[int]:
+    """The output ids under settings; draft and record (greedy only): see greedy; tree (beam only): see
+    beam_search."""
     n = _max_new(lm.model, len(src_ids), settings)
     if settings.method == "beam":
-        return beam_search(lm.model, src_ids, n, settings.beam, use_cache, encoded=encoded)
+        return beam_search(lm.model, src_ids, n, settings.beam, use_cache, encoded=encoded, tree=tree)
     if settings.method == "sample":
         return sample(lm.model, src_ids, n, settings.temperature, settings.top_k, settings.seed, use_cache,
                       encoded=encoded)
@@ -214,7 +223,8 @@ class Translation:
 
 def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings(),
               target: str | None = None, positional: bool | None = None,
-              previous: Translation | None = None, ablations: frozenset = NONE) -> Translation:
+              previous: Translation | None = None, ablations: frozenset = NONE,
+              forced_ids: list[int] | None = None) -> Translation:
     """Translate text (or force the decoder through target) and trace the run. positional switches the
     positional encoding on or off from this run on (None: as it is); a model without one stays without.
 
@@ -224,12 +234,17 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     and when that is the new output, the draft check's traced pass is the trace: one decoder pass, not two.
 
     ablations: heads switched off for this run, {(kind, layer, head)} 0-based (model/ablation.py); raises
-    AblationError when one is not in the model."""
+    AblationError when one is not in the model.
+
+    forced_ids: output ids to force through the decoder as they are (a beam search hypothesis, which need not end
+    with </s>), instead of target. A beam search run's trace carries its tree in meta (model/beam_tree.py)."""
     ablations = check(ablations, lm.schema)
     if positional is not None:
         lm.model.positional = bool(positional) and lm.cfg.pe != "none"
     src = encode_source(lm, text)
     forced = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS] if target and target.strip() else None
+    if forced_ids is not None:
+        forced = [int(i) for i in forced_ids][: lm.cfg.max_len - 1] or None
     run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
            bool(lm.model.positional), lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated,
@@ -247,13 +262,22 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
             out_ids = forced
         else:
             draft = list(previous.out_ids) if previous is not None else None
-            out_ids = decode_ids(lm, src.ids, settings, draft=draft, encoded=encoded, record=record)
+            tree = beam_recorder(lm, settings) if settings.method == "beam" else None
+            out_ids = decode_ids(lm, src.ids, settings, draft=draft, encoded=encoded, record=record, tree=tree)
+            if tree is not None:
+                meta[META_KEY] = tree.done(out_ids).to_dict()
         meta["translation"] = out_text = lm.tgt_tok.decode(out_ids)
         if record:       # the draft check's pass read <s> + out_ids[:-1]: it is the trace
             trace = _trace(lm, src.ids, out_ids, {**enc_record, **record, "enc.out": encoded[0]}, meta)
         else:
             trace = trace_run(lm, src.ids, out_ids, meta, encoded=(encoded, enc_record))
     return Translation(out_text, out_ids, trace, src.truncated, run)
+
+
+def beam_recorder(lm: LoadedModel, settings: DecodingSettings) -> BeamRecorder:
+    """A recorder of beam_search's tree: the hypotheses start at <s>; pieces and texts from the target tokenizer."""
+    return BeamRecorder(settings.beam, Penalty(GNMT, BEAM_ALPHA), BOS, lm.tgt_tok.pieces([BOS])[0],
+                        lambda t: lm.tgt_tok.pieces([t])[0], lm.tgt_tok.decode)
 
 
 @contextmanager

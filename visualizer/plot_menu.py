@@ -86,8 +86,9 @@ def plot_table(plot: pg.PlotItem) -> str | None:
 
 
 def widget_export(view: pg.GraphicsView) -> PlotExport:
-    """The export of a plot widget as it is on screen; a heatmap (with .shown, .rows, .cols) gives its matrix.
-    A layout of several plots gives the numbers of each, one after the other."""
+    """The export of a plot widget as it is on screen; a heatmap (with .shown, .rows, .cols) gives its matrix, a
+    widget with table_csv() its own table. A layout of several plots gives the numbers of each, one after the
+    other."""
     def plots() -> list[pg.PlotItem]:
         if isinstance(view, pg.PlotWidget):
             return [view.getPlotItem()]
@@ -102,6 +103,9 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
         return "plot"
 
     def table() -> str | None:
+        own = getattr(view, "table_csv", None)          # a plot that is no matrix nor curves (the beam tree)
+        if callable(own):
+            return own()
         shown = getattr(view, "shown", None)
         if isinstance(shown, np.ndarray) and shown.ndim == 2:
             rows = getattr(view, "rows", []) or [str(i) for i in range(shown.shape[0])]

@@ -1,5 +1,5 @@
-"""`attention-visualizer translate "text" [--model NAME] [--beam K] [--ablate KIND:LAYER:HEAD ...]`: print the
-translation, no window."""
+"""`attention-visualizer translate "text" [--model NAME] [--beam K [--tree]] [--ablate KIND:LAYER:HEAD ...]`: print
+the translation (and with --tree the beam search's tree of hypotheses), no window."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 
 from model.ablation import AblationError, expand, parse_spec
 from model.families import require
-from model.command_line import ArgumentParser, UsageError, beam_width, command, model_argument
+from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
 
 
 def load_model_arg(name: str | None):
@@ -50,9 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based (repeatable; 'all' for every layer or head, e.g. cross:all:all)")
+    p.add_argument("--tree", action="store_true",
+                   help="also print the beam search's tree: every hypothesis kept or finished, with its log p")
     a = p.parse_args(argv)
     if not a.text.strip():
         raise UsageError("nothing to translate: the text is empty")
+    if a.tree and a.beam < 2:
+        raise UsageError("--tree shows a beam search: give --beam 2 or more")
     from model import DecodingSettings
 
     lm = load_model_arg(a.model)
@@ -61,4 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     if result.truncated:
         print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     print(result.text)
+    if a.tree:
+        from model.beam_tree import BeamTreeError, format_tree, tree_of
+        try:
+            tree = tree_of(result.trace)
+        except BeamTreeError as e:
+            raise CommandError(str(e)) from None
+        if tree is None:
+            raise CommandError(f"{lm.family} models do not record their search (no tree to print)")
+        print(format_tree(tree))
     return 0

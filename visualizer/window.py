@@ -6,6 +6,7 @@
     actions.Actions             menus, toolbar, shortcuts
     ablation_actions.AblationActions  heads switched off and on (right-click a head, the Heads menu)
     animation_actions.AnimationActions  File ▸ Export animation…
+    beam_prefix.BeamPrefix      a hypothesis of the beam tree on screen, with a banner back to the translation
     export_actions.ExportActions  the focused heatmap and Export all
     presentation.Presentation   presentation mode, text size, themes
 """
@@ -21,6 +22,7 @@ from model.assets import ModelLoadError
 from .ablation_actions import AblationActions
 from .actions import Actions
 from .animation_actions import AnimationActions
+from .beam_prefix import BeamPrefix
 from .controls import InputBar, model_label
 from .docks import Docks
 from .export_actions import ExportActions
@@ -61,6 +63,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.runs.failed.connect(self._on_failure)
         self.startup = Startup(self)
         self._build_ui()
+        self.prefix = BeamPrefix(self)
+        self.centralWidget().layout().insertWidget(2, self.prefix.banner)     # under the caption
+        self.docking.call("set_prefix_handler", self.prefix.show_node)
         self.presentation = Presentation(self)
         self.exports = ExportActions(self)
         self.menus = Actions(self)
@@ -137,6 +142,9 @@ class MainWindow(QtWidgets.QMainWindow):
         i.model.setCurrentIndex(idx)
 
     def _on_state(self, changed: set[str]) -> None:
+        if changed & {"decoding", "target"} and (self.inputs.settings() != self.state.decoding
+                                                 or self.inputs.target.text() != self.state.target):
+            self._sync_inputs()                  # changed by a panel (the beam tree's "use beam search")
         if changed & RUN_FIELDS:
             if changed == {"decoding"} and self.trace is not None and self.state.decoding.method == "greedy" \
                     and self.translation is not None and self.translation.trace.meta.get("mode") == "greedy":
@@ -159,6 +167,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Show a translation (or a saved frame) in every panel that can be seen."""
         same = self.trace is not None and result.trace.arrays is self.trace.arrays    # a run given again
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
+        self.prefix.clear()
         if not same:
             self.docking.new_run()
         t = self.trace
@@ -169,6 +178,16 @@ class MainWindow(QtWidgets.QMainWindow):
             self.state.update(**view)
         self._show_translation(result, cut_chars)
         self._render_all()
+
+    def show_trace(self, trace, **view) -> None:
+        """Show a trace of the run on screen other than its own (a beam hypothesis'), or its own again; view: view
+        fields to go to (step, kind)."""
+        self.trace = trace
+        self.docking.new_run()
+        self.state.set_shape(trace.schema, trace.n_steps)
+        self.state.update(**view)
+        self._render_all()
+        self.trace_shown.emit()
 
     def _on_failure(self, message: str) -> None:
         self.run_failed.emit(message)
@@ -367,6 +386,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.isFullScreen():          # presentation mode is for one session, not the next start
             self.settings.save_layout(self.saveGeometry(), self.saveState())
         self.runs.wait(10000)
+        self.prefix.runner.wait(10000)
         self.training.wait(10000)
         self.startup.close(stepped=self.training.steps_taken() > 0)
         super().closeEvent(event)

@@ -27,3 +27,34 @@ def trace(tiny_lm):
     """The tiny model's trace of "the cat sat on the mat" (greedy); a test module may define its own."""
     from model import translate
     return translate(tiny_lm, "the cat sat on the mat").trace
+
+
+@pytest.fixture
+def shown_panel(qtbot):
+    """shown_panel(PanelClass, width, height): a panel that takes the view state, built with a blank one and shown
+    at that size; show_trace renders a trace in it."""
+    from visualizer.state import ViewState
+
+    def build(panel_class, width: int, height: int):
+        panel = panel_class(ViewState())
+        qtbot.addWidget(panel)
+        panel.resize(width, height)
+        panel.show()
+        return panel
+    return build
+
+
+def _show_trace(panel, trace, **view):
+    """Render trace in panel as the window would, with a state fitted to the trace at the given view; the state."""
+    from visualizer.plotting.scenes import settle_scenes
+    from visualizer.state import ViewState
+    panel.state = ViewState.for_trace(trace, **view)
+    panel.render(trace, panel.state)
+    settle_scenes(panel)
+    return panel.state
+
+
+@pytest.fixture
+def show_trace():
+    """show_trace(panel, trace, **view) -> the ViewState the panel now shows trace with."""
+    return _show_trace

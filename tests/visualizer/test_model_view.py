@@ -9,29 +9,16 @@ from PySide6 import QtCore
 from model.analysis.metrics import trace_metrics
 from model.synthetic import synthetic_trace
 from visualizer.panels.model_view import ModelViewPanel
-from visualizer.plotting.scenes import settle_scenes
-from visualizer.state import ViewState
 
 
 @pytest.fixture
-def panel(qtbot):
-    p = ModelViewPanel(ViewState())
-    qtbot.addWidget(p)
-    p.resize(700, 700)
-    p.show()
-    return p
+def panel(shown_panel):
+    return shown_panel(ModelViewPanel, 700, 700)
 
 
-def show(panel, trace, **view):
-    panel.state = ViewState.for_trace(trace, **view)
-    panel.render(trace, panel.state)
-    settle_scenes(panel)
-    return panel.state
-
-
-def test_thumbnails_hold_the_traces_arrays(panel, shaped_trace):
+def test_thumbnails_hold_the_traces_arrays(panel, shaped_trace, show_trace):
     for info in shaped_trace.schema.kinds:
-        show(panel, shaped_trace, kind=info.name)
+        show_trace(panel, shaped_trace, kind=info.name)
         L, H = shaped_trace.n_layers(info.stack), shaped_trace.n_heads
         assert panel.shape[:2] == (L, H)
         for l in range(L):
@@ -44,9 +31,9 @@ def test_thumbnails_hold_the_traces_arrays(panel, shaped_trace):
             shaped_trace.mask(info.name, l).sum() for l in range(L)) * H
 
 
-def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes):
+def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes, show_trace):
     trace = synthetic_trace(shapes["encoder-decoder"], seed=2)
-    state = show(panel, trace, kind="cross")
+    state = show_trace(panel, trace, kind="cross")
     centre = panel.tile_rect(4, 6).center()
     scene = panel.plot.vb.mapViewToScene(centre)
     assert panel.head_at(scene) == (4, 6)
@@ -61,21 +48,21 @@ def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes):
     assert panel.head_at(panel.plot.vb.mapViewToScene(gap)) is None
 
 
-def test_switched_off_heads_are_crossed_out(panel, shapes):
+def test_switched_off_heads_are_crossed_out(panel, shapes, show_trace):
     trace = synthetic_trace(shapes["encoder-only"])
     kind = trace.schema.kinds[0].name
     trace.meta["ablations"] = [f"{kind}:2:3", f"{kind}:1:1"]
-    show(panel, trace, kind=kind)
+    show_trace(panel, trace, kind=kind)
     assert panel.crossed == [(0, 0), (1, 2)]
     x, y = panel.crosses.getData()
     assert len(x) == 8
     assert (x[0], y[0]) == (panel.tile_rect(0, 0).left(), panel.tile_rect(0, 0).top())
 
 
-def test_the_pixels_are_each_heads_weights_on_its_own_scale(panel, shapes):
+def test_the_pixels_are_each_heads_weights_on_its_own_scale(panel, shapes, show_trace):
     trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", "b", "c", "d"])
     kind = trace.schema.kinds[0].name
-    show(panel, trace, kind=kind)
+    show_trace(panel, trace, kind=kind)
     lut = panel.lut
     for l in range(panel.shape[0]):
         for h in range(panel.shape[1]):

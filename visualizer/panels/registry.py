@@ -1,8 +1,9 @@
 """Every panel of the window, in one list: adding a panel is one new module in this folder and one line here.
 
 A panel is a QWidget with render(trace, state). It may also have view_key(state) (it is not drawn again while that
-is unchanged), set_vocab(pieces) (the target vocabulary's readable pieces, when a model or frame opens) and
-set_model(lm) (the open model, a model.LoadedModel)."""
+is unchanged), set_vocab(pieces) (the target vocabulary's readable pieces, when a model or frame opens),
+set_model(lm) (the open model, a model.LoadedModel) and set_prefix_handler(fn) (fn(node id) shows the decoder's
+attention for a hypothesis of the beam tree: visualizer/beam_prefix.py)."""
 from __future__ import annotations
 
 import importlib
@@ -36,6 +37,8 @@ PANELS = (
                lazy=True),
     PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True, lazy=True),
     PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True, lazy=True),
+    PanelEntry("beam_tree", "Beam tree", "right", "beam_tree:BeamTreePanel", takes_state=True, scrolls=False,
+               lazy=True),
 )
 
 

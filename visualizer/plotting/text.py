@@ -19,6 +19,11 @@ def short(label: str, limit: int = MAX_LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def signed(x: float, digits: int = 2) -> str:
+    """A number with a true minus sign (−1.25, not -1.25): it reads as one on a slide."""
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
 def escape(text: str) -> str:
     """Text for a pyqtgraph title (rich text): tokens such as <s> must not read as tags."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from ...beam_tree import META_KEY
 from ...config import DecodingSettings
 from ...schema import ATTENTION_CAUSAL, DECODER_ONLY, ENCODER_DECODER, LAYER_NORM, NORM_AFTER, Schema
 from ...trace import Trace
@@ -302,13 +303,40 @@ def cut_at(ids: list[int], eos: int | None) -> list[int]:
 
 
 @torch.no_grad()
-def generate(lm, settings: DecodingSettings, max_new: int, **inputs) -> list[int]:
+def generate(lm, settings: DecodingSettings, max_new: int, observer=None, **inputs) -> list[int]:
     """The ids `generate` chooses under the settings (sampling repeatable by its seed); an encoder-decoder's begin
-    with the decoder's start token, a decoder-only model's with the prompt."""
+    with the decoder's start token, a decoder-only model's with the prompt. observer: a beam.BeamObserver
+    that watches a beam search (it gets generate's raw logits as .logits); the ids are the same."""
+    kw = generation_kwargs(settings, max_new, lm)
+    if observer is not None:
+        from .beam import observer_kwargs
+        kw |= observer_kwargs(observer)
     with torch.random.fork_rng(devices=[]), PositionsOff(lm.map, not lm.positional):
         torch.manual_seed(int(settings.seed))
-        seq = lm.model.generate(**inputs, **generation_kwargs(settings, max_new, lm))
-    return seq[0].tolist()
+        out = lm.model.generate(**inputs, **kw)
+    if observer is not None:
+        observer.logits, out = out.logits, out.sequences
+    return out[0].tolist()
+
+
+def beam_observer(lm, settings: DecodingSettings, max_new: int):
+    """(observer, recorder) of a beam search of lm (None, None for other methods): the tree starts at root."""
+    if settings.method != "beam":
+        return None, None
+    from .beam import BeamObserver, length_penalty
+    eos = lm.model.generation_config.eos_token_id
+    eos = lm.tokenizer.eos_token_id if eos is None else eos          # what generate stops at
+    eos = set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
+    return BeamObserver(settings.beam, eos, max(1, max_new)), length_penalty(lm.model)
+
+
+def beam_tree(lm, observer, penalty, root: int, out_ids: list[int]) -> dict:
+    """The recorded search as a Trace's meta entry (model/beam_tree.py)."""
+    from ...beam_tree import BeamRecorder
+    piece = lm.tgt_tok.pieces
+    recorder = BeamRecorder(observer.width, penalty, root, piece([root])[0], lambda t: piece([t])[0],
+                            lm.tgt_tok.decode)
+    return observer.tree(recorder, out_ids, observer.logits).to_dict()
 
 
 def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out: list[str], meta: dict) -> Trace:
@@ -333,9 +361,11 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
 
 
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
-        positional: bool | None = None, previous=None, preview=None):
+        positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None):
     """The family-independent traced run of every layout: a Translation (model/decoding.py). positional switches
-    the model's positions on or off from this run on (None: as they are; see PositionsOff).
+    the model's positions on or off from this run on (None: as they are; see PositionsOff). forced_ids: output
+    ids to force through the decoder as they are (a beam search hypothesis), instead of target. A beam search's
+    trace carries its tree in meta (model/beam_tree.py).
 
     preview: called with a partial Translation (one traced pass over the input, before generation) when the model
     generates, so that a large model's attention shows while it writes its output."""
@@ -352,6 +382,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     if target and target.strip() and schema.layout != "encoder-only":
         forced = list(lm.target_tokenizer(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
                       else tok(target, add_special_tokens=False)["input_ids"])
+    if forced_ids is not None and schema.layout != "encoder-only":
+        forced = [int(i) for i in forced_ids] or None
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.positional,
            lm.weights_version)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
@@ -367,9 +399,12 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             if forced is None:
                 if preview is not None:
                     preview(_preview(lm, mm, meta, ids, [start]))
-                seq = generate(lm, settings, new_tokens(lm, settings, 2 * len(ids) + 10, room - 1, 1), input_ids=src,
-                               attention_mask=torch.ones_like(src))
+                n = new_tokens(lm, settings, 2 * len(ids) + 10, room - 1, 1)
+                observer, penalty = beam_observer(lm, settings, n)
+                seq = generate(lm, settings, n, observer, input_ids=src, attention_mask=torch.ones_like(src))
                 start, out_ids = seq[0], cut_at(seq[1:], eos)
+                if observer is not None:
+                    meta[META_KEY] = beam_tree(lm, observer, penalty, start, out_ids)
             else:
                 out_ids = forced[: room - 1]
             out_ids = out_ids or [eos]
@@ -382,9 +417,13 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             if forced is None:
                 if preview is not None:
                     preview(_preview(lm, mm, meta, [], prompt))
+                n = new_tokens(lm, settings, 20, room - len(prompt), len(prompt))
                 p = torch.tensor([prompt])
-                new = cut_at(generate(lm, settings, new_tokens(lm, settings, 20, room - len(prompt), len(prompt)),
-                                      input_ids=p, attention_mask=torch.ones_like(p))[len(prompt):], eos)
+                observer, penalty = beam_observer(lm, settings, n)
+                new = cut_at(generate(lm, settings, n, observer, input_ids=p, attention_mask=torch.ones_like(p))
+                             [len(prompt):], eos)
+                if observer is not None:
+                    meta[META_KEY] = beam_tree(lm, observer, penalty, prompt[-1], new)
             else:
                 new = forced[: room - len(prompt)]
             seq = prompt + new

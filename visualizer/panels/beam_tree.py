@@ -1,0 +1,470 @@
+"""Beam tree: the hypotheses a beam search kept or finished (model/beam_tree.py), left to right by generation step,
+each labelled with its token and log-probability (a finished one with its length-penalised score). The chosen
+translation runs along the top row, thick and in the accent colour; pruned branches are grey; finished hypotheses
+are framed in green. Drag to pan, wheel to zoom (labels show whenever they fit without overlapping), hover for the
+whole hypothesis and its scores, click one to see the decoder's attention for it (the window runs a
+teacher-forced pass over that prefix). Right-click to save the picture or the nodes as CSV."""
+from __future__ import annotations
+
+import csv
+import html
+import io
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from model.beam_tree import CHOSEN, COLUMNS, FINISHED, KEPT, META_KEY, NODE_KEY, PRUNED, BeamTree, BeamTreeError, tree_of
+from model.schema import ENCODER_ONLY
+
+from ..plotting.colormaps import BLUE, GREEN, VERMILLION
+from ..plotting.text import short, signed, tick_font
+from ..plotting.titles import set_title
+from ..plotting.tree_layout import layout_rows
+from .widgets import ElidedLabel
+
+ACCENT = VERMILLION
+# per fate: edge pen (colour, width), label text colour, border (colour, width), fill
+STYLE = {
+    CHOSEN: ((ACCENT, 4.0), "#000000", (ACCENT, 2.5), "#fde3d2"),
+    KEPT: (("#555555", 1.5), "#111111", ("#777777", 1.0), "#ffffff"),
+    FINISHED: (("#555555", 1.5), "#111111", (GREEN, 2.5), "#dcf2ea"),
+    PRUNED: (("#c8c8c8", 1.2), "#9a9a9a", ("#d4d4d4", 1.0), "#f7f7f7"),
+}
+SELECTED = (BLUE, 3.5)          # the border of the hypothesis whose trace is on screen
+GAP_X, GAP_Y = 34, 8            # pixels between label columns and rows at the readable size
+GREEDY_NOTE = "Beam tree: choose beam search (width ≥ 2) in Decoding."
+
+
+def elbow(parent: tuple[float, float], child: tuple[float, float]) -> list[tuple[float, float]]:
+    """An edge as three segments (pairs of points): right from the parent to half a column, along that column's
+    middle to the child's row, right to the child. Siblings share the vertical part; no edge runs through a label."""
+    (x0, y0), (x1, y1) = parent, child
+    mid = (x0 + x1) / 2
+    return [(x0, y0), (mid, y0), (mid, y0), (mid, y1), (mid, y1), (x1, y1)]
+
+
+class TreeView(pg.PlotWidget):
+    """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV)."""
+
+    def __init__(self):
+        super().__init__(background="w")
+        self.tree: BeamTree | None = None
+
+    def table_csv(self) -> str | None:
+        if self.tree is None:
+            return None
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow([*COLUMNS, "search_score_formula"])
+        for n in self.tree.nodes:
+            w.writerow([*(getattr(n, c) for c in COLUMNS), self.tree.penalty.describe()])
+        return buf.getvalue()
+
+
+class BeamTreePanel(QtWidgets.QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.note = QtWidgets.QLabel(GREEDY_NOTE)
+        self.note.setWordWrap(True)
+        self.note.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.action = QtWidgets.QPushButton("Use beam search")
+        self.action.clicked.connect(self._act)
+        self.readable = QtWidgets.QToolButton(text="Full size")
+        self.readable.setToolTip("Labels at full size, the start of the tree in view (drag to pan)")
+        self.readable.clicked.connect(lambda: self.fit_readable())
+        self.whole = QtWidgets.QToolButton(text="Whole tree")
+        self.whole.setToolTip("The whole tree in view (labels show when they fit; wheel to zoom)")
+        self.whole.clicked.connect(lambda: self.fit_whole())
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(self.note, 1)
+        bar.addWidget(self.action)
+        self.legend = QtWidgets.QLabel(self._legend())
+        self.legend.setWordWrap(True)
+        self.legend.setToolTip("The numbers: each hypothesis' log-probability log p (the sum of its "
+                               "tokens' log-probabilities) under its last token. A finished one (ending with the end "
+                               "token) shows its score instead: log p "
+                               "divided by the length penalty; the search chooses the best score.")
+        below = QtWidgets.QHBoxLayout()
+        below.addWidget(self.legend, 1)
+        below.addWidget(self.readable)
+        below.addWidget(self.whole)
+        self.view = TreeView()
+        self.view.setMinimumHeight(150)              # three rows of labels, in the shortest dock
+        self.plot: pg.PlotItem = self.view.getPlotItem()
+        self.vb: pg.ViewBox = self.plot.getViewBox()
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
+        self.plot.showAxis("top")
+        top = self.plot.getAxis("top")
+        top.setPen("k")
+        top.setTextPen("k")
+        self.vb.setMouseEnabled(x=True, y=True)
+        self.edges: dict[str, pg.PlotCurveItem] = {}
+        for z, fate in enumerate((PRUNED, KEPT, FINISHED, CHOSEN)):
+            (colour, width), *_ = STYLE[fate]
+            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=width), connect="pairs", antialias=True)
+            curve.setZValue(z)
+            self.plot.addItem(curve)
+            self.edges[fate] = curve
+        self.dots = pg.ScatterPlotItem(size=7, pen=None)
+        self.dots.setZValue(5)
+        self.plot.addItem(self.dots)
+        self.ring = pg.ScatterPlotItem(size=22, pen=pg.mkPen(SELECTED[0], width=3), brush=pg.mkBrush(None))
+        self.ring.setZValue(6)                           # the hypothesis on screen, zoomed out too
+        self.plot.addItem(self.ring)
+        self.band = QtWidgets.QGraphicsRectItem()        # the column of the generation step in view
+        self.band.setBrush(pg.mkBrush(255, 200, 0, 40))
+        self.band.setPen(pg.mkPen(None))
+        self.band.setZValue(-10)
+        self.plot.addItem(self.band)
+        self.hover = ElidedLabel("Under each token: the hypothesis' log p (at </s>: its length-penalised score). "
+                                 "Hover over one for its details; click it to see the decoder's attention for it.")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addLayout(below)
+        layout.addWidget(self.view, 1)
+        self.filler = QtWidgets.QWidget()        # keeps a message at the top while there is no tree
+        layout.addWidget(self.filler, 1)
+        layout.addWidget(self.hover)
+        self.tree: BeamTree | None = None
+        self.labels: dict[int, pg.TextItem] = {}        # node id -> its label
+        self.pos: dict[int, tuple[float, float]] = {}  # node id -> (column, row)
+        self.selected: int | None = None
+        self.label_size = (60.0, 30.0)                  # the widest and tallest label, pixels
+        self.labels_shown = True
+        self._data = None                               # the meta entry drawn
+        self._xy = np.zeros((0, 2))
+        self._ids: list[int] = []
+        self._action: Callable[[], None] | None = None
+        self._on_prefix: Callable[[int], None] | None = None
+        self._font_pt = 0.0
+        self._apply_fonts()
+        self._px: tuple[float, float] | None = None    # pixels per column and row the user (or a fit) chose
+        self.vb.sigRangeChanged.connect(lambda *_: self._fit_labels())
+        self.vb.sigRangeChangedManually.connect(lambda *_: self._keep_scale())
+        self.vb.sigResized.connect(lambda *_: self._resized())
+        self.view.scene().sigMouseMoved.connect(self._hovered)
+        self.view.scene().sigMouseClicked.connect(self._clicked)
+        self._show_tree(False)
+
+    # --- the window's hooks ---------------------------------------------------------------------
+    def set_prefix_handler(self, handler: Callable[[int], None] | None) -> None:
+        """handler(node id): show the decoder's attention for that hypothesis (the window's)."""
+        self._on_prefix = handler
+
+    def view_key(self, state):
+        return (state.step,)
+
+    # --- rendering ------------------------------------------------------------------------------
+    def render(self, trace, state) -> None:
+        try:
+            tree = tree_of(trace)
+        except BeamTreeError as e:
+            self._message(f"Beam tree: {html.escape(str(e))}.")
+            return
+        if tree is None:
+            self._explain(trace, state)
+            return
+        data = trace.meta.get(META_KEY)
+        if data is not self._data:
+            self._draw(tree)
+            self._data = data
+        self.select(trace.meta.get(NODE_KEY))
+        self._show_step(state.step)
+
+    def _message(self, text: str, action: str = "", do: Callable[[], None] | None = None) -> None:
+        self.note.setText(text)
+        self.action.setText(action)
+        self.action.setVisible(bool(action))
+        self._action = do
+        self._show_tree(False)
+
+    def _show_tree(self, on: bool) -> None:
+        for w in (self.view, self.legend, self.hover, self.readable, self.whole):
+            w.setVisible(on)
+        self.filler.setVisible(not on)
+        if not on:
+            self.tree, self._data, self.view.tree = None, None, None
+
+    def _explain(self, trace, state) -> None:
+        """Why there is no tree, in one line, with a button that makes one where a setting can."""
+        mode = trace.meta.get("mode", "")
+        if trace.schema.layout == ENCODER_ONLY:
+            self._message("Beam tree: this model does not generate text, so there is no search to show.")
+        elif mode == "teacher-forced" or state.target.strip():
+            self._message("Beam tree: the decoder is forced through the given target; clear Target and choose "
+                          "beam search (width ≥ 2) in Decoding.", "Clear the target and use beam search",
+                          lambda: self.state.update(target="", decoding=self._beam(state)))
+        elif mode == "beam":
+            self._message("Beam tree: this run's search was not recorded (a frame saved before beam trees were "
+                          "kept); it is recorded when the model runs again.")
+        else:
+            self._message(GREEDY_NOTE, f"Use beam search (width {self._beam(state).beam})",
+                          lambda: self.state.update(decoding=self._beam(state)))
+
+    @staticmethod
+    def _beam(state):
+        return replace(state.decoding, method="beam", beam=max(2, state.decoding.beam))
+
+    def _act(self) -> None:
+        if self._action is not None:
+            self._action()
+
+    def _draw(self, tree: BeamTree) -> None:
+        self._show_tree(True)
+        self.tree = self.view.tree = tree
+        self.selected = None
+        self.ring.setData(pos=[])
+        self.action.setVisible(False)
+        chosen = tree.nodes[tree.chosen] if tree.chosen >= 0 else None
+        finished = tree.count(FINISHED) + (1 if chosen is not None and chosen.ended else 0)
+        summary = (f"Beam search, width {tree.width}: {len(tree.nodes) - 1} hypotheses over {tree.n_steps} steps, "
+                   f"{finished} finished, {tree.count(PRUNED)} pruned.")
+        if chosen is not None:
+            summary += f" Chosen: log p {signed(chosen.cum)}, score {signed(chosen.score)}."
+        if tree.width == 1:
+            summary += " (Width 1 is greedy search: one path.)"
+        if tree.note:
+            summary += f" <span style='color:#b35900'>Note: {html.escape(tree.note)}.</span>"
+        self.note.setText(summary)
+        # children in drawing order: the chosen one first (it continues the top row), then the likeliest
+        kids = {n.id: sorted(tree.children(n.id), key=lambda c: (c.fate != CHOSEN, -c.cum)) for n in tree.nodes}
+        rows = layout_rows(0, lambda i: [c.id for c in kids[i]])
+        self.pos = {n.id: (float(n.step + 1), rows[n.id]) for n in tree.nodes}
+        for fate, curve in self.edges.items():
+            pts = np.array([elbow(self.pos[n.parent], self.pos[n.id]) for n in tree.nodes[1:] if n.fate == fate],
+                           dtype=float).reshape(-1, 2)
+            curve.setData(pts[:, 0], pts[:, 1])
+        for item in self.labels.values():
+            self.plot.removeItem(item)
+        self.labels = {}
+        for n in tree.nodes:
+            item = pg.TextItem(anchor=(0.5, 0.5))
+            item.setZValue(10)
+            self.labels[n.id] = item
+            self._style(n)
+            item.setPos(*self.pos[n.id])
+            self.plot.addItem(item)
+        self._ids = [n.id for n in tree.nodes]
+        self._xy = np.array([self.pos[i] for i in self._ids], dtype=float)
+        self.dots.setData(pos=self._xy, brush=[pg.mkBrush(STYLE[n.fate][2][0]) for n in tree.nodes],
+                          symbol=["s" if n.ended else "o" for n in tree.nodes],
+                          size=[11 if n.ended else 7 for n in tree.nodes])
+        n_rows = 1 + max(rows.values())
+        self.vb.setLimits(xMin=-1.0, xMax=tree.n_steps + 2.0, yMin=-1.0, yMax=n_rows + 1.0)
+        top = self.plot.getAxis("top")
+        top.setTicks([[(s + 1.0, str(s)) for s in range(tree.n_steps)], []])
+        set_title(self.plot, f"Beam search, width {tree.width}: {html.escape(self._sentence(tree))}", "k",
+                  self._font_pt)
+        self._measure()
+        self.fit_readable()
+
+    @staticmethod
+    def _sentence(tree: BeamTree) -> str:
+        return tree.nodes[tree.chosen].text if tree.chosen >= 0 else ""
+
+    def _label_html(self, n) -> str:
+        token = html.escape(short(n.piece))
+        second = f"score {signed(n.score)}" if n.ended else signed(n.cum)
+        colour = STYLE[n.fate][1]
+        weight = "bold" if n.fate == CHOSEN else "normal"
+        return (f"<div style='color:{colour}; font-weight:{weight}'>{token}<br>"
+                f"<span style='font-size:{self._font_pt * 0.85:.1f}pt'>{second}</span></div>")
+
+    def _style(self, n) -> None:
+        item = self.labels[n.id]
+        _, _, (border, width), fill = STYLE[n.fate]
+        if n.id == self.selected:
+            border, width = SELECTED
+        item.border = pg.mkPen(border, width=width)
+        item.fill = pg.mkBrush(fill)
+        item.setFont(tick_font(self._font_pt))
+        item.setHtml(self._label_html(n))
+        doc = item.textItem.document()
+        doc.setDefaultTextOption(QtGui.QTextOption(QtCore.Qt.AlignmentFlag.AlignHCenter))
+        doc.setTextWidth(-1)                        # unwrapped (a larger font must not wrap at the old width)
+        doc.setTextWidth(doc.idealWidth())          # the lines centred on each other
+        item.updateTextPos()
+        item.update()
+
+    def _measure(self) -> None:
+        """The largest label's size in pixels: the readable scale keeps one column and one row wider than it."""
+        if not self.labels:
+            return
+        rects = [item.textItem.boundingRect() for item in self.labels.values()]
+        self.label_size = (max(r.width() for r in rects), max(r.height() for r in rects))
+
+    @property
+    def cell(self) -> tuple[float, float]:
+        """Pixels per column and per row at the readable size."""
+        return self.label_size[0] + GAP_X, self.label_size[1] + GAP_Y
+
+    def fit_readable(self) -> None:
+        """Labels at full size: the tree's start (and the chosen translation's row) at the top left."""
+        self._px = self.cell
+        self._show_from(-0.5, -0.5)
+
+    def fit_whole(self) -> None:
+        if self.tree is None or not len(self._xy):
+            return
+        self.vb.setRange(xRange=(-0.5, self._xy[:, 0].max() + 0.5), yRange=(-0.5, self._xy[:, 1].max() + 0.5),
+                         padding=0)
+        self._keep_scale()
+        self._fit_labels()
+
+    def _show_from(self, x0: float, y0: float) -> None:
+        """The view from (x0, y0) at the top left, at the kept scale, as far as the panel's size reaches."""
+        px, py = self._px or self.cell
+        w, h = max(self.vb.width(), 50.0), max(self.vb.height(), 50.0)
+        self.vb.setRange(xRange=(x0, x0 + w / px), yRange=(y0, y0 + h / py), padding=0)
+        self._fit_labels()
+
+    def _keep_scale(self) -> None:
+        """Remember the scale on screen (after a pan, a zoom or a fit): a resize keeps it."""
+        if self.vb.width() > 1 and self.vb.height() > 1:
+            self._px = self.scale()
+
+    def _resized(self) -> None:
+        """A new size shows more (or less) of the tree at the same scale, from the same top left corner."""
+        if self.tree is not None:
+            (x0, _), (y0, _) = self.vb.viewRange()
+            self._show_from(x0, y0)
+
+    def center_on(self, node_id: int) -> None:
+        """Pan (at the scale on screen) so that a hypothesis sits in the middle of the view."""
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        x, y = self.pos[node_id]
+        self.vb.setRange(xRange=(x - (x1 - x0) / 2, x + (x1 - x0) / 2), yRange=(y - (y1 - y0) / 2, y + (y1 - y0) / 2),
+                         padding=0)
+        self._keep_scale()
+
+    def scale(self) -> tuple[float, float]:
+        """Pixels per column and per row now."""
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        return self.vb.width() / max(x1 - x0, 1e-9), self.vb.height() / max(y1 - y0, 1e-9)
+
+    def _fit_labels(self) -> None:
+        """Labels show when every one fits in its cell (none can overlap another); else only the dots."""
+        px, py = self.scale()
+        fits = bool(px >= self.label_size[0] + 4 and py >= self.label_size[1] + 1)
+        if fits != self.labels_shown:
+            self.labels_shown = fits
+            for item in self.labels.values():
+                item.setVisible(fits)
+
+    def _show_step(self, step: int) -> None:
+        if self.tree is None:
+            return
+        n_rows = self._xy[:, 1].max() + 1 if len(self._xy) else 1
+        self.band.setRect(QtCore.QRectF(step + 0.5, -1.0, 1.0, n_rows + 2.0))
+
+    def select(self, node_id) -> None:
+        """Frame the hypothesis whose trace the window shows (None: the chosen translation's)."""
+        node_id = node_id if isinstance(node_id, int) and self.tree is not None and \
+            0 < node_id < len(self.tree.nodes) else None
+        if node_id == self.selected:
+            return
+        old, self.selected = self.selected, node_id
+        for i in (old, node_id):
+            if i is not None and self.tree is not None:
+                self._style(self.tree.nodes[i])
+        self.ring.setData(pos=[self.pos[node_id]] if node_id is not None else [])
+        if node_id is not None and not self.vb.viewRect().contains(QtCore.QPointF(*self.pos[node_id])):
+            self.center_on(node_id)
+
+    # --- fonts ----------------------------------------------------------------------------------
+    def _apply_fonts(self) -> None:
+        """Labels 1 point larger than the widgets' text (presentation mode: large on a projector)."""
+        pt = self.font().pointSizeF()
+        if pt <= 0 or pt + 1 == self._font_pt:
+            return
+        self._font_pt = pt + 1
+        top = self.plot.getAxis("top")
+        top.setTickFont(tick_font(self._font_pt))
+        top.setLabel("generation step", color="k", **{"font-size": f"{self._font_pt:g}pt"})
+        if self.tree is not None:
+            for n in self.tree.nodes:
+                self._style(n)
+            set_title(self.plot, f"Beam search, width {self.tree.width}: "
+                                 f"{html.escape(self._sentence(self.tree))}", "k", self._font_pt)
+            self._measure()
+            self.fit_readable()
+
+    def changeEvent(self, event) -> None:
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            self._apply_fonts()
+        super().changeEvent(event)
+
+    def _legend(self) -> str:
+        def swatch(fate: str, text: str) -> str:
+            (colour, width), *_ = STYLE[fate]
+            return (f"<span style='color:{colour}; font-weight:bold'>{'━' if width > 2 else '─'}</span> "
+                    f"{text}")
+        return " &nbsp; ".join([swatch(CHOSEN, "chosen"), swatch(KEPT, "kept"),
+                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span> finished",
+                                swatch(PRUNED, "pruned")])
+
+    # --- the mouse ------------------------------------------------------------------------------
+    def node_at(self, scene_pos) -> int | None:
+        """The hypothesis under a scene position (its label, or near its dot), or None."""
+        if self.tree is None or not len(self._xy) or not self.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.vb.mapSceneToView(scene_pos)
+        px, py = self.scale()
+        if min(px, py) < 1e-6:                  # a view squeezed to nothing shows nothing to point at
+            return None
+        dx = np.abs(self._xy[:, 0] - p.x()) * px
+        dy = np.abs(self._xy[:, 1] - p.y()) * py
+        half_w, half_h = (self.label_size[0] / 2, self.label_size[1] / 2) if self.labels_shown else (8.0, 8.0)
+        inside = (dx <= half_w) & (dy <= half_h)
+        if not inside.any():
+            return None
+        best = np.argmin(np.where(inside, dx + dy, np.inf))
+        return self._ids[int(best)]
+
+    def scene_pos_of(self, node_id: int) -> QtCore.QPointF:
+        """Where a node sits in the scene (tests click there)."""
+        return self.vb.mapViewToScene(QtCore.QPointF(*self.pos[node_id]))
+
+    def describe(self, node_id: int) -> str:
+        """The hover text of a hypothesis: the whole prefix and its scores."""
+        t = self.tree
+        n = t.nodes[node_id]
+        if node_id == 0:
+            return f"The start: the decoder reads “{n.piece}” first."
+        fate = {CHOSEN: "on the chosen translation", FINISHED: "finished (a complete hypothesis, not chosen)",
+                KEPT: "kept in the beam", PRUNED: "pruned: none of its continuations stayed in the beam"}[n.fate]
+        text = (f"“{n.text}” — step {n.step}, token “{n.piece}”: log p(token) = {signed(n.logp)}, "
+                f"log p(hypothesis) = {signed(n.cum)}, score {signed(n.score)} ({t.penalty.describe()}); {fate}")
+        if n.rule_logp is not None:
+            text += f"; the model's generation rules set this token's log p to {signed(n.rule_logp)} in the search"
+        return text + "."
+
+    def _hovered(self, scene_pos) -> None:
+        i = self.node_at(scene_pos)
+        if i is None:
+            self.view.setToolTip("")
+            return
+        text = self.describe(i)
+        self.hover.setText(text)
+        self.view.setToolTip(f"<p>{html.escape(text)}</p>")        # rich text: tokens such as </s> stay
+
+    def _clicked(self, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        i = self.node_at(event.scenePos())
+        if i is not None:
+            self.choose(i)
+
+    def choose(self, node_id: int) -> None:
+        """Ask the window for the decoder's attention for this hypothesis (the root: back to the translation)."""
+        if self._on_prefix is not None:
+            self._on_prefix(node_id)
