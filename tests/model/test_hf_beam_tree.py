@@ -33,7 +33,7 @@ def generate_plain(model, lm, ids: list[int], k: int, max_new: int):
     with torch.no_grad():
         out = model.generate(input_ids=x, attention_mask=torch.ones_like(x), return_dict_in_generate=True,
                              output_scores=True, **generation_kwargs(
-                                 DecodingSettings(method="beam", beam=k), max_new, lm.tokenizer))
+                                 DecodingSettings(method="beam", beam=k), max_new, lm))
     return out.sequences[0].tolist(), float(out.sequences_scores[0])
 
 
