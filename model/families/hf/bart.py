@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...schema import Schema
 from ..shapes import encoder_decoder
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 from .marian import seq2seq_map
 
 NAME, TITLE = "hf.bart", "BART/mBART"

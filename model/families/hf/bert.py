@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...schema import Schema
 from ..shapes import encoder_only
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.bert", "BERT"
 
@@ -36,6 +36,7 @@ def model_map(model):
     bert = getattr(model, "bert", model)
     emb, layers = bert.embeddings, bert.encoder.layer
     parts = [{"self": Part(l.attention.output.LayerNorm, {"q": l.attention.self.query, "k": l.attention.self.key,
-                                                          "v": l.attention.self.value}, scale=l.attention.self.scaling),
+                                                          "v": l.attention.self.value}, scale=l.attention.self.scaling,
+                                   out=l.attention.output.dense),
               "ffn": Part(l.output.LayerNorm, down=l.output.dense)} for l in layers]
     return ModelMap([StackMap("enc", parts, layers[0], emb.word_embeddings, 1.0, emb.position_embeddings)])

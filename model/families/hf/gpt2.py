@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...schema import Schema
 from ..shapes import decoder_only
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.gpt2", "GPT-2"
 AUTO = "AutoModelForCausalLM"     # the transformers class that opens it
@@ -26,6 +26,6 @@ schema_of_folder, open = interface(__name__)
 def model_map(model):
     from .tracing import ModelMap, Part, StackMap
     t = model.transformer
-    layers = [{"self": Part(b.ln_1, {"qkv": b.attn.c_attn}, scale=b.attn.scaling),
+    layers = [{"self": Part(b.ln_1, {"qkv": b.attn.c_attn}, scale=b.attn.scaling, out=b.attn.c_proj),
                "ffn": Part(b.ln_2, down=b.mlp.c_proj)} for b in t.h]
     return ModelMap([StackMap("dec", layers, t.h[0], t.wte, 1.0, t.wpe, t.ln_f)])

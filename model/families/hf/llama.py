@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ...schema import GATED_MLP, RMS_NORM, Schema
 from ..shapes import decoder_only
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.llama", "Llama/Mistral/Qwen2"
 AUTO = "AutoModelForCausalLM"     # the transformers class that opens it
@@ -35,7 +35,8 @@ def model_map(model):
     from .tracing import ModelMap, Part, StackMap
     m = model.model
     parts = [{"self": Part(l.input_layernorm, {"q": l.self_attn.q_proj, "k": l.self_attn.k_proj,
-                                               "v": l.self_attn.v_proj}, scale=l.self_attn.scaling),
+                                               "v": l.self_attn.v_proj}, scale=l.self_attn.scaling,
+                           out=l.self_attn.o_proj),
               "ffn": Part(l.post_attention_layernorm, down=l.mlp.down_proj)} for l in m.layers]
     rope = sys.modules[type(m.layers[0].self_attn).__module__].apply_rotary_pos_emb
     return ModelMap([StackMap("dec", parts, m.layers[0], m.embed_tokens, 1.0, None, m.norm)], m.rotary_emb, rope)

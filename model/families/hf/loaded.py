@@ -14,6 +14,9 @@ from .folder import TARGET_TOKENIZER, check_folder, read_config, transformers
 from .tokenizer import HFTokenizer, open_tokenizer
 
 
+CAN_ABLATE = True     # every Hugging Face family can switch heads off (tracing.HeadsOff)
+
+
 @dataclass(frozen=True)
 class Limits:
     """What the commands read off a model's config."""

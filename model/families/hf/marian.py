@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...schema import Schema
 from ..shapes import encoder_decoder
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.marian", "Marian"
 AUTO = "MarianMTModel"            # the transformers class that opens it
@@ -33,10 +33,13 @@ def _attn(a) -> dict:
 def seq2seq_map(enc, dec, enc_scale: float = 1.0, dec_scale: float = 1.0, final_norms: bool = False):
     """The map of Marian, BART and mBART (same module names; mBART adds a final norm to each stack)."""
     from .tracing import ModelMap, Part, StackMap
-    enc_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling),
+    enc_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling,
+                               out=l.self_attn.out_proj),
                   "ffn": Part(l.final_layer_norm, down=l.fc2)} for l in enc.layers]
-    dec_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling),
-                  "cross": Part(l.encoder_attn_layer_norm, _attn(l.encoder_attn), scale=l.encoder_attn.scaling),
+    dec_parts = [{"self": Part(l.self_attn_layer_norm, _attn(l.self_attn), scale=l.self_attn.scaling,
+                               out=l.self_attn.out_proj),
+                  "cross": Part(l.encoder_attn_layer_norm, _attn(l.encoder_attn), scale=l.encoder_attn.scaling,
+                                out=l.encoder_attn.out_proj),
                   "ffn": Part(l.final_layer_norm, down=l.fc2)} for l in dec.layers]
     return ModelMap([StackMap("enc", enc_parts, enc.layers[0], enc.embed_tokens, enc_scale, enc.embed_positions,
                               enc.layer_norm if final_norms else None),

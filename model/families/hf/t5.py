@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from ...schema import RMS_NORM, Schema
 from ..shapes import encoder_decoder
-from .loaded import interface, translate  # noqa: F401 (translate: the family interface)
+from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.t5", "T5"
 AUTO = "T5ForConditionalGeneration"     # the transformers class that opens it
@@ -39,10 +39,13 @@ def model_map(model):
 
     def ffn(block):
         return Part(block.layer[-1].layer_norm, down=block.layer[-1].DenseReluDense.wo)
-    enc_parts = [{"self": Part(b.layer[0].layer_norm, _attn(b.layer[0].SelfAttention), scale=1.0), "ffn": ffn(b)}
+    enc_parts = [{"self": Part(b.layer[0].layer_norm, _attn(b.layer[0].SelfAttention), scale=1.0,
+                                  out=b.layer[0].SelfAttention.o), "ffn": ffn(b)}
                  for b in enc.block]
-    dec_parts = [{"self": Part(b.layer[0].layer_norm, _attn(b.layer[0].SelfAttention), scale=1.0),
-                  "cross": Part(b.layer[1].layer_norm, _attn(b.layer[1].EncDecAttention), scale=1.0), "ffn": ffn(b)}
+    dec_parts = [{"self": Part(b.layer[0].layer_norm, _attn(b.layer[0].SelfAttention), scale=1.0,
+                               out=b.layer[0].SelfAttention.o),
+                  "cross": Part(b.layer[1].layer_norm, _attn(b.layer[1].EncDecAttention), scale=1.0,
+                                out=b.layer[1].EncDecAttention.o), "ffn": ffn(b)}
                  for b in dec.block]
     bias = {st: {"self": s.block[0].layer[0].SelfAttention.relative_attention_bias} for st, s in (("enc", enc),
                                                                                              ("dec", dec))}

@@ -31,6 +31,8 @@ class Part:
     proj: dict = field(default_factory=dict)   # attention: "q", "k", "v" -> projection, or "qkv" -> a fused one
     down: Any = None                           # feed-forward: the projection whose input is the hidden layer
     scale: float = 0.0                         # attention: the factor of q·kᵀ (0: 1/√d_k)
+    out: Any = None                            # attention: W_O, whose input is the heads' outputs side by side
+    off: tuple = ()                            # attention: the heads switched off in this run (see HeadsOff)
 
 
 @dataclass
@@ -146,6 +148,41 @@ class PositionsOff(Hooks):
                 self.handles.append(module.register_forward_hook(hook))
 
 
+class HeadsOff(Hooks):
+    """While entered, heads are switched off as in the seed models (model/ablation.py): each one's slice of the
+    heads' outputs side by side is zero before W_O (a pre-hook on the output projection). where: {(stack key,
+    layer, sublayer key): heads}, from ablation.by_module. The Parts know which heads are off, so that the trace's
+    head outputs say so too."""
+
+    def __init__(self, mm: ModelMap, where: dict, n_heads: int):
+        super().__init__(mm)
+        self.where, self.n_heads = where, n_heads
+        self.parts: list = []
+
+    def install(self) -> None:
+        stacks = {sm.key: sm for sm in self.mm.stacks}
+        for (stack, layer, sub), heads in self.where.items():
+            part = stacks[stack].layers[layer][sub]
+            part.off = tuple(sorted(heads))
+            self.parts.append(part)
+            self.handles.append(part.out.register_forward_pre_hook(self._zero(part.off)))
+
+    def _zero(self, heads: tuple):
+        def hook(module, args):
+            x = args[0].clone()
+            width = x.shape[-1] // self.n_heads
+            for h in heads:
+                x[..., h * width:(h + 1) * width] = 0
+            return (x, *args[1:])
+        return hook
+
+    def __exit__(self, *exc) -> None:
+        for part in self.parts:
+            part.off = ()
+        self.parts.clear()
+        super().__exit__(*exc)
+
+
 def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().to(torch.float32).cpu().numpy().copy()
 
@@ -241,8 +278,11 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
         scores = scores + bias                                                   # T5's relative position bias
     Tq, Tk = scores.shape[1:]
     mask = np.tril(np.ones((Tq, Tk), bool), Tk - Tq) if causal else np.ones((Tq, Tk), bool)
+    head_out = weights @ vv
+    if part.off:                                   # a head switched off gave W_O zeros (HeadsOff)
+        head_out[list(part.off)] = 0
     return {f"{name}.q": _np(q), f"{name}.k": _np(k), f"{name}.v": _np(v), f"{name}.scores": _np(scores),
-            f"{name}.weights": _np(weights), f"{name}.mask": mask, f"{name}.head_out": _np(weights @ vv)}
+            f"{name}.weights": _np(weights), f"{name}.mask": mask, f"{name}.head_out": _np(head_out)}
 
 
 @torch.no_grad()
@@ -361,16 +401,22 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
 
 
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
-        positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None):
+        positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None,
+        ablations: frozenset = frozenset()):
     """The family-independent traced run of every layout: a Translation (model/decoding.py). positional switches
     the model's positions on or off from this run on (None: as they are; see PositionsOff). forced_ids: output
     ids to force through the decoder as they are (a beam search hypothesis), instead of target. A beam search's
     trace carries its tree in meta (model/beam_tree.py).
 
     preview: called with a partial Translation (one traced pass over the input, before generation) when the model
-    generates, so that a large model's attention shows while it writes its output."""
+    generates, so that a large model's attention shows while it writes its output.
+
+    ablations: heads switched off for this run, {(kind, layer, head)} 0-based (model/ablation.py; AblationError
+    when one is not in the model): in generation and in the traced pass, as in the seed models."""
     from dataclasses import replace as _replace
+    from ...ablation import by_module, check, spec
     from ...decoding import Translation
+    ablations = check(ablations, lm.schema)
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
     if positional is not None:
         lm.positional = bool(positional) and schema.positions != "none"
@@ -385,14 +431,15 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     if forced_ids is not None and schema.layout != "encoder-only":
         forced = [int(i) for i in forced_ids] or None
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.positional,
-           lm.weights_version)
-    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated}
+           lm.weights_version, ablations)
+    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated,
+            "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
         t = previous.trace
         return _replace(previous, trace=Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays,
                                               dict(t.meta, **meta), t.schema), truncated=truncated)
     pieces, eos = lm.tgt_tok.pieces, tok.eos_token_id
-    with lm.lock:
+    with lm.lock, HeadsOff(mm, by_module(ablations, schema), schema.n_heads):
         if schema.layout == ENCODER_DECODER:
             src = torch.tensor([ids])
             start = decoder_start(lm.model)
