@@ -100,9 +100,13 @@ def check(name_or_folder: str | Path) -> None:
     """What can be checked before a model is opened, in a moment and without torch: the folder, its config and,
     for Hugging Face folders, the files (safetensors only and whole, a tokenizer, the memory it needs).
     ModelLoadError (one line) when opening it would fail for one of these."""
-    schema_of(name_or_folder)
     folder = _existing_folder(name_or_folder)
-    if folder is not None and family_for(folder).NAME.startswith("hf."):
+    if folder is None:
+        schema_of(name_or_folder)
+        return
+    fam = family_for(folder)
+    fam.schema_of_folder(folder)
+    if fam.NAME.startswith("hf."):
         from .hf.folder import check_folder
         check_folder(folder)
 

@@ -11,17 +11,13 @@ pytest.importorskip("transformers")
 
 import hf_tiny  # noqa: E402
 from model.config import DecodingSettings  # noqa: E402
-from model.families import can_ablate, family, load, translate  # noqa: E402
-
-SENTENCE = "the cat sat on the mat"
-_OPENED: dict = {}
+from model.families import can_ablate, family, translate  # noqa: E402
+from test_hf_families import SENTENCE, _open as _opened  # noqa: E402 (the same tiny models, opened once)
 
 
 def _open(name, tmp_path_factory):
-    if name not in _OPENED:
-        folder = hf_tiny.build(name, tmp_path_factory.mktemp(name))
-        _OPENED[name] = folder, load(folder)
-    return _OPENED[name]
+    """(folder, the app's model) of a tiny model of the family."""
+    return _opened(name, tmp_path_factory)[1:3]
 
 
 def _zero_in_weights(reference, lm, kind: str, layer: int, head: int) -> None:
