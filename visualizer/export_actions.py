@@ -43,7 +43,7 @@ class ExportActions:
             from .plotting.figure import HeatmapFigure
             s, fig, attention = spec(), HeatmapFigure(), self.window.attention
             fig.set_colormap(attention.colormap)
-            levels = attention.focus.image.getLevels()
+            levels = attention.focus.levels
             fig.show_matrix(s.matrix, s.mask, s.rows, s.cols, s.title,
                             levels=(0.0, 1.0) if levels is None else (float(levels[0]), float(levels[1])))
             return fig

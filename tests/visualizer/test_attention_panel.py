@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore
 
@@ -44,20 +45,29 @@ def test_shared_colour_scale_versus_one_scale_per_head(qtbot, window, panel):
     window.state.update(kind="enc_self", layer=0)
     weights = window.trace.attention("enc_self", 0)
     panel.shared.setChecked(True)
-    tops = [hp.image.levels[1] for hp in panel.small]
+    tops = [hp.levels[1] for hp in panel.small]
     assert np.allclose(tops, weights.max())
     panel.shared.setChecked(False)
-    tops = [hp.image.levels[1] for hp in panel.small]
+    tops = [hp.levels[1] for hp in panel.small]
     assert np.allclose(tops, weights.reshape(len(weights), -1).max(1))
+    # the pixels follow: each head's largest weight has the colour map's last colour
+    lut = pg.colormap.get(panel.colormap).getLookupTable(nPts=256, alpha=True)
+    for h, hp in enumerate(panel.small):
+        r, c = np.unravel_index(np.argmax(weights[h]), weights[h].shape)
+        np.testing.assert_array_equal(hp.image.image[r, c], lut[-1])
 
 
 def test_colour_maps_are_colour_blind_safe_and_apply_everywhere(qtbot, window, panel):
     assert {"viridis", "cividis", "magma"} <= set(panel.cmap_actions)
     panel.cmap_actions["cividis"].trigger()
     assert panel.colormap == "cividis" and window.settings.get("colormap") == "cividis"
-    lut = panel.focus.image.getColorMap().getLookupTable(nPts=4)
-    import pyqtgraph as pg
-    np.testing.assert_array_equal(lut, pg.colormap.get("cividis").getLookupTable(nPts=4))
+    # the pixels on screen are the cividis colours of the weights (masked cells transparent)
+    lut = pg.colormap.get("cividis").getLookupTable(nPts=256, alpha=True)
+    shown, (lo, hi) = panel.focus.shown, panel.focus.levels
+    index = np.clip(np.floor((shown - lo) * 255 / (hi - lo) + 0.5), 0, 255)
+    expected = np.where(np.isnan(shown)[..., None], 0, lut[np.nan_to_num(index).astype(int)])
+    np.testing.assert_array_equal(panel.focus.image.image, expected)
+    assert panel.focus.colorbar.colorMap().name == "cividis" and panel.focus.colorbar.levels() == (lo, hi)
 
 
 def test_clicking_a_small_head_focuses_it(qtbot, window, panel):

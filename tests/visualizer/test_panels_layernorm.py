@@ -129,3 +129,20 @@ def test_plots_scrolled_out_of_sight_are_updated_when_they_come_into_sight(qtbot
     panel.grid.ensureWidgetVisible(panel.beta_plot)
     qtbot.waitUntil(lambda: panel.beta_curve.getData()[1] is not None, timeout=3000)
     np.testing.assert_allclose(panel.beta_curve.getData()[1], trace.get("enc", 1, "ffn", "beta"))
+
+
+def test_every_layers_histograms_are_counted_once_in_the_background(panel, trace):
+    from visualizer.panels.layernorm import norm_array_keys
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="self"))
+    panel.stats._pool.submit(lambda: None).result(timeout=30)       # the warm-up before it is done
+    keys = norm_array_keys(trace)
+    assert len(keys) == 2 * sum(st.n_layers * len(st.sublayers) for st in trace.schema.stacks)
+    for key in keys:
+        values = trace.arrays[key]
+        edges, counts, mean, std = panel.stats.of(values)
+        assert panel.stats.of(values)[1] is counts                   # counted once, then looked up
+        np.testing.assert_array_equal(counts, np.histogram(values, bins=edges)[0])
+        assert mean == pytest.approx(float(values.mean())) and std == pytest.approx(float(values.std()))
+    # what a later render shows is the stored count
+    panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=1, sublayer="cross"))
+    assert panel.hist["after"][1] is panel.stats.of(trace.get("dec", 1, "cross", "ln_out"))[1]

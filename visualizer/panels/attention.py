@@ -182,10 +182,11 @@ class AttentionPanel(QtWidgets.QWidget):
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
         small_key = (kind, layer, self.shared.isChecked(), H)
         if not self._same(self._small_shown, trace, small_key):
+            pixels = self._thumbnail_pixels()
             for h, hp in enumerate(self.small):
                 hi = top if top is not None else float(weights[h].max())
                 hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)),
-                               max_labels=0)
+                               max_labels=0, max_pixels=pixels)
             self._small_shown = (trace, small_key)
         off = ablated_heads(trace)
         for h, hp in enumerate(self.small):
@@ -208,6 +209,13 @@ class AttentionPanel(QtWidgets.QWidget):
             self._focus_shown = (trace, focus_key)
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
+
+    def _thumbnail_pixels(self) -> int:
+        """The most pixels a side a small head's image needs: twice its size on screen, at least 160 (a long
+        sentence's thumbnails are drawn max-pooled, see Heatmap.show_matrix)."""
+        box = self.small[0].plot.vb.size() if self.small else None
+        side = max(box.width(), box.height()) * self.devicePixelRatioF() if box is not None else 0
+        return max(160, int(2 * side))
 
     @staticmethod
     def _same(shown, trace, key) -> bool:

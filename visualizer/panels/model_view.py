@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtWidgets
 from model.ablation import ablated_heads
 from model.analysis.metrics import trace_metrics
 
-from ..plotting.colormaps import COLORMAP, HIGHLIGHT
+from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colours, rgba_image
 from ..plotting.text import tick_font
 from .widgets import KindPicker
 
@@ -37,11 +37,9 @@ def tile(tiles: np.ndarray, gap: int, fill) -> np.ndarray:
 
 def colour_tiles(weights: np.ndarray, masks: np.ndarray, lut: np.ndarray) -> np.ndarray:
     """(L, H, Tq, Tk) uint32, each an RGBA pixel: each head from 0 to its own largest weight through lut
-    (256, 4) uint8; masked cells transparent (0). One gather of packed pixels, no per-channel work."""
-    scale = 255.0 / np.maximum(weights.max(axis=(2, 3), keepdims=True), np.float32(1e-6))
-    z = weights * scale.astype(np.float32)
-    z += np.float32(0.5)
-    packed = np.ascontiguousarray(lut, dtype=np.uint8).view(np.uint32).ravel()[z.astype(np.uint8)]
+    (256, 4) uint8; masked cells transparent (0)."""
+    top = np.maximum(weights.max(axis=(2, 3), keepdims=True), np.float32(1e-6))
+    packed = packed_colours(weights, 0.0, top, lut, nan=False)
     packed *= masks[:, None]                  # masked cells: 0, a transparent pixel
     return packed
 
@@ -91,7 +89,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.weights: np.ndarray | None = None   # (L, H, Tq, Tk) of the kind shown
         self.masks: np.ndarray | None = None     # (L, Tq, Tk)
         self._raw: np.ndarray | None = None
-        self.lut = pg.colormap.get(COLORMAP).getLookupTable(nPts=256, alpha=True)     # (256, 4) uint8
+        self.lut = lookup_table(COLORMAP)     # (256, 4) uint8
         self.shape = (0, 0, 0, 0)                # layers, heads, Tq, Tk
         self.gap = 1
         self._shown = None                       # (trace, kind) the mosaic shows
@@ -167,7 +165,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.gap = gap_of(Tq, Tk)
         # colours computed here (uint8 RGBA): pyqtgraph then has no float image to scale and no NaN to find
         packed = tile(colour_tiles(self.weights, self.masks, self.lut), self.gap, 0)
-        rgba = packed.view(np.uint8).reshape(*packed.shape, 4)
+        rgba = rgba_image(packed)
         self.image.setImage(rgba, autoLevels=False)
         self.image.setRect(QtCore.QRectF(0, 0, rgba.shape[1], rgba.shape[0]))
         self.plot.vb.setRange(xRange=(0, rgba.shape[1]), yRange=(0, rgba.shape[0]), padding=0.01)

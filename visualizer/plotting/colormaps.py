@@ -20,3 +20,33 @@ def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
     m = max((float(np.nanmax(np.abs(a))) if np.size(a) else 0.0) for a in arrays)
     m = m if np.isfinite(m) and m > 0 else 1.0
     return -m, m
+
+
+def lookup_table(name: str) -> np.ndarray:
+    """The colour map's 256 colours as (256, 4) uint8 RGBA."""
+    import pyqtgraph as pg
+    return np.ascontiguousarray(pg.colormap.get(name).getLookupTable(nPts=256, alpha=True), dtype=np.uint8)
+
+
+def packed_colours(values: np.ndarray, lo, hi, lut: np.ndarray, nan: bool = True) -> np.ndarray:
+    """uint32 array of values' shape, each an RGBA pixel: lo … hi through lut (256, 4) uint8, values outside
+    clipped; NaN transparent (0) when nan. lo and hi broadcast against values (one scale per head). Colouring
+    here, in a few passes over the array, spares pyqtgraph scaling a float image and finding its NaN at every
+    paint (for a 512 × 512 matrix about 10 ms)."""
+    values = np.asarray(values, dtype=np.float32)
+    span = np.maximum(np.asarray(hi, np.float32) - np.asarray(lo, np.float32), np.float32(1e-12))
+    z = values - np.asarray(lo, np.float32)
+    z *= np.float32(255.0) / span
+    z += np.float32(0.5)
+    np.clip(z, 0, 255, out=z)                 # NaN stays NaN: cleared below
+    with np.errstate(invalid="ignore"):
+        index = z.astype(np.uint8)
+    packed = np.ascontiguousarray(lut, dtype=np.uint8).view(np.uint32).ravel()[index]
+    if nan:
+        packed[np.isnan(values)] = 0
+    return packed
+
+
+def rgba_image(packed: np.ndarray) -> np.ndarray:
+    """A 2-D array of packed pixels (see packed_colours) as rows × columns × RGBA uint8, for pg.ImageItem."""
+    return packed.view(np.uint8).reshape(*packed.shape, 4)

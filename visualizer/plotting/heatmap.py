@@ -2,7 +2,9 @@
 heads, the embeddings panel's matrices and every exported figure are drawn by it.
 
 Cell (r, c) is centred on (c, r), as bar i of a bar chart is centred on i; row 0 is at the top. Masked cells
-are NaN in the image (transparent) over a hatched background, so they never read as 0.
+are NaN in the matrix and transparent pixels over a hatched background, so they never read as 0. The image is
+coloured here (packed RGBA pixels, see colormaps.packed_colours), not by pyqtgraph from a float image; the colour
+bar shows the same levels and colour map.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY
+from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY, lookup_table, packed_colours, rgba_image
 from .text import TICK_PT, tick_font
 from .titles import hide_title, set_title
 from .token_axis import TokenAxis
@@ -54,9 +56,9 @@ class Heatmap:
         if font_size is not None:
             self.set_font_size(font_size)
         self.hatch: QtWidgets.QGraphicsRectItem | None = None      # made when a matrix first has masked cells
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = pg.ImageItem(axisOrder="row-major")     # RGBA pixels coloured by show_matrix
         self.colormap = colormap
-        self.image.setColorMap(pg.colormap.get(colormap))
+        self.lut = lookup_table(colormap)
         plot.addItem(self.image)
         self.row_box = QtWidgets.QGraphicsRectItem()
         self.row_box.setPen(pg.mkPen(HIGHLIGHT, width=3))
@@ -65,7 +67,11 @@ class Heatmap:
         plot.addItem(self.row_box)
         self.colorbar: pg.ColorBarItem | None = None
         self.cross: pg.PlotCurveItem | None = None    # a cross over the matrix (a head switched off), made on demand
-        self.shown: np.ndarray | None = None     # the array on screen, NaN where masked
+        self._values: np.ndarray | None = None   # the matrix on screen (see shown)
+        self._mask: np.ndarray | None = None     # where attention is allowed (None: everywhere)
+        self._shown: np.ndarray | None = None    # _values with NaN where masked, made when asked for
+        self._pixels: tuple[int, int] | None = None    # the image's size (smaller than the matrix when pooled)
+        self.max_pixels: int | None = None
         self.rows: list[str] = []
         self.cols: list[str] = []
         self.levels: tuple[float, float] | None = None
@@ -78,7 +84,9 @@ class Heatmap:
         """A colour bar beside the plot (inside its layout), following the image's levels and colour map."""
         bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(self.colormap), interactive=False,
                               width=width, colorMapMenu=False)
-        bar.setImageItem(self.image, insert_in=self.plot)
+        bar.setImageItem([], insert_in=self.plot)     # no image to control: its levels are set with the matrix'
+        if self.levels is not None:
+            bar.setLevels(self.levels)
         self.colorbar, self.colorbar_label = bar, label
         # a tick per labelled value and one between: pyqtgraph's third level adds some 40 faint ticks that cost
         # 5 ms a paint (the bar's numbers change with every layer and head)
@@ -116,10 +124,11 @@ class Heatmap:
     def set_colormap(self, name: str) -> None:
         """The colour map of the image and of its colour bar."""
         self.colormap = name
-        cmap = pg.colormap.get(name)
-        self.image.setColorMap(cmap)
+        self.lut = lookup_table(name)
+        if self._values is not None:
+            self._colour()
         if self.colorbar is not None:
-            self.colorbar.setColorMap(cmap)
+            self.colorbar.setColorMap(pg.colormap.get(name))
 
     def set_font_size(self, points: float) -> None:
         """Tick labels at this size, axis labels 1 point and the title 2 points larger (projectors, presentation
@@ -154,30 +163,33 @@ class Heatmap:
     # --- data -----------------------------------------------------------------------------------
     def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None = None, rows: list[str] | None = None,
                     cols: list[str] | None = None, title: str | None = None, levels: tuple[float, float] = (0.0, 1.0),
-                    max_labels: int | None = 60, max_row_labels: int | None = None) -> None:
+                    max_labels: int | None = 60, max_row_labels: int | None = None,
+                    max_pixels: int | None = None) -> None:
         """matrix (rows × cols) with NaN where mask is False; at most max_labels token labels per axis (0: none;
         None: as many as fit), fewer when they would overlap. rows / cols: the token (or number) of each row and
-        column (default: 0, 1, 2, …). A new matrix of the same shape and labels changes only the image."""
-        shown = np.array(matrix, dtype=np.float32)          # a copy: NaN is written into it, the trace stays
+        column (default: 0, 1, 2, …). A new matrix of the same shape and labels changes only the image.
+        max_pixels: a matrix with more rows or columns than this is drawn max-pooled to at most that many pixels
+        a side (each pixel the largest value of its block, masked only when all of it is): a thumbnail of 512
+        tokens keeps its peaks and costs a sixteenth of the colouring."""
+        values = np.asarray(matrix, dtype=np.float32)       # never written: the NaN copy is made when asked for
         masked = mask is not None and not np.all(mask)
-        if masked:
-            shown[~np.asarray(mask, dtype=bool)] = np.nan
-        self.shown = shown
+        self._values, self._mask, self._shown = values, (np.asarray(mask, dtype=bool) if masked else None), None
+        self.max_pixels = max_pixels
         lo, hi = float(levels[0]), float(levels[1])
         if not hi > lo:
             hi = lo + 1.0
         self.levels = (lo, hi)
         if masked or self.hatch is not None:
             self._hatch().setVisible(masked)     # a pattern fill costs paint time: only when masked
-        self.image.setImage(shown, levels=self.levels, autoLevels=False)
+        n_rows, n_cols = values.shape
+        shape_changed = self._shape != (n_rows, n_cols)
+        self._shape = (n_rows, n_cols)
+        self._colour(shape_changed)
         if self.colorbar is not None and self.colorbar.levels() != self.levels:
             self.colorbar.setLevels(self.levels)
-        n_rows, n_cols = shown.shape
         rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
         cols = list(cols) if cols is not None else [str(i) for i in range(n_cols)]
-        if self._shape != (n_rows, n_cols):
-            self._shape = (n_rows, n_cols)
-            self.image.setRect(self._cells())
+        if shape_changed:
             if self.hatch is not None:
                 self.hatch.setRect(self._cells())
             # both ranges at once: one range change, one update of the axes
@@ -197,13 +209,35 @@ class Heatmap:
         if title is not None and title != self._title:
             self.set_title(title)               # setting a title relays out the plot: only when it changes
 
+    @property
+    def shown(self) -> np.ndarray | None:
+        """The matrix on screen (rows × cols, float32), NaN where masked."""
+        if self._shown is None and self._values is not None:
+            shown = np.array(self._values)
+            if self._mask is not None:
+                shown[~self._mask] = np.nan
+            self._shown = shown
+        return self._shown
+
+    def _colour(self, reshaped: bool = False) -> None:
+        """The image's pixels from the matrix, its mask, levels and colour map (max-pooled past max_pixels)."""
+        values, mask = max_pooled(self._values, self._mask, self.max_pixels)
+        packed = packed_colours(values, *self.levels, self.lut)
+        if mask is not None:
+            packed *= mask                       # masked cells: 0, a transparent pixel over the hatch
+        pixels = rgba_image(packed)
+        self.image.setImage(pixels, autoLevels=False)
+        if reshaped or pixels.shape[:2] != self._pixels:
+            self._pixels = pixels.shape[:2]
+            self.image.setRect(self._cells())    # the image's pixels span the cells, pooled or not
+
     def highlight_row(self, row: int | None) -> None:
         """A frame around one row (the generation step's); None or a row outside the matrix: no frame."""
         self._row = row
-        if row is None or self.shown is None or not 0 <= row < self.shown.shape[0]:
+        if row is None or self._shape is None or not 0 <= row < self._shape[0]:
             self.row_box.setVisible(False)
             return
-        self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self.shown.shape[1], 1))
+        self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self._shape[1], 1))
         self.row_box.setVisible(True)
 
     @property
@@ -227,10 +261,33 @@ class Heatmap:
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         """(row, column) under a scene position, or None outside the matrix."""
-        if self.shown is None:
+        if self._shape is None:
             return None
         p = self.plot.vb.mapSceneToView(scene_pos)
         r, c = int(np.floor(p.y() + 0.5)), int(np.floor(p.x() + 0.5))
-        if 0 <= r < self.shown.shape[0] and 0 <= c < self.shown.shape[1]:
+        if 0 <= r < self._shape[0] and 0 <= c < self._shape[1]:
             return r, c
         return None
+
+
+def max_pooled(values: np.ndarray, mask: np.ndarray | None, most: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, mask) as they are when both sides have at most `most` cells (or most is None), else max-pooled in
+    blocks to at most `most` a side: each block's largest allowed value, allowed where any of its cells is."""
+    if most is None or max(values.shape) <= most:
+        return values, mask
+    R, C = values.shape
+    fr, fc = -(-R // most), -(-C // most)
+    R2, C2 = -(-R // fr) * fr, -(-C // fc) * fc
+    padded = np.full((R2, C2), -np.inf, dtype=np.float32)
+    padded[:R, :C] = values
+    if mask is not None:
+        padded[:R, :C][~mask] = -np.inf
+    cols = padded[:, 0::fc].copy()                # the maximum of strided slices: far quicker than a reduction
+    for j in range(1, fc):                        # over a short axis of a reshaped array
+        np.maximum(cols, padded[:, j::fc], out=cols)
+    pooled = cols[0::fr].copy()
+    for i in range(1, fr):
+        np.maximum(pooled, cols[i::fr], out=pooled)
+    allowed = np.isfinite(pooled)
+    pooled[~allowed] = 0.0
+    return pooled, (None if allowed.all() else allowed)
