@@ -23,6 +23,7 @@ class SteadyLabel(QtWidgets.QWidget):
         super().__init__(parent)
         self.min_point_size, self.scale, self.grow_only = min_point_size, scale, grow_only
         self._fitted_width = -1                     # the width the height was last fitted at
+        self._heights: dict[tuple[str, int], int] = {}   # (text, width) -> height: rich text is slow to measure
         self.label = QtWidgets.QLabel(self)
         self.label.setWordWrap(wrap)
         self.label.setTextFormat(QtCore.Qt.TextFormat.RichText if rich else QtCore.Qt.TextFormat.PlainText)
@@ -44,9 +45,14 @@ class SteadyLabel(QtWidgets.QWidget):
     # --- geometry ---------------------------------------------------------------------------------------
     def _needed_height(self, width: int | None = None) -> int:
         width = self.width() if width is None else width
-        if self.label.wordWrap() and width > 0:
-            return self.label.heightForWidth(width)
-        return self.label.sizeHint().height()
+        if not (self.label.wordWrap() and width > 0):
+            return self.label.sizeHint().height()
+        key = (self.label.text(), width)          # a layer change measures again the header of a layer seen before
+        if key not in self._heights:
+            if len(self._heights) > 512:
+                self._heights.clear()
+            self._heights[key] = self.label.heightForWidth(width)
+        return self._heights[key]
 
     def _refit(self, restart: bool = False) -> None:
         height = self._needed_height()
@@ -77,6 +83,7 @@ class SteadyLabel(QtWidgets.QWidget):
         super().resizeEvent(event)
 
     def _fit_font(self) -> None:
+        self._heights.clear()
         if self.min_point_size or self.scale != 1.0:
             font = QtGui.QFont(self.font())
             font.setPointSizeF(max(font.pointSizeF() * self.scale, self.min_point_size))
@@ -86,5 +93,5 @@ class SteadyLabel(QtWidgets.QWidget):
         super().changeEvent(event)
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
                             QtCore.QEvent.Type.StyleChange):
-            self._fit_font()
+            self._fit_font()                     # measures again: the heights depend on the font
             self._refit(restart=True)

@@ -277,17 +277,17 @@ def max_pooled(values: np.ndarray, mask: np.ndarray | None, most: int | None) ->
         return values, mask
     R, C = values.shape
     fr, fc = -(-R // most), -(-C // most)
-    R2, C2 = -(-R // fr) * fr, -(-C // fc) * fc
-    padded = np.full((R2, C2), -np.inf, dtype=np.float32)
-    padded[:R, :C] = values
-    if mask is not None:
-        padded[:R, :C][~mask] = -np.inf
-    cols = padded[:, 0::fc].copy()                # the maximum of strided slices: far quicker than a reduction
-    for j in range(1, fc):                        # over a short axis of a reshaped array
-        np.maximum(cols, padded[:, j::fc], out=cols)
+    v = values if mask is None else np.where(mask, values, np.float32(-np.inf))
+    cols = v[:, 0::fc].copy()                 # the maximum of strided slices: far quicker than a reduction over
+    for j in range(1, fc):                    # a short axis of a reshaped array (the last block may be narrower)
+        part = v[:, j::fc]
+        np.maximum(cols[:, :part.shape[1]], part, out=cols[:, :part.shape[1]])
     pooled = cols[0::fr].copy()
     for i in range(1, fr):
-        np.maximum(pooled, cols[i::fr], out=pooled)
-    allowed = np.isfinite(pooled)
+        part = cols[i::fr]
+        np.maximum(pooled[:part.shape[0]], part, out=pooled[:part.shape[0]])
+    if mask is None:
+        return pooled, None
+    allowed = pooled > -np.inf
     pooled[~allowed] = 0.0
     return pooled, (None if allowed.all() else allowed)
