@@ -13,9 +13,10 @@ from PySide6 import QtGui
 
 def run_app(args, env=None, timeout=120):
     """The app in a process of its own, with its settings (and last frame) in a fresh folder, not the user's."""
-    env = env or dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="av-config-"))
-    return subprocess.run([sys.executable, "-m", "visualizer", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    with tempfile.TemporaryDirectory(prefix="av-config-") as config:      # removed after the run
+        env = env or dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=config)
+        return subprocess.run([sys.executable, "-m", "visualizer", *args], capture_output=True, text=True,
+                              timeout=timeout, env=env)
 
 
 def test_screenshot_is_a_png_of_the_window(tiny_model_dir, tmp_path):
