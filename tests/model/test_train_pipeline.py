@@ -100,7 +100,7 @@ def test_two_process_ddp_run(tmp_path):
     cmd = [str(torchrun) if torchrun.exists() else sys.executable, *([] if torchrun.exists() else ["-m", "torch.distributed.run"]),
            "--standalone", "--nproc_per_node=2", "-m", "model.train", "--tsv", str(tsv),
            "--out", str(tmp_path / "ddp"), "--steps", "8", "--average", "1", *TINY]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=str(tmp_path))   # torchrun's torchelastic_* folder too
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[2])
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = (tmp_path / "ddp" / "train.log").read_text()

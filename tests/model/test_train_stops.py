@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -122,11 +123,13 @@ def test_torchrun_on_a_corpus_too_small_for_its_processes_stops_at_once(tmp_path
     run used to loop forever without a step."""
     tsv = synthetic_tsv(tmp_path / "train.tsv", n=150)
     before = snapshot(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                           "-m", "model.train", "--tsv", str(tsv), "--out", str(tmp_path / "run"), "--steps", "5",
-                           "--vocab-size", "60", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--layers", "1",
-                           "--threads", "1"],
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    with tempfile.TemporaryDirectory() as scratch:          # torchrun's torchelastic_* folder, removed after
+        proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                               "-m", "model.train", "--tsv", str(tsv), "--out", str(tmp_path / "run"), "--steps", "5",
+                               "--vocab-size", "60", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--layers",
+                               "1", "--threads", "1"],
+                              capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=scratch))
     assert proc.returncode != 0
     assert ("error: the corpus makes 1 batch(es) of --max-tokens 4096, fewer than the 2 processes: give a smaller "
             "--max-tokens (about 2048) or fewer processes") in proc.stderr
