@@ -105,8 +105,9 @@ def start(state) -> Helper | None:
 
 def _seed(model_name: str) -> bool:
     try:
-        return family_for(existing_folder(model_name)).NAME == SEED
-    except (ModelLoadError, TypeError):
+        folder = existing_folder(model_name)
+        return folder is not None and family_for(folder).NAME == SEED
+    except ModelLoadError:
         return False
 
 

@@ -176,3 +176,11 @@ def test_a_damaged_frame_is_set_aside_and_the_window_waits_for_its_model(qtbot, 
     assert f"is damaged (logits of shape {(expected[0], expected[1] - 1)}, expected {expected})" in err
     wait_for_full_run(qtbot, w)
     assert w.trace["logits"].shape == expected
+
+
+def test_no_helper_process_translates_a_first_start_of_a_hugging_face_model(tmp_path_factory, tmp_path):
+    """The helper (first_run) would hold a second copy of the weights: the window's own loader shows its first look."""
+    from visualizer import first_run
+    folder = _copy("gpt2", tmp_path_factory, tmp_path)
+    state = ViewState.at_start(str(folder), SENTENCE)
+    assert key(folder) is not None and first_run.start(state) is None
