@@ -114,6 +114,12 @@ class Trace:
                             ensure_ascii=False)
         (np.savez_compressed if compressed else np.savez)(path, __header__=np.array(header), **self.arrays)
 
+    @staticmethod
+    def load_header(path: str | Path) -> dict:
+        """A saved trace's header (tokens, meta, schema), its arrays left unread."""
+        with np.load(path, allow_pickle=False) as data:
+            return json.loads(str(data["__header__"]))
+
     @classmethod
     def load_npz(cls, path: str | Path) -> "Trace":
         with np.load(path, allow_pickle=False) as data:

@@ -156,6 +156,9 @@ def read_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
         return None
     from model.trace import Trace
     try:
+        meta = Trace.load_header(path).get("meta")
+        if isinstance(meta, dict) and isinstance(meta.get("_frame"), dict) and meta["_frame"].get("key") != key:
+            return None         # another run's: its arrays (150 MB for a GPT-2-sized model's 128 tokens) are not read
         trace = Trace.load_npz(path)
     except Exception as e:      # zip, JSON, numpy or header errors: numpy raises many kinds
         raise DamagedFrame(f"not a readable frame file ({type(e).__name__}: {str(e)[:100]})") from None
