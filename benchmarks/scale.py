@@ -11,7 +11,10 @@ traced and every visible panel painted: the first look a large model gives while
 start and the window's imports apart, torch and transformers counted, as the window imports them when a model
 opens), to the complete one (generation run, the teacher-forced traced pass, every panel repainted),
 then layer, head and (where the model has more than one) attention-kind changes, each until every visible panel
-is repainted, and the process's peak resident memory.
+is repainted, and the process's peak resident memory. The window is then closed, which saves the run's frame
+(visualizer/last_frame.py: the close's time and the file's size are printed), and the same folder, sentence and
+settings file are reopened in a fresh process three times: the time from MainWindow(model=folder) to that frame
+painted, before the model is open (the window's imports apart, as above; torch and transformers load after it).
 
 Then, where it can (the bench extra, Debian's Chromium and BertViz's scripts fetched once; otherwise one line says
 how to install them and the column is skipped), BertViz's head view and model view for the same model and input,
@@ -89,14 +92,22 @@ def prompt_sentence(folder: Path, tokens: int) -> str:
     return " ".join(f"w{(7 * i) % 90 + 10}" for i in range(prompt))          # 4 characters a word: under MAX_CHARS
 
 
-def measure(folder: Path, tokens: int, repeats: int) -> dict:
-    """One length, in this process: first frame, view changes, peak memory."""
-    from PySide6 import QtCore, QtWidgets
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+REOPENS = 3                                     # fresh processes reopening the saved frame
+
+
+def window_settings(config: str):
+    """The window's settings in the folder config (its saved frame beside them)."""
+    from PySide6 import QtCore
     from visualizer.settings import Settings
+    return Settings(QtCore.QSettings(str(Path(config) / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+
+
+def measure(folder: Path, tokens: int, repeats: int, config: str) -> dict:
+    """One length, in this process: first frame, view changes, peak memory; then the close, saving the frame."""
+    from PySide6 import QtWidgets
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     from visualizer.window import MainWindow
-    config = tempfile.TemporaryDirectory()
-    settings = Settings(QtCore.QSettings(str(Path(config.name) / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+    settings = window_settings(config)
     sentence = prompt_sentence(folder, tokens)
 
     def settle():
@@ -128,8 +139,31 @@ def measure(folder: Path, tokens: int, repeats: int) -> dict:
             changes[what].append(1000 * (time.perf_counter() - t))
     w.runs.runner.wait()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20                   # KiB -> GiB
+    t = time.perf_counter()
+    w.close()                                         # saves the run's frame beside the settings (last_frame.py)
+    close = time.perf_counter() - t
+    frame = settings.frame_path()
     return {"tokens": tokens, "rows": rows, "first_s": first, "complete_s": complete, "peak_gib": peak,
+            "close_s": close, "frame_mb": frame.stat().st_size / 1e6 if frame.is_file() else None,
+            "array_mb": sum(a.nbytes for a in w.trace.arrays.values()) / 1e6,
             **{k: (statistics.median(v), pct(v, 95)) for k, v in changes.items() if v}}
+
+
+def reopen(folder: Path, tokens: int, config: str) -> dict:
+    """A window reopened on the run measure() closed (same folder, sentence and settings): the seconds to its saved
+    frame painted, before the model is open; None when it showed no frame."""
+    from PySide6 import QtWidgets
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from visualizer.window import MainWindow
+    settings = window_settings(config)
+    sentence = prompt_sentence(folder, tokens)
+    t0 = time.perf_counter()
+    w = MainWindow(model=str(folder), sentence=sentence, settings=settings)
+    w.show()
+    from_frame = w.trace is not None and w.lm is None
+    while w.startup.first_paint_at is None:           # set once the window (and the frame) is painted
+        wait_a_little(app)
+    return {"reopened_s": w.startup.first_paint_at - t0 if from_frame else None}
 
 
 def child(*args: str) -> dict | str:
@@ -152,12 +186,17 @@ def main() -> int:
     p.add_argument("--bertviz-memory", type=float, default=8, help="GiB the browser may hold before it is stopped")
     p.add_argument("--bertviz-repeats", type=int, default=5, help="layer and head changes in BertViz's head view")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)        # a child process: one length
+    p.add_argument("--reopen", action="store_true", help=argparse.SUPPRESS)     # … reopening its saved frame
+    p.add_argument("--config", help=argparse.SUPPRESS)                           # … with the settings there
     p.add_argument("--bertviz-one", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     folder = Path(a.folder or Path(tempfile.gettempdir()) / f"av-scale-{a.family}")
     if a.one:
-        print(json.dumps(measure(folder, a.tokens[0], a.repeats)))
+        print(json.dumps(measure(folder, a.tokens[0], a.repeats, a.config)))
         return 0
+    if a.reopen:
+        print(json.dumps(reopen(folder, a.tokens[0], a.config)), flush=True)
+        os._exit(0)                                   # not waiting for the model loading behind the frame
     import bertviz_views
     if a.bertviz_one:
         print(json.dumps(bertviz_views.measure(folder, prompt_sentence(folder, a.tokens[0]), WORDS,
@@ -167,20 +206,31 @@ def main() -> int:
     build(a.family, folder)
     print(f"{a.family}-sized random model in {folder} ({time.perf_counter() - t:.0f} s to build or find)")
     print("| tokens (source, decoder rows) | first frame | complete | layer change median / p95 | head change "
-          "| kind change | peak memory |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "| kind change | peak memory | close (saving the frame) | frame file | reopened: frame painted, median "
+          f"of {REOPENS} |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     ours = {}
     for n in a.tokens:
-        r = child("--one", "--family", a.family, "--folder", str(folder), "--tokens", str(n),
-                  "--repeats", str(a.repeats))
+        config = tempfile.TemporaryDirectory()        # the settings both windows share (the frame is kept there)
+        args = ("--family", a.family, "--folder", str(folder), "--tokens", str(n), "--config", config.name)
+        r = child("--one", *args, "--repeats", str(a.repeats))
         if isinstance(r, str):
             print(f"| {n} | {r} |")
             continue
         ours[n] = r
         cell = lambda k: f"{r[k][0]:.1f} / {r[k][1]:.1f} ms" if k in r else "—"    # noqa: E731
+        if r["frame_mb"] is None:
+            saved, reopened = f"not saved ({r['array_mb']:.0f} MB of arrays: over the limit)", "—"
+        else:
+            saved = f"{r['frame_mb']:.0f} MB"
+            again = [child("--reopen", *args) for _ in range(REOPENS)]
+            times = [x["reopened_s"] for x in again if isinstance(x, dict) and x["reopened_s"] is not None]
+            reopened = (f"{statistics.median(times):.2f} s (max {max(times):.2f})" if len(times) == len(again) else
+                        f"no frame shown ({next((x for x in again if isinstance(x, str)), 'no frame')})")
         print(f"| {n} ({r['rows'][0]}, {r['rows'][1]}) | {r['first_s']:.2f} s | {r['complete_s']:.2f} s | "
               f"{cell('layer')} | {cell('head')} | "
-              f"{cell('kind')} | {r['peak_gib']:.2f} GiB |")
+              f"{cell('kind')} | {r['peak_gib']:.2f} GiB | {r['close_s']:.2f} s | {saved} | {reopened} |")
+        config.cleanup()
     if a.bertviz:
         why = bertviz_views.missing()
         if why:

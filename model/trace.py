@@ -108,11 +108,17 @@ class Trace:
         return z / z.sum()
 
     # --- files --------------------------------------------------------------------------------
-    def save_npz(self, path: str | Path) -> None:
+    def save_npz(self, path: str | Path, compressed: bool = True) -> None:
         header = json.dumps({"src_tokens": self.src_tokens, "tgt_tokens": self.tgt_tokens,
                              "out_tokens": self.out_tokens, "meta": self.meta, "schema": self.schema.to_dict()},
                             ensure_ascii=False)
-        np.savez_compressed(path, __header__=np.array(header), **self.arrays)
+        (np.savez_compressed if compressed else np.savez)(path, __header__=np.array(header), **self.arrays)
+
+    @staticmethod
+    def load_header(path: str | Path) -> dict:
+        """A saved trace's header (tokens, meta, schema), its arrays left unread."""
+        with np.load(path, allow_pickle=False) as data:
+            return json.loads(str(data["__header__"]))
 
     @classmethod
     def load_npz(cls, path: str | Path) -> "Trace":

@@ -134,4 +134,6 @@ FRAME_RECORD = {
     "out_ids": Field(list, items=int),
     "truncated": Field(int, low=0, high=INT32_MAX),
     "cut_chars": Field(bool),
+    "vocab": Field(list, items=str, default=None, optional=True),    # the output pieces by id (none in older frames)
+    "max_len": Field(int, low=1, high=INT32_MAX, default=None, optional=True),
 }

@@ -23,7 +23,10 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from model.assets import ModelLoadError
 from model.config import DecodingSettings
+from model.families import existing_folder, family_for
+from model.families.seed_schema import NAME as SEED
 
 from .last_frame import Frame, frame_key, load_frame, save_frame, saved_frame
 
@@ -74,12 +77,13 @@ def wanted() -> bool:
 
 
 def start(state) -> Helper | None:
-    """Start a helper on the run of state; None if the model is not a folder on disk (nothing to key a frame by).
+    """Start a helper on the run of state; None if the model is not a seed model's folder on disk (nothing to key a
+    frame by; a Hugging Face model's weights would be in memory twice, its check of free memory passed by both).
     Start it first, before Qt and numpy are imported (first_frame stops it if a saved frame makes it useless):
     its import of torch is the longest part of a first start."""
     fields = state.run_fields()
     key = frame_key(state.model_name, *fields)
-    if key is None:
+    if key is None or not _seed(state.model_name):
         return None
     text, target, decoding, positional = fields
     folder = tempfile.TemporaryDirectory(prefix="attention-visualizer-")
@@ -99,6 +103,14 @@ def start(state) -> Helper | None:
     return Helper(proc, key, out, folder)
 
 
+def _seed(model_name: str) -> bool:
+    try:
+        folder = existing_folder(model_name)
+        return folder is not None and family_for(folder).NAME == SEED
+    except ModelLoadError:
+        return False
+
+
 def run(request: dict) -> Path:
     import torch
 
@@ -108,7 +120,7 @@ def run(request: dict) -> Path:
     result = translate(lm, request["sentence"], DecodingSettings(**request["decoding"]),
                        target=request["target"] or None, positional=request["positional"])
     out = Path(request["out"])
-    save_frame(out, request["key"], result, cut_chars=request["cut_chars"])
+    save_frame(out, request["key"], result, request["cut_chars"], lm)
     return out
 
 

@@ -65,15 +65,9 @@ class Startup(QtCore.QObject):
 
     def show_frame(self, frame, origin: str = "shown from a saved run") -> None:
         """Show a frame (last_frame.Frame) until the model runs; origin: where it came from, for the status bar."""
-        from model.assets import TGT_TOK
-        from model.tokenizer import TextTokenizer
-        try:
-            tok = TextTokenizer.load(frame.folder / TGT_TOK)
-        except Exception:   # the live run shows everything a moment later
-            return
         self.frame, self.frame_origin = frame, origin
         w = self.window
-        w.set_vocab(tok.pieces(range(tok.vocab_size)))
+        w.set_vocab(frame.vocab)
         w.show_result(frame, 0.0, frame.cut_chars)
         w.trace_shown.emit()
 
@@ -137,9 +131,10 @@ class Startup(QtCore.QObject):
             self.helper.stop()               # its frame would come too late to be seen
             self.helper_waiter.wait(10000)
         shown = w.runs.shown
-        if shown is not None and shown.key is not None and w.translation is not None and self.frame is None \
-                and not stepped:
+        # a run with heads switched off has no key (a saved frame is the plain model's), nor has a first look
+        if shown is not None and shown.key is not None and not shown.partial and w.translation is not None \
+                and self.frame is None and not stepped:
             try:                             # the next start shows this at once (see last_frame)
-                save_frame(w.settings.frame_path(), shown.key, w.translation, shown.cut_chars)
+                save_frame(w.settings.frame_path(), shown.key, w.translation, shown.cut_chars, shown.lm)
             except Exception:                # a read-only home, a full disk: the next start waits for the model
                 pass

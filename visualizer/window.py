@@ -18,6 +18,7 @@ import time
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
+from model.families import output_pieces
 
 from .ablation_actions import AblationActions
 from .actions import Actions
@@ -200,7 +201,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
-        cfg = self.lm.cfg if self.lm is not None else result.cfg
+        max_len = self.lm.cfg.max_len if self.lm is not None else result.max_len      # a saved frame's (last_frame)
         chips = " ".join(
             f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>&nbsp;{html.escape(p)}&nbsp;</span>"
             for p in t.out_tokens)
@@ -217,7 +218,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if cut_chars:
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
         if result.truncated:
-            notes.append(f"The sentence is longer than the model's {cfg.max_len} tokens: "
+            notes.append(f"The sentence is longer than the model's {max_len} tokens: "
                          f"the last {result.truncated} token(s) were cut.")
         if not self.state.sentence.strip():
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
@@ -225,7 +226,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.notice.setVisible(bool(notes))
         cut = []
         if cut_chars or result.truncated:
-            cut.append(f"input cut at {cfg.max_len} tokens" if result.truncated else
+            cut.append(f"input cut at {max_len} tokens" if result.truncated else
                        f"input cut at {MAX_CHARS} characters")
         self.status_notice.setText(" · ".join(cut))
         self.status_notice.setVisible(bool(cut))
@@ -296,7 +297,7 @@ class MainWindow(QtWidgets.QMainWindow):
         one_torch_thread()                       # tests compare with runs on the GUI thread
         self.state.model_name = str(name_or_path)
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
-        self.set_vocab(lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)))
+        self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)
         return True
 

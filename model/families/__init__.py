@@ -80,8 +80,9 @@ def load(name_or_folder: str | Path):
     return family_for(folder).open(folder, None)
 
 
-def _existing_folder(name_or_folder: str | Path) -> Path | None:
-    """The folder a name opens (a bundled one, a path, a cached id), if it is one on disk."""
+def existing_folder(name_or_folder: str | Path) -> Path | None:
+    """The folder a name opens (a bundled one, a path, a cached id), if it is one on disk; no torch. ModelLoadError
+    for a name that can only be a model id and is not in the local cache."""
     folder = model_folder(name_or_folder)
     if folder is not None and not folder.exists():
         folder = _cached(str(name_or_folder)) or folder
@@ -90,7 +91,7 @@ def _existing_folder(name_or_folder: str | Path) -> Path | None:
 
 def schema_of(name_or_folder: str | Path):
     """A model's schema from its folder's config alone (no weights, no torch for folders); raises ModelLoadError."""
-    folder = _existing_folder(name_or_folder)
+    folder = existing_folder(name_or_folder)
     if folder is None:
         return load(name_or_folder).schema
     return family_for(folder).schema_of_folder(folder)
@@ -100,7 +101,7 @@ def check(name_or_folder: str | Path) -> None:
     """What can be checked before a model is opened, in a moment and without torch: the folder, its config and,
     for Hugging Face folders, the files (safetensors only and whole, a tokenizer, the memory it needs).
     ModelLoadError (one line) when opening it would fail for one of these."""
-    folder = _existing_folder(name_or_folder)
+    folder = existing_folder(name_or_folder)
     if folder is None:
         schema_of(name_or_folder)
         return
@@ -114,6 +115,11 @@ def check(name_or_folder: str | Path) -> None:
 def translate(lm, text: str, *args, **kwargs):
     """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
     return family(lm.family).translate(lm, text, *args, **kwargs)
+
+
+def output_pieces(lm) -> list[str]:
+    """The pieces of lm's output vocabulary, by id: what the window labels the output distribution with."""
+    return lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size))
 
 
 def can_preview(lm) -> bool:

@@ -140,13 +140,14 @@ def test_damaged_saved_frame_is_set_aside_and_the_app_starts_as_new(tiny_model_d
     state = ViewState.at_start(str(tiny_model_dir), "the cat sat", None)
     key = frame_key(state.model_name, *state.run_fields())
     frames = tmp_path / "last-frame.npz"
-    lm_result = translate(__import__("model").load(tiny_model_dir), "the cat sat")
-    save_frame(frames, key, lm_result, cut_chars=False)
+    lm = __import__("model").load(tiny_model_dir)
+    lm_result = translate(lm, "the cat sat")
+    save_frame(frames, key, lm_result, cut_chars=False, lm=lm)
     assert saved_frame(frames, state) is not None
     # a frame that reads but whose arrays do not fit the model (what used to stop the start)
     trace = lm_result.trace
     trace.arrays["enc.0.self.weights"] = np.zeros((1, 2, 2), dtype=np.float32)
-    save_frame(frames, key, lm_result, cut_chars=False)
+    save_frame(frames, key, lm_result, cut_chars=False, lm=lm)
     damaged = frames.read_bytes()
     capsys.readouterr()
     assert saved_frame(frames, state) is None

@@ -132,8 +132,9 @@ def frame_bytes(tiny_model_dir, tmp_path_factory):
     from visualizer.state import ViewState
     state = ViewState.at_start(str(tiny_model_dir), "the cat sat", None)
     path = tmp_path_factory.mktemp("frame") / "last-frame.npz"
-    save_frame(path, frame_key(state.model_name, *state.run_fields()), translate(load(tiny_model_dir), "the cat sat"),
-               cut_chars=False)
+    lm = load(tiny_model_dir)
+    save_frame(path, frame_key(state.model_name, *state.run_fields()), translate(lm, "the cat sat"), cut_chars=False,
+               lm=lm)
     return path.read_bytes(), state
 
 

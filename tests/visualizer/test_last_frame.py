@@ -18,9 +18,10 @@ def key(folder, sentence="the cat sat", **decoding):
 def test_a_saved_frame_reads_back_with_every_array(tmp_path, tiny_model_dir, tiny_lm):
     result = translate(tiny_lm, "the cat sat")
     path = tmp_path / FILE_NAME
-    save_frame(path, key(tiny_model_dir), result, cut_chars=False)
+    save_frame(path, key(tiny_model_dir), result, cut_chars=False, lm=tiny_lm)
     frame = load_frame(path, key(tiny_model_dir))
-    assert frame.text == result.text and frame.out_ids == result.out_ids and frame.cfg == tiny_lm.cfg
+    assert frame.text == result.text and frame.out_ids == result.out_ids and frame.max_len == tiny_lm.cfg.max_len
+    assert frame.vocab == tiny_lm.tgt_tok.pieces(range(tiny_lm.tgt_tok.vocab_size))
     assert frame.trace.src_tokens == result.trace.src_tokens and frame.trace.out_tokens == result.trace.out_tokens
     assert set(frame.trace.arrays) == set(result.trace.arrays)
     for k, v in result.trace.arrays.items():
@@ -33,7 +34,7 @@ def test_another_run_or_changed_model_files_get_no_frame(tmp_path, tiny_model_fa
     folder = tiny_model_factory(tmp_path / "m")
     lm = load(folder)
     path = tmp_path / FILE_NAME
-    save_frame(path, key(folder), translate(lm, "the cat sat"), cut_chars=False)
+    save_frame(path, key(folder), translate(lm, "the cat sat"), cut_chars=False, lm=lm)
     assert load_frame(path, key(folder)) is not None
     assert load_frame(path, key(folder, "the cat sat.")) is None
     assert load_frame(path, key(folder, method="beam")) is None
@@ -48,7 +49,7 @@ def test_another_run_or_changed_model_files_get_no_frame(tmp_path, tiny_model_fa
 @pytest.mark.parametrize("damage", [b"", b"not a zip", None])
 def test_a_damaged_frame_file_is_ignored(tmp_path, tiny_model_dir, tiny_lm, damage):
     path = tmp_path / FILE_NAME
-    save_frame(path, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), cut_chars=False)
+    save_frame(path, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), cut_chars=False, lm=tiny_lm)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2] if damage is None else damage)
     assert load_frame(path, key(tiny_model_dir)) is None
@@ -58,20 +59,20 @@ def test_a_folder_that_cannot_hold_the_file_raises_and_leaves_nothing(tmp_path, 
     blocker = tmp_path / "config"
     blocker.write_text("a file where the settings folder should be")
     with pytest.raises(OSError):
-        save_frame(blocker / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False)
+        save_frame(blocker / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False, tiny_lm)
     assert [p.name for p in tmp_path.iterdir()] == ["config"] and blocker.read_text().startswith("a file")
 
 
 def test_a_full_disk_leaves_no_partial_file(tmp_path, tiny_model_dir, tiny_lm, monkeypatch):
     from model.trace import Trace
 
-    def full(self, f):
+    def full(self, f, compressed=True):
         f.write(b"PK partial")
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Trace, "save_npz", full)
     with pytest.raises(OSError):
-        save_frame(tmp_path / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False)
+        save_frame(tmp_path / FILE_NAME, key(tiny_model_dir), translate(tiny_lm, "the cat sat"), False, tiny_lm)
     assert list(tmp_path.iterdir()) == []
 
 
