@@ -58,7 +58,7 @@ class AttentionPanel(QtWidgets.QWidget):
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
-        self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2), font_size=12)
+        self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2, enableMenu=False), font_size=12)
         self.colorbar = self.focus.add_colorbar("attention weight", width=16)
         self.grid = self.canvas.addLayout(row=0, col=1)
         # the focused head takes three quarters of the width, whatever its title (a share that followed the
@@ -118,7 +118,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._small_shown = self._framed = None
         cols = max(1, math.ceil(math.sqrt(H)))
         for h in range(H):
-            plot = self.grid.addPlot(row=h // cols, col=h % cols)
+            plot = self.grid.addPlot(row=h // cols, col=h % cols, enableMenu=False)   # menus: 5 ms a plot
             plot.hideAxis("left")
             plot.hideAxis("bottom")
             hp = Heatmap(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False,

@@ -50,7 +50,7 @@ class TreeView(pg.PlotWidget):
     """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV)."""
 
     def __init__(self):
-        super().__init__(background="w")
+        super().__init__(background="w", enableMenu=False)
         self.tree: BeamTree | None = None
 
     def table_csv(self) -> str | None:

@@ -53,7 +53,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
-        self.plot = self.canvas.addPlot()
+        self.plot = self.canvas.addPlot(enableMenu=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)

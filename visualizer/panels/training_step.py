@@ -57,7 +57,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
-                                            axisItems={"bottom": TokenAxis("bottom")})
+                                            axisItems={"bottom": TokenAxis("bottom")}, enableMenu=False)
         self.loss_plot.setLabel("left", "−log P(reference token)")
         free_title_width(self.loss_plot.titleLabel)
         self.loss_plot.setTitle("Cross-entropy loss per reference token")
@@ -66,7 +66,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.grad_images = {}
         self.grad_plots = {}
         for col, name in enumerate(("W_Q", "W_K", "W_V")):
-            plot = self.plots.addPlot(row=1, col=col)
+            plot = self.plots.addPlot(row=1, col=col, enableMenu=False)     # the right-click menu is plot_menu's
             plot.setLabel("left", "d_model")
             plot.setLabel("bottom", "d_k")
             for side in ("left", "bottom"):       # row and column numbers: never "d_model (x0.001)"

@@ -18,7 +18,7 @@ class HeatmapFigure:
         # laid out like a shown window, but never on screen (exports run headless or behind the app)
         self.widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         self.widget.show()
-        self.heatmap = Heatmap(self.widget.addPlot(row=0, col=0))
+        self.heatmap = Heatmap(self.widget.addPlot(row=0, col=0, enableMenu=False))
         self.plot, self.image = self.heatmap.plot, self.heatmap.image
         self.colorbar = self.heatmap.add_colorbar("attention weight", width=18)
 

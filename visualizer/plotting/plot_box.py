@@ -42,7 +42,7 @@ class PlotBox(pg.PlotWidget):
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
                  axisItems: dict | None = None, min_height: int = 220):
         bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
-        super().__init__(background=bg, axisItems=axisItems or {})
+        super().__init__(background=bg, axisItems=axisItems or {}, enableMenu=False)   # no menu built
         self.foreground, self.background = fg, bg
         # one paint of the whole view per frame: cheaper than several partial ones when every item changes
         self.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
