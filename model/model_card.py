@@ -25,11 +25,32 @@ DATA = {
     "tatoeba-en-fr": ("English → French sentence pairs of the Tatoeba Project, as released by manythings.org/anki "
                       "(file dated 2017-09-29): train.tsv, 133,981 pairs of 92,659 English sentences.",
                       "CC-BY 2.0 FR. Attribution: **www.manythings.org/anki and tatoeba.org**."),
+    "tatoeba-en-fr+2019": ("English → French sentence pairs of the Tatoeba Project, as released by manythings.org/anki: "
+                           "first the file dated 2017-09-29 (train.tsv, 133,981 pairs of 92,659 English sentences), "
+                           "then the later release dated 2019-04-07 (158,348 pairs of 110,901 English sentences, the "
+                           "valid and test English sentences of the 2017 split removed).",
+                           "CC-BY 2.0 FR. Attribution: **www.manythings.org/anki and tatoeba.org**."),
     "multi30k-en-de": ("Multi30k (WMT16 multimodal task 1) English → German image captions: train, 29,000 pairs.",
                        "Provided for non-commercial research and educational purposes. Cite: Elliott, Frank, "
                        "Sima'an and Specia (2016), *Multi30K: Multilingual English-German Image Descriptions*, "
                        "Proceedings of the 5th Workshop on Vision and Language."),
 }
+
+
+def validation_curve(run: Path) -> str:
+    """The run's validation figures (steps -> BLEU) from its train.log, as a markdown table ("" without any)."""
+    log = (run / "train.log").read_text(encoding="utf-8") if (run / "train.log").exists() else ""
+    rows = []
+    for line in log.splitlines():
+        m = re.match(r"(step (\d+)|final \(average of (\d+)\):) valid loss ([\d.]+) BLEU ([\d.]+) chrF ([\d.]+)",
+                     line)
+        if m:
+            when = f"{int(m.group(2)):,}" if m.group(2) else f"the average of the last {m.group(3)} checkpoints"
+            rows.append(f"| {when} | {m.group(4)} | {m.group(5)} | {m.group(6)} |")
+    if not rows:
+        return ""
+    return ("| updates (of this run) | valid loss | valid BLEU (greedy) | valid chrF |\n| --- | --- | --- | --- |\n"
+            + "\n".join(rows))
 
 
 def training_summary(run: Path) -> str:
@@ -54,7 +75,7 @@ def main(argv=None) -> int:
     corpus = read_tsv(a.tsv) if a.tsv else read_aligned(a.src, a.ref)
     sources, refs = group_references(corpus.src, corpus.tgt)
     rows = []
-    for beam in (1, a.beam):
+    for beam in sorted({1, a.beam}):          # --beam 1: greedy only
         t0 = time.time()
         hyps = translate_all(lm, sources, beam)
         secs = time.time() - t0
@@ -89,6 +110,8 @@ token-sized length-bucketed batches, gradient clipping 1.0, last checkpoints ave
 
 {training_summary(Path(a.run))}
 
+{validation_curve(Path(a.run))}
+
 ## Scores on the test split
 sacreBLEU {sacrebleu_version()} defaults (13a tokenization){', multi-reference (the lines of one English sentence are its references)' if a.tsv else ''};
 "lowercased" is `sacrebleu --lowercase`. {len(sources)} sentences.
@@ -97,7 +120,7 @@ sacreBLEU {sacrebleu_version()} defaults (13a tokenization){', multi-reference (
 | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 
-## Example translations (beam {a.beam})
+## Example translations ({'greedy' if a.beam == 1 else f'beam {a.beam}'})
 | English | {lm.name} |
 | --- | --- |
 {chr(10).join(f"| {s} | {h} |" for s, h in zip(CLASSROOM, examples))}
