@@ -35,6 +35,24 @@ def test_few_short_tokens_all_get_a_label_on_one_line(qapp):
     assert shown == [0, 1, 2, 3, 4] and not a.staggered and font.pointSizeF() == 12
 
 
+def test_switching_label_sets_back_finds_the_same_fit_and_a_new_font_fits_again(qapp):
+    src = ["The", "little", "girl", "gave", "her", "brother", "a", "red", "book", "."]
+    tgt = ["<s>", "La", "petite", "fille", "a", "donné", "un", "livre", "rouge", "à", "son", "frère", "."]
+    a, _ = axis("bottom", src, points=16)
+    first = a.fitted(200, *span(src))
+    a.set_labels(tgt)
+    other = a.fitted(200, *span(tgt))
+    a.set_labels(src)                                   # an attention kind and back: the fit is looked up again
+    again = a.fitted(200, *span(src))
+    assert again[0] is first[0] and again[1] is first[1] and first[1] != other[1]
+    fresh, _ = axis("bottom", src, points=16)           # and equals a fit made from scratch
+    assert fresh.fitted(200, *span(src))[1] == first[1]
+    big = QtGui.QFont()
+    big.setPointSize(30)
+    a.setTickFont(big)                                  # another size: fitted again, fewer labels shown
+    assert len(a.fitted(200, *span(src))[1]) < len(first[1])
+
+
 def test_crowded_bottom_labels_stagger_or_thin_and_never_overlap(qapp):
     tokens = ["The", "little", "girl", "gave", "her", "brother", "a", "red", "book", "in", "the", "garden", ".", "</s>"]
     for length in (120, 300, 420, 2000):
