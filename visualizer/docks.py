@@ -51,6 +51,7 @@ class Docks:
         self._keys: dict[str, object] = {}        # name -> the view_key each panel was last drawn with
         self._lazy = {entry.name: entry for entry in PANELS if entry.lazy}     # not built yet
         self._calls: dict[str, tuple] = {}        # the last set_vocab / set_model, for panels built later
+        self._when_built: dict[str, list] = {}    # name -> what to do with a lazy panel once it is built
         for entry in PANELS:
             if entry.lazy:
                 continue
@@ -139,7 +140,16 @@ class Docks:
         install_plot_menus(panel)
         if name in self.docks:
             self.docks[name].setWidget(self._holder(entry, panel))
+        for fn in self._when_built.pop(name, []):
+            fn(panel)
         return panel
+
+    def when_built(self, name: str, fn) -> None:
+        """fn(panel) now if the panel is built, else once it is (a lazy panel: its signals connected then)."""
+        if name in self.panels:
+            fn(self.panels[name])
+        else:
+            self._when_built.setdefault(name, []).append(fn)
 
     # --- drawing ------------------------------------------------------------------------------------
     def render(self, name: str, force: bool = False) -> None:

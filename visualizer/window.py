@@ -92,12 +92,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docking = Docks(self, self.state)
         self.panels, self.docks = self.docking.panels, self.docking.docks
         self.attention, self.architecture = self.panels["attention"], self.panels["architecture"]
-        self.training = self.panels["training"]
         self.attention.set_colormap(self.settings.get("colormap"))
         self.attention.shared.setChecked(self.settings.get("shared_scale"))
         self.attention.shared.toggled.connect(lambda on: self.settings.set("shared_scale", on))
         self.attention.cmap_group.triggered.connect(lambda act: self.settings.set("colormap", act.text()))
-        self.training.weights_changed.connect(lambda: self.runs.request(self.lm))
+        self.docking.when_built("training", lambda panel: panel.weights_changed.connect(
+            lambda: self.runs.request(self.lm)))
         central = QtWidgets.QWidget()
         v = QtWidgets.QVBoxLayout(central)
         v.setContentsMargins(0, 0, 0, 0)
@@ -383,11 +383,18 @@ class MainWindow(QtWidgets.QMainWindow):
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
             self._refit_caption()
 
+    @property
+    def training(self):
+        """The Training step panel (built when first asked for: see panels/registry.py)."""
+        return self.panels["training"]
+
     def closeEvent(self, event) -> None:
         if not self.isFullScreen():          # presentation mode is for one session, not the next start
             self.settings.save_layout(self.saveGeometry(), self.saveState())
         self.runs.wait(10000)
         self.prefix.runner.wait(10000)
-        self.training.wait(10000)
-        self.startup.close(stepped=self.training.steps_taken() > 0)
+        training = self.panels.get("training")     # None: never opened, so no step was taken
+        if training is not None:
+            training.wait(10000)
+        self.startup.close(stepped=training is not None and training.steps_taken() > 0)
         super().closeEvent(event)

@@ -28,9 +28,9 @@ PANELS = (
                scrolls=False),     # it scales its drawing to any size
     PanelEntry("output", "Output distribution", "right-top", "output:OutputPanel", optional=True),
     PanelEntry("layernorm", "LayerNorm", "right", "layernorm:LayerNormPanel", optional=True),
-    PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True),
-    PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel"),
-    PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel"),
+    PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True, lazy=True),
+    PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel", lazy=True),
+    PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel", lazy=True),
     PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False,
                lazy=True),
     PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False,
