@@ -134,3 +134,22 @@ def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, pa
             assert QtGui.QFontMetricsF(title_font).horizontalAdvance(hp.plot.titleLabel.text) < hp.plot.width()
     finally:
         window.presentation.set_font_size(size)
+
+
+def test_small_heads_show_their_own_layers_images_from_the_cache_and_the_warm_up(qtbot, window, panel):
+    """The small heads' images are coloured once per trace (panels/thumbnails.py): at every layer, visited or
+    coloured in the background, they equal what the heatmap colours from that layer's weights."""
+    from visualizer.plotting.heatmap import coloured
+    from visualizer.panels.thumbnails import head_levels
+    kind = "enc_self"
+    n_layers = window.trace.n_layers("enc")
+    for layer in [*range(n_layers), 0]:                       # the last one seen before: from the cache
+        window.state.update(kind=kind, layer=layer)
+        weights, mask = window.trace.attention(kind, layer), window.trace.mask(kind, layer)
+        levels = head_levels(weights, panel.shared.isChecked())
+        for h, hp in enumerate(panel.small):
+            expected = coloured(weights[h], mask, levels[h], hp.lut, hp.max_pixels)
+            np.testing.assert_array_equal(hp.image.image, expected)
+    panel.thumbnails._pool.submit(lambda: None).result(timeout=30)        # the warm-up is done
+    keys = {k[:2] for k in panel.thumbnails._images}
+    assert {(kind, layer) for layer in range(n_layers)} <= keys

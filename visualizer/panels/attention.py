@@ -11,6 +11,7 @@ from model.ablation import ablated_heads
 
 from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
 from ..plotting.heatmap import Heatmap
+from .thumbnails import THUMBNAIL_PIXELS, Thumbnails, head_levels
 from .widgets import ElidedLabel, KindPicker
 
 
@@ -67,6 +68,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.canvas.ci.layout.setColumnStretchFactor(1, 1)
         self.small: list[Heatmap] = []
         self._small_shown = self._focus_shown = None    # (trace, view) each part of the panel shows now
+        self.thumbnails = Thumbnails()                   # the small heads' images, coloured once per trace
         self._framed = None                             # (framed head or None, number of heads)
         # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
         self.hover = ElidedLabel("Hover over a cell to read its exact weight.")
@@ -182,11 +184,13 @@ class AttentionPanel(QtWidgets.QWidget):
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
         small_key = (kind, layer, self.shared.isChecked(), H)
         if not self._same(self._small_shown, trace, small_key):
-            pixels = self._thumbnail_pixels()
+            pixels = THUMBNAIL_PIXELS
+            images = self.thumbnails.images(trace, kind, layer, self.shared.isChecked(), pixels, self.colormap,
+                                            self.small[0].lut)
+            levels = head_levels(weights, self.shared.isChecked())
             for h, hp in enumerate(self.small):
-                hi = top if top is not None else float(weights[h].max())
-                hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=(0.0, max(hi, 1e-6)),
-                               max_labels=0, max_pixels=pixels)
+                hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=levels[h], max_labels=0,
+                               max_pixels=pixels, pixels=images[h])
             self._small_shown = (trace, small_key)
         off = ablated_heads(trace)
         for h, hp in enumerate(self.small):
@@ -209,13 +213,6 @@ class AttentionPanel(QtWidgets.QWidget):
             self._focus_shown = (trace, focus_key)
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
-
-    def _thumbnail_pixels(self) -> int:
-        """The most pixels a side a small head's image needs: twice its size on screen, at least 160 (a long
-        sentence's thumbnails are drawn max-pooled, see Heatmap.show_matrix)."""
-        box = self.small[0].plot.vb.size() if self.small else None
-        side = max(box.width(), box.height()) * self.devicePixelRatioF() if box is not None else 0
-        return max(160, int(2 * side))
 
     @staticmethod
     def _same(shown, trace, key) -> bool:

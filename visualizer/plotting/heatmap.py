@@ -164,13 +164,14 @@ class Heatmap:
     def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None = None, rows: list[str] | None = None,
                     cols: list[str] | None = None, title: str | None = None, levels: tuple[float, float] = (0.0, 1.0),
                     max_labels: int | None = 60, max_row_labels: int | None = None,
-                    max_pixels: int | None = None) -> None:
+                    max_pixels: int | None = None, pixels: np.ndarray | None = None) -> None:
         """matrix (rows × cols) with NaN where mask is False; at most max_labels token labels per axis (0: none;
         None: as many as fit), fewer when they would overlap. rows / cols: the token (or number) of each row and
         column (default: 0, 1, 2, …). A new matrix of the same shape and labels changes only the image.
         max_pixels: a matrix with more rows or columns than this is drawn max-pooled to at most that many pixels
         a side (each pixel the largest value of its block, masked only when all of it is): a thumbnail of 512
-        tokens keeps its peaks and costs a sixteenth of the colouring."""
+        tokens keeps its peaks and costs a sixteenth of the colouring. pixels: the image coloured() gives for
+        exactly these arguments, made beforehand (see panels/thumbnails.py), else it is coloured here."""
         values = np.asarray(matrix, dtype=np.float32)       # never written: the NaN copy is made when asked for
         masked = mask is not None and not np.all(mask)
         self._values, self._mask, self._shown = values, (np.asarray(mask, dtype=bool) if masked else None), None
@@ -184,7 +185,7 @@ class Heatmap:
         n_rows, n_cols = values.shape
         shape_changed = self._shape != (n_rows, n_cols)
         self._shape = (n_rows, n_cols)
-        self._colour(shape_changed)
+        self._colour(shape_changed, pixels)
         if self.colorbar is not None and self.colorbar.levels() != self.levels:
             self.colorbar.setLevels(self.levels)
         rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
@@ -219,13 +220,10 @@ class Heatmap:
             self._shown = shown
         return self._shown
 
-    def _colour(self, reshaped: bool = False) -> None:
-        """The image's pixels from the matrix, its mask, levels and colour map (max-pooled past max_pixels)."""
-        values, mask = max_pooled(self._values, self._mask, self.max_pixels)
-        packed = packed_colours(values, *self.levels, self.lut)
-        if mask is not None:
-            packed *= mask                       # masked cells: 0, a transparent pixel over the hatch
-        pixels = rgba_image(packed)
+    def _colour(self, reshaped: bool = False, pixels: np.ndarray | None = None) -> None:
+        """The image's pixels (given, or coloured now) from the matrix, its mask, levels and colour map."""
+        if pixels is None:
+            pixels = coloured(self._values, self._mask, self.levels, self.lut, self.max_pixels)
         self.image.setImage(pixels, autoLevels=False)
         if reshaped or pixels.shape[:2] != self._pixels:
             self._pixels = pixels.shape[:2]
@@ -268,6 +266,17 @@ class Heatmap:
         if 0 <= r < self._shape[0] and 0 <= c < self._shape[1]:
             return r, c
         return None
+
+
+def coloured(values: np.ndarray, mask: np.ndarray | None, levels: tuple[float, float], lut: np.ndarray,
+             max_pixels: int | None = None) -> np.ndarray:
+    """The rows × columns × RGBA uint8 image of a matrix: levels through lut, max-pooled past max_pixels, masked
+    cells (mask False) transparent, over the heatmap's hatch."""
+    values, mask = max_pooled(values, mask, max_pixels)
+    packed = packed_colours(values, *levels, lut)
+    if mask is not None:
+        packed *= mask
+    return rgba_image(packed)
 
 
 def max_pooled(values: np.ndarray, mask: np.ndarray | None, most: int | None) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,0 +1,77 @@
+"""The attention panel's small heads, coloured once per trace: a layer (or kind) seen before shows its images again,
+and after a new trace the other layers of the kind in view are coloured in a background thread (numpy releases the
+interpreter lock for most of it), so that stepping through the layers of a long input does not colour 12 heads of
+512 × 512 weights at every step (about 10 ms of a layer change for a GPT-2-sized model)."""
+from __future__ import annotations
+
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..plotting.heatmap import coloured
+
+# the small heads' images have at most this many pixels a side: a longer input is drawn max-pooled (see
+# Heatmap.show_matrix). Fixed, not the heads' size on screen: that changes while the window is laid out, and each
+# size would colour every head again. Small heads are under 256 pixels a side on screens up to 4K.
+THUMBNAIL_PIXELS = 256
+MOST = 96            # images sets kept (a set: the heads of one kind and layer); a GPT-2-sized model has 12 layers
+
+
+def head_levels(weights: np.ndarray, shared: bool) -> list[tuple[float, float]]:
+    """Each head's colour scale: 0 to the largest weight of all heads (shared) or of its own."""
+    tops = [float(weights.max())] * len(weights) if shared else [float(w.max()) for w in weights]
+    return [(0.0, max(top, 1e-6)) for top in tops]
+
+
+class Thumbnails:
+    """Images of a trace's heads by (kind, layer, shared scale, pixels, colour map name); lut: that map's table."""
+
+    def __init__(self):
+        self._trace_ref = None
+        self._images: dict[tuple, list[np.ndarray]] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+
+    def images(self, trace, kind: str, layer: int, shared: bool, pixels: int, cmap: str, lut) -> list[np.ndarray]:
+        """The heads' images of one layer (coloured now unless done before); starts the background colouring of
+        the kind's other layers when the trace is new."""
+        if self._trace_ref is None or self._trace_ref() is not trace:
+            with self._lock:
+                self._images = {}
+            self._trace_ref = weakref.ref(trace)
+        key = (kind, layer, shared, pixels, cmap)
+        with self._lock:
+            got = self._images.get(key)
+        if got is None:
+            got = self._store(key, make(trace, kind, layer, shared, pixels, lut))
+            ref = self._trace_ref
+            self._pool.submit(self._warm, ref, kind, shared, pixels, cmap, lut)
+        return got
+
+    def _store(self, key: tuple, images: list[np.ndarray]) -> list[np.ndarray]:
+        with self._lock:
+            if len(self._images) >= MOST:
+                self._images.pop(next(iter(self._images)))
+            return self._images.setdefault(key, images)
+
+    def _warm(self, ref, kind: str, shared: bool, pixels: int, cmap: str, lut) -> None:
+        trace = ref()
+        if trace is None:
+            return
+        for layer in range(trace.n_layers(trace.schema.kind(kind).stack)):
+            if self._trace_ref is not ref:        # a newer trace: its own colouring comes first
+                return
+            key = (kind, layer, shared, pixels, cmap)
+            with self._lock:
+                done = key in self._images
+            if not done:
+                self._store(key, make(trace, kind, layer, shared, pixels, lut))
+
+
+def make(trace, kind: str, layer: int, shared: bool, pixels: int, lut) -> list[np.ndarray]:
+    """The images of the heads of one layer, as Heatmap.show_matrix(..., max_pixels=pixels) would colour them."""
+    weights = trace.attention(kind, layer)
+    mask = trace.mask(kind, layer)
+    return [coloured(w, mask, levels, lut, pixels) for w, levels in zip(weights, head_levels(weights, shared))]
