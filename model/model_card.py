@@ -47,6 +47,9 @@ def validation_curve(run: Path) -> str:
         if m:
             when = f"{int(m.group(2)):,}" if m.group(2) else f"the average of the last {m.group(3)} checkpoints"
             rows.append(f"| {when} | {m.group(4)} | {m.group(5)} | {m.group(6)} |")
+        done = re.match(r"finished: (\d+) steps", line)
+        if done and rows and rows[-1].startswith("| the average"):      # where the run stopped: say at which update
+            rows[-1] = rows[-1].replace(" checkpoints |", f" checkpoints, at {int(done.group(1)):,} |", 1)
     if not rows:
         return ""
     return ("| updates (of this run) | valid loss | valid BLEU (greedy) | valid chrF |\n| --- | --- | --- | --- |\n"

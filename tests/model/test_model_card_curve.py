@@ -10,10 +10,11 @@ def test_the_curve_lists_every_validation_of_the_log_in_order(tmp_path):
         "step 1000 valid loss 1.196 BLEU 36.90 chrF 55.93 | Je suis ton ami.\n"
         "step 1037 epoch 2 loss 1.9 tok/s 1,200 trained 20.1 min\n"
         "step 2000 valid loss 1.110 BLEU 39.47 chrF 57.90 | Je suis ton petit ami.\n"
-        "final (average of 5): valid loss 1.024 BLEU 42.71 chrF 60.70\n", encoding="utf-8")
+        "final (average of 5): valid loss 1.024 BLEU 42.71 chrF 60.70\n"
+        "finished: 2013 steps, 41.0 min of training; model in run/model\n", encoding="utf-8")
     rows = validation_curve(tmp_path).splitlines()
     assert rows[2:] == ["| 1,000 | 1.196 | 36.90 | 55.93 |", "| 2,000 | 1.110 | 39.47 | 57.90 |",
-                        "| the average of the last 5 checkpoints | 1.024 | 42.71 | 60.70 |"]
+                        "| the average of the last 5 checkpoints, at 2,013 | 1.024 | 42.71 | 60.70 |"]
 
 
 def test_a_run_without_a_log_has_no_curve(tmp_path):
