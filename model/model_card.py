@@ -37,11 +37,16 @@ DATA = {
 }
 
 
+def train_log(run: Path) -> list[str]:
+    """The lines of the run's train.log (none without one)."""
+    log = run / "train.log"
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
 def validation_curve(run: Path) -> str:
     """The run's validation figures (steps -> BLEU) from its train.log, as a markdown table ("" without any)."""
-    log = (run / "train.log").read_text(encoding="utf-8") if (run / "train.log").exists() else ""
     rows = []
-    for line in log.splitlines():
+    for line in train_log(run):
         m = re.match(r"(step (\d+)|final \(average of (\d+)\):) valid loss ([\d.]+) BLEU ([\d.]+) chrF ([\d.]+)",
                      line)
         if m:
@@ -57,8 +62,7 @@ def validation_curve(run: Path) -> str:
 
 
 def training_summary(run: Path) -> str:
-    log = (run / "train.log").read_text(encoding="utf-8") if (run / "train.log").exists() else ""
-    lines = [l for l in log.splitlines() if l.startswith(("finished", "final", "corpus", "processes", "resumed"))]
+    lines = [l for l in train_log(run) if l.startswith(("finished", "final", "corpus", "processes", "resumed"))]
     return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
 
 

@@ -184,13 +184,12 @@ class AttentionPanel(QtWidgets.QWidget):
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
         small_key = (kind, layer, self.shared.isChecked(), H)
         if not self._same(self._small_shown, trace, small_key):
-            pixels = THUMBNAIL_PIXELS
-            images = self.thumbnails.images(trace, kind, layer, self.shared.isChecked(), pixels, self.colormap,
+            images = self.thumbnails.images(trace, kind, layer, self.shared.isChecked(), self.colormap,
                                             self.small[0].lut)
             levels = head_levels(weights, self.shared.isChecked())
             for h, hp in enumerate(self.small):
                 hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=levels[h], max_labels=0,
-                               max_pixels=pixels, pixels=images[h])
+                               max_pixels=THUMBNAIL_PIXELS, pixels=images[h])
             self._small_shown = (trace, small_key)
         off = ablated_heads(trace)
         for h, hp in enumerate(self.small):

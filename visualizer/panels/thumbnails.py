@@ -26,7 +26,7 @@ def head_levels(weights: np.ndarray, shared: bool) -> list[tuple[float, float]]:
 
 
 class Thumbnails:
-    """Images of a trace's heads by (kind, layer, shared scale, pixels, colour map name); lut: that map's table."""
+    """Images of a trace's heads by (kind, layer, shared scale, colour map name); lut: that map's table."""
 
     def __init__(self):
         self._trace_ref = None
@@ -34,20 +34,19 @@ class Thumbnails:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
 
-    def images(self, trace, kind: str, layer: int, shared: bool, pixels: int, cmap: str, lut) -> list[np.ndarray]:
+    def images(self, trace, kind: str, layer: int, shared: bool, cmap: str, lut) -> list[np.ndarray]:
         """The heads' images of one layer (coloured now unless done before); starts the background colouring of
         the kind's other layers when the trace is new."""
         if self._trace_ref is None or self._trace_ref() is not trace:
             with self._lock:
                 self._images = {}
             self._trace_ref = weakref.ref(trace)
-        key = (kind, layer, shared, pixels, cmap)
+        key = (kind, layer, shared, cmap)
         with self._lock:
             got = self._images.get(key)
         if got is None:
-            got = self._store(key, make(trace, kind, layer, shared, pixels, lut))
-            ref = self._trace_ref
-            self._pool.submit(self._warm, ref, kind, shared, pixels, cmap, lut)
+            got = self._store(key, make(trace, kind, layer, shared, lut))
+            self._pool.submit(self._warm, self._trace_ref, kind, shared, cmap, lut)
         return got
 
     def _store(self, key: tuple, images: list[np.ndarray]) -> list[np.ndarray]:
@@ -56,22 +55,23 @@ class Thumbnails:
                 self._images.pop(next(iter(self._images)))
             return self._images.setdefault(key, images)
 
-    def _warm(self, ref, kind: str, shared: bool, pixels: int, cmap: str, lut) -> None:
+    def _warm(self, ref, kind: str, shared: bool, cmap: str, lut) -> None:
         trace = ref()
         if trace is None:
             return
         for layer in range(trace.n_layers(trace.schema.kind(kind).stack)):
             if self._trace_ref is not ref:        # a newer trace: its own colouring comes first
                 return
-            key = (kind, layer, shared, pixels, cmap)
+            key = (kind, layer, shared, cmap)
             with self._lock:
                 done = key in self._images
             if not done:
-                self._store(key, make(trace, kind, layer, shared, pixels, lut))
+                self._store(key, make(trace, kind, layer, shared, lut))
 
 
-def make(trace, kind: str, layer: int, shared: bool, pixels: int, lut) -> list[np.ndarray]:
-    """The images of the heads of one layer, as Heatmap.show_matrix(..., max_pixels=pixels) would colour them."""
+def make(trace, kind: str, layer: int, shared: bool, lut) -> list[np.ndarray]:
+    """The images of the heads of one layer, as Heatmap.show_matrix(..., max_pixels=THUMBNAIL_PIXELS) colours them."""
     weights = trace.attention(kind, layer)
     mask = trace.mask(kind, layer)
-    return [coloured(w, mask, levels, lut, pixels) for w, levels in zip(weights, head_levels(weights, shared))]
+    levels = head_levels(weights, shared)
+    return [coloured(w, mask, lv, lut, THUMBNAIL_PIXELS) for w, lv in zip(weights, levels)]
