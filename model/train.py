@@ -73,6 +73,8 @@ def parse_args(argv=None):
     t.add_argument("--minutes", type=float, default=0, help="stop after this much training time")
     t.add_argument("--warmup", type=int, default=4000)
     t.add_argument("--lr-scale", type=float, default=1.0, help="factor on d_model^-0.5 * min(s^-0.5, s*w^-1.5)")
+    t.add_argument("--cooldown", type=int, default=0,
+                   help="the last N of --steps updates take the learning rate linearly down to zero")
     t.add_argument("--label-smoothing", type=float, default=0.1)
     t.add_argument("--clip", type=float, default=1.0)
     t.add_argument("--average", type=int, default=5, help="average the last N checkpoints at the end")
@@ -88,6 +90,8 @@ def parse_args(argv=None):
         p.error("give --tsv FILE or --src FILE --tgt FILE")
     if not (a.steps or a.minutes):
         p.error("give --steps N or --minutes M")
+    if a.cooldown and not a.steps:
+        p.error("--cooldown needs --steps (the updates it ends at)")
     if a.share_embeddings and a.baseline:
         p.error("--share-embeddings is not available for the --baseline model")
     a.tie_output = a.tie_output or a.share_embeddings
@@ -99,7 +103,7 @@ def parse_args(argv=None):
                  "eval_every"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    for name in ("steps", "minutes", "eval_sentences", "threads", "ckpt_minutes"):
+    for name in ("steps", "minutes", "eval_sentences", "threads", "ckpt_minutes", "cooldown"):
         if not getattr(a, name) >= 0:
             p.error(f"--{name.replace('_', '-')} must not be negative")
     if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1:
@@ -131,6 +135,14 @@ def _trained_steps(folder: Path) -> int:
 def lr_at(step: int, d_model: int, warmup: int, scale: float) -> float:
     step = max(step, 1)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def cooldown_factor(done: int, steps: int, cooldown: int) -> float:
+    """The factor on the learning rate of the update after `done` updates of `steps`: 1 until the last `cooldown`
+    updates, then falling linearly, 1/cooldown on the last one (a trapezoid schedule's decay)."""
+    if cooldown <= 0:
+        return 1.0
+    return min(1.0, max(steps - done, 0) / cooldown)
 
 
 class Run:
@@ -463,7 +475,8 @@ def train(a, stop: Stop) -> int:
                 t0 = time.monotonic()
                 src, tin, tout = collate(pairs, batches[batch_pos])
                 for g in opt.param_groups:
-                    g["lr"] = lr_at(init_steps + step + 1, cfg.d_model, a.warmup, a.lr_scale)
+                    g["lr"] = (lr_at(init_steps + step + 1, cfg.d_model, a.warmup, a.lr_scale)
+                               * cooldown_factor(step, a.steps, a.cooldown))
                 logits = train_model(src, tin)                                       # (B, Tt, V_y)
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tout.reshape(-1),
                                        ignore_index=PAD, label_smoothing=a.label_smoothing)
@@ -529,7 +542,7 @@ def train(a, stop: Stop) -> int:
             _atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
             _atomic_write(final / "config.json", lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
-            save_model(final, model, src_tok, tgt_tok, half=a.half, metadata={"steps": step})
+            save_model(final, model, src_tok, tgt_tok, half=a.half, metadata={"steps": init_steps + step})
         for name in ("tokenizer_src.json", "tokenizer_tgt.json"):
             shutil.copy(run.out / name, final / name)
         if valid is not None:

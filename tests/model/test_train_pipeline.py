@@ -15,6 +15,7 @@ from safetensors.torch import load_file
 from model import load
 from model.decoding import translate
 from model.evaluate import main as evaluate_main
+from model.train import _trained_steps, cooldown_factor
 from model.train import main as train_main
 
 WORDS_EN = "red blue green big small cat dog car house tree bird fish".split()
@@ -182,3 +183,33 @@ def test_init_from_continues_a_model_folder(tmp_path):
     for k in wa:
         torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=0)
     assert (tmp_path / "b" / "model" / "tokenizer_src.json").read_bytes() == (start / "tokenizer_src.json").read_bytes()
+    # the folder records all the updates its weights had, so a third run's schedule goes on from 8, not 2
+    assert _trained_steps(start) == 6 and _trained_steps(tmp_path / "b" / "model") == 8
+
+
+def test_cooldown_takes_the_learning_rate_linearly_to_zero():
+    assert [cooldown_factor(d, 8, 4) for d in range(8)] == [1, 1, 1, 1, 1, 0.75, 0.5, 0.25]
+    assert [cooldown_factor(d, 3, 0) for d in range(3)] == [1, 1, 1]
+    assert cooldown_factor(9, 8, 4) == 0
+
+
+def test_a_cooldown_run_resumed_in_its_cooldown_equals_an_uninterrupted_one(tmp_path):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    common = ["--tsv", str(tsv), "--average", "1", "--ckpt-minutes", "0", "--cooldown", "6", *TINY]
+    assert train_main([*common, "--out", str(tmp_path / "a"), "--steps", "10"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "10", "--minutes", "1e-9"]) == 0
+    assert train_main([*common, "--out", str(tmp_path / "b"), "--steps", "10", "--resume"]) == 0
+    assert "resumed at step 1 " in (tmp_path / "b" / "train.log").read_text()
+    plain = ["--tsv", str(tsv), "--average", "1", "--ckpt-minutes", "0", *TINY]
+    assert train_main([*plain, "--out", str(tmp_path / "c"), "--steps", "10"]) == 0
+    wa, wb, wc = (load_file(str(tmp_path / r / "model" / "model.safetensors")) for r in "abc")
+    for k in wa:
+        torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=1e-6)
+    # and the cooldown changed the training: the same run without it ends elsewhere
+    assert any(not torch.allclose(wa[k], wc[k], atol=1e-5) for k in wa)
+
+
+def test_cooldown_without_steps_is_refused(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    code = train_main(["--tsv", str(tsv), "--out", str(tmp_path / "r"), "--minutes", "1", "--cooldown", "5", *TINY])
+    assert code == 2 and "--cooldown needs --steps" in capsys.readouterr().err
