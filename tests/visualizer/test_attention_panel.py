@@ -150,6 +150,6 @@ def test_small_heads_show_their_own_layers_images_from_the_cache_and_the_warm_up
         for h, hp in enumerate(panel.small):
             expected = coloured(weights[h], mask, levels[h], hp.lut, hp.max_pixels)
             np.testing.assert_array_equal(hp.image.image, expected)
-    panel.thumbnails._pool.submit(lambda: None).result(timeout=30)        # the warm-up is done
+    panel.thumbnails.background.wait()                                    # the warm-up is done
     keys = {k[:2] for k in panel.thumbnails._images}
     assert {(kind, layer) for layer in range(n_layers)} <= keys

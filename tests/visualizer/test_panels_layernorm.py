@@ -134,7 +134,7 @@ def test_plots_scrolled_out_of_sight_are_updated_when_they_come_into_sight(qtbot
 def test_every_layers_histograms_are_counted_once_in_the_background(panel, trace):
     from visualizer.panels.layernorm import norm_array_keys
     panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="self"))
-    panel.stats._pool.submit(lambda: None).result(timeout=30)       # the warm-up before it is done
+    panel.stats.background.wait()                                   # the warm-up before it is done
     keys = norm_array_keys(trace)
     assert len(keys) == 2 * sum(st.n_layers * len(st.sublayers) for st in trace.schema.stacks)
     for key in keys:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +19,7 @@ from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.plot_box import PlotBox
 from ..plotting.text import TICK_PT, escape
 from ..plotting.token_axis import TokenAxis
+from .background import TraceBackground
 from .widgets import ResponsiveGrid, header_label, notice_label
 
 N_BINS = 60
@@ -78,8 +78,7 @@ class ValueStats:
     def __init__(self):
         self._done: dict[int, tuple] = {}       # id(array) -> (weak reference to it, (edges, counts, mean, std))
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="norm-histograms")
-        self._trace_ref = None
+        self.background = TraceBackground("norm-histograms")
 
     def of(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
         with self._lock:
@@ -96,19 +95,13 @@ class ValueStats:
 
     def warm(self, trace) -> None:
         """Compute the rest of trace's norm arrays in the background; a newer trace stops the work."""
-        self._trace_ref = weakref.ref(trace)
-        self._pool.submit(self._warm, self._trace_ref)
+        self.background.follow(trace)
+        self.background.submit(norm_array_keys, self._warm_one)
 
-    def _warm(self, ref) -> None:
-        trace = ref()
-        if trace is None:
-            return
-        for key in norm_array_keys(trace):
-            if self._trace_ref is not ref:
-                return
-            values = trace.arrays.get(key)
-            if isinstance(values, np.ndarray):
-                self.of(values)
+    def _warm_one(self, trace, key: str) -> None:
+        values = trace.arrays.get(key)
+        if isinstance(values, np.ndarray):
+            self.of(values)
 
 
 def norm_array_keys(trace) -> list[str]:

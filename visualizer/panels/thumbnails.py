@@ -5,12 +5,11 @@ interpreter lock for most of it), so that stepping through the layers of a long 
 from __future__ import annotations
 
 import threading
-import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..plotting.heatmap import coloured
+from .background import TraceBackground
 
 # the small heads' images have at most this many pixels a side: a longer input is drawn max-pooled (see
 # Heatmap.show_matrix). Fixed, not the heads' size on screen: that changes while the window is laid out, and each
@@ -29,44 +28,38 @@ class Thumbnails:
     """Images of a trace's heads by (kind, layer, shared scale, colour map name); lut: that map's table."""
 
     def __init__(self):
-        self._trace_ref = None
         self._images: dict[tuple, list[np.ndarray]] = {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+        self.background = TraceBackground("thumbnails")
 
     def images(self, trace, kind: str, layer: int, shared: bool, cmap: str, lut) -> list[np.ndarray]:
         """The heads' images of one layer (coloured now unless done before); starts the background colouring of
         the kind's other layers when the trace is new."""
-        if self._trace_ref is None or self._trace_ref() is not trace:
+        if self.background.follow(trace):
             with self._lock:
                 self._images = {}
-            self._trace_ref = weakref.ref(trace)
         key = (kind, layer, shared, cmap)
         with self._lock:
             got = self._images.get(key)
         if got is None:
-            got = self._store(key, make(trace, kind, layer, shared, lut))
-            self._pool.submit(self._warm, self._trace_ref, kind, shared, cmap, lut)
+            got = self._store(trace, key, make(trace, kind, layer, shared, lut))
+            self.background.submit(lambda t: range(t.n_layers(t.schema.kind(kind).stack)),
+                                   lambda t, other: self._fill(t, (kind, other, shared, cmap), lut))
         return got
 
-    def _store(self, key: tuple, images: list[np.ndarray]) -> list[np.ndarray]:
+    def _fill(self, trace, key: tuple, lut) -> None:
         with self._lock:
+            done = key in self._images
+        if not done:
+            self._store(trace, key, make(trace, *key[:3], lut))
+
+    def _store(self, trace, key: tuple, images: list[np.ndarray]) -> list[np.ndarray]:
+        with self._lock:
+            if not self.background.current(trace):     # coloured for a trace no longer shown: kept by nobody
+                return images
             if len(self._images) >= MOST:
                 self._images.pop(next(iter(self._images)))
             return self._images.setdefault(key, images)
-
-    def _warm(self, ref, kind: str, shared: bool, cmap: str, lut) -> None:
-        trace = ref()
-        if trace is None:
-            return
-        for layer in range(trace.n_layers(trace.schema.kind(kind).stack)):
-            if self._trace_ref is not ref:        # a newer trace: its own colouring comes first
-                return
-            key = (kind, layer, shared, cmap)
-            with self._lock:
-                done = key in self._images
-            if not done:
-                self._store(key, make(trace, kind, layer, shared, lut))
 
 
 def make(trace, kind: str, layer: int, shared: bool, lut) -> list[np.ndarray]:
