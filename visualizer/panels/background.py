@@ -14,7 +14,7 @@ class TraceBackground:
 
     def follow(self, trace) -> bool:
         """Make trace the current one; True when it was not already (the work of the one before stops)."""
-        if self._ref is not None and self._ref() is trace:
+        if self.current(trace):
             return False
         self._ref = weakref.ref(trace)
         return True
@@ -23,11 +23,12 @@ class TraceBackground:
         return self._ref is not None and self._ref() is trace
 
     def submit(self, items: Callable[[object], Iterable], do: Callable[[object, object], None]) -> None:
-        """In the background, do(trace, item) for each of items(trace) while the current trace stays current."""
+        """In the background, do(trace, item) for each of items(trace) while the current trace stays current
+        (after follow())."""
         self._pool.submit(self._run, self._ref, items, do)
 
     def _run(self, ref, items, do) -> None:
-        trace = ref() if ref is not None else None
+        trace = ref()
         if trace is None:
             return
         for item in items(trace):
