@@ -61,6 +61,14 @@ def validation_curve(run: Path) -> str:
             + "\n".join(rows))
 
 
+def vocabulary(cfg) -> str:
+    """The card's words for the model's vocabularies: one joint table, or one per language."""
+    if cfg.share_embeddings:
+        return (f"one joint BPE vocabulary (`tokenizers`) of {cfg.src_vocab_size:,} pieces for both languages, "
+                "one embedding table for source, target and output")
+    return f"BPE vocabularies (`tokenizers`): {cfg.src_vocab_size:,} source, {cfg.tgt_vocab_size:,} target"
+
+
 def training_summary(run: Path) -> str:
     lines = [l for l in train_log(run) if l.startswith(("finished", "final", "corpus", "processes", "resumed"))]
     return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
@@ -105,8 +113,7 @@ this project's 2-core CPU machine, bundled with Attention Visualizer for teachin
 
 ## Model
 - {cfg.N_enc} encoder + {cfg.N_dec} decoder layers, d_model {cfg.d_model}, {cfg.h} heads (d_k {cfg.d_k}), FFN {cfg.d_ff},
-  sinusoidal positions, max length {cfg.max_len} tokens; BPE vocabularies (`tokenizers`): {cfg.src_vocab_size} source,
-  {cfg.tgt_vocab_size} target.
+  sinusoidal positions, max length {cfg.max_len} tokens; {vocabulary(cfg)}.
 - {lm.model.num_parameters():,} parameters; weights stored as {'float16' if size_mb * 1e6 < lm.model.num_parameters() * 3 else 'float32'}
   safetensors, {size_mb:.1f} MB.
 

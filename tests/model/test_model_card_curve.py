@@ -1,4 +1,4 @@
-"""The model card's training curve is read from the run's own log (model/model_card.py)."""
+"""The model card reads its training curve from the run's own log and names the vocabularies (model/model_card.py)."""
 from __future__ import annotations
 
 from model.model_card import validation_curve
@@ -19,3 +19,12 @@ def test_the_curve_lists_every_validation_of_the_log_in_order(tmp_path):
 
 def test_a_run_without_a_log_has_no_curve(tmp_path):
     assert validation_curve(tmp_path) == ""
+
+
+def test_the_card_names_a_joint_vocabulary_as_one_table():
+    from model.config import ModelConfig
+    from model.model_card import vocabulary
+    joint = ModelConfig(src_vocab_size=8000, tgt_vocab_size=8000, tie_output=True, share_embeddings=True)
+    assert vocabulary(joint).startswith("one joint BPE vocabulary (`tokenizers`) of 8,000 pieces")
+    assert vocabulary(ModelConfig(src_vocab_size=5000, tgt_vocab_size=6000)) == \
+        "BPE vocabularies (`tokenizers`): 5,000 source, 6,000 target"
