@@ -70,7 +70,9 @@ def vocabulary(cfg) -> str:
 
 
 def training_summary(run: Path) -> str:
-    lines = [l for l in train_log(run) if l.startswith(("finished", "final", "corpus", "processes", "resumed"))]
+    """The log's summary lines, each once: a resumed run repeats its corpus and model lines at every start."""
+    keep = ("finished", "final", "corpus", "processes", "resumed")
+    lines = dict.fromkeys(l for l in train_log(run) if l.startswith(keep))
     return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
 
 

@@ -1,7 +1,7 @@
 """The model card reads its training curve from the run's own log and names the vocabularies (model/model_card.py)."""
 from __future__ import annotations
 
-from model.model_card import validation_curve
+from model.model_card import training_summary, validation_curve
 
 
 def test_the_curve_lists_every_validation_of_the_log_in_order(tmp_path):
@@ -28,3 +28,15 @@ def test_the_card_names_a_joint_vocabulary_as_one_table():
     assert vocabulary(joint).startswith("one joint BPE vocabulary (`tokenizers`) of 8,000 pieces")
     assert vocabulary(ModelConfig(src_vocab_size=5000, tgt_vocab_size=6000)) == \
         "BPE vocabularies (`tokenizers`): 5,000 source, 6,000 target"
+
+
+def test_the_summary_of_a_resumed_run_names_its_corpus_and_model_once(tmp_path):
+    start = "corpus: 10 pairs read\nprocesses: 2; model: Transformer 1,000 parameters\n"
+    (tmp_path / "train.log").write_text(
+        start + "step 10 epoch 1 loss 3.0\n" + start + "resumed at step 10 (epoch 1, 1.0 min trained)\n"
+        + start + "resumed at step 20 (epoch 2, 2.0 min trained)\nfinished: 30 steps, 3.0 min of training\n",
+        encoding="utf-8")
+    assert training_summary(tmp_path).splitlines() == [
+        "    corpus: 10 pairs read", "    processes: 2; model: Transformer 1,000 parameters",
+        "    resumed at step 10 (epoch 1, 1.0 min trained)", "    resumed at step 20 (epoch 2, 2.0 min trained)",
+        "    finished: 30 steps, 3.0 min of training"]
