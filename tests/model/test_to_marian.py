@@ -121,7 +121,8 @@ def test_the_config_says_what_the_app_does(bundled):
     gen = json.loads((c.folder / "generation_config.json").read_text())
     assert config["model_type"] == "marian" and config["activation_function"] == "relu"
     assert (config["vocab_size"], config["decoder_vocab_size"]) == (cfg.src_vocab_size, cfg.tgt_vocab_size)
-    assert config["tie_word_embeddings"] is cfg.tie_output and config["share_encoder_decoder_embeddings"] is False
+    assert config["tie_word_embeddings"] is cfg.tie_output
+    assert config["share_encoder_decoder_embeddings"] is cfg.share_embeddings
     assert (config["decoder_start_token_id"], config["eos_token_id"], config["pad_token_id"]) == (BOS, EOS, PAD)
     assert config["forced_eos_token_id"] is None and config["max_position_embeddings"] == cfg.max_len
     assert gen["bad_words_ids"] == [[PAD]] and gen["max_length"] == cfg.max_len and gen["num_beams"] == 1
