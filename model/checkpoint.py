@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
@@ -71,6 +71,22 @@ def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, t
     _atomic_write(folder / SRC_TOK, lambda tmp: src_tok.save(tmp))
     _atomic_write(folder / TGT_TOK, lambda tmp: tgt_tok.save(tmp))
     return folder
+
+
+def step_counts(folder: str | Path) -> tuple[int, int]:
+    """What a model folder's metadata says of its training: (where the learning-rate schedule stands, how many
+    updates its weights had over all runs). A run started with --init-steps 0 restarts the schedule but not the
+    count. A folder from before the count was kept gives its schedule position for both; no metadata, (0, 0)."""
+    try:
+        with safe_open(str(Path(folder) / WEIGHTS), framework="pt") as f:
+            meta = f.metadata() or {}
+    except (OSError, SafetensorError):
+        return 0, 0
+    try:
+        schedule = int(meta.get("steps", 0))
+        return schedule, int(meta.get("updates", schedule))
+    except ValueError:
+        return 0, 0
 
 
 def _read(folder: Path, name: str):

@@ -24,8 +24,13 @@ class SourceIds:
 
 
 def encode_source(lm: LoadedModel, text: str) -> SourceIds:
-    ids = lm.src_tok.encode(text)
-    room = lm.cfg.max_len - 1
+    return source_ids(lm.src_tok, lm.cfg.max_len, text)
+
+
+def source_ids(src_tok, max_len: int, text: str) -> SourceIds:
+    """The ids the encoder reads: the pieces that fit in max_len, then </s> (for a model still in training too)."""
+    ids = src_tok.encode(text)
+    room = max_len - 1
     return SourceIds(ids[:room] + [EOS], max(0, len(ids) - room))
 
 

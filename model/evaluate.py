@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import sacrebleu
+from sacrebleu.metrics import BLEU
+from sacrebleu.significance import PairedTest
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
 from .checkpoint import LoadedModel, ModelLoadError, _atomic_write
@@ -52,13 +55,61 @@ def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size
     return hyps
 
 
+def _streams(refs: list[list[str]]) -> list[list[str | None]]:
+    """sacreBLEU's reference streams: stream j holds every sentence's j-th reference (None where it has fewer)."""
+    width = max(len(r) for r in refs)
+    return [[r[j] if j < len(r) else None for r in refs] for j in range(width)]
+
+
 def score(hyps: list[str], refs: list[list[str]], lowercase: bool = False) -> tuple[float, float]:
     """(BLEU, chrF) with sacreBLEU defaults; refs[i] holds every reference of sentence i."""
-    width = max(len(r) for r in refs)
-    streams = [[r[j] if j < len(r) else None for r in refs] for j in range(width)]
+    streams = _streams(refs)
     bleu = sacrebleu.corpus_bleu(hyps, streams, lowercase=lowercase)
     chrf = sacrebleu.corpus_chrf(hyps, streams)
     return bleu.score, chrf.score
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """sacreBLEU's paired bootstrap resampling of two systems' BLEU on the same sentences (as Moses'
+    bootstrap-hypothesis-difference-significance.pl): p is the chance of a difference this large if both were
+    equally good; each interval is the 95% range of that system's BLEU over the resamples."""
+    bleu_a: float
+    bleu_b: float
+    p_value: float
+    interval_a: tuple[float, float]
+    interval_b: tuple[float, float]
+    resamples: int
+
+    @property
+    def difference(self) -> float:
+        return self.bleu_b - self.bleu_a
+
+    def lines(self, name_a: str, name_b: str) -> list[str]:
+        verdict = "significant at p < 0.05" if self.p_value < 0.05 else "not significant (p >= 0.05)"
+        return [f"BLEU {self.bleu_a:.2f} [{self.interval_a[0]:.2f}, {self.interval_a[1]:.2f}] {name_a}",
+                f"BLEU {self.bleu_b:.2f} [{self.interval_b[0]:.2f}, {self.interval_b[1]:.2f}] {name_b}",
+                f"difference {self.difference:+.2f} BLEU, paired bootstrap ({self.resamples:,} resamples) "
+                f"p = {self.p_value:.4f}: {verdict}"]
+
+
+def compare(hyps_a: list[str], hyps_b: list[str], refs: list[list[str]], lowercase: bool = False,
+            resamples: int = 1000) -> Comparison:
+    """Is B's BLEU different from A's by more than chance? (sacreBLEU's paired bootstrap; A is the baseline.)
+    The resamples are drawn with sacreBLEU's fixed seed (SACREBLEU_SEED, 12345 unless set), so a run repeats."""
+    if hyps_a == hyps_b:      # sacreBLEU's test would give p = 1/(resamples + 1) to two equal outputs
+        a_bleu = score(hyps_a, refs, lowercase)[0]
+        return Comparison(a_bleu, a_bleu, 1.0, (a_bleu, a_bleu), (a_bleu, a_bleu), resamples)
+    _, results = PairedTest([("a", hyps_a), ("b", hyps_b)], {"BLEU": BLEU(lowercase=lowercase)}, _streams(refs),
+                            test_type="bs", n_samples=resamples)()
+    a, b = results["BLEU"]
+    return Comparison(a.score, b.score, b.p_value, (a.mean - a.ci, a.mean + a.ci), (b.mean - b.ci, b.mean + b.ci),
+                      resamples)
+
+
+def _load_any(name: str):
+    """A bundled model, a model folder, or a --baseline run's folder."""
+    return load_baseline(name) if (Path(name) / BASELINE_WEIGHTS).is_file() else load(name)
 
 
 @command
@@ -71,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
     p.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
+    p.add_argument("--against", metavar="MODEL", help="also translate with this model (the baseline) and say whether "
+                   "--model's BLEU differs from it by more than chance (paired bootstrap, 1,000 resamples)")
     p.add_argument("--hyps", help="also write the translations to this file (its folder must exist)")
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
@@ -86,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         if not len(corpus):
             raise CorpusError(f"{a.tsv or a.src}: no sentence pairs to score"
                               + (f" ({len(corpus.problems)} malformed line(s) skipped)" if corpus.problems else ""))
-        lm = load_baseline(a.model) if (Path(a.model) / BASELINE_WEIGHTS).is_file() else load(a.model)
+        lm = _load_any(a.model)
+        baseline = _load_any(a.against) if a.against else None
     except (CorpusError, ModelLoadError) as e:
         raise UsageError(str(e)) from None
     report_problems(corpus)
@@ -104,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     skipped = f" skipped {len(corpus.problems)}" if corpus.problems else ""
     print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}{skipped}")
     print(f"BLEU {bleu:.2f} chrF {chrf:.2f}")
+    if baseline is not None:
+        base_hyps = translate_all(baseline, sources, a.beam, progress=lambda n, t: print(
+            f"translated {n}/{t} with {a.against}", file=sys.stderr, flush=True))
+        print("\n".join(compare(base_hyps, hyps, refs, a.lowercase).lines(a.against, a.model)))
     return 0
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .checkpoint import CARD
+from .checkpoint import CARD, step_counts
 from .families import load
 from .data import read_aligned, read_tsv
 from .evaluate import group_references, score, translate_all
@@ -69,9 +69,15 @@ def vocabulary(cfg) -> str:
     return f"BPE vocabularies (`tokenizers`): {cfg.src_vocab_size:,} source, {cfg.tgt_vocab_size:,} target"
 
 
+def trained_updates(model: Path) -> str:
+    """The card's line on the updates the weights had over all their runs ("" when the metadata does not say)."""
+    updates = step_counts(model)[1]
+    return f"\n- {updates:,} updates in all (every training run that led to these weights)." if updates else ""
+
+
 def training_summary(run: Path) -> str:
     """The log's summary lines, each once: a resumed run repeats its corpus and model lines at every start."""
-    keep = ("finished", "final", "corpus", "processes", "resumed")
+    keep = ("finished", "final", "corpus", "initialised", "processes", "resumed")
     lines = dict.fromkeys(l for l in train_log(run) if l.startswith(keep))
     return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
 
@@ -117,7 +123,7 @@ this project's 2-core CPU machine, bundled with Attention Visualizer for teachin
 - {cfg.N_enc} encoder + {cfg.N_dec} decoder layers, d_model {cfg.d_model}, {cfg.h} heads (d_k {cfg.d_k}), FFN {cfg.d_ff},
   sinusoidal positions, max length {cfg.max_len} tokens; {vocabulary(cfg)}.
 - {lm.model.num_parameters():,} parameters; weights stored as {'float16' if size_mb * 1e6 < lm.model.num_parameters() * 3 else 'float32'}
-  safetensors, {size_mb:.1f} MB.
+  safetensors, {size_mb:.1f} MB.{trained_updates(Path(a.model))}
 
 ## Training
 Adam (0.9, 0.98), warm-up + inverse-square-root schedule, label smoothing 0.1, dropout {cfg.dropout},

@@ -26,8 +26,9 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
-from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model
+from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model, step_counts
 from .command_line import ArgumentParser, UsageError, command, writable_folder
+from .checks import count_right, read_checks
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
 from .tokenizer import TextTokenizer
@@ -43,6 +44,8 @@ def parse_args(argv=None):
     data.add_argument("--valid-tsv")
     data.add_argument("--valid-src")
     data.add_argument("--valid-tgt")
+    data.add_argument("--check", metavar="FILE", help="a list of English<TAB>accepted|translations lines (as "
+                      "check-translations reads): the log counts how many come out right, greedy, at every validation")
     data.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                             "counted)")
     data.add_argument("--lowercase", action="store_true", help="lowercase both sides (as in Multi30k papers)")
@@ -119,17 +122,6 @@ def read_corpus(tsv, src, tgt, strict, lowercase):
         corpus.src = [s.lower() for s in corpus.src]
         corpus.tgt = [t.lower() for t in corpus.tgt]
     return corpus
-
-
-def _trained_steps(folder: Path) -> int:
-    """The update count a model folder's weights were trained for (0 when its metadata does not say)."""
-    from safetensors import safe_open
-    with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
-        meta = f.metadata() or {}
-    try:
-        return int(meta.get("steps", 0))
-    except ValueError:
-        return 0
 
 
 def lr_at(step: int, d_model: int, warmup: int, scale: float) -> float:
@@ -345,6 +337,17 @@ def validate(run: Run, model, valid_pairs, valid_refs, src_tok, tgt_tok):
     return total / max(count, 1), bleu, chrf, hyps[:3]
 
 
+def check_line(model, checks: list[tuple[str, list[str]]], src_tok, tgt_tok, path: str) -> str:
+    """The log's words on a --check list: how many of its sentences the model translates right, greedy."""
+    from .decoding import greedy_batch, source_ids
+    model.eval()
+    with torch.no_grad():
+        outputs = [tgt_tok.decode(o) for o in greedy_batch(
+            model, [source_ids(src_tok, model.cfg.max_len, s).ids for s, _ in checks])]
+    model.train()
+    return f"check {count_right(outputs, checks)} of {len(checks)} right ({Path(path).name})"
+
+
 class Stop:
     """SIGTERM, SIGINT and SIGHUP ask the run to stop after the current step (it saves a checkpoint first)."""
     SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n))
@@ -392,6 +395,7 @@ def train(a, stop: Stop) -> int:
             valid = read_corpus(a.valid_tsv, a.valid_src, a.valid_tgt, a.strict, a.lowercase)
     except CorpusError as e:
         raise UsageError(str(e)) from None
+    checks = read_checks(a.check) if a.check else []
     if not len(corpus):
         raise UsageError("the training corpus holds no usable pairs")
     if a.init_from and not Path(a.init_from).is_dir():
@@ -428,18 +432,20 @@ def train(a, stop: Stop) -> int:
                           dropout=a.dropout, pe=a.pe, tie_output=a.tie_output, share_embeddings=a.share_embeddings)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    init_steps = 0
+    init_steps = prior_updates = 0
     if a.init_from:
         try:
             start = load_model(a.init_from)
         except ModelLoadError as e:
             raise UsageError(f"--init-from: {e}") from None
         cfg = ModelConfig.from_dict({**start.cfg.__dict__, "dropout": a.dropout})
-        init_steps = a.init_steps if a.init_steps is not None else _trained_steps(Path(a.init_from))
+        schedule, prior_updates = step_counts(a.init_from)
+        init_steps = a.init_steps if a.init_steps is not None else schedule
     model = (BaselineTransformer if a.baseline else Transformer)(cfg)
     if a.init_from:
         model.load_state_dict(start.model.state_dict())
-        run.log(f"initialised from {a.init_from} (trained {init_steps} steps)")
+        run.log(f"initialised from {a.init_from} ({prior_updates} updates in all; "
+                f"the schedule goes on from {init_steps})")
     run.log(f"processes: {run.world}; model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -501,9 +507,12 @@ def train(a, stop: Stop) -> int:
                     tokens_seen, t_window = 0, now
                     run.log(f"step {step} epoch {epoch} loss {loss.item():.3f} tok/s {tok_s:,.0f} "
                             f"trained {elapsed / 60:.1f} min")
-                if valid is not None and run.main and step % a.eval_every == 0:
-                    vloss, bleu, chrf, sample = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
-                    run.log(f"step {step} valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f} | {sample[0]}")
+                if run.main and step % a.eval_every == 0:
+                    if valid is not None:
+                        vloss, bleu, chrf, sample = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
+                        run.log(f"step {step} valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f} | {sample[0]}")
+                    if checks:
+                        run.log(f"step {step} {check_line(model, checks, src_tok, tgt_tok, a.check)}")
                 out_of_time = bool((a.steps and step >= a.steps) or (budget_s and elapsed >= budget_s))
                 stopping = stop.signum
                 if run.ddp:   # the processes' clocks differ: rank 0 decides for all
@@ -542,12 +551,15 @@ def train(a, stop: Stop) -> int:
             _atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
             _atomic_write(final / "config.json", lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
-            save_model(final, model, src_tok, tgt_tok, half=a.half, metadata={"steps": init_steps + step})
+            save_model(final, model, src_tok, tgt_tok, half=a.half,
+                       metadata={"steps": init_steps + step, "updates": prior_updates + step})
         for name in ("tokenizer_src.json", "tokenizer_tgt.json"):
             shutil.copy(run.out / name, final / name)
         if valid is not None:
             vloss, bleu, chrf, _ = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
             run.log(f"final (average of {n}): valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f}")
+        if checks:
+            run.log(f"final (average of {n}): {check_line(model, checks, src_tok, tgt_tok, a.check)}")
         run.log(f"finished: {step} steps, {elapsed / 60:.1f} min of training; model in {final}")
     if run.ddp:
         dist.barrier()

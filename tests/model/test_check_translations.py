@@ -9,7 +9,8 @@ from test_train_pipeline import TINY, synthetic_tsv
 from model import load
 from model.decoding import translate
 from model.train import main as train_main
-from visualizer.check_translations_command import is_right, main as check_main, normalise
+from model.checks import is_right, normalise
+from visualizer.check_translations_command import main as check_main
 
 
 @pytest.mark.parametrize("output, accepted, right", [
@@ -75,3 +76,35 @@ def test_malformed_check_files_are_one_line(run_command, tmp_path, content, word
     path.write_text(content, encoding="utf-8")
     code, out, err = run_command(["check-translations", str(path), "--model", str(tiny_model_dir)])
     assert code == 2 and words in err and out == ""
+
+
+def test_training_logs_the_check_count_that_check_translations_gives(tmp_path, capsys):
+    """`python -m model.train --check FILE` counts the list's right translations at every validation and for the
+    final model. The same run without the list gives the same weights; the list accepts that model's own output
+    for 5 of 8 sentences, so the final count must be 5, as `check-translations` says for the saved model."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    common = [*TINY, "--tsv", str(tsv), "--steps", "60", "--average", "1", "--eval-every", "30"]
+    assert train_main([*common, "--out", str(tmp_path / "plain")]) == 0
+    lm = load(tmp_path / "plain" / "model")
+    sources = ["red cat", "big blue house", "small dog", "green tree bird", "red dog", "blue cat", "big tree",
+               "small house"]
+    lines = [f"{s}\t{translate(lm, s).text if i < 5 else 'pas ça'}" for i, s in enumerate(sources)]
+    checks = tmp_path / "list.tsv"
+    checks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert train_main([*common, "--out", str(tmp_path / "run"), "--check", str(checks)]) == 0
+    log = (tmp_path / "run" / "train.log").read_text(encoding="utf-8")
+    counted = [line for line in log.splitlines() if " check " in line]
+    assert [line.split(" check ")[0] for line in counted] == ["step 30", "step 60", "final (average of 1):"]
+    assert counted[-1].endswith(": check 5 of 8 right (list.tsv)")
+    capsys.readouterr()
+    check_main([str(checks), "--model", str(tmp_path / "run" / "model")])
+    assert capsys.readouterr().out.splitlines()[-1] == "5 of 8 right"
+
+
+def test_training_refuses_a_broken_check_list_before_it_starts(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    (tmp_path / "bad.tsv").write_text("no tab here\n", encoding="utf-8")
+    code = train_main([*TINY, "--tsv", str(tsv), "--out", str(tmp_path / "run"), "--steps", "5",
+                       "--check", str(tmp_path / "bad.tsv")])
+    assert code == 2 and "bad.tsv:1: expected English<TAB>accepted translations" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "checkpoints").exists()

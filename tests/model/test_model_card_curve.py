@@ -40,3 +40,17 @@ def test_the_summary_of_a_resumed_run_names_its_corpus_and_model_once(tmp_path):
         "    corpus: 10 pairs read", "    processes: 2; model: Transformer 1,000 parameters",
         "    resumed at step 10 (epoch 1, 1.0 min trained)", "    resumed at step 20 (epoch 2, 2.0 min trained)",
         "    finished: 30 steps, 3.0 min of training"]
+
+
+def test_the_card_counts_every_update_the_weights_had_and_names_the_start(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+    from model.model_card import trained_updates
+    save_file({"w": torch.zeros(1)}, str(tmp_path / "model.safetensors"), metadata={"steps": "3000", "updates": "9900"})
+    assert trained_updates(tmp_path) == "\n- 9,900 updates in all (every training run that led to these weights)."
+    save_file({"w": torch.zeros(1)}, str(tmp_path / "model.safetensors"))
+    assert trained_updates(tmp_path) == ""
+    (tmp_path / "train.log").write_text("corpus: 10 pairs read\ninitialised from runs/a/model (6900 updates in all; "
+                                        "the schedule goes on from 0)\nstep 10 epoch 1 loss 3.0\n", encoding="utf-8")
+    assert training_summary(tmp_path).splitlines()[1] == \
+        "    initialised from runs/a/model (6900 updates in all; the schedule goes on from 0)"

@@ -15,7 +15,8 @@ from safetensors.torch import load_file
 from model import load
 from model.decoding import translate
 from model.evaluate import main as evaluate_main
-from model.train import _trained_steps, cooldown_factor
+from model.checkpoint import step_counts
+from model.train import cooldown_factor
 from model.train import main as train_main
 
 WORDS_EN = "red blue green big small cat dog car house tree bird fish".split()
@@ -183,8 +184,32 @@ def test_init_from_continues_a_model_folder(tmp_path):
     for k in wa:
         torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=0)
     assert (tmp_path / "b" / "model" / "tokenizer_src.json").read_bytes() == (start / "tokenizer_src.json").read_bytes()
-    # the folder records all the updates its weights had, so a third run's schedule goes on from 8, not 2
-    assert _trained_steps(start) == 6 and _trained_steps(tmp_path / "b" / "model") == 8
+    # the folder records where the schedule stands, so a third run's goes on from 8, not 2
+    assert step_counts(start) == (6, 6) and step_counts(tmp_path / "b" / "model") == (8, 8)
+    # a warm restart (--init-steps 0) starts the schedule again but keeps counting the updates the weights had
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "c"), "--steps", "3", "--average", "1",
+                       "--init-from", str(tmp_path / "b" / "model"), "--init-steps", "0", *TINY]) == 0
+    assert step_counts(tmp_path / "c" / "model") == (3, 11)
+    assert "(8 updates in all; the schedule goes on from 0)" in (tmp_path / "c" / "train.log").read_text()
+    # a third run with no --init-steps goes on from the schedule's position, not from the count
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "d"), "--steps", "1", "--average", "1",
+                       "--init-from", str(tmp_path / "c" / "model"), *TINY]) == 0
+    assert step_counts(tmp_path / "d" / "model") == (4, 12)
+
+
+def test_step_counts_of_folders_without_or_with_broken_metadata(tmp_path):
+    """A folder saved before the update count was kept reads its schedule position for both; a missing or broken
+    weights file, or a non-number, reads (0, 0)."""
+    from safetensors.torch import save_file
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for meta, want in (({"steps": "9577"}, (9577, 9577)), ({"steps": "3000", "updates": "6900"}, (3000, 6900)),
+                       ({}, (0, 0)), ({"steps": "many"}, (0, 0))):
+        save_file({"w": torch.zeros(1)}, str(folder / "model.safetensors"), metadata=meta or None)
+        assert step_counts(folder) == want, meta
+    (folder / "model.safetensors").write_bytes(b"not safetensors")
+    assert step_counts(folder) == (0, 0)
+    assert step_counts(tmp_path / "absent") == (0, 0)
 
 
 def test_cooldown_takes_the_learning_rate_linearly_to_zero():
