@@ -45,3 +45,18 @@ def test_work_for_a_trace_gone_does_nothing():
     gate.set()
     bg.wait()
     assert done == []
+
+
+def test_no_garbage_collection_runs_in_the_background_thread():
+    """As in the model's worker (test_worker.py): a collection in this thread could free a closed window's Qt
+    objects off the GUI thread, so the collector is off while the work runs, and on again after it."""
+    import gc
+    assert gc.isenabled()
+    bg = TraceBackground("test")
+    trace = Trace()
+    bg.follow(trace)
+    seen = []
+    bg.submit(lambda t: range(3), lambda t, i: seen.append(gc.isenabled()))
+    bg.wait()
+    assert seen == [False, False, False]
+    assert gc.isenabled()

@@ -6,6 +6,8 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
+from ..worker import NO_COLLECTION
+
 
 class TraceBackground:
     def __init__(self, name: str):
@@ -28,6 +30,10 @@ class TraceBackground:
         self._pool.submit(self._run, self._ref, items, do)
 
     def _run(self, ref, items, do) -> None:
+        with NO_COLLECTION:        # a collection here could free a closed window's Qt objects off the GUI thread
+            self._each(ref, items, do)
+
+    def _each(self, ref, items, do) -> None:
         trace = ref()
         if trace is None:
             return
