@@ -44,21 +44,34 @@ def train_log(run: Path) -> list[str]:
 
 
 def validation_curve(run: Path) -> str:
-    """The run's validation figures (steps -> BLEU) from its train.log, as a markdown table ("" without any)."""
-    rows = []
+    """The run's validation figures (steps -> BLEU, and a --check list's count where the log has one) from its
+    train.log, as a markdown table ("" without any)."""
+    rows: list[list[str]] = []
+    checks: dict[str, str] = {}       # the row's first cell -> "X of Y"
+    check_name = ""
     for line in train_log(run):
         m = re.match(r"(step (\d+)|final \(average of (\d+)\):) valid loss ([\d.]+) BLEU ([\d.]+) chrF ([\d.]+)",
                      line)
         if m:
             when = f"{int(m.group(2)):,}" if m.group(2) else f"the average of the last {m.group(3)} checkpoints"
-            rows.append(f"| {when} | {m.group(4)} | {m.group(5)} | {m.group(6)} |")
+            rows.append([when, m.group(4), m.group(5), m.group(6)])
+        c = re.match(r"(step (\d+)|final \(average of (\d+)\):) check (\d+ of \d+) right \((.*)\)$", line)
+        if c:
+            when = f"{int(c.group(2)):,}" if c.group(2) else f"the average of the last {c.group(3)} checkpoints"
+            checks[when], check_name = c.group(4), c.group(5)
         done = re.match(r"finished: (\d+) steps", line)
-        if done and rows and rows[-1].startswith("| the average"):      # where the run stopped: say at which update
-            rows[-1] = rows[-1].replace(" checkpoints |", f" checkpoints, at {int(done.group(1)):,} |", 1)
+        if done and rows and rows[-1][0].startswith("the average"):      # where the run stopped: say at which update
+            at = f", at {int(done.group(1)):,}"
+            if rows[-1][0] in checks:
+                checks[rows[-1][0] + at] = checks.pop(rows[-1][0])
+            rows[-1][0] += at
     if not rows:
         return ""
-    return ("| updates (of this run) | valid loss | valid BLEU (greedy) | valid chrF |\n| --- | --- | --- | --- |\n"
-            + "\n".join(rows))
+    head = ["updates (of this run)", "valid loss", "valid BLEU (greedy)", "valid chrF"]
+    if checks:
+        head.append(f"right of {check_name} (greedy)")
+        rows = [r + [checks.get(r[0], "")] for r in rows]
+    return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
 
 
 def vocabulary(cfg) -> str:

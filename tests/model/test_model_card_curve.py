@@ -54,3 +54,19 @@ def test_the_card_counts_every_update_the_weights_had_and_names_the_start(tmp_pa
                                         "the schedule goes on from 0)\nstep 10 epoch 1 loss 3.0\n", encoding="utf-8")
     assert training_summary(tmp_path).splitlines()[1] == \
         "    initialised from runs/a/model (6900 updates in all; the schedule goes on from 0)"
+
+
+def test_the_curve_counts_the_check_list_where_the_run_had_one(tmp_path):
+    """`train --check` logs a line after each validation; the card puts its count beside that validation's BLEU."""
+    (tmp_path / "train.log").write_text(
+        "step 500 valid loss 1.118 BLEU 40.59 chrF 59.37 | Je suis ton petit ami, non ?\n"
+        "step 500 check 34 of 40 right (own.tsv)\n"
+        "step 1000 valid loss 1.100 BLEU 41.00 chrF 59.90 | Je suis ton ami.\n"
+        "step 1000 check 36 of 40 right (own.tsv)\n"
+        "final (average of 10): valid loss 1.000 BLEU 45.00 chrF 62.00\n"
+        "final (average of 10): check 38 of 40 right (own.tsv)\n"
+        "finished: 1000 steps, 41.0 min of training; model in run/model\n", encoding="utf-8")
+    rows = validation_curve(tmp_path).splitlines()
+    assert rows[0].endswith("| valid chrF | right of own.tsv (greedy) |")
+    assert rows[2:] == ["| 500 | 1.118 | 40.59 | 59.37 | 34 of 40 |", "| 1,000 | 1.100 | 41.00 | 59.90 | 36 of 40 |",
+                        "| the average of the last 10 checkpoints, at 1,000 | 1.000 | 45.00 | 62.00 | 38 of 40 |"]
