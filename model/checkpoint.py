@@ -16,6 +16,7 @@ from safetensors.torch import load_file, save_file
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
                      ModelLoadError, bundled_models)
 from .config import ModelConfig
+from .files import new_file_mode
 from .tokenizer import TextTokenizer
 from .transformer import Transformer
 
@@ -50,6 +51,7 @@ def _atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

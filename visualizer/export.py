@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from model.files import new_file_mode
 from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
@@ -93,7 +94,7 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
         raise ExportError(f"{path.parent}: cannot write here ({e.strerror})") from None
     try:
         write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, path)
     except ExportError:
         Path(tmp).unlink(missing_ok=True)
@@ -104,12 +105,6 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_text(path: Path, text: str) -> None:

@@ -44,6 +44,19 @@ def test_round_trip_translates_identically(tiny_model_dir, tiny_lm):
         assert (a.trace[k] == b.trace[k]).all()
 
 
+def test_a_saved_folder_is_readable_as_any_new_file_is(tiny_lm, tmp_path):
+    """Files are written through a temporary file and a rename; they must not keep the temporary file's 0600."""
+    import os
+    from model.checkpoint import save_model
+    old = os.umask(0o022)
+    try:
+        save_model(tmp_path / "m", tiny_lm.model, tiny_lm.src_tok, tiny_lm.tgt_tok)
+    finally:
+        os.umask(old)
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in (tmp_path / "m").iterdir()}
+    assert modes == dict.fromkeys([WEIGHTS, "config.json", "tokenizer_src.json", "tokenizer_tgt.json"], oct(0o644))
+
+
 @pytest.mark.parametrize("name", [WEIGHTS, "config.json", "tokenizer_src.json", "tokenizer_tgt.json"])
 def test_missing_file(copy, name):
     (copy / name).unlink()
