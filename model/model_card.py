@@ -43,34 +43,36 @@ def train_log(run: Path) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 
+WHEN = r"(?:step (\d+)|final \(average of (\d+)\):)"      # where a validation line was logged
+
+
+def _when(m: re.Match) -> str:
+    return f"{int(m.group(1)):,}" if m.group(1) else f"the average of the last {m.group(2)} checkpoints"
+
+
 def validation_curve(run: Path) -> str:
     """The run's validation figures (steps -> BLEU, and a --check list's count where the log has one) from its
     train.log, as a markdown table ("" without any)."""
     rows: list[list[str]] = []
-    checks: dict[str, str] = {}       # the row's first cell -> "X of Y"
+    counts: list[str] = []            # the --check count logged after each row's validation ("" where none was)
     check_name = ""
     for line in train_log(run):
-        m = re.match(r"(step (\d+)|final \(average of (\d+)\):) valid loss ([\d.]+) BLEU ([\d.]+) chrF ([\d.]+)",
-                     line)
+        m = re.match(WHEN + r" valid loss ([\d.]+) BLEU ([\d.]+) chrF ([\d.]+)", line)
         if m:
-            when = f"{int(m.group(2)):,}" if m.group(2) else f"the average of the last {m.group(3)} checkpoints"
-            rows.append([when, m.group(4), m.group(5), m.group(6)])
-        c = re.match(r"(step (\d+)|final \(average of (\d+)\):) check (\d+ of \d+) right \((.*)\)$", line)
-        if c:
-            when = f"{int(c.group(2)):,}" if c.group(2) else f"the average of the last {c.group(3)} checkpoints"
-            checks[when], check_name = c.group(4), c.group(5)
+            rows.append([_when(m), m.group(3), m.group(4), m.group(5)])
+            counts.append("")
+        c = re.match(WHEN + r" check (\d+ of \d+) right \((.*)\)$", line)
+        if c and rows and rows[-1][0] == _when(c):
+            counts[-1], check_name = c.group(3), c.group(4)
         done = re.match(r"finished: (\d+) steps", line)
         if done and rows and rows[-1][0].startswith("the average"):      # where the run stopped: say at which update
-            at = f", at {int(done.group(1)):,}"
-            if rows[-1][0] in checks:
-                checks[rows[-1][0] + at] = checks.pop(rows[-1][0])
-            rows[-1][0] += at
+            rows[-1][0] += f", at {int(done.group(1)):,}"
     if not rows:
         return ""
     head = ["updates (of this run)", "valid loss", "valid BLEU (greedy)", "valid chrF"]
-    if checks:
+    if any(counts):
         head.append(f"right of {check_name} (greedy)")
-        rows = [r + [checks.get(r[0], "")] for r in rows]
+        rows = [r + [n] for r, n in zip(rows, counts)]
     return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
 
 
