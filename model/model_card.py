@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .checkpoint import CARD, step_counts
+from .checkpoint import CARD, WEIGHTS, step_counts
 from .families import load
 from .data import read_aligned, read_tsv
 from .evaluate import group_references, score, translate_all
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
     examples = translate_all(lm, CLASSROOM, a.beam)
     cfg = lm.cfg
     data, licence = DATA[a.data]
-    size_mb = (Path(a.model) / "model.safetensors").stat().st_size / 1e6
+    size_mb = (Path(a.model) / WEIGHTS).stat().st_size / 1e6
     card = f"""# {a.title or lm.name}
 
 A small encoder-decoder transformer ("Attention Is All You Need", post-LayerNorm), trained from scratch on

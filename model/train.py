@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
+from .assets import CONFIG, SRC_TOK, TGT_TOK
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model, step_counts
 from .command_line import ArgumentParser, UsageError, command, writable_folder
@@ -32,7 +33,7 @@ from .checks import count_right, read_checks
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
 from .tokenizer import TextTokenizer
-from .transformer import PAD, Transformer
+from .transformer import EOS, PAD, Transformer
 
 
 def parse_args(argv=None):
@@ -169,7 +170,7 @@ class Run:
 
 def build_tokenizers(run: Run, corpus):
     a, out = run.a, run.out
-    src_path, tgt_path = out / "tokenizer_src.json", out / "tokenizer_tgt.json"
+    src_path, tgt_path = out / SRC_TOK, out / TGT_TOK
     if run.main and a.tokenizers_from:
         for path in (src_path, tgt_path):
             shutil.copy(Path(a.tokenizers_from) / path.name, path)
@@ -330,7 +331,7 @@ def validate(run: Run, model, valid_pairs, valid_refs, src_tok, tgt_tok):
     n = min(run.a.eval_sentences, len(valid_refs))
     hyps = []
     for start in range(0, n, 64):
-        srcs = [valid_pairs[i][0] + [3] for i in range(start, min(n, start + 64))]
+        srcs = [valid_pairs[i][0] + [EOS] for i in range(start, min(n, start + 64))]
         hyps += [tgt_tok.decode(o) for o in greedy_batch(model, srcs)]
     bleu, chrf = score(hyps, [[r] for r in valid_refs[:n]])
     model.train()
@@ -549,11 +550,11 @@ def train(a, stop: Stop) -> int:
             final.mkdir(parents=True, exist_ok=True)
             state = {k: v.contiguous() for k, v in model.state_dict().items()}
             _atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
-            _atomic_write(final / "config.json", lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
+            _atomic_write(final / CONFIG, lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
             save_model(final, model, src_tok, tgt_tok, half=a.half,
                        metadata={"steps": init_steps + step, "updates": prior_updates + step})
-        for name in ("tokenizer_src.json", "tokenizer_tgt.json"):
+        for name in (SRC_TOK, TGT_TOK):
             shutil.copy(run.out / name, final / name)
         if valid is not None:
             vloss, bleu, chrf, _ = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
