@@ -10,6 +10,9 @@ from model.config import DecodingSettings
 from .steady_label import SteadyLabel
 
 OPEN_FOLDER = "Open model folder…"
+MODEL_CHARS, COMPACT_MODEL_CHARS = 14, 5     # the model picker's width in characters: beside its label, compact
+QT_MAX_SIZE = 16_777_215                     # QWIDGETSIZE_MAX: no maximum
+SENTENCE_CHARS = 36                          # what the sentence field keeps room for before the picker turns compact
 _WITHOUT = " to see what attention does without word order"
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
@@ -62,7 +65,8 @@ class InputBar(QtWidgets.QWidget):
         grid.setContentsMargins(6, 4, 6, 4)
         grid.addWidget(QtWidgets.QLabel("English:"), 0, 0)
         grid.addWidget(self.sentence, 0, 1)
-        grid.addWidget(QtWidgets.QLabel("Model:"), 0, 2)
+        self.model_label = QtWidgets.QLabel("Model:")
+        grid.addWidget(self.model_label, 0, 2)
         grid.addWidget(self.model, 0, 3)
         self.target_label = QtWidgets.QLabel("Target:")
         grid.addWidget(self.target_label, 1, 0)
@@ -81,11 +85,12 @@ class InputBar(QtWidgets.QWidget):
         self.decoding_label = QtWidgets.QLabel("Decoding:")
         grid.addWidget(self.decoding_label, 2, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         grid.addLayout(self.decoding, 2, 1, 1, 3)
-        grid.addWidget(QtWidgets.QLabel("Translation:"), 3, 0)
+        self.translation_label = QtWidgets.QLabel("Translation:")     # the widest label: the first column's width
+        grid.addWidget(self.translation_label, 3, 0)
         grid.addWidget(self.translation, 3, 1, 1, 3)
         grid.addWidget(self.notice, 4, 1, 1, 3)
         grid.setColumnStretch(1, 1)
-        self.model.setMinimumContentsLength(14)
+        self.model.setMinimumContentsLength(MODEL_CHARS)
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)
         self._enable()
@@ -106,25 +111,49 @@ class InputBar(QtWidgets.QWidget):
             return hint
         # as wide as the wider of the two decoding groups, plus the label column
         half = max(self.decoding.itemAt(i).minimumSize().width() for i in range(2))
-        label = self.layout().itemAtPosition(2, 0).minimumSize().width()
+        label = self.decoding_label.minimumSizeHint().width()
         return QtCore.QSize(min(hint.width(), max(half + label + 40, 420)), hint.height())
+
+    def compact_model(self) -> bool:
+        return self.model_label.isHidden()
+
+    def _fit_model(self) -> None:
+        """The model picker at full size while the sentence field keeps room for SENTENCE_CHARS characters beside
+        it; else compact (no label, a narrower box: the status bar names the model), so that with a projector's
+        large text in a narrow column the sentence the class reads shows whole and no row is added."""
+        grid = self.layout()
+        left, _, right, _ = grid.getContentsMargins()
+        fm = self.model.fontMetrics()             # a combo box is as wide as n X's plus its frame and arrow
+        frame = self.model.sizeHint().width() - fm.horizontalAdvance("X" * self.model.minimumContentsLength())
+        room = (self.width() - left - right - 3 * grid.horizontalSpacing() - self.translation_label.sizeHint().width()
+                - self.model_label.sizeHint().width() - frame - fm.horizontalAdvance("X" * MODEL_CHARS))
+        compact = room < SENTENCE_CHARS * self.sentence.fontMetrics().averageCharWidth()
+        if compact != self.compact_model():
+            self.model_label.setHidden(compact)
+            self.model.setMinimumContentsLength(COMPACT_MODEL_CHARS if compact else MODEL_CHARS)
+            # the combo box keeps its old minimum size hint: bound it, else the layout still gives it the old width
+            self.model.setMaximumWidth(self.model.sizeHint().width() if compact else QT_MAX_SIZE)
 
     def _fit_decoding(self) -> None:
         """The decoding controls on one row when they fit beside the label column, else on two."""
-        label = self.layout().itemAtPosition(2, 0).sizeHint().width()
+        label = self.decoding_label.sizeHint().width()
         one_row = label + sum(self.decoding.itemAt(i).sizeHint().width() for i in range(2)) + 40
         wide = self.width() >= one_row
         want = QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
         if self.decoding.direction() != want:
             self.decoding.setDirection(want)
 
-    def resizeEvent(self, event) -> None:
+    def _fit(self) -> None:
+        self._fit_model()
         self._fit_decoding()
+
+    def resizeEvent(self, event) -> None:
+        self._fit()
         super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
-            QtCore.QTimer.singleShot(0, self._fit_decoding)
+            QtCore.QTimer.singleShot(0, self._fit)
         super().changeEvent(event)
 
     def _enable(self) -> None:

@@ -1,0 +1,58 @@
+"""The input bar at a projector's text size: the sentence the class reads keeps its room, and no row is added."""
+from __future__ import annotations
+
+from PySide6 import QtGui
+
+from visualizer.controls import SENTENCE_CHARS, InputBar
+
+SENTENCE = "Two dogs are playing in the snow."
+
+
+def bar_at(qtbot, points: float, width: int) -> InputBar:
+    bar = InputBar()
+    qtbot.addWidget(bar)
+    font = QtGui.QFont(bar.font())
+    font.setPointSizeF(points)
+    bar.setFont(font)
+    bar.model.addItems(["en-fr", "en-de"])
+    bar.model.setCurrentText("en-de")
+    bar.sentence.setText(SENTENCE)
+    bar.resize(width, 300)
+    bar.show()
+    qtbot.waitExposed(bar)
+    return bar
+
+
+def test_a_wide_bar_shows_the_model_picker_with_its_label_beside_the_sentence(qtbot):
+    bar = bar_at(qtbot, 10, 1400)
+    qtbot.waitUntil(lambda: bar.sentence.width() > 0)
+    assert not bar.compact_model() and bar.model_label.isVisible()
+    assert abs(bar.model.geometry().center().y() - bar.sentence.geometry().center().y()) <= 2
+    assert bar.model_label.geometry().left() > bar.sentence.geometry().right()
+
+
+def test_a_narrow_bar_at_presentation_size_shows_the_whole_sentence_beside_a_compact_picker(qtbot):
+    """A 720-line projector: 14-point text, the centre column about 640 pixels wide."""
+    wide = bar_at(qtbot, 14, 2400)
+    qtbot.waitUntil(lambda: wide.sentence.width() > 0)
+    bar = bar_at(qtbot, 14, 640)
+    qtbot.waitUntil(bar.compact_model)
+    qtbot.waitUntil(lambda: bar.model.width() < wide.model.width())
+    assert not bar.model_label.isVisible() and bar.model.isVisible()
+    # still one row: the picker beside the sentence, not under it
+    assert abs(bar.model.geometry().center().y() - bar.sentence.geometry().center().y()) <= 2
+    # the sentence fits its field, and the picker's text (the model's name) fits its box
+    fm = QtGui.QFontMetrics(bar.sentence.font())
+    qtbot.waitUntil(lambda: bar.sentence.width() >= SENTENCE_CHARS * fm.averageCharWidth())
+    assert bar.sentence.width() > fm.horizontalAdvance(SENTENCE) + 20
+    assert bar.model.width() > QtGui.QFontMetrics(bar.model.font()).horizontalAdvance("en-de") + 20
+
+
+def test_the_label_comes_back_when_the_bar_widens_and_hiding_the_details_keeps_the_picker(qtbot):
+    bar = bar_at(qtbot, 14, 640)
+    qtbot.waitUntil(bar.compact_model)
+    bar.set_details_visible(False)            # presentation mode hides the target and decoding rows ...
+    assert bar.model.isVisible()               # ... never the model picker
+    bar.resize(2400, 300)
+    qtbot.waitUntil(lambda: not bar.compact_model())
+    assert bar.model_label.isVisible() and bar.model.isVisible()
