@@ -131,8 +131,9 @@ class InputBar(QtWidgets.QWidget):
         if compact != self.compact_model():
             self.model_label.setHidden(compact)
             self.model.setMinimumContentsLength(COMPACT_MODEL_CHARS if compact else MODEL_CHARS)
-            # the combo box keeps its old minimum size hint: bound it, else the layout still gives it the old width
-            self.model.setMaximumWidth(self.model.sizeHint().width() if compact else QT_MAX_SIZE)
+        # the combo box keeps its old minimum size hint: bound it, else the layout still gives it the old width;
+        # set at every fit, so that a new text size while compact (Ctrl+=) gets a box of the new size
+        self.model.setMaximumWidth(self.model.sizeHint().width() if compact else QT_MAX_SIZE)
 
     def _fit_decoding(self) -> None:
         """The decoding controls on one row when they fit beside the label column, else on two."""

@@ -56,3 +56,14 @@ def test_the_label_comes_back_when_the_bar_widens_and_hiding_the_details_keeps_t
     bar.resize(2400, 300)
     qtbot.waitUntil(lambda: not bar.compact_model())
     assert bar.model_label.isVisible() and bar.model.isVisible()
+
+
+def test_larger_text_while_compact_gets_a_picker_box_of_the_new_size(qtbot):
+    bar = bar_at(qtbot, 14, 640)
+    qtbot.waitUntil(bar.compact_model)
+    before = bar.model.maximumWidth()
+    font = QtGui.QFont(bar.font())
+    font.setPointSizeF(18)                    # Ctrl+= in class
+    bar.setFont(font)
+    qtbot.waitUntil(lambda: bar.model.maximumWidth() > before)
+    assert bar.compact_model() and bar.model.maximumWidth() == bar.model.sizeHint().width()
