@@ -30,8 +30,8 @@ class BeamTreeError(ValueError):
 class Penalty:
     """The length penalty that turns a hypothesis' log-probability into the score the search ranks finished ones by.
 
-    gnmt:  score = log p / ((5 + |y|) / 6) ** value      (Wu et al. 2016, α = value; the seed family, fairseq)
-    power: score = log p / |y| ** value                  (Hugging Face generate's length_penalty)
+    gnmt:  score = log p / ((5 + |y|) / 6) ** value      (Wu et al. 2016, α = value; the seed family)
+    power: score = log p / |y| ** value                  (Hugging Face generate's length_penalty, fairseq's lenpen)
     |y| counts the generated tokens, </s> included."""
     kind: str = GNMT
     value: float = 0.6

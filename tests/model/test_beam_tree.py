@@ -75,8 +75,8 @@ def test_the_bundled_models_search_as_a_tree(en_fr_apple):
     assert len(ended) >= 4 and all(n.token == EOS for n in ended)      # it stopped with k finished, fairseq's rule
     # the output is the finished hypothesis of the best penalised score, not the best log-probability
     assert max(ended, key=lambda n: n.score).id == tree.chosen
-    assert tree.nodes[tree.chosen].score == pytest.approx(Penalty(GNMT, 0.6)(tree.nodes[tree.chosen].cum,
-                                                                           len(result.out_ids)), abs=1e-9)
+    assert tree.nodes[tree.chosen].score == pytest.approx(Penalty(GNMT, BEAM_ALPHA)(tree.nodes[tree.chosen].cum,
+                                                                                  len(result.out_ids)), abs=1e-9)
     # at most k hypotheses stay in the beam at a step; a pruned one has no surviving descendant
     for step in range(tree.n_steps):
         assert sum(1 for n in tree.nodes[1:] if n.step == step and not n.ended) <= 4
