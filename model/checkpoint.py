@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +14,7 @@ from safetensors.torch import load_file, save_file
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
                      ModelLoadError, bundled_models)
 from .config import ModelConfig
-from .files import new_file_mode
+from .files import atomic_write
 from .tokenizer import TextTokenizer
 from .transformer import Transformer
 
@@ -45,17 +43,7 @@ class LoadedModel:
         return schema(self.cfg)
 
 
-def _atomic_write(path: Path, write) -> None:
-    """Write through a temporary file in the same folder, then rename: no half-written file is left."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_atomic_write = atomic_write          # the name the model package has used (train, evaluate)
 
 
 def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer,

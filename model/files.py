@@ -2,6 +2,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+
+class TemporaryFileError(OSError):
+    """The folder refused the temporary file (no permission, read-only, full): nothing was written."""
 
 
 def new_file_mode() -> int:
@@ -10,3 +17,27 @@ def new_file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | None = None,
+                 suffix: str = ".part") -> None:
+    """Write path through a temporary file in its folder that is renamed over path at the end: a reader sees the old
+    file or the new one, never half of one, and a write that fails removes its temporary file and re-raises.
+
+    write(tmp) fills the temporary file, named prefix + random + suffix: by default "NAME.<random>.part", which
+    model.train sweeps away after a run was killed mid-write; writers that pick a format by the file's ending pass
+    its suffix. The file gets an ordinary new file's mode (new_file_mode)."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + "." if prefix is None else prefix, suffix=suffix,
+                                   dir=path.parent)
+    except OSError as e:
+        raise TemporaryFileError(e.errno, e.strerror, str(path.parent)) from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, new_file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -10,7 +10,6 @@ Runs under `torchrun --nproc_per_node=N` with DistributedDataParallel (gloo on C
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import shutil

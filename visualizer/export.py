@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from model.files import new_file_mode
+from model import files
+from model.files import TemporaryFileError
 from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
@@ -83,28 +83,19 @@ def read_heatmap_csv(path: str | Path) -> tuple[list[str], list[str], np.ndarray
 
 
 def atomic_write(path: Path, write: Callable[[str], None]) -> None:
-    """Write through a temporary file beside path, then rename; clear one-line errors."""
+    """model.files.atomic_write (a hidden temporary file with path's ending, for writers that choose the format by
+    it) with clear one-line errors."""
     path = Path(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path.parent}: folder does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-        os.close(fd)
-    except OSError as e:
+        files.atomic_write(path, write, prefix=f".{path.stem}.", suffix=path.suffix)
+    except TemporaryFileError as e:
         raise ExportError(f"{path.parent}: cannot write here ({e.strerror})") from None
-    try:
-        write(tmp)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, path)
     except ExportError:
-        Path(tmp).unlink(missing_ok=True)
         raise
     except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
         raise ExportError(f"{path}: could not be written ({e.strerror or e})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_text(path: Path, text: str) -> None:

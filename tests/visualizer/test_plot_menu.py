@@ -89,11 +89,11 @@ def test_heatmap_panel_csv_has_token_headers(window, tmp_path):
 
 def test_unwritable_folder_is_a_clear_error_and_leaves_nothing(window, tmp_path, monkeypatch):
     import errno
-    import visualizer.export as export
+    import model.files as files
 
     def refuse(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied")
-    monkeypatch.setattr(export.tempfile, "mkstemp", refuse)        # root may write anywhere: refuse as a folder would
+    monkeypatch.setattr(files.tempfile, "mkstemp", refuse)          # root may write anywhere: refuse as a folder would
     with pytest.raises(ExportError, match="cannot write here"):
         write_plot(window.exports.focused_export(), tmp_path / "x.png", "png")
     assert list(tmp_path.iterdir()) == []

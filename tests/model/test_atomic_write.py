@@ -1,0 +1,51 @@
+"""model.files.atomic_write: the one writer behind model folders, checkpoints, --hyps and the app's exports."""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import pytest
+
+import model.files as files
+from model.files import TemporaryFileError, atomic_write
+
+
+def test_a_finished_write_replaces_the_file_with_an_ordinary_mode(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("old")
+    seen = []
+    atomic_write(path, lambda tmp: (seen.append(tmp), open(tmp, "w").write("new")))
+    assert path.read_text() == "new" and os.listdir(tmp_path) == ["a.txt"]
+    assert os.path.basename(seen[0]).startswith("a.txt.") and seen[0].endswith(".part")
+    assert stat.S_IMODE(path.stat().st_mode) == files.new_file_mode()
+
+
+def test_a_failing_write_keeps_the_old_file_and_leaves_no_temporary_one(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("old")
+
+    def half(tmp):
+        open(tmp, "w").write("ne")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(path, half)
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["a.txt"]
+
+
+def test_the_temporary_name_can_keep_the_files_ending(tmp_path):
+    seen = []
+    atomic_write(tmp_path / "fig.png", lambda tmp: (seen.append(tmp), open(tmp, "wb").write(b"x")),
+                 prefix=".fig.", suffix=".png")
+    name = os.path.basename(seen[0])
+    assert name.startswith(".fig.") and name.endswith(".png")
+
+
+def test_a_folder_that_refuses_the_temporary_file_is_named(tmp_path, monkeypatch):
+    def refuse(*a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(files.tempfile, "mkstemp", refuse)       # root may write anywhere: refuse as a folder would
+    with pytest.raises(TemporaryFileError) as e:
+        atomic_write(tmp_path / "a.txt", lambda tmp: None)
+    assert e.value.errno == errno.EACCES and e.value.filename == str(tmp_path)
+    assert os.listdir(tmp_path) == []
