@@ -1,6 +1,8 @@
 """Text on a projector: token labels that never overlap, architecture labels that fit their boxes."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import pyqtgraph as pg
@@ -9,7 +11,7 @@ from PySide6 import QtCore, QtGui
 from model.families.shapes import encoder_decoder
 from visualizer.panels.architecture import ArchitectureMap
 from visualizer.plotting.heatmap import Heatmap
-from visualizer.plotting.text import short
+from visualizer.plotting.text import MIN_LABEL_PT, label_sizes, short, tick_font
 from visualizer.plotting.token_axis import TokenAxis
 from visualizer.state import ViewState
 
@@ -49,8 +51,10 @@ def test_switching_label_sets_back_finds_the_same_fit_and_a_new_font_fits_again(
     assert fresh.fitted(200, *span(src))[1] == first[1]
     big = QtGui.QFont()
     big.setPointSize(30)
-    a.setTickFont(big)                                  # another size: fitted again, fewer labels shown
-    assert len(a.fitted(200, *span(src))[1]) < len(first[1])
+    a.setTickFont(big)                                  # another size: fitted again, from the new size's steps
+    font, _ = a.fitted(200, *span(src))
+    assert font is not first[0] and any(font.pointSizeF() == pytest.approx(pt) for pt in label_sizes(30))
+    assert a.fitted(10_000, *span(src))[0].pointSizeF() == 30
 
 
 def test_crowded_bottom_labels_stagger_or_thin_and_never_overlap(qapp):
@@ -75,7 +79,7 @@ def test_row_labels_thin_out_by_line_height_even_on_an_inverted_axis(qapp):
     (spacing, values), = a.tickValues(99.5, -0.5, 400)          # invertY: the range comes reversed
     step = int(values[1] - values[0])
     smallest = QtGui.QFont()
-    smallest.setPointSizeF(12 * TokenAxis.SMALLEST)             # 100 rows in 400 px: labels at their smallest
+    smallest.setPointSizeF(label_sizes(12)[-1])             # 100 rows in 400 px: labels at their smallest
     assert step >= int(np.ceil(QtGui.QFontMetricsF(smallest).height() / 4.0)) and values[0] == 0.0
     assert a.tickValues(-0.5, 99.5, 400) == [(spacing, values)]
 
@@ -93,7 +97,7 @@ def test_labels_get_smaller_before_any_is_left_out(qapp):
     (spacing, values), = a.tickValues(7.5, -0.5, 0.8 * need)
     assert len(values) == 8
     font, shown = a.fitted(0.3 * need, *span(tokens))    # too little room even at the smallest size: thinned
-    assert len(shown) < 8 and font.pointSizeF() == 12 * TokenAxis.SMALLEST
+    assert len(shown) < 8 and font.pointSizeF() == label_sizes(12)[-1]
     b, _ = axis("bottom", ["brother", "garden", "station", "morning"], points=20)
     assert b.fitted(10_000, -0.5, 3.5)[0].pointSizeF() == 20 and b.base_font.pointSizeF() == 20
 
@@ -203,6 +207,25 @@ def test_plot_token_axes_stagger_or_shrink_before_leaving_a_label_out(qapp):
     assert shown == list(range(8)) and font.pointSizeF() < base and not rows.staggered
 
 
+def test_presentation_sized_rows_shrink_further_than_normal_ones_but_not_below_the_normal_smallest(qapp):
+    """A 720-line projector in presentation mode gave the attention heatmap (15 pt labels) of 10 source tokens about
+    150 px: at 0.7 of 15 pt the rows showed every other token. Labels now shrink to the normal size's smallest
+    (8.4 pt, 0.7 of 12 pt) whatever their set size where that shows them all, so all ten show; where labels must
+    be left out anyway they stay at 0.7 of their size."""
+    assert label_sizes(12) == pytest.approx([12, 10.8, 9.6, 8.4]) and label_sizes(12)[-1] == MIN_LABEL_PT
+    assert label_sizes(15) == pytest.approx([15, 13.5, 12, 10.5, 9, 8.4]) and label_sizes(8) == [8]
+    tokens = ["▁two", "▁young", "▁dogs", "▁are", "▁playing", "▁in", "▁the", "▁snow", ".", "</s>"]
+    rows = TokenAxis("left")
+    rows.setTickFont(tick_font(15))
+    rows.set_labels(tokens)
+    need = {pt: QtGui.QFontMetricsF(tick_font(pt)).height() * 1.05 * len(tokens) for pt in (MIN_LABEL_PT, 9)}
+    assert need[MIN_LABEL_PT] < need[9]
+    font, shown = rows.fitted(need[MIN_LABEL_PT] + 0.5, -0.5, 9.5)      # too short at 0.6 of 15 pt, enough at 8.4
+    assert shown == list(range(10)) and font.pointSizeF() == pytest.approx(MIN_LABEL_PT)
+    font, shown = rows.fitted(need[MIN_LABEL_PT] - 2, -0.5, 9.5)        # not even then: thinned at 0.7 of 15 pt
+    assert font.pointSizeF() == pytest.approx(0.7 * 15) and 0 < len(shown) < 10
+
+
 def test_a_long_title_wraps_within_its_plot_instead_of_being_cut(qtbot):
     """Presentation mode once showed "ecoder masked…": a centred title wider than its plot, cut at both ends."""
     widget = pg.GraphicsLayoutWidget()
@@ -250,3 +273,32 @@ def test_a_long_hover_read_out_ends_in_an_ellipsis_and_keeps_the_whole_text_in_i
         label.sizePolicy().horizontalPolicy() == QtWidgets.QSizePolicy.Policy.Ignored
     label.resize(2000, 30)
     assert label.shown_text() == text
+
+
+def test_the_colour_bar_label_shrinks_to_fit_a_short_plot_and_grows_back(qtbot):
+    """A 720-line projector in presentation mode cut the bar's "attention weight" to "attention weigh"."""
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    hp = Heatmap(widget.addPlot(), font_size=18)
+    hp.add_colorbar("attention weight")
+    widget.addItem(hp.colorbar)
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"], "head 1")
+    axis = hp.colorbar.getAxis("left")
+
+    def label_points():
+        return float(re.search(r"font-size: *([0-9.]+)pt", axis.labelString() + str(axis.labelStyle)).group(1))
+
+    def text_length():             # the label runs along the bar: its unrotated width against the axis' height
+        return axis.label.boundingRect().width()
+
+    widget.resize(500, 600)
+    widget.show()
+    qtbot.waitUntil(lambda: axis.height() > 300 and label_points() == pytest.approx(18))
+    assert text_length() <= axis.height()
+    widget.resize(500, 190)                                   # shorter than the label at 18 pt
+    qtbot.waitUntil(lambda: label_points() < 18)
+    qtbot.wait(50)
+    assert 0.7 * 18 - 0.05 <= label_points() and (text_length() <= axis.height() + 1
+                                                   or label_points() == pytest.approx(0.7 * 18, abs=0.05))
+    widget.resize(500, 600)
+    qtbot.waitUntil(lambda: label_points() == pytest.approx(18))

@@ -16,8 +16,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY, lookup_table, packed_colours, rgba_image
 from .text import TICK_PT, tick_font
-from .titles import hide_title, set_title
+from .titles import SMALLEST, hide_title, set_title
 from .token_axis import TokenAxis
+
+LABEL_MARGIN_PX = 4      # a QGraphicsTextItem's document margin, at each end of an axis label
 
 
 class Heatmap:
@@ -94,6 +96,10 @@ class Heatmap:
         bar.axis.setTextPen(self.foreground)
         bar.axis.setPen(self.foreground)
         self.set_colorbar_font(font or self.font)
+        # a shorter plot: fitted again once the layout has settled (a new label during the layout's pass made the
+        # window taller than the screen); the axis as the timer's context: no call once it is deleted
+        axis = bar.getAxis("left")
+        axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar_label))
         return bar
 
     def set_colorbar_font(self, font: QtGui.QFont, label_points: float | None = None) -> None:
@@ -101,8 +107,26 @@ class Heatmap:
         bar = self.colorbar
         bar.axis.setTickFont(font)
         bar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("−0.00")) + 14)
-        points = label_points or font.pointSizeF()
-        bar.getAxis("left").setLabel(self.colorbar_label, color=self.foreground, **{"font-size": f"{points:g}pt"})
+        self._colorbar_points = label_points or font.pointSizeF()
+        self._colorbar_label_pt = None
+        self._fit_colorbar_label()
+
+    def _fit_colorbar_label(self) -> None:
+        """The bar's label at its set size, or smaller (to SMALLEST of it) where the bar is shorter than the label: a
+        short plot (a 720-line projector in presentation mode) cut "attention weight" to "attention weigh"."""
+        axis = self.colorbar.getAxis("left")
+        points = self._colorbar_points
+        room = axis.height() - 2 * LABEL_MARGIN_PX
+        if self._colorbar_label_pt and room > 0:
+            # the label as drawn (its rich text's font), scaled from the size it has now to the size it is set at
+            drawn = axis.label.boundingRect().width() - 2 * LABEL_MARGIN_PX
+            natural = drawn * points / self._colorbar_label_pt
+            if room < natural:
+                points = max(SMALLEST * points, points * room / natural)
+        points = round(points, 1)
+        if points != self._colorbar_label_pt:
+            self._colorbar_label_pt = points
+            axis.setLabel(self.colorbar_label, color=self.foreground, **{"font-size": f"{points:g}pt"})
 
     def _hatch(self) -> QtWidgets.QGraphicsRectItem:
         if self.hatch is None:

@@ -7,7 +7,13 @@ from PySide6 import QtGui
 
 TICK_PT, LABEL_PT, TITLE_PT = 12, 13, 14
 MAX_LABEL_CHARS = 14
-LABEL_SCALES = (1.0, 0.9, 0.8, 0.7)   # token labels are drawn this much smaller before any is left out
+# token labels are drawn this much smaller before any is left out, and last at MIN_LABEL_PT (the normal size's
+# smallest, 8.4 pt), never smaller: presentation mode's larger text may shrink further than the normal size's, so a
+# projector's short heatmap keeps a label on every row. Labels that must be thinned anyway are drawn at
+# THINNED_SCALE of their size, not smaller.
+LABEL_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)
+MIN_LABEL_PT = 0.7 * TICK_PT
+THINNED_SCALE = 0.7
 
 
 @functools.lru_cache(maxsize=1 << 16)        # axes ask again for every token at every view change
@@ -35,11 +41,19 @@ def tick_font(size: float = TICK_PT) -> QtGui.QFont:
     return f
 
 
+def label_sizes(size: float) -> list[float]:
+    """The point sizes a label set at size may be drawn at, largest first: size at each of LABEL_SCALES that stays
+    above MIN_LABEL_PT, then MIN_LABEL_PT itself (size alone if it is that small already, or has no point size)."""
+    if size <= MIN_LABEL_PT + 1e-6:
+        return [size]
+    return [size * s for s in LABEL_SCALES if size * s > MIN_LABEL_PT + 1e-6] + [MIN_LABEL_PT]
+
+
 def scaled_fonts(base: QtGui.QFont):
-    """base at each of LABEL_SCALES of its size, largest first (base alone if it has no point size)."""
+    """base at each of label_sizes of its size, largest first."""
     size = base.pointSizeF()
-    for scale in LABEL_SCALES if size > 0 else (1.0,):
+    for points in label_sizes(size):
         font = QtGui.QFont(base)
         if size > 0:
-            font.setPointSizeF(size * scale)
+            font.setPointSizeF(points)
         yield font

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from .text import LABEL_SCALES, TITLE_PT
+from .text import TITLE_PT
 
-SMALLEST = LABEL_SCALES[-1]     # a title is drawn this much smaller before it takes another line
+SMALLEST = 0.7     # a title is drawn this much smaller before it takes another line
 
 
 def set_title(plot: pg.PlotItem, title: str, foreground: str = "k", points: float = TITLE_PT) -> None:

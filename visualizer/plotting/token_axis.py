@@ -5,7 +5,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui
 
-from .text import LABEL_SCALES, scaled_fonts, short, tick_font
+from .text import THINNED_SCALE, scaled_fonts, short, tick_font
 
 
 _WIDTHS: dict[tuple, dict[str, float]] = {}     # (QFont.key(), line height) -> {label: its width in pixels}
@@ -15,13 +15,11 @@ class TokenAxis(pg.AxisItem):
     """An axis labelled with tokens, label i at coordinate positions[i] (default i: cell or bar i is centred on i).
 
     Labels never overlap: when they do not all fit, they are drawn a little smaller, then (on a bottom axis) on
-    two staggered lines, then smaller still (to SMALLEST of the set size), and only then are labels left out:
-    a row without its token cannot be read at all, a smaller one can. The fitting happens at paint time from
-    the axis' length in pixels, so resizing a dock fits the labels again. max_labels caps how many labels are
-    drawn (0: none).
+    two staggered lines, then smaller still (text.label_sizes: down to 8.4 pt, the normal size's 0.7), and only
+    then (at 0.7 of the set size: smaller labels only where that saves every one) are labels left out: a row without its token cannot be read at all, a smaller one
+    can. The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels
+    again. max_labels caps how many labels are drawn (0: none).
     """
-
-    SMALLEST = LABEL_SCALES[-1]
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
@@ -106,8 +104,8 @@ class TokenAxis(pg.AxisItem):
 
     def fitted(self, length_px: float, lo: float, hi: float) -> tuple[QtGui.QFont, list[int]]:
         """(font, indices shown): the first way that shows every label it may, of: the set font, 0.9 of it,
-        then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size on
-        the most lines, with every label that clears the one before it."""
+        then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size of at
+        least THINNED_SCALE of the set font on the most lines, with every label that clears the one before it."""
         key = (round(length_px, 1), lo, hi)
         fit = self._fits.get(key)
         if fit is None:
@@ -120,10 +118,16 @@ class TokenAxis(pg.AxisItem):
                 tries += [(f, 2) for f in fonts]
             else:
                 tries += [(f, 1) for f in fonts[2:]]
+            least_size = THINNED_SCALE * self.base_font.pointSizeF() - 1e-6
+            thinned = None               # the smallest try that may thin: labels smaller than that only if all show
             for font, lines in tries:
                 shown = self.label_indices(length_px, lo, hi, font, lines)
                 if len(shown) >= may:
                     break
+                if thinned is None or font.pointSizeF() >= least_size:
+                    thinned = (font, shown, lines)
+            else:
+                font, shown, lines = thinned
             if len(self._fits) > 8:          # the axis was resized many times: keep only the newest
                 self._fits.clear()
             fit = self._fits[key] = (font, shown, lines)
