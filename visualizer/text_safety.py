@@ -1,6 +1,7 @@
 """Text from users in places that are not plain text: XML (SVG exports) and window titles and labels."""
 from __future__ import annotations
 
+import html
 import re
 
 # characters XML 1.0 does not allow, written raw or as character references (Qt's SVG writer does both)
@@ -22,3 +23,12 @@ def isolate(text: str) -> str:
     bidirectional controls in it (U+202E…) cannot reorder what is around it. Isolate controls of its own are
     dropped: a stray U+2069 would end the isolation early."""
     return f"{FSI}{_ISOLATES.sub('', text)}{PDI}"
+
+
+WORD_JOINER = "\u2060"
+
+
+def unbreakable_html(text: str) -> str:
+    """text escaped for Qt's rich text, with a word joiner between its characters: a line never breaks inside it
+    (a token chip "</s>" was shown as "</" and "s>" on two lines; Qt ignores white-space:nowrap on a span)."""
+    return WORD_JOINER.join(html.escape(c) for c in text)

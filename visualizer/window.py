@@ -34,7 +34,7 @@ from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
-from .text_safety import isolate
+from .text_safety import isolate, unbreakable_html
 from .worker import one_torch_thread
 
 
@@ -203,7 +203,8 @@ class MainWindow(QtWidgets.QMainWindow):
         t = result.trace
         max_len = self.lm.cfg.max_len if self.lm is not None else result.max_len      # a saved frame's (last_frame)
         chips = " ".join(
-            f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>&nbsp;{html.escape(p)}&nbsp;</span>"
+            f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>"
+            f"&nbsp;{unbreakable_html(p)}&nbsp;</span>"
             for p in t.out_tokens)
         mode = t.meta.get("mode", "")
         label = "given target" if mode == "teacher-forced" else mode
