@@ -5,7 +5,7 @@ from PySide6 import QtGui
 
 from model.assets import bundled_models
 
-from .controls import OPEN_FOLDER
+from .controls import OPEN_FOLDER, show_from_start
 from .examples import load_examples
 from .theme import THEMES
 
@@ -54,7 +54,7 @@ class Actions:
             act = examples.addAction(ex.sentence)
             act.setToolTip(ex.shows)
             act.setStatusTip(ex.shows)
-            act.triggered.connect(lambda _=False, s=ex.sentence: self.window.inputs.sentence.setText(s))
+            act.triggered.connect(lambda _=False, s=ex.sentence: show_from_start(self.window.inputs.sentence, s))
         examples.setToolTipsVisible(True)
 
     def _navigate(self, nav) -> None:

@@ -29,6 +29,14 @@ def model_label(name: str) -> str:
     return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
 
 
+def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:
+    """Text the program puts in a field (a session, an example, the start) shown from its first letter: QLineEdit
+    shows the end of a text wider than the field, where its cursor goes, and a class reads a sentence from the start.
+    Typing is not affected: this is never called for what the user types."""
+    field.setText(text)
+    field.setCursorPosition(0)
+
+
 class InputBar(QtWidgets.QWidget):
     """Widgets only; the window connects them to the ViewState."""
 

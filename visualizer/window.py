@@ -24,7 +24,7 @@ from .ablation_actions import AblationActions
 from .actions import Actions
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
-from .controls import InputBar, model_label
+from .controls import InputBar, model_label, show_from_start
 from .docks import Docks
 from .export_actions import ExportActions
 from .presentation import Presentation
@@ -132,7 +132,7 @@ class MainWindow(QtWidgets.QMainWindow):
         i, s = self.inputs, self.state
         for w, text in ((i.sentence, s.sentence), (i.target, s.target)):
             if w.text() != text:
-                w.blockSignals(True); w.setText(text); w.blockSignals(False)
+                w.blockSignals(True); show_from_start(w, text); w.blockSignals(False)
         i.show_settings(s.decoding)
         i.positional.blockSignals(True); i.positional.setChecked(s.positional); i.positional.blockSignals(False)
         idx = i.model.findData(s.model_name)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6 import QtGui
 
-from visualizer.controls import SENTENCE_CHARS, InputBar
+from visualizer.controls import SENTENCE_CHARS, InputBar, show_from_start
 
 SENTENCE = "Two dogs are playing in the snow."
 
@@ -67,3 +67,15 @@ def test_larger_text_while_compact_gets_a_picker_box_of_the_new_size(qtbot):
     bar.setFont(font)
     qtbot.waitUntil(lambda: bar.model.maximumWidth() > before)
     assert bar.compact_model() and bar.model.maximumWidth() == bar.model.sizeHint().width()
+
+
+def test_a_sentence_the_program_sets_shows_from_its_first_letter(qtbot):
+    """QLineEdit shows the end of a text wider than it ("…dogs are playing in the snow."); a sentence from an
+    example, a session or the start shows its beginning instead."""
+    bar = bar_at(qtbot, 14, 640)
+    long = "The little girl in the red coat is feeding the ducks by the pond in the park."
+    bar.sentence.setText(long)
+    assert bar.sentence.cursorPosition() == len(long)          # what QLineEdit does by itself
+    show_from_start(bar.sentence, long)
+    assert bar.sentence.text() == long and bar.sentence.cursorPosition() == 0
+    qtbot.waitUntil(lambda: bar.sentence.cursorRect().left() < 20)         # the view is at the start
