@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtWidgets
 from model.config import DecodingSettings
 
 from .steady_label import SteadyLabel
+from .text_safety import unbreakable_html
 
 OPEN_FOLDER = "Open model folder…"
 MODEL_CHARS, COMPACT_MODEL_CHARS = 14, 5     # the model picker's width in characters: beside its label, compact
@@ -27,6 +28,12 @@ def model_label(name: str) -> str:
     """What the model picker shows: a bundled name as it is, a folder by its last two path parts."""
     path = Path(name)
     return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
+
+
+def token_chips(pieces: list[str]) -> str:
+    """The output tokens as chips under the translation (rich text): lines break between chips, never inside one."""
+    return " ".join(f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>"
+                    f"&nbsp;{unbreakable_html(p)}&nbsp;</span>" for p in pieces)
 
 
 def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:

@@ -24,7 +24,7 @@ from .ablation_actions import AblationActions
 from .actions import Actions
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
-from .controls import InputBar, model_label, show_from_start
+from .controls import InputBar, model_label, show_from_start, token_chips
 from .docks import Docks
 from .export_actions import ExportActions
 from .presentation import Presentation
@@ -34,7 +34,7 @@ from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
-from .text_safety import isolate, unbreakable_html
+from .text_safety import isolate
 from .worker import one_torch_thread
 
 
@@ -202,10 +202,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
         max_len = self.lm.cfg.max_len if self.lm is not None else result.max_len      # a saved frame's (last_frame)
-        chips = " ".join(
-            f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>"
-            f"&nbsp;{unbreakable_html(p)}&nbsp;</span>"
-            for p in t.out_tokens)
+        chips = token_chips(t.out_tokens)
         mode = t.meta.get("mode", "")
         label = "given target" if mode == "teacher-forced" else mode
         if t.meta.get("partial"):
