@@ -54,6 +54,10 @@ class SteadyLabel(QtWidgets.QWidget):
             self._heights[key] = self.label.heightForWidth(width)
         return self._heights[key]
 
+    def refit(self) -> None:
+        """Fit the height to the text again, smaller too (a grow_only label whose text changed kind)."""
+        self._refit(restart=True)
+
     def _refit(self, restart: bool = False) -> None:
         height = self._needed_height()
         if self.grow_only and not restart:

@@ -202,16 +202,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
         max_len = self.lm.cfg.max_len if self.lm is not None else result.max_len      # a saved frame's (last_frame)
-        chips = token_chips(t.out_tokens)
-        mode = t.meta.get("mode", "")
-        label = "given target" if mode == "teacher-forced" else mode
-        if t.meta.get("partial"):
-            self.inputs.translation.setText(
-                f"<i>Generating ({label})… the panels show the input's attention and the first token's "
-                "distribution meanwhile.</i>")
-        else:
-            self.inputs.translation.setText(f"<b>{html.escape(result.text) or '(empty)'}</b><br>{chips} &nbsp; "
-                                            f"<span style='color:#888'>[{label}]</span>")
+        self._set_translation(result)
         notes = []
         if cut_chars:
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
@@ -261,10 +252,32 @@ class MainWindow(QtWidgets.QMainWindow):
                              f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
         self.caption.setToolTip(text if self._caption_compact else "")
 
+    def _set_translation(self, result) -> None:
+        """The translation, and under it its tokens as chips, except in a compact window (see compact_caption),
+        where the chips (two or three lines for a long sentence) would take the heatmap's room: the heatmap's axes
+        show the same tokens, and the label's tooltip lists them."""
+        t = result.trace
+        mode = t.meta.get("mode", "")
+        label = "given target" if mode == "teacher-forced" else mode
+        compact = self.compact_caption()
+        if t.meta.get("partial"):
+            text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
+                    "distribution meanwhile.</i>")
+        else:
+            chips = "" if compact else f"<br>{token_chips(t.out_tokens)}"
+            text = (f"<b>{html.escape(result.text) or '(empty)'}</b>{chips} &nbsp; "
+                    f"<span style='color:#888'>[{label}]</span>")
+        self.inputs.translation.setText(text)
+        self.inputs.translation.setToolTip(f"Tokens: {' · '.join(t.out_tokens)}" if compact else "")
+
     def _refit_caption(self) -> None:
-        """Rewrite the caption if the window's height or font moved it across the compact threshold."""
+        """Rewrite the caption and the translation if the window's height or font moved them across the compact
+        threshold; the translation's height then fits its text again, smaller too."""
         if getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
             self._set_caption()
+            if self.translation is not None:
+                self._set_translation(self.translation)
+                self.inputs.translation.refit()
 
     def _render_all(self) -> None:
         self._set_caption()

@@ -293,8 +293,9 @@ def test_presentation_text_size_follows_the_screen():
 
 
 def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
-    """Under 33 lines of text tall, the caption drops its explanation (kept as its tooltip) and the focused heatmap
-    its title, which the caption repeats; a taller window, or smaller text, brings both back."""
+    """Under 33 lines of text tall, the caption drops its explanation (kept as its tooltip), the focused heatmap
+    its title, which the caption repeats, and the translation its token chips (listed in its tooltip); a taller
+    window, or smaller text, brings them back."""
     import html
 
     caption = window.state.schema.caption
@@ -306,12 +307,19 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
         qtbot.waitUntil(lambda: window.compact_caption() and "Each" not in window.caption.label.text()
                         and window.caption.toolTip() == caption(window.state.stage)[1])
         assert not window.attention.focus.plot.titleLabel.isVisible()
+        # the token chips (two or three lines for a long sentence) go too: the heatmap's axes show the tokens
+        tokens = window.trace.out_tokens
+        assert "background:#e4ecf7" not in window.inputs.translation.text()
+        assert window.inputs.translation.text().startswith(f"<b>{html.escape(window.translation.text)}</b>")
+        assert window.inputs.translation.toolTip() == "Tokens: " + " · ".join(tokens)
         window.state.update(layer=1)                     # stays compact through view changes
         assert html.escape(caption(window.state.stage)[1]) not in window.caption.label.text()
         window.presentation.set_font_size(8)
         qtbot.waitUntil(lambda: not window.compact_caption())
         qtbot.waitUntil(lambda: html.escape(caption(window.state.stage)[1]) in window.caption.label.text())
         assert window.caption.toolTip() == "" and window.attention.focus.plot.titleLabel.isVisible()
+        assert window.inputs.translation.text().count("background:#e4ecf7") == len(tokens)
+        assert window.inputs.translation.toolTip() == ""
         assert explanation
     finally:
         window.presentation.set_font_size(size)
