@@ -43,9 +43,6 @@ class LoadedModel:
         return schema(self.cfg)
 
 
-_atomic_write = atomic_write          # the name the model package has used (train, evaluate)
-
-
 def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer,
                half: bool = False, metadata: dict | None = None) -> Path:
     """Save a model folder; half=True stores float16 weights (loaded back as float32)."""
@@ -56,10 +53,10 @@ def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, t
     for key in model.cfg.shared_keys:
         state.pop(key, None)
     meta = {"format": "attention-visualizer/1", **{k: str(v) for k, v in (metadata or {}).items()}}
-    _atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata=meta))
-    _atomic_write(folder / CONFIG, lambda tmp: Path(tmp).write_text(model.cfg.to_json() + "\n", encoding="utf-8"))
-    _atomic_write(folder / SRC_TOK, lambda tmp: src_tok.save(tmp))
-    _atomic_write(folder / TGT_TOK, lambda tmp: tgt_tok.save(tmp))
+    atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata=meta))
+    atomic_write(folder / CONFIG, lambda tmp: Path(tmp).write_text(model.cfg.to_json() + "\n", encoding="utf-8"))
+    atomic_write(folder / SRC_TOK, lambda tmp: src_tok.save(tmp))
+    atomic_write(folder / TGT_TOK, lambda tmp: tgt_tok.save(tmp))
     return folder
 
 

@@ -10,10 +10,11 @@ from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
-from .checkpoint import LoadedModel, ModelLoadError, _atomic_write
+from .checkpoint import LoadedModel, ModelLoadError
 from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
 from .families import load
+from .files import atomic_write
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
 
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 if __name__ == "__main__":

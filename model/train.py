@@ -26,11 +26,12 @@ from tqdm import tqdm
 
 from .assets import CONFIG, SRC_TOK, TGT_TOK
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
-from .checkpoint import ModelLoadError, _atomic_write, load_model, save_model, step_counts
+from .checkpoint import ModelLoadError, load_model, save_model, step_counts
 from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .checks import count_right, read_checks
 from .config import ModelConfig
 from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
+from .files import atomic_write
 from .losses import training_loss
 from .tokenizer import TextTokenizer
 from .transformer import EOS, PAD, Transformer
@@ -223,8 +224,8 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
     info = {"step": step, "epoch": epoch, "batch_pos": batch_pos, "elapsed": elapsed,
             "file": path.name, "rng": random.getstate()[1][0], "config": shape_config(model.cfg)}
     # the counters also go in the checkpoint itself: a damaged newer one falls back on it (see load_state)
-    _atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"info": json.dumps(info)}))
-    _atomic_write(run.ckpt_dir / "last.json", lambda tmp: Path(tmp).write_text(json.dumps(info), encoding="utf-8"))
+    atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"info": json.dumps(info)}))
+    atomic_write(run.ckpt_dir / "last.json", lambda tmp: Path(tmp).write_text(json.dumps(info), encoding="utf-8"))
     keep = sorted(run.ckpt_dir.glob("step*.safetensors"))[: -max(run.a.average, 2)]
     for old in keep:
         old.unlink()
@@ -554,8 +555,8 @@ def train(a, stop: Stop) -> int:
         if a.baseline:
             final.mkdir(parents=True, exist_ok=True)
             state = {k: v.contiguous() for k, v in model.state_dict().items()}
-            _atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
-            _atomic_write(final / CONFIG, lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
+            atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
+            atomic_write(final / CONFIG, lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
             save_model(final, model, src_tok, tgt_tok, half=a.half,
                        metadata={"steps": init_steps + step, "updates": prior_updates + step})

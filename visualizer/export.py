@@ -16,7 +16,6 @@ from typing import Callable, Iterable
 import numpy as np
 
 from model import files
-from model.files import TemporaryFileError
 from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
@@ -90,10 +89,8 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
         raise ExportError(f"{path.parent}: folder does not exist")
     try:
         files.atomic_write(path, write, prefix=f".{path.stem}.", suffix=path.suffix)
-    except TemporaryFileError as e:
+    except files.TemporaryFileError as e:
         raise ExportError(f"{path.parent}: cannot write here ({e.strerror})") from None
-    except ExportError:
-        raise
     except OSError as e:
         raise ExportError(f"{path}: could not be written ({e.strerror or e})") from None
 

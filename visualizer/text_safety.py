@@ -10,6 +10,7 @@ _RAW = re.compile(f"[{_XML_INVALID}]")
 _REF = re.compile(r"&#(?:x0*([0-8bcefBCEF]|1[0-9a-fA-F]|[fF]{3}[eEfF])|0*([0-8]|1[1-24-9]|2[0-9]|3[01]|6553[45]));")
 _ISOLATES = re.compile("[\u2066-\u2069]")
 FSI, PDI = "\u2068", "\u2069"
+WORD_JOINER = "\u2060"
 
 
 def xml_safe(data: bytes) -> bytes:
@@ -23,9 +24,6 @@ def isolate(text: str) -> str:
     bidirectional controls in it (U+202E…) cannot reorder what is around it. Isolate controls of its own are
     dropped: a stray U+2069 would end the isolation early."""
     return f"{FSI}{_ISOLATES.sub('', text)}{PDI}"
-
-
-WORD_JOINER = "\u2060"
 
 
 def unbreakable_html(text: str) -> str:

@@ -16,9 +16,10 @@ class TokenAxis(pg.AxisItem):
 
     Labels never overlap: when they do not all fit, they are drawn a little smaller, then (on a bottom axis) on
     two staggered lines, then smaller still (text.label_sizes: down to 8.4 pt, the normal size's 0.7), and only
-    then (at 0.7 of the set size: smaller labels only where that saves every one) are labels left out: a row without its token cannot be read at all, a smaller one
-    can. The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels
-    again. max_labels caps how many labels are drawn (0: none).
+    then are labels left out, drawn at 0.7 of the set size (smaller labels only where that saves every one): a
+    row without its token cannot be read at all, a smaller one can. The fitting happens at paint time from the
+    axis' length in pixels, so resizing a dock fits the labels again. max_labels caps how many labels are drawn
+    (0: none).
     """
 
     def __init__(self, orientation: str, **kwargs):
