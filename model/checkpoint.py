@@ -48,7 +48,7 @@ def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, t
     """Save a model folder; half=True stores float16 weights (loaded back as float32)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to(torch.float16 if half else torch.float32).contiguous().clone()
+    state = {k: v.detach().to("cpu", torch.float16 if half else torch.float32).contiguous().clone()
              for k, v in model.state_dict().items()}
     for key in model.cfg.shared_keys:
         state.pop(key, None)

@@ -317,10 +317,11 @@ def greedy_batch(model: Transformer, batch_src: list[list[int]], max_new: int | 
     src = torch.full((len(batch_src), Ts), PAD, dtype=torch.long)
     for b, s in enumerate(batch_src):
         src[b, : len(s)] = torch.tensor(s)
-    memory, src_mask = model.encode(src)
+    device = next(model.parameters()).device          # the CPU, or a GPU while training there
+    memory, src_mask = model.encode(src.to(device))
     cache = model.new_cache()
-    tgt = torch.full((len(batch_src), 1), BOS, dtype=torch.long)
-    done = torch.zeros(len(batch_src), dtype=torch.bool)
+    tgt = torch.full((len(batch_src), 1), BOS, dtype=torch.long, device=device)
+    done = torch.zeros(len(batch_src), dtype=torch.bool, device=device)
     steps = min(model.cfg.max_len - 1, max_new if max_new is not None else 2 * Ts + 10)
     for _ in range(steps):
         nxt = _next_logits(model, tgt, memory, src_mask, cache).argmax(-1)     # (B,)

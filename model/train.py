@@ -91,6 +91,8 @@ def parse_args(argv=None):
     t.add_argument("--eval-sentences", type=int, default=300)
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    t.add_argument("--device", default="cpu", help="where to train: cpu (default), or cuda for a GPU (checkpoints and "
+                                                   "the model are stored for the CPU either way)")
     t.add_argument("--resume", action="store_true", help="continue from the run folder's last checkpoint")
     t.add_argument("--half", action="store_true", help="store the final weights as float16")
     a = p.parse_args(argv)
@@ -120,6 +122,14 @@ def parse_args(argv=None):
         p.error("--rdrop needs --dropout above 0: without dropout both passes are the same")
     if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1:
         p.error("--dropout and --label-smoothing must be in [0, 1)")
+    try:
+        a.device = torch.device(a.device).type
+    except RuntimeError:
+        p.error(f"--device {a.device}: give cpu or cuda")
+    if a.device not in ("cpu", "cuda"):
+        p.error(f"--device {a.device}: give cpu or cuda")
+    if a.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch sees no CUDA GPU on this machine (train with --device cpu)")
     writable_folder(a.out)
     return a
 
@@ -154,12 +164,17 @@ class Run:
         self.out = Path(a.out)
         self.ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
         if self.ddp:
-            dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+            dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
         self.rank = dist.get_rank() if self.ddp else 0
         self.world = dist.get_world_size() if self.ddp else 1
         self.main = self.rank == 0
         if a.threads:
             torch.set_num_threads(a.threads)
+        self.device = torch.device("cpu")
+        if a.device == "cuda":   # one GPU per process, as torchrun numbers them
+            self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(self.device)
+            torch.backends.cuda.matmul.allow_tf32 = True
         self.ckpt_dir = self.out / "checkpoints"
         if self.main:
             self.ckpt_dir.mkdir(parents=True, exist_ok=True)
@@ -210,14 +225,14 @@ def encode_pairs(corpus, src_tok, tgt_tok, max_len):
 
 def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float):
     """A resumable checkpoint: weights and Adam state in safetensors, counters in JSON."""
-    tensors = {f"model.{k}": v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors = {f"model.{k}": v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
         for p in group["params"]:
             st = opt.state.get(p, {})
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in st:
-                    tensors[f"adam.{key}.{names[id(p)]}"] = st[key].detach().clone().contiguous()
+                    tensors[f"adam.{key}.{names[id(p)]}"] = st[key].detach().cpu().clone().contiguous()
     for key in model.cfg.shared_keys:
         tensors.pop(f"model.{key}", None)
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
@@ -296,8 +311,8 @@ def load_state(run: Run, model, opt):
         for n, p in params.items():
             if f"adam.exp_avg.{n}" in tensors:
                 opt.state[p] = {"step": torch.tensor(float(step)),
-                                "exp_avg": tensors[f"adam.exp_avg.{n}"],
-                                "exp_avg_sq": tensors[f"adam.exp_avg_sq.{n}"]}
+                                "exp_avg": tensors[f"adam.exp_avg.{n}"].to(p.device),
+                                "exp_avg_sq": tensors[f"adam.exp_avg_sq.{n}"].to(p.device)}
         if path.name != _checkpoint_candidates(run.ckpt_dir)[0][0].name:
             run.log(f"notice: resuming from the previous good checkpoint {path.name}")
         return counters
@@ -331,7 +346,7 @@ def validate(run: Run, model, valid_pairs, valid_refs, src_tok, tgt_tok):
     model.eval()
     total, count = 0.0, 0
     for idx in token_batches(valid_pairs, 4096, 0, shuffle=False):
-        src, tin, tout = collate(valid_pairs, idx)
+        src, tin, tout = (t.to(run.device) for t in collate(valid_pairs, idx))
         logits = model(src, tin)
         total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tout.reshape(-1),
                                  ignore_index=PAD, reduction="sum").item()
@@ -455,6 +470,7 @@ def train(a, stop: Stop) -> int:
         model.load_state_dict(start.model.state_dict())
         run.log(f"initialised from {a.init_from} ({prior_updates} updates in all; "
                 f"the schedule goes on from {init_steps})")
+    model.to(run.device)
     run.log(f"processes: {run.world}; model: {'torch.nn.Transformer baseline' if a.baseline else 'Transformer'} "
             f"{model.num_parameters():,} parameters, config {json.dumps(cfg.__dict__)}")
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -468,7 +484,8 @@ def train(a, stop: Stop) -> int:
             run.log(f"resumed at step {step} (epoch {epoch}, {elapsed / 60:.1f} min trained)")
     train_model = model
     if run.ddp:
-        train_model = torch.nn.parallel.DistributedDataParallel(model)
+        train_model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[run.device] if run.device.type == "cuda" else None)
     model.train()
     budget_s = a.minutes * 60 if a.minutes else None
     bar = tqdm(total=a.steps or None, initial=step, disable=not run.main, unit="step", dynamic_ncols=True,
@@ -489,6 +506,8 @@ def train(a, stop: Stop) -> int:
             while batch_pos < len(batches):
                 t0 = time.monotonic()
                 src, tin, tout = collate(pairs, batches[batch_pos])
+                n_tokens = int((tout != PAD).sum())
+                src, tin, tout = src.to(run.device), tin.to(run.device), tout.to(run.device)
                 for g in opt.param_groups:
                     g["lr"] = (lr_at(init_steps + step + 1, cfg.d_model, a.warmup, a.lr_scale)
                                * cooldown_factor(step, a.steps, a.cooldown))
@@ -500,7 +519,7 @@ def train(a, stop: Stop) -> int:
                 step += 1
                 batch_pos += 1
                 elapsed += time.monotonic() - t0
-                tokens_seen += int((tout != PAD).sum()) * run.world
+                tokens_seen += n_tokens * run.world
                 now = time.monotonic()
                 tok_s = tokens_seen / max(now - t_window, 1e-9)
                 if run.main:
@@ -554,7 +573,7 @@ def train(a, stop: Stop) -> int:
         final = run.out / "model"
         if a.baseline:
             final.mkdir(parents=True, exist_ok=True)
-            state = {k: v.contiguous() for k, v in model.state_dict().items()}
+            state = {k: v.cpu().contiguous() for k, v in model.state_dict().items()}
             atomic_write(final / BASELINE_WEIGHTS, lambda tmp: save_file(state, tmp))
             atomic_write(final / CONFIG, lambda tmp: Path(tmp).write_text(cfg.to_json(), encoding="utf-8"))
         else:
