@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import torch
 
@@ -309,23 +309,33 @@ def generate_steps(lm: LoadedModel, text: str, settings: DecodingSettings = Deco
 
 
 @torch.no_grad()
-def greedy_batch(model: Transformer, batch_src: list[list[int]], max_new: int | None = None) -> list[list[int]]:
-    """Greedy decoding of many sentences at once (for evaluation); each result ends at its first </s>."""
+def greedy_batch(model: Transformer | Sequence[Transformer], batch_src: list[list[int]],
+                 max_new: int | None = None) -> list[list[int]]:
+    """Greedy decoding of many sentences at once (for evaluation); each result ends at its first </s>.
+
+    `model` may be a list of models that share one vocabulary, an ensemble: each token is then the one with the
+    highest mean of their log-probabilities (for a single model, the highest logit: the same token)."""
     if not batch_src:
         return []
+    models = list(model) if isinstance(model, (list, tuple)) else [model]
     Ts = max(map(len, batch_src))
     src = torch.full((len(batch_src), Ts), PAD, dtype=torch.long)
     for b, s in enumerate(batch_src):
         src[b, : len(s)] = torch.tensor(s)
-    device = next(model.parameters()).device          # the CPU, or a GPU while training there
-    memory, src_mask = model.encode(src.to(device))
-    cache = model.new_cache()
+    device = next(models[0].parameters()).device          # the CPU, or a GPU while training there
+    encoded = [m.encode(src.to(device)) for m in models]
+    caches = [m.new_cache() for m in models]
     tgt = torch.full((len(batch_src), 1), BOS, dtype=torch.long, device=device)
     done = torch.zeros(len(batch_src), dtype=torch.bool, device=device)
-    steps = min(model.cfg.max_len - 1, max_new if max_new is not None else 2 * Ts + 10)
+    max_len = min(m.cfg.max_len for m in models)
+    steps = min(max_len - 1, max_new if max_new is not None else 2 * Ts + 10)
     for _ in range(steps):
-        nxt = _next_logits(model, tgt, memory, src_mask, cache).argmax(-1)     # (B,)
-        nxt = nxt.masked_fill(done, PAD)
+        if len(models) == 1:
+            scores = _next_logits(models[0], tgt, *encoded[0], caches[0])                     # (B, V_y)
+        else:
+            scores = sum(torch.log_softmax(_next_logits(m, tgt, memory, mask, cache).float(), dim=-1)
+                         for m, (memory, mask), cache in zip(models, encoded, caches)) / len(models)
+        nxt = scores.argmax(-1).masked_fill(done, PAD)                                       # (B,)
         tgt = torch.cat([tgt, nxt[:, None]], dim=1)
         done |= nxt == EOS
         if bool(done.all()):

@@ -31,7 +31,11 @@ def group_references(src: list[str], tgt: list[str]) -> tuple[list[str], list[li
 
 
 def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size: int = 64,
-                  progress=None) -> list[str]:
+                  progress=None, ensemble: tuple[LoadedModel, ...] = ()) -> list[str]:
+    """Translations of `sources` in their order; with `ensemble` (greedy only), `lm` and those models decode
+    together (see `check_ensemble`)."""
+    if ensemble:
+        check_ensemble(lm, ensemble, beam)
     if getattr(lm, "family", "seed") != "seed":          # other families (model/families/hf) decode in their own run
         from .families import translate
         settings = DecodingSettings(method="beam" if beam > 1 else "greedy", beam=max(beam, 1))
@@ -43,7 +47,8 @@ def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size
         out: dict[int, list[int]] = {}
         for start in range(0, len(order), batch_size):
             chunk = order[start: start + batch_size]
-            for i, o in zip(chunk, greedy_batch(lm.model, [ids[i] for i in chunk])):
+            models = [lm.model, *(other.model for other in ensemble)]
+            for i, o in zip(chunk, greedy_batch(models, [ids[i] for i in chunk])):
                 out[i] = o
             if progress:
                 progress(min(start + batch_size, len(order)), len(order))
@@ -54,6 +59,18 @@ def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size
         if progress and n % 50 == 0:
             progress(n, len(ids))
     return hyps
+
+
+def check_ensemble(lm: LoadedModel, ensemble, beam: int) -> None:
+    """ValueError unless the models can decode together: this project's translators, greedy, one vocabulary."""
+    if beam > 1:
+        raise ValueError("an ensemble decodes greedily: leave out --beam")
+    for other in (lm, *ensemble):
+        if getattr(other, "family", "seed") != "seed" or not hasattr(other, "src_tok"):
+            raise ValueError(f"{other.name}: only this app's own translators decode as an ensemble")
+    for other in ensemble:
+        if (other.src_tok.to_str(), other.tgt_tok.to_str()) != (lm.src_tok.to_str(), lm.tgt_tok.to_str()):
+            raise ValueError(f"{other.name} has other tokenizers than {lm.name}: an ensemble needs one vocabulary")
 
 
 def _streams(refs: list[list[str]]) -> list[list[str | None]]:
@@ -126,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--against", metavar="MODEL", help="also translate with this model (the baseline) and say whether "
                    "--model's BLEU differs from it by more than chance (paired bootstrap, 1,000 resamples)")
     p.add_argument("--hyps", help="also write the translations to this file (its folder must exist)")
+    p.add_argument("--ensemble", nargs="+", metavar="MODEL", default=[],
+                   help="decode with --model and these models together, greedily: each token is the one with the "
+                        "highest mean log-probability (they must share --model's tokenizers). With --hyps this "
+                        "writes an ensemble's translations, e.g. the targets for distilling it into one model")
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
     a = p.parse_args(argv)
@@ -142,13 +163,16 @@ def main(argv: list[str] | None = None) -> int:
                               + (f" ({len(corpus.problems)} malformed line(s) skipped)" if corpus.problems else ""))
         lm = _load_any(a.model)
         baseline = _load_any(a.against) if a.against else None
-    except (CorpusError, ModelLoadError) as e:
+        ensemble = tuple(_load_any(name) for name in a.ensemble)
+        if ensemble:
+            check_ensemble(lm, ensemble, a.beam)
+    except (CorpusError, ModelLoadError, ValueError) as e:
         raise UsageError(str(e)) from None
     report_problems(corpus)
     sources, refs = group_references(corpus.src, corpus.tgt)
     if a.limit:
         sources, refs = sources[: a.limit], refs[: a.limit]
-    hyps = translate_all(lm, sources, a.beam,
+    hyps = translate_all(lm, sources, a.beam, ensemble=ensemble,
                          progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))
     if a.hyps:
         try:
