@@ -45,9 +45,9 @@ def translate_all(lm: LoadedModel, sources: list[str], beam: int = 1, batch_size
     if beam <= 1:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out: dict[int, list[int]] = {}
+        models = [lm.model, *(other.model for other in ensemble)]
         for start in range(0, len(order), batch_size):
             chunk = order[start: start + batch_size]
-            models = [lm.model, *(other.model for other in ensemble)]
             for i, o in zip(chunk, greedy_batch(models, [ids[i] for i in chunk])):
                 out[i] = o
             if progress:

@@ -123,11 +123,12 @@ def parse_args(argv=None):
     if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1:
         p.error("--dropout and --label-smoothing must be in [0, 1)")
     try:
-        a.device = torch.device(a.device).type
+        kind = torch.device(a.device).type
     except RuntimeError:
+        kind = None
+    if kind not in ("cpu", "cuda"):
         p.error(f"--device {a.device}: give cpu or cuda")
-    if a.device not in ("cpu", "cuda"):
-        p.error(f"--device {a.device}: give cpu or cuda")
+    a.device = kind
     if a.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA GPU on this machine (train with --device cpu)")
     writable_folder(a.out)
@@ -225,14 +226,14 @@ def encode_pairs(corpus, src_tok, tgt_tok, max_len):
 
 def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float):
     """A resumable checkpoint: weights and Adam state in safetensors, counters in JSON."""
-    tensors = {f"model.{k}": v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors = {f"model.{k}": v.detach().to("cpu", copy=True).contiguous() for k, v in model.state_dict().items()}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
         for p in group["params"]:
             st = opt.state.get(p, {})
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in st:
-                    tensors[f"adam.{key}.{names[id(p)]}"] = st[key].detach().cpu().clone().contiguous()
+                    tensors[f"adam.{key}.{names[id(p)]}"] = st[key].detach().to("cpu", copy=True).contiguous()
     for key in model.cfg.shared_keys:
         tensors.pop(f"model.{key}", None)
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
