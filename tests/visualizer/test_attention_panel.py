@@ -25,6 +25,24 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     assert f"{float(w[2, 3]):.6f}" in text and f"“{rows[2]}”" in text and f"“{cols[3]}”" in text
 
 
+def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window, panel):
+    """At 720 lines on a projector the whole read-out did not fit and its weight was cut to “…”."""
+    window.state.update(kind="cross", layer=1, head=1)
+    w = window.trace.attention("cross", 1, 1)
+    rows, cols = window.trace.axis_tokens("cross")
+    panel._hovered(scene_pos(panel.focus, 2, 3))
+    full, label = panel.hover.text(), panel.hover
+    weight = f"{float(w[2, 3]):.6f}"
+    short = f"“{rows[2]}” → “{cols[3]}”: {weight}"
+    metrics = label.fontMetrics()
+    label.resize(metrics.horizontalAdvance(full) + 20, label.height())
+    assert label.shown_text() == full
+    label.resize(metrics.horizontalAdvance(short) + 4, label.height())
+    assert label.shown_text() == short and label.toolTip() == full
+    label.resize(metrics.horizontalAdvance(short) // 2, label.height())
+    assert label.shown_text().endswith("…") and label.shown_text().startswith(f"“{rows[2]}”"[:2])
+
+
 def test_hover_on_a_masked_cell_says_masked_not_zero(qtbot, window, panel):
     window.state.update(kind="dec_self", layer=0, head=0)
     panel._hovered(scene_pos(panel.focus, 0, 2))           # row 0 may not look at key 2: the future

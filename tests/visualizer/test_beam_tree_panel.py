@@ -153,6 +153,11 @@ def test_hover_and_click_name_the_hypothesis(panel, beam_result, show_trace):
     n = next(tree.nodes[i] for i in seen if i > 0)
     panel._hovered(panel.scene_pos_of(n.id))
     assert f"“{n.text}”" in panel.hover.text() and f"{n.cum:.2f}".replace("-", "−") in panel.hover.text()
+    short = panel.describe(n.id, short=True)                 # what a narrow read-out shows: token, score, fate
+    assert f"“{n.piece}”" in short and f"{n.score:.2f}".replace("-", "−") in short and len(short) < len(
+        panel.hover.text())
+    panel.hover.resize(panel.hover.fontMetrics().horizontalAdvance(short) + 12, panel.hover.height())
+    assert panel.hover.shown_text() == short
     assert panel.node_at(panel.vb.mapViewToScene(QtCore.QPointF(0.5, 0.5))) is None    # between labels
     panel.choose(n.id)
     assert asked == [n.id]

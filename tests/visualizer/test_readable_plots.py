@@ -273,6 +273,15 @@ def test_a_long_hover_read_out_ends_in_an_ellipsis_and_keeps_the_whole_text_in_i
         label.sizePolicy().horizontalPolicy() == QtWidgets.QSizePolicy.Policy.Ignored
     label.resize(2000, 30)
     assert label.shown_text() == text
+    middle, short = "“voiture” (5) → “car” (4): 0.912345", "“voiture” → “car”: 0.912345"
+    label.setText(text, shorter=(middle, short))
+    metrics = label.fontMetrics()
+    for width, shown in ((metrics.horizontalAdvance(middle) + 2, middle), (metrics.horizontalAdvance(short), short)):
+        label.resize(width + label.width() - label.contentsRect().width(), 30)
+        assert label.shown_text() == shown and label.toolTip() == text
+    label.setText(text)                                     # a new text without shorter forms forgets the old ones
+    label.resize(metrics.horizontalAdvance(short), 30)
+    assert label.shown_text().endswith("…") and label.shown_text().startswith("query")
 
 
 def test_the_colour_bar_label_shrinks_to_fit_a_short_plot_and_grows_back(qtbot):

@@ -71,7 +71,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.thumbnails = Thumbnails()                   # the small heads' images, coloured once per trace
         self._framed = None                             # (framed head or None, number of heads)
         # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
-        self.hover = ElidedLabel("Hover over a cell to read its exact weight.")
+        self.hover = ElidedLabel()
+        self.hover.setText("Hover over a cell to read its exact weight.", shorter=("Hover a cell: its weight.",))
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -224,9 +225,12 @@ class AttentionPanel(QtWidgets.QWidget):
             return
         r, c = cell
         value = self.focus.shown[r, c]
-        text = (f"query “{self.focus.rows[r]}” (row {r}) → key “{self.focus.cols[c]}” (column {c}): "
-                + ("masked — this cell gets no attention" if np.isnan(value) else f"weight {float(value):.6f}"))
-        self.hover.setText(text)
+        query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
+        text = (f"query “{query}” (row {r}) → key “{key}” (column {c}): "
+                + ("masked — this cell gets no attention" if masked else f"weight {float(value):.6f}"))
+        short = f"“{query}” → “{key}”: " + ("masked" if masked else f"{float(value):.6f}")
+        self.hover.setText(text, shorter=(f"“{query}” (row {r}) → “{key}” (column {c}): "
+                                          + ("masked" if masked else f"{float(value):.6f}"), short))
 
     def _clicked(self, event) -> None:
         self.focus_head_at(event.scenePos())

@@ -124,8 +124,10 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.band.setPen(pg.mkPen(None))
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
-        self.hover = ElidedLabel("Under each token: the hypothesis' log p (at </s>: its length-penalised score). "
-                                 "Hover over one for its details; click it to see the decoder's attention for it.")
+        self.hover = ElidedLabel()
+        self.hover.setText("Under each token: the hypothesis' log p (at </s>: its length-penalised score). "
+                           "Hover over one for its details; click it to see the decoder's attention for it.",
+                           shorter=("Under each token: log p. Hover for details; click for its attention.",))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
@@ -434,12 +436,16 @@ class BeamTreePanel(QtWidgets.QWidget):
         """Where a node sits in the scene (tests click there)."""
         return self.vb.mapViewToScene(QtCore.QPointF(*self.pos[node_id]))
 
-    def describe(self, node_id: int) -> str:
-        """The hover text of a hypothesis: the whole prefix and its scores."""
+    def describe(self, node_id: int, short: bool = False) -> str:
+        """The hover text of a hypothesis: the whole prefix and its scores (short: its token, log p, score and
+        fate, for a read-out narrower than the whole text)."""
         t = self.tree
         n = t.nodes[node_id]
         if node_id == 0:
             return f"The start: the decoder reads “{n.piece}” first."
+        if short:
+            fate = {CHOSEN: "chosen", FINISHED: "finished", KEPT: "kept", PRUNED: "pruned"}[n.fate]
+            return f"“{n.piece}” at step {n.step}: log p {signed(n.logp)}, score {signed(n.score)}; {fate}."
         fate = {CHOSEN: "on the chosen translation", FINISHED: "finished (a complete hypothesis, not chosen)",
                 KEPT: "kept in the beam", PRUNED: "pruned: none of its continuations stayed in the beam"}[n.fate]
         text = (f"“{n.text}” — step {n.step}, token “{n.piece}”: log p(token) = {signed(n.logp)}, "
@@ -454,7 +460,7 @@ class BeamTreePanel(QtWidgets.QWidget):
             self.view.setToolTip("")
             return
         text = self.describe(i)
-        self.hover.setText(text)
+        self.hover.setText(text, shorter=(self.describe(i, short=True),))
         self.view.setToolTip(f"<p>{html.escape(text)}</p>")        # rich text: tokens such as </s> stay
 
     def _clicked(self, event) -> None:

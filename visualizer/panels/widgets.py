@@ -96,22 +96,32 @@ and draw them all again."""
 
 
 class ElidedLabel(QtWidgets.QLabel):
-    """One line of plain text that never widens its layout: cut with “…” at its edge, whole in its tooltip."""
+    """One line of plain text that never widens its layout: the whole text where it fits, else the longest of its
+    shorter forms that fits, else the shortest cut with “…” at its edge; the whole text is in its tooltip."""
 
     def __init__(self, text: str = "", parent=None):
         super().__init__(text, parent)
+        self._shorter: tuple[str, ...] = ()
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
 
-    def setText(self, text: str) -> None:
+    def setText(self, text: str, shorter: tuple[str, ...] = ()) -> None:
+        """shorter: the same read-out in fewer words, longest first (a narrow window, a projector's large font)."""
+        self._shorter = tuple(shorter)
         super().setText(text)
         self.setToolTip(text)
+        self.update()
 
     def minimumSizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(0, super().minimumSizeHint().height())
 
     def shown_text(self) -> str:
         """The text as drawn at the label's width."""
-        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        metrics, width = self.fontMetrics(), self.contentsRect().width()
+        forms = (self.text(), *self._shorter)
+        for form in forms:
+            if metrics.horizontalAdvance(form) <= width:
+                return form
+        return metrics.elidedText(forms[-1], QtCore.Qt.TextElideMode.ElideRight, width)
 
     def paintEvent(self, event) -> None:
         from PySide6 import QtGui
