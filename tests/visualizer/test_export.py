@@ -54,6 +54,30 @@ def test_png_and_svg_parse_with_the_expected_size(qapp, trace, tmp_path):
     assert "Decoder masked self-attention, layer 1, head 2" in svg.read_text(encoding="utf-8")
 
 
+def test_the_svg_draws_what_the_png_draws(qapp, trace, tmp_path):
+    """Axes, labels and colour bar sit where the PNG has them: with Qt's default 72 dpi the SVG drew them at 72/96
+    of the heatmap's size, so the row labels stood beside the wrong rows."""
+    from PySide6 import QtCore, QtGui, QtSvg
+    spec = [s for s in heatmap_specs(trace) if s.stem == "cross_L1_H1"]
+    png = QtGui.QImage(str(export_heatmaps(spec, tmp_path, "png")[0])).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    renderer = QtSvg.QSvgRenderer(str(export_heatmaps(spec, tmp_path, "svg")[0]))
+    assert renderer.isValid() and renderer.viewBox().size() == png.size()
+    drawn = QtGui.QImage(png.size(), QtGui.QImage.Format.Format_RGB32)
+    drawn.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(drawn)
+    renderer.render(painter, QtCore.QRectF(0, 0, png.width(), png.height()))
+    painter.end()
+
+    def ink(img):                         # text and axes: grey or black, unlike every colour of viridis
+        a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)
+        a = a[:, :img.width(), :3].astype(int)
+        return (a.max(2) - a.min(2) < 30) & (a.mean(2) < 160)
+
+    a, b = ink(png), ink(drawn)
+    assert a.sum() > 1000 and 0.8 < b.sum() / a.sum() < 1.25    # at 72 dpi the SVG's text had half the ink
+    assert (a & b).sum() / (a | b).sum() > 0.4                   # and it sat elsewhere: overlap 0.11
+
+
 def test_masked_cells_are_shown_as_nan_not_zero(qapp, trace):
     from visualizer.plotting.figure import HeatmapFigure
     spec = [s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H1"][0]

@@ -24,6 +24,10 @@ def scene_svg(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, title: str =
     gen = QtSvg.QSvgGenerator()
     gen.setOutputDevice(buf)
     gen.setSize(rect.size().toSize())
+    # the scene is laid out at the screen's logical dots per inch (96 on most); at QSvgGenerator's default 72
+    # the axes, which pyqtgraph draws through the device transform, came out at 72/96 of the image beside them
+    screen = QtGui.QGuiApplication.primaryScreen()
+    gen.setResolution(round(screen.logicalDotsPerInch()) if screen is not None else 96)
     gen.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
     gen.setTitle(title)
     painter = QtGui.QPainter(gen)
