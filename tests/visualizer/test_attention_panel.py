@@ -25,6 +25,20 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     assert f"{float(w[2, 3]):.6f}" in text and f"“{rows[2]}”" in text and f"“{cols[3]}”" in text
 
 
+def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, panel):
+    """Another head under the pointer is read again; after a change with the pointer on no cell the read-out is
+    the hint, never a cell of the matrix shown before (a new sentence kept the old sentence's tokens and weight)."""
+    window.state.update(kind="cross", layer=1, head=1)
+    panel._hovered(scene_pos(panel.focus, 2, 3))
+    window.state.update(head=0)
+    w = window.trace.attention("cross", 1, 0)
+    assert f"{float(w[2, 3]):.6f}" in panel.hover.text() and panel.focused_array[2, 3] == w[2, 3]
+    panel._hovered(QtCore.QPointF(-1e6, -1e6))              # the pointer leaves the heatmap: the read-out stays
+    assert f"{float(w[2, 3]):.6f}" in panel.hover.text()
+    window.state.update(layer=0)
+    assert panel.hover.text().startswith("Hover over a cell")
+
+
 def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window, panel):
     """At 720 lines on a projector the whole read-out did not fit and its weight was cut to “…”."""
     window.state.update(kind="cross", layer=1, head=1)

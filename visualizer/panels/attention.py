@@ -16,6 +16,8 @@ from .widgets import ElidedLabel, KindPicker
 
 
 
+HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
+
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -72,7 +74,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self._framed = None                             # (framed head or None, number of heads)
         # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
         self.hover = ElidedLabel()
-        self.hover.setText("Hover over a cell to read its exact weight.", shorter=("Hover a cell: its weight.",))
+        self.hover.setText(*HOVER_HINT)
+        self._pointer = None                  # the scene position of the last hover
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -211,6 +214,7 @@ class AttentionPanel(QtWidgets.QWidget):
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)
+            self._read_out(self._pointer, stale=True)
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
 
@@ -220,8 +224,17 @@ class AttentionPanel(QtWidgets.QWidget):
         return shown is not None and shown[0] is trace and shown[1] == key
 
     def _hovered(self, pos) -> None:
-        cell = self.focus.cell_at(pos)
+        self._pointer = pos
+        self._read_out(pos)
+
+    def _read_out(self, pos, stale: bool = False) -> None:
+        """The read-out of the focused heatmap's cell under a scene position. stale: the heatmap changed under
+        the read-out (another head, layer or sentence), which now reads the cell under the pointer, or the hint
+        when the pointer is on no cell, never a cell of the matrix shown before."""
+        cell = self.focus.cell_at(pos) if pos is not None else None
         if cell is None or self.trace is None:
+            if stale:
+                self.hover.setText(*HOVER_HINT)
             return
         r, c = cell
         value = self.focus.shown[r, c]
