@@ -1,7 +1,7 @@
 """The window's menus, toolbar and keyboard shortcuts: what each does is some room's method."""
 from __future__ import annotations
 
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from model.assets import bundled_models
 
@@ -106,3 +106,28 @@ class Actions:
             act.setCheckable(True)
             act.setChecked(name == w.settings.get("theme"))
             group.addAction(act)
+
+
+class ShortcutsOverFields(QtCore.QObject):
+    """The window's shortcuts win over a text field's own bindings. QLineEdit takes Ctrl+E (end of line, an Emacs
+    binding on Linux) before the menu sees it, so Export focused heatmap did nothing while the cursor was in the
+    sentence, where it starts. Keys without Ctrl or Alt (typing, arrows, Home, End) stay the field's."""
+
+    def __init__(self, window, fields):
+        super().__init__(window)
+        self.window = window
+        for field in fields:
+            field.installEventFilter(self)
+
+    def eventFilter(self, field, event) -> bool:
+        if event.type() != QtCore.QEvent.Type.ShortcutOverride:
+            return False
+        mods = event.modifiers() & (QtCore.Qt.KeyboardModifier.ControlModifier | QtCore.Qt.KeyboardModifier.AltModifier)
+        if not mods:
+            return False
+        pressed = QtGui.QKeySequence(event.keyCombination())
+        for action in self.window.findChildren(QtGui.QAction):
+            if action.isEnabled() and pressed in action.shortcuts():
+                return True          # not accepted by the field: the shortcut goes to the window's action
+        return False
+

@@ -21,7 +21,7 @@ from model.assets import ModelLoadError
 from model.families import output_pieces
 
 from .ablation_actions import AblationActions
-from .actions import Actions
+from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
 from .controls import InputBar, model_label, show_from_start, token_chips
@@ -72,6 +72,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.menus = Actions(self)
         self.ablation = AblationActions(self)
         self.animation = AnimationActions(self)
+        ShortcutsOverFields(self, (self.inputs.sentence, self.inputs.target))
         self.docking.start_layout(self.settings, restore_layout)
         self.state.subscribe(self._on_state)
         if lm is not None:
