@@ -123,6 +123,8 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
     return PlotExport(lambda: file_stem(title()), lambda s: scene_image(view, s), svg, table)
 
 
+FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV table (*.csv)"}
+
 class PlotMenu(QtCore.QObject):
     """The right-click menu of one plot widget."""
 
@@ -156,13 +158,18 @@ class PlotMenu(QtCore.QObject):
         self.build().exec(self.view.mapToGlobal(pos))
 
     def save(self, fmt: str, scale: float = 1.0, path: str | None = None) -> Path | None:
-        """Ask for a file name (unless path is given) and write the file; errors go to a dialog."""
+        """Ask for a file name (unless path is given) and write the file; errors go to a dialog. In the dialog
+        fmt is the format offered first: a name typed with another format's suffix (heat.svg) is saved in that
+        format, else the chosen file type's."""
         if path is None:
+            formats = [f for f in FILE_TYPES if f != "csv" or self.export.table() is not None]
             suggestion = str(Path(PlotMenu.last_folder or Path.home()) / f"{self.export.name()}.{fmt}")
-            filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV table (*.csv)"}
-            path, _ = QtWidgets.QFileDialog.getSaveFileName(self.view, "Save plot", suggestion, filters[fmt])
+            path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+                self.view, "Save plot", suggestion, ";;".join(FILE_TYPES[f] for f in formats), FILE_TYPES[fmt])
             if not path:
                 return None
+            typed = Path(path).suffix.lower().lstrip(".")
+            fmt = typed if typed in formats else next((f for f in formats if FILE_TYPES[f] == chosen), fmt)
         target = Path(path)
         if target.suffix.lower() != f".{fmt}":
             target = target.with_name(target.name + f".{fmt}")
@@ -172,6 +179,9 @@ class PlotMenu(QtCore.QObject):
             QtWidgets.QMessageBox.warning(self.view.window(), "Could not save the plot", str(e))
             return None
         PlotMenu.last_folder = str(target.parent)
+        window = self.view.window()
+        if isinstance(window, QtWidgets.QMainWindow):
+            window.statusBar().showMessage(f"Saved {target}", 8000)
         return target
 
     def copy(self) -> None:

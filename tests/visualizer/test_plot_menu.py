@@ -52,6 +52,31 @@ def test_focused_head_png_for_print_and_svg(window, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["head.png", "head.svg"]
 
 
+def test_the_dialog_offers_every_format_and_the_typed_suffix_decides(window, tmp_path, monkeypatch):
+    """Typing heat.svg in Export focused heatmap's dialog (PNG first) wrote a PNG called heat.svg.png."""
+    from PySide6 import QtWidgets
+    answers, offered = [], []
+
+    def dialog(parent, caption, suggestion, filters, chosen):
+        offered.append((filters, chosen))
+        return answers.pop(0)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(dialog))
+    window.state.update(kind="cross", layer=0, head=0)
+    menu = window.exports.attention_menu
+    answers += [(str(tmp_path / "heat.svg"), "PNG image (*.png)"), (str(tmp_path / "table"), "CSV table (*.csv)"),
+                (str(tmp_path / "plain"), "PNG image (*.png)")]
+    svg = menu.save("png")
+    assert svg.name == "heat.svg" and ET.fromstring(svg.read_text(encoding="utf-8")).tag.endswith("svg")
+    assert offered[0] == ("PNG image (*.png);;SVG image (*.svg);;CSV table (*.csv)", "PNG image (*.png)")
+    rows, cols, matrix = read_heatmap_csv(menu.save("png"))                # no suffix: the chosen file type
+    np.testing.assert_array_equal(matrix.astype(np.float32), window.trace.attention("cross", 0, 0))
+    png = menu.save("svg")
+    assert png.name == "plain.png" and QtGui.QImage(str(png)).width() > 100
+    assert offered[2][1] == "SVG image (*.svg)"
+    assert window.statusBar().currentMessage() == f"Saved {png}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["heat.svg", "plain.png", "table.csv"]
+
+
 def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):
     """The focused export once wrote <stem>.png first and renamed it: a file of that name was lost."""
     keep = tmp_path / "encoder_self_L1_H1.png"
