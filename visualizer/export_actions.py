@@ -67,15 +67,32 @@ class ExportActions:
         specs = heatmap_specs(w.trace, w.model_name)
         written = export_heatmaps(specs, folder, fmt, progress=progress)
         if fmt != "csv" and (progress is None or len(written) == len(specs)):
-            from .export import write_bytes
-            from .plotting.render import encode_png
-            for name, dock in w.docks.items():
-                if dock.isHidden():
-                    continue
+            written += self._panel_pictures(Path(folder))
+        return written
+
+    def _panel_pictures(self, folder: Path) -> list[Path]:
+        """A PNG of every open panel at the size of its place in the window. A panel behind a tab is brought to
+        the front for its picture (grabbed behind the tab it came out 160 × 120, the size it last had); the
+        layout and the tabs in front before come back after. A lazy panel never opened has no picture: it would
+        be built for it, and one with a wider minimum than its tab's would widen the window's dock area."""
+        from .export import write_bytes
+        from .plotting.render import encode_png
+        w = self.window
+        shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels}
+        in_front = [dock for dock in shown.values() if not dock.visibleRegion().isEmpty()]
+        written = []
+        try:
+            for name, dock in shown.items():
+                if w.isVisible() and dock.visibleRegion().isEmpty():
+                    dock.raise_()
+                    QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
-                path = Path(folder) / f"panel_{name}.png"
+                path = folder / f"panel_{name}.png"
                 write_bytes(path, encode_png(dock.widget().grab().toImage()))
                 written.append(path)
+        finally:
+            for dock in in_front:
+                dock.raise_()
         return written
 
     def export_all_dialog(self) -> None:

@@ -21,7 +21,7 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
     specs = heatmap_specs(window.trace, window.lm.name)
     names = {p.name for p in written}
     assert {f"{s.stem}.png" for s in specs} <= names
-    open_panels = {f"panel_{n}.png" for n, d in window.docks.items() if not d.isHidden()}
+    open_panels = {f"panel_{n}.png" for n, d in window.docks.items() if not d.isHidden() and n in window.panels}
     assert open_panels <= names and "panel_layernorm.png" in names
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for p in written:
@@ -47,3 +47,29 @@ def test_cancelling_stops_early_and_writes_no_panels(window, tmp_path):
     written = window.exports.export_all(str(tmp_path), "png", progress)
     assert len(written) == 3 and calls[-1][0] == 3
     assert not any(p.name.startswith("panel_") for p in tmp_path.iterdir())
+
+
+def test_a_panel_behind_a_tab_is_pictured_at_its_tab_size_and_the_tabs_come_back(qtbot, window, tmp_path):
+    """Behind a tab, a panel's picture was the 160 × 120 it last had: a useless crop."""
+    show_sentence(qtbot, window, "the dog runs")
+    window.resize(1400, 900)
+    groups = [(dock, window.tabifiedDockWidgets(dock)) for dock in window.docks.values() if not dock.isHidden()]
+    front, behind = next((d, sib) for d, sib in groups if sib and not d.visibleRegion().isEmpty())
+    qtbot.waitUntil(lambda: front.widget().width() > 150 and front.widget().height() > 150)
+    name = {dock: n for n, dock in window.docks.items()}
+    window.docks["embeddings"].raise_()               # opened once, then behind its tab again
+    qtbot.waitUntil(lambda: "embeddings" in window.panels)
+    front.raise_()
+    qtbot.waitUntil(lambda: window.docks["embeddings"].visibleRegion().isEmpty())
+    built = [d for d in behind if name[d] in window.panels]
+    assert built and len(built) < len(behind)           # some lazy panels were never opened
+    before = front.size()
+    written = {p.name for p in window.exports.export_all(str(tmp_path), "png")}
+    size = QtGui.QImage(str(tmp_path / f"panel_{name[front]}.png")).size()
+    for dock in built:
+        picture = QtGui.QImage(str(tmp_path / f"panel_{name[dock]}.png"))
+        assert abs(picture.width() - size.width()) <= 2 and abs(picture.height() - size.height()) <= 2, name[dock]
+    assert {f"panel_{name[d]}.png" for d in behind if d not in built}.isdisjoint(written)
+    assert all(name[d] not in window.panels for d in behind if d not in built)       # and were not built for it
+    assert not front.visibleRegion().isEmpty() and all(d.visibleRegion().isEmpty() for d in behind)
+    assert front.size() == before
