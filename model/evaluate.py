@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ref", help="reference file aligned with --src")
     p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
     p.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
-    p.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
+    p.add_argument("--limit", type=int, default=None, help="score only the first N sentences (N ≥ 1)")
     p.add_argument("--against", metavar="MODEL", help="also translate with this model (the baseline) and say whether "
                    "--model's BLEU differs from it by more than chance (paired bootstrap, 1,000 resamples)")
     p.add_argument("--hyps", help="also write the translations to this file (its folder must exist)")
@@ -150,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
     a = p.parse_args(argv)
-    if a.limit < 0:
-        p.error("--limit must not be negative")
+    if a.limit is not None and a.limit < 1:
+        p.error(f"--limit {a.limit}: score at least the first sentence (--limit 1), or leave --limit out for all")
     if not (a.tsv or (a.src and a.ref)):
         p.error("give --tsv FILE, or --src FILE --ref FILE")
     if a.hyps:
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(str(e)) from None
     report_problems(corpus)
     sources, refs = group_references(corpus.src, corpus.tgt)
-    if a.limit:
+    if a.limit is not None:
         sources, refs = sources[: a.limit], refs[: a.limit]
     hyps = translate_all(lm, sources, a.beam, ensemble=ensemble,
                          progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))

@@ -189,6 +189,15 @@ class Schema:
                 return k
         raise KeyError(f"unknown attention kind {name!r} (this model has {', '.join(self.kind_names)})")
 
+    def kind_called(self, name: str) -> AttentionKind:
+        """A kind by its short name (enc_self) or by its part of exported file names (encoder_self); KeyError
+        naming both."""
+        for k in self.kinds:
+            if name in (k.name, k.file):
+                return k
+        raise KeyError(f"unknown attention kind {name!r} (this model has {', '.join(self.kind_names)}; in "
+                       f"exported file names {', '.join(k.file for k in self.kinds)})")
+
     def kind_at(self, stack: str, sublayer: str) -> AttentionKind | None:
         """The attention kind of a sublayer, or None when it is not an attention sublayer."""
         for k in self.kinds:

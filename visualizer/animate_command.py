@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer animate",
                        description="An animation of one attention kind over generation steps, layers or heads.")
     p.add_argument("text", help="the source sentence")
-    p.add_argument("--kind", required=True, help="attention kind by its short name (enc_self, dec_self, cross …)")
+    p.add_argument("--kind", required=True, help="attention kind by its short name (enc_self, dec_self, cross …) or as in "
+                   "exported file names (encoder_self …)")
     p.add_argument("--over", required=True, choices=OVER, help="one frame per step, layer or head")
     p.add_argument("--layer", type=layer_arg, default=0, help="the layer, from 1 (for --over steps or heads)")
     p.add_argument("--head", type=head_arg, default=0, help="the head, from 1, or 'mean' (for steps or layers)")

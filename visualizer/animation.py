@@ -26,11 +26,13 @@ def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | Non
     layer, over "layers" the head in every layer, over "steps" the head with the rows of steps 0..t only.
     ValueError (one line) when the kind, layer or head does not exist, or the kind has no generation steps."""
     schema = trace.schema
-    if kind not in schema.kind_names:
-        raise ValueError(f"unknown attention kind {kind!r} (this model has {', '.join(schema.kind_names)})")
+    try:
+        info = schema.kind_called(kind)
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
+    kind = info.name
     if over not in OVER:
         raise ValueError(f"--over must be one of {', '.join(OVER)}")
-    info = schema.kind(kind)
     n_layers = trace.n_layers(info.stack)
     if not 0 <= layer < n_layers:
         raise ValueError(f"{kind}: no layer {layer + 1} (it has {n_layers})")

@@ -38,6 +38,19 @@ def test_steps_reveal_one_row_at_a_time(tiny_lm):
         assert spec.rows == trace.tgt_tokens[: t + 1] + [""] * (len(trace.tgt_tokens) - t - 1)
 
 
+def test_a_kind_named_as_in_exported_file_names_animates_the_same_frames(tiny_lm):
+    """export writes encoder_self_L1_H1.png; animate --kind encoder_self said "unknown attention kind"."""
+    trace = translate(tiny_lm, TEXT).trace
+    for short in trace.schema.kind_names:
+        file = trace.schema.kind(short).file
+        assert file != short or short == "cross"
+        by_file, by_name = (animation_specs(trace, k, "heads", layer=0) for k in (file, short))
+        assert [s.stem for s in by_file] == [s.stem for s in by_name] and len(by_name) == trace.n_heads
+        assert all(s.kind == short for s in by_file)
+    with pytest.raises(ValueError, match="in exported file names encoder_self"):
+        animation_specs(trace, "encoder", "heads")
+
+
 @pytest.mark.parametrize("args, words", [
     (["--kind", "enc_self", "--over", "steps"], "no generation steps"),
     (["--kind", "self", "--over", "heads"], "unknown attention kind"),

@@ -76,6 +76,16 @@ def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, ti
     assert code == 2 and err == f"error: {tsv}:2: no TAB between source and target\n"
 
 
+def test_evaluate_limit_zero_is_refused_and_one_scores_one_sentence(run_command, tiny_model_dir, tmp_path):
+    """--limit 0 scored every sentence."""
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text("the cat\tle chat\nthe dog\tle chien\n", encoding="utf-8")
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--limit", "0"])
+    assert code == 2 and err.startswith("error: --limit 0: score at least the first sentence") and out == ""
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--limit", "1"])
+    assert code == 0 and out.startswith("sentences 1 ")
+
+
 def test_evaluate_hyps_into_a_missing_folder_fails_before_the_work(run_command, tiny_model_dir, tmp_path):
     tsv = tmp_path / "t.tsv"
     tsv.write_text("the cat\tle chat\n", encoding="utf-8")
