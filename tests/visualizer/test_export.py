@@ -78,6 +78,23 @@ def test_the_svg_draws_what_the_png_draws(qapp, trace, tmp_path):
     assert (a & b).sum() / (a | b).sum() > 0.4                   # and it sat elsewhere: overlap 0.11
 
 
+def test_an_export_has_room_for_its_longest_row_label_in_its_one_paint(qapp):
+    """The left axis measured its labels at the export's one paint and only grew after it: "##les" ran into
+    the "query (row)" title, and its "q" was cut at the image's edge."""
+    from PySide6 import QtGui, QtWidgets
+    from visualizer.plotting.figure import HeatmapFigure
+    rows = ["i", "like", "app", "##lesandpears", ".", "</s>"]
+    fig = HeatmapFigure()
+    fig.show_matrix(np.full((6, 6), 1 / 6), None, rows, rows, "a title")
+    axis = fig.plot.getAxis("left")
+    width = axis.width()
+    label_px = QtGui.QFontMetricsF(axis.style["tickFont"]).horizontalAdvance("##lesandpears")
+    assert width >= label_px + 0.9 * axis.label.boundingRect().height()  # the label and the title beside it
+    fig.png_image()                                                     # the export's paint
+    QtWidgets.QApplication.processEvents()
+    assert axis.width() == width                                        # asked for no more room after it
+
+
 def test_masked_cells_are_shown_as_nan_not_zero(qapp, trace):
     from visualizer.plotting.figure import HeatmapFigure
     spec = [s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H1"][0]

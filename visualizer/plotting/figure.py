@@ -33,6 +33,16 @@ class HeatmapFigure:
     def show_matrix(self, matrix, mask, rows, cols, title, levels=(0.0, 1.0)) -> None:
         self.heatmap.show_matrix(matrix, mask, rows, cols, title, levels)
         QtWidgets.QApplication.processEvents()
+        # an axis measures its labels when it is first painted and only then asks for the room they need: on
+        # screen the next paint has it, but an export is one paint, and its row labels ran into "query (row)".
+        # One paint to a scratch image, then the layout, give the export its final room.
+        scratch = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+        painter = QtGui.QPainter(scratch)
+        try:
+            self.widget.scene().render(painter, QtCore.QRectF(0, 0, 8, 8), self.widget.ci.sceneBoundingRect())
+        finally:
+            painter.end()
+        QtWidgets.QApplication.processEvents()
 
     def png_image(self, scale: float = 1.0) -> QtGui.QImage:
         """The figure rendered by pyqtgraph's ImageExporter, scale times the on-screen pixels."""
