@@ -230,12 +230,21 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
 
+    def compact_level(self) -> int:
+        """How much a short window leaves out so that the heatmap keeps room to be read. 1: the focused heatmap's
+        title (the caption and the selectors name it) and the translation's token chips (the heatmap's axes show
+        the tokens; the translation's tooltip lists them). 2: also the caption's explanation, which becomes its
+        tooltip; the caption keeps its title and equation. Level 2 below 33 lines of text (a 720p projector at
+        the presentation font), level 1 below 45 while the target and decoding controls take their three rows
+        (a 720p or 768p laptop: the heatmap got 145 pixels for 12 tokens), else 0."""
+        lines = self.height() / QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+        if lines < 33:
+            return 2
+        return 1 if self.inputs.details_visible() and lines < 45 else 0
+
     def compact_caption(self) -> bool:
-        """A window under 33 lines of text tall (a 720p projector at the presentation font) drops the caption's
-        explanation, keeping its title and equation, and the focused heatmap's title, which the caption and the
-        selectors repeat, so that the heatmap keeps room to be read. The explanation is then the caption's
-        tooltip."""
-        return self.height() < 33 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+        """The caption without its explanation (compact_level 2)."""
+        return self.compact_level() >= 2
 
     def _set_caption(self) -> None:
         if self.state.schema is None:
@@ -246,21 +255,21 @@ class MainWindow(QtWidgets.QMainWindow):
             s = self.state.step
             step = (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
                     f"(“{html.escape(self.trace.out_tokens[s])}”)")
-        self._caption_compact = self.compact_caption()
-        self.attention.focus.show_title(not self._caption_compact)   # the caption and the selectors name it too
-        middle = "" if self._caption_compact else f"{html.escape(text)}<br>"
+        self._compact = self.compact_level()
+        self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
+        middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
         self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{middle}"
                              f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
-        self.caption.setToolTip(text if self._caption_compact else "")
+        self.caption.setToolTip(text if self._compact >= 2 else "")
 
     def _set_translation(self, result) -> None:
-        """The translation, and under it its tokens as chips, except in a compact window (see compact_caption),
+        """The translation, and under it its tokens as chips, except in a compact window (see compact_level),
         where the chips (two or three lines for a long sentence) would take the heatmap's room: the heatmap's axes
         show the same tokens, and the label's tooltip lists them."""
         t = result.trace
         mode = t.meta.get("mode", "")
         label = "given target" if mode == "teacher-forced" else mode
-        compact = self.compact_caption()
+        compact = self.compact_level() >= 1
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
@@ -272,9 +281,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.translation.setToolTip(f"Tokens: {' · '.join(t.out_tokens)}" if compact else "")
 
     def _refit_caption(self) -> None:
-        """Rewrite the caption and the translation if the window's height or font moved them across the compact
-        threshold; the translation's height then fits its text again, smaller too."""
-        if getattr(self, "_caption_compact", None) not in (None, self.compact_caption()):
+        """Rewrite the caption and the translation if the window's height, its font or the decoding controls
+        moved them across a compact threshold; the translation's height then fits its text again, smaller too."""
+        if getattr(self, "_compact", None) not in (None, self.compact_level()):
             self._set_caption()
             if self.translation is not None:
                 self._set_translation(self.translation)

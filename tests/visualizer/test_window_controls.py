@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 import visualizer.runs as runs_module
 from model import DecodingSettings, translate
@@ -353,6 +353,28 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
         assert explanation
     finally:
         window.presentation.set_font_size(size)
+
+
+def test_a_laptop_window_with_the_decoding_controls_drops_the_chips_but_keeps_the_explanation(qtbot, window):
+    """At 1280 × 720 in the normal layout the target and decoding rows, the chips and the heatmap's own title
+    left the heatmap 145 pixels for 12 tokens: between 33 and 45 lines the chips and that title go, the
+    caption keeps its explanation; hiding the controls gives the room back and brings them back."""
+    import html
+
+    line = QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+    explanation = html.escape(window.state.schema.caption(window.state.stage)[1])
+    assert window.inputs.details_visible()
+    window.resize(1280, 40 * line)
+    qtbot.waitUntil(lambda: window.compact_level() == 1 and "background:#e4ecf7" not in window.inputs.translation.text())
+    assert explanation in window.caption.label.text() and window.caption.toolTip() == ""
+    assert not window.attention.focus.plot.titleLabel.isVisible()
+    window.menus.details.setChecked(False)                   # View ▸ Target and decoding controls
+    qtbot.waitUntil(lambda: window.compact_level() == 0 and "background:#e4ecf7" in window.inputs.translation.text())
+    assert window.attention.focus.plot.titleLabel.isVisible() and explanation in window.caption.label.text()
+    window.menus.details.setChecked(True)
+    qtbot.waitUntil(lambda: "background:#e4ecf7" not in window.inputs.translation.text())
+    window.resize(1280, 50 * line)
+    qtbot.waitUntil(lambda: window.compact_level() == 0 and "background:#e4ecf7" in window.inputs.translation.text())
 
 
 def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
