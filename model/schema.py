@@ -289,6 +289,15 @@ class Schema:
             return "Embedding + positional encoding" if self.positions in ("sinusoidal", "learned") else "Embedding"
         return st.sublayer(stage.sublayer).short
 
+    def terse(self, stage: Stage) -> str:
+        """The box's label without the norm step every sublayer box repeats ("Masked self-attention" for
+        "Masked self-attention → Add & Norm", "Self-attention" for "LayerNorm → Self-attention"), for a map too
+        narrow for the whole label at a readable size."""
+        label = self.short(stage)
+        if self.is_layer_stage(stage):
+            label = label.removesuffix(f" → {self.norm_label}").removeprefix(f"{self.norm_label} → ")
+        return label
+
     def caption(self, stage: Stage) -> tuple[str, str, str]:
         """(title, one-sentence explanation, equation) of a stage."""
         if stage.stack == OUTPUT:

@@ -153,7 +153,7 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
     assert len(arch.boxes) == len(state.stages())
     for stage, r in arch.boxes.items():
         inner = r.adjusted(3, 2, -3, -2)
-        text = fm.boundingRect(inner, flags, schema.short(stage))
+        text = fm.boundingRect(inner, flags, arch.labels[stage])
         assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
         assert r.right() <= arch.width() and r.bottom() <= arch.height()
     arch.resize(420, 1100)
@@ -161,6 +161,37 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
     arch.setFont(font)
     arch._layout()
     assert arch.box_font.pointSizeF() == 11                  # room enough: the font stays as it is
+    assert all(arch.labels[st] == schema.short(st) for st in arch.boxes)
+
+
+def test_a_narrow_map_on_a_projector_drops_the_repeated_norm_step_to_keep_its_text_readable(qtbot):
+    """4 + 4 layers in presentation mode at 720p (14 pt, a 230 px dock): the whole labels fitted at 7 pt."""
+    schema = encoder_decoder("seed", 4, 4, 32, 4, 64)
+    arch = ArchitectureMap(ViewState(schema=schema))
+    qtbot.addWidget(arch)
+    font = arch.font()
+    font.setPointSize(14)
+    arch.setFont(font)
+    arch.resize(230, 580)
+    arch.schema = schema
+    arch._layout()
+    whole = ArchitectureMap._fitting_font(QtGui.QFont(font), [(r.adjusted(3, 2, -3, -2), schema.short(st))
+                                                             for st, r in arch.boxes.items()])
+    assert whole.pointSizeF() < 0.85 * 14 and arch.box_font.pointSizeF() > whole.pointSizeF()
+    cross = next(st for st in arch.boxes if st.stack == "dec" and st.sublayer == "cross")
+    assert schema.short(cross) == "Cross-attention → Add & Norm" and arch.labels[cross] == "Cross-attention"
+    assert arch.labels[next(iter(arch.boxes))] == schema.short(next(iter(arch.boxes)))   # the embedding's as it is
+    fm = QtGui.QFontMetricsF(arch.box_font)
+    flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
+    for stage, r in arch.boxes.items():
+        inner = r.adjusted(3, 2, -3, -2)
+        text = fm.boundingRect(inner, flags, arch.labels[stage])
+        assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
+    from model.schema import NORM_BEFORE
+    from model.families.shapes import decoder_only
+    gpt = decoder_only("gpt2", 2, 32, 4, 64, norm_place=NORM_BEFORE)      # the norm comes first there
+    ffn = next(st for st in gpt.stages() if st.sublayer == "ffn")
+    assert gpt.short(ffn).startswith("LayerNorm → ") and gpt.terse(ffn) == gpt.short(ffn).split(" → ", 1)[1]
 
 
 def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):

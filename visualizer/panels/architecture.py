@@ -10,6 +10,7 @@ from model.schema import ATTENTION_CROSS, ATTENTION_KINDS, FEED_FORWARD, GATED_M
 from ..state import Stage
 
 EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
+TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
 # box colours by what a sublayer computes (attention, cross-attention, feed-forward)
 COLOURS = {kind: "#fdebd0" for kind in ATTENTION_KINDS} | {ATTENTION_CROSS: "#f9d9d9", FEED_FORWARD: "#dfeaf7",
                                                             GATED_MLP: "#dfeaf7"}
@@ -22,6 +23,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.setMinimumSize(200, 300)
         self.setMouseTracking(True)
         self.boxes: dict[Stage, QtCore.QRectF] = {}
+        self.labels: dict[Stage, str] = {}                              # the text in each box
         self.frames: list[tuple[str, str, QtCore.QRectF]] = []      # (label, short label, frame)
         self.highlighted: Stage | None = None
         self.schema: Schema | None = None
@@ -78,8 +80,17 @@ class ArchitectureMap(QtWidgets.QWidget):
                 y += 6
             if st is sc.output_stack and sc.has_output:
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
+        self.labels = {st: sc.short(st) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
-            (r.adjusted(3, 2, -3, -2), sc.short(st)) for st, r in self.boxes.items()])
+            (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
+        if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
+            # on a projector the whole labels shrank to 7 pt: the boxes drop the norm step they all repeat
+            # (a box's tooltip and the caption name it) and keep a size that can be read
+            terse = {st: sc.terse(st) for st in self.boxes}
+            font = self._fitting_font(QtGui.QFont(self.font()), [
+                (r.adjusted(3, 2, -3, -2), terse[st]) for st, r in self.boxes.items()])
+            if font.pointSizeF() > self.box_font.pointSizeF():
+                self.labels, self.box_font = terse, font
         self.small_font = small
         self.head_font = self._fitting_font(base, [(QtCore.QRectF(0, 0, col_w, head), f"{st.title} ×{st.n_layers}")
                                                    for st in sc.stacks])
@@ -152,7 +163,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         p.drawRoundedRect(r, 5, 5)
         p.setPen(QtGui.QColor("#111111"))
         p.drawText(r.adjusted(3, 2, -3, -2), QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap,
-                   sc.short(stage))
+                   self.labels[stage])
 
     def _paint_diagram(self, p: QtGui.QPainter) -> None:
         """Everything but the highlight: column titles, layer frames, boxes."""
