@@ -74,6 +74,10 @@ class InputBar(QtWidgets.QWidget):
         self.notice = QtWidgets.QLabel()
         self.notice.setStyleSheet("color: #b35900; font-weight: bold")
         self.notice.setVisible(False)
+        self.notice.setWordWrap(True)          # on lines of its own rather than past the panel's edge
+        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.notice.setSizePolicy(policy)
 
         grid = QtWidgets.QGridLayout(self)
         grid.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetNoConstraint)   # minimumSizeHint decides

@@ -181,6 +181,21 @@ def test_input_past_the_maximum_length_shows_a_notice_in_the_status_bar(qtbot, w
     assert not window.status_notice.isVisible() and not window.inputs.notice.isVisible()
 
 
+def test_a_long_notice_wraps_inside_the_input_bar(qtbot, window):
+    """"The sentence is empty: the model sees only the e…" ran past the panel's edge, under the next dock."""
+    window.resize(1000, 800)
+    window.inputs.sentence.setText("")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "")
+    notice, bar = window.inputs.notice, window.inputs
+    line = notice.fontMetrics().height()
+    qtbot.waitUntil(lambda: notice.isVisible() and "empty" in notice.text())
+    narrow = notice.fontMetrics().horizontalAdvance(notice.text()) // 2      # room for about half of it
+    window.resize(window.width() - (notice.width() - narrow), 800)
+    qtbot.waitUntil(lambda: notice.height() >= 2 * line - 2)                  # on two lines or more
+    assert notice.mapTo(bar, notice.rect().topRight()).x() <= bar.width()
+    assert bar.mapTo(window, bar.rect().topRight()).x() <= window.centralWidget().geometry().right() + 1
+
+
 def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monkeypatch):
     before = window.trace
 
