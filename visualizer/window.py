@@ -22,6 +22,7 @@ from model.families import output_pieces
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
+from .equation_text import equation_html
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
 from .controls import InputBar, model_label, show_from_start, token_chips
@@ -259,7 +260,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
         middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
         self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{middle}"
-                             f"<span style='font-family:serif;font-style:italic'>{html.escape(equation)}</span>")
+                             f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
         self.caption.setToolTip(text if self._compact >= 2 else "")
 
     def _set_translation(self, result) -> None:

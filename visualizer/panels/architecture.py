@@ -3,10 +3,13 @@ side by side, or one column for a decoder-only or encoder-only model); the curre
 moves there."""
 from __future__ import annotations
 
+import html
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.schema import ATTENTION_CROSS, ATTENTION_KINDS, FEED_FORWARD, GATED_MLP, OUTPUT, Schema
 
+from ..equation_text import equation_html
 from ..state import Stage
 
 EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
@@ -201,7 +204,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         stage = self.stage_at(event.position())
         if stage is not None and self.schema is not None:
             title, text, equation = self.schema.caption(stage)
-            self.setToolTip(f"<b>{title}</b><br>{text}<br><i>{equation}</i>")
+            self.setToolTip(f"<b>{html.escape(title)}</b><br>{html.escape(text)}<br><i>{equation_html(equation)}</i>")
         else:
             self.setToolTip("")
 

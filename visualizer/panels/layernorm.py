@@ -15,6 +15,7 @@ from PySide6 import QtWidgets
 
 from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT, Stage
 
+from ..equation_text import equation_html
 from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.plot_box import PlotBox
 from ..plotting.text import TICK_PT, escape
@@ -279,5 +280,5 @@ class LayerNormPanel(QtWidgets.QWidget):
                      if highlight is not None else "")
         self.header.setText(
             f"<b>{st.title} layer {layer + 1} · {where}</b>"
-            f"<br><span style='font-family:serif; font-size:15pt'><i>{escape(schema.norm_equation)}</i></span>"
+            f"<br><span style='font-family:serif; font-size:15pt'><i>{equation_html(schema.norm_equation)}</i></span>"
             f" &nbsp; {v}; {spread} over the {d} dimensions of each of the {T} {tokens}{step_text}")

@@ -1,0 +1,27 @@
+"""The notes' equations as rich text: subscripts and superscripts set as such, the rest escaped."""
+from __future__ import annotations
+
+from model.families.shapes import encoder_decoder
+from visualizer.equation_text import equation_html
+
+
+def test_scripts_become_sub_and_sup():
+    assert equation_html("softmax(QKᵀ / √d_k) V") == "softmax(QKᵀ / √d<sub>k</sub>) V"
+    assert equation_html("P(y_{t+1} | y_≤t, x) = softmax(h_t W_out + b_out)") == (
+        "P(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = softmax(h<sub>t</sub> W<sub>out</sub> + b<sub>out</sub>)")
+    assert equation_html("sin(pos / 10000^(2i/d))") == "sin(pos / 10000<sup>2i/d</sup>)"
+    assert equation_html("Q_dec K_encᵀ, M_ij = −∞") == "Q<sub>dec</sub> K<sub>enc</sub>ᵀ, M<sub>ij</sub> = −∞"
+
+
+def test_the_rest_is_escaped_and_every_schema_equation_keeps_its_text():
+    assert equation_html("a < b & c_x") == "a &lt; b &amp; c<sub>x</sub>"
+    schema = encoder_decoder("seed", 2, 2, 32, 4, 64)
+    for stage in schema.stages():
+        eq = schema.caption(stage)[2]
+        out = equation_html(eq)
+        plain = out
+        for tag in ("<sub>", "</sub>", "<sup>", "</sup>"):
+            plain = plain.replace(tag, "")
+        assert "_" not in plain and "^" not in plain, eq
+        assert plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == (
+            eq.replace("{", "").replace("}", "").replace("_", "").replace("^(2i/d)", "2i/d").replace("^", "")), eq

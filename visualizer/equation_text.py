@@ -1,0 +1,19 @@
+"""The notes' equations as rich text: the schema writes them in plain text (d_k, W_out, y_{t+1}, 10000^(2i/d)),
+which reads as code on a slide; here the subscripts and superscripts are set as such."""
+from __future__ import annotations
+
+import html
+import re
+
+# _{t+1} and ^(2i/d): the braces or brackets hold the whole script; _k, _out, _≤t, _ij: a run of letters, digits
+# and ≤ (not ᵀ, which is already a superscript character: K_encᵀ is K, subscript enc, then ᵀ)
+_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|([A-Za-z0-9≤]+))")
+
+
+def equation_html(text: str) -> str:
+    """text escaped for Qt's rich text, with _x as a subscript and ^x as a superscript."""
+    def tag(m: re.Match) -> str:
+        name = "sub" if m.group(1) == "_" else "sup"
+        inner = next(g for g in m.groups()[1:] if g is not None)
+        return f"<{name}>{inner}</{name}>"
+    return _SCRIPT.sub(tag, html.escape(text, quote=False))
