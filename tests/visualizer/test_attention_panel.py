@@ -185,3 +185,16 @@ def test_small_heads_show_their_own_layers_images_from_the_cache_and_the_warm_up
     panel.thumbnails.background.wait()                                    # the warm-up is done
     keys = {k[:2] for k in panel.thumbnails._images}
     assert {(kind, layer) for layer in range(n_layers)} <= keys
+
+
+def test_at_the_output_the_panel_shows_the_last_layer_which_the_linear_map_reads(qtbot, window, panel):
+    """The Linear + softmax stage showed layer 1's attention, the one furthest from the output."""
+    window.state.update(kind="cross", layer=0)
+    window.state.last()
+    assert window.state.stage.stack == "output"
+    last = window.trace.n_layers("dec") - 1
+    assert panel.shown_layer == last and panel.layer.value() == last + 1 and not panel.layer.isEnabled()
+    np.testing.assert_array_equal(panel.focused_array, window.trace.attention(panel.shown_kind, last, panel.shown_head))
+    window.state.prev_sublayer()                                    # back into the last decoder layer
+    assert panel.layer.isEnabled() and panel.shown_layer == window.state.layer
+

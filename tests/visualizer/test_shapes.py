@@ -61,7 +61,9 @@ def test_every_panel_shows_the_trace_at_every_stage(panels, shaped_trace):
         att = p["attention"]
         assert [att.kind.itemData(i) for i in range(att.kind.count())] == list(sc.kind_names)
         k = sc.kind(state.kind)
-        layer = min(state.layer, sc.stack(k.stack).n_layers - 1) if sc.is_layer_stage(stage) else state.layer
+        n_layers = sc.stack(k.stack).n_layers
+        layer = (min(state.layer, n_layers - 1) if sc.is_layer_stage(stage)
+                 else n_layers - 1 if stage.stack == OUTPUT else state.layer)      # the output reads the last layer
         w, m = t.attention(k.name, att.shown_layer), t.mask(k.name, att.shown_layer)
         np.testing.assert_array_equal(att.focus.shown, np.where(m, w[sc.n_heads - 1], np.nan))
         assert att.shown_layer == layer

@@ -8,6 +8,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
+from model.schema import OUTPUT
 
 from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
 from ..plotting.heatmap import Heatmap
@@ -16,6 +17,7 @@ from .widgets import ElidedLabel, KindPicker
 
 
 
+LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
 
 class AttentionPanel(QtWidgets.QWidget):
@@ -57,7 +59,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.bar.addStretch(1)
         for w in (self.kind, self.layer, self.head):
             w.setToolTip({self.kind: "Which attention sublayer: its heads in every layer of its stack",
-                          self.layer: "Layer of the stack (Alt+Up / Alt+Down)",
+                          self.layer: LAYER_TIP,
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
@@ -159,7 +161,8 @@ class AttentionPanel(QtWidgets.QWidget):
         return QtCore.QSize(min(hint.width(), 520), hint.height())
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.head, state.step, self.mean.isChecked(), self.shared.isChecked())
+        return (state.kind, state.layer, state.stack == OUTPUT, state.head, state.step, self.mean.isChecked(),
+                self.shared.isChecked())
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, trace, state) -> None:
@@ -168,7 +171,9 @@ class AttentionPanel(QtWidgets.QWidget):
         kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
         info = schema.kind(kind)
         n_layers = trace.n_layers(info.stack)
-        layer = min(state.layer, n_layers - 1)
+        # at the output the last layer, whose result the linear map reads (the output stage has no layer of its own)
+        at_output = state.stack == OUTPUT
+        layer = n_layers - 1 if at_output else min(state.layer, n_layers - 1)
         weights = trace.attention(kind, layer)                      # (H, Tq, Tk)
         mask = trace.mask(kind, layer)
         rows, cols = trace.axis_tokens(kind)
@@ -183,6 +188,9 @@ class AttentionPanel(QtWidgets.QWidget):
             spin.setValue(v)
             spin.blockSignals(False)
         self.head.setEnabled(not self.mean.isChecked())
+        self.layer.setEnabled(not at_output)
+        self.layer.setToolTip("At the output: the last layer, which the linear map reads" if at_output
+                              else LAYER_TIP)
         top = float(weights.max()) if self.shared.isChecked() else None
         self._ensure_small(H)
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
