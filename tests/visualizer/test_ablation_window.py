@@ -18,6 +18,11 @@ def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
     wait_for_run(qtbot, window, ["cross:1:2"])
     assert np.all(window.trace["dec.0.cross.head_out"][1] == 0)
     assert [hp.crossed for hp in window.attention.small] == [False, True]
+    assert not window.attention.focus.crossed                    # the focused head 1 is on
+    window.state.update(head=1)                                  # the focused view of the head that is off
+    assert window.attention.focus.crossed
+    window.state.update(head=0)
+    assert not window.attention.focus.crossed
     assert window.ablation.note.text() == "1 head off: cross:1:2"
     assert window.ablation.reset.isEnabled()
     window.state.update(layer=1)                          # another layer: nothing crossed there

@@ -223,6 +223,7 @@ class AttentionPanel(QtWidgets.QWidget):
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)
             self._read_out(self._pointer, stale=True)
+            self.focus.set_crossed(focus_off)      # as its thumbnail: a short window hides the title that says so
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
 
