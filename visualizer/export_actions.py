@@ -102,9 +102,12 @@ class ExportActions:
         folder = QtWidgets.QFileDialog.getExistingDirectory(w, "Export every heatmap into a folder")
         if not folder:
             return
-        fmt, ok = QtWidgets.QInputDialog.getItem(w, "Export all", "Format:", ["png", "svg", "csv"], 0, False)
+        choices = {"PNG images": "png", "SVG images (vector, for papers)": "svg", "CSV tables (the numbers)": "csv"}
+        choice, ok = QtWidgets.QInputDialog.getItem(w, "Export every heatmap", "Save every heatmap as:",
+                                                    list(choices), 0, False)
         if not ok:
             return
+        fmt = choices[choice]
         dialog, progress = progress_dialog(w, "Exporting heatmaps…")
         try:
             written = self.export_all(folder, fmt, progress)

@@ -73,3 +73,19 @@ def test_a_panel_behind_a_tab_is_pictured_at_its_tab_size_and_the_tabs_come_back
     assert all(name[d] not in window.panels for d in behind if d not in built)       # and were not built for it
     assert not front.visibleRegion().isEmpty() and all(d.visibleRegion().isEmpty() for d in behind)
     assert front.size() == before
+
+
+def test_the_export_all_dialog_names_its_formats_and_writes_the_chosen_one(qtbot, window, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+    asked = []
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getExistingDirectory", staticmethod(lambda *a: str(tmp_path)))
+
+    def choose(parent, title, label, items, current, editable):
+        asked.append((title, label, items))
+        return next(i for i in items if i.startswith("CSV")), True
+    monkeypatch.setattr(QtWidgets.QInputDialog, "getItem", staticmethod(choose))
+    window.exports.export_all_dialog()
+    assert asked[0][0] == "Export every heatmap" and [i.split()[0] for i in asked[0][2]] == ["PNG", "SVG", "CSV"]
+    written = sorted(p.suffix for p in tmp_path.iterdir())
+    assert written and set(written) == {".csv"}
+    assert window.statusBar().currentMessage() == f"Exported {len(written)} files to {tmp_path}"
