@@ -136,27 +136,36 @@ def test_heatmap_plot_keeps_nan_at_masked_cells_and_exact_values_elsewhere(qapp)
     assert hp.plot.titleLabel.minimumWidth() == 0           # a long title never widens the plot
 
 
-def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qtbot):
-    schema = encoder_decoder("seed", 3, 3, 32, 4, 64)
-    state = ViewState(schema=schema)
-    arch = ArchitectureMap(state)
+def laid_out_map(qtbot, schema, points: int, width: int, height: int) -> ArchitectureMap:
+    arch = ArchitectureMap(ViewState(schema=schema))
     qtbot.addWidget(arch)
     font = arch.font()
-    font.setPointSize(22)
+    font.setPointSize(points)
     arch.setFont(font)
-    arch.resize(210, 620)
+    arch.resize(width, height)
     arch.schema = schema
     arch._layout()
+    return arch
+
+
+def assert_labels_fit_their_boxes(arch: ArchitectureMap) -> None:
     fm = QtGui.QFontMetricsF(arch.box_font)
     flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
-    assert arch.box_font.pointSizeF() < 22
-    assert len(arch.boxes) == len(state.stages())
     for stage, r in arch.boxes.items():
         inner = r.adjusted(3, 2, -3, -2)
         text = fm.boundingRect(inner, flags, arch.labels[stage])
         assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
         assert r.right() <= arch.width() and r.bottom() <= arch.height()
+
+
+def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qtbot):
+    schema = encoder_decoder("seed", 3, 3, 32, 4, 64)
+    arch = laid_out_map(qtbot, schema, 22, 210, 620)
+    assert arch.box_font.pointSizeF() < 22
+    assert len(arch.boxes) == len(schema.stages())
+    assert_labels_fit_their_boxes(arch)
     arch.resize(420, 1100)
+    font = arch.font()
     font.setPointSize(11)
     arch.setFont(font)
     arch._layout()
@@ -167,28 +176,16 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
 def test_a_narrow_map_on_a_projector_drops_the_repeated_norm_step_to_keep_its_text_readable(qtbot):
     """4 + 4 layers in presentation mode at 720p (14 pt, a 230 px dock): the whole labels fitted at 7 pt."""
     schema = encoder_decoder("seed", 4, 4, 32, 4, 64)
-    arch = ArchitectureMap(ViewState(schema=schema))
-    qtbot.addWidget(arch)
-    font = arch.font()
-    font.setPointSize(14)
-    arch.setFont(font)
-    arch.resize(230, 580)
-    arch.schema = schema
-    arch._layout()
-    whole = ArchitectureMap._fitting_font(QtGui.QFont(font), [(r.adjusted(3, 2, -3, -2), schema.short(st))
-                                                             for st, r in arch.boxes.items()])
+    arch = laid_out_map(qtbot, schema, 14, 230, 580)
+    whole = ArchitectureMap._fitting_font(QtGui.QFont(arch.font()), [(r.adjusted(3, 2, -3, -2), schema.short(st))
+                                                                    for st, r in arch.boxes.items()])
     assert whole.pointSizeF() < 0.85 * 14 and arch.box_font.pointSizeF() > whole.pointSizeF()
     cross = next(st for st in arch.boxes if st.stack == "dec" and st.sublayer == "cross")
     assert schema.short(cross) == "Cross-attention → Add & Norm" and arch.labels[cross] == "Cross-attention"
     assert arch.labels[next(iter(arch.boxes))] == schema.short(next(iter(arch.boxes)))   # the embedding's as it is
-    fm = QtGui.QFontMetricsF(arch.box_font)
-    flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
-    for stage, r in arch.boxes.items():
-        inner = r.adjusted(3, 2, -3, -2)
-        text = fm.boundingRect(inner, flags, arch.labels[stage])
-        assert text.width() <= inner.width() + 0.5 and text.height() <= inner.height() + 0.5, stage
-    from model.schema import NORM_BEFORE
+    assert_labels_fit_their_boxes(arch)
     from model.families.shapes import decoder_only
+    from model.schema import NORM_BEFORE
     gpt = decoder_only("gpt2", 2, 32, 4, 64, norm_place=NORM_BEFORE)      # the norm comes first there
     ffn = next(st for st in gpt.stages() if st.sublayer == "ffn")
     assert gpt.short(ffn).startswith("LayerNorm → ") and gpt.terse(ffn) == gpt.short(ffn).split(" → ", 1)[1]
