@@ -93,7 +93,7 @@ class Actions:
         self.details.setCheckable(True)
         self.details.setChecked(True)
         self.details.toggled.connect(w.inputs.set_details_visible)
-        self.details.toggled.connect(lambda _: w._refit_caption())     # three rows more or less for the heatmap
+        self.details.toggled.connect(lambda _: w.refit_caption())     # three rows more or less for the heatmap
         view.addAction("Reset layout", w.reset_layout)
         view.addSeparator()
         self.present = view.addAction("Presentation mode", w.toggle_presentation, QtGui.QKeySequence("F11"))

@@ -125,6 +125,7 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
 
 FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV table (*.csv)"}
 
+
 class PlotMenu(QtCore.QObject):
     """The right-click menu of one plot widget."""
 

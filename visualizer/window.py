@@ -281,7 +281,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.translation.setText(text)
         self.inputs.translation.setToolTip(f"Tokens: {' · '.join(t.out_tokens)}" if compact else "")
 
-    def _refit_caption(self) -> None:
+    def refit_caption(self) -> None:
         """Rewrite the caption and the translation if the window's height, its font or the decoding controls
         moved them across a compact threshold; the translation's height then fits its text again, smaller too."""
         if getattr(self, "_compact", None) not in (None, self.compact_level()):
@@ -398,12 +398,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._refit_caption()
+        self.refit_caption()
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
-            self._refit_caption()
+            self.refit_caption()
 
     @property
     def training(self):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
 from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT
