@@ -22,11 +22,11 @@ from model.families import output_pieces
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
-from .equation_text import equation_html
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
 from .controls import InputBar, model_label, show_from_start, token_chips
 from .docks import Docks
+from .equation_text import equation_html
 from .export_actions import ExportActions
 from .presentation import Presentation
 from .runs import RunController, RunResult, load

@@ -16,9 +16,9 @@ from .thumbnails import THUMBNAIL_PIXELS, Thumbnails, head_levels
 from .widgets import ElidedLabel, KindPicker
 
 
-
 LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
+
 
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
