@@ -407,3 +407,28 @@ def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
     np.testing.assert_allclose(window.trace["logits"], expected["logits"], rtol=1e-5, atol=1e-5)
     window.training.reset()
     wait_idle(qtbot, window, lambda t: np.allclose(t["logits"], before["logits"], atol=1e-5))   # as loaded again
+
+
+def test_a_translation_under_half_a_long_source_says_the_model_may_have_stopped_early(tiny_lm):
+    """A 42-token sentence came back as 18 tokens, its second half gone, with no word of it."""
+    from visualizer.window import stopped_early
+    long = " ".join(["the cat sat on the mat"] * 5)
+    short = translate(tiny_lm, long, DecodingSettings(max_new=4)).trace           # ended after 4 tokens
+    assert len(short.src_tokens) >= 20 and 2 * len(short.out_tokens) < len(short.src_tokens)
+    note = stopped_early(short)
+    assert note.startswith(f"The translation is much shorter than the sentence ({len(short.out_tokens)} tokens "
+                           f"for {len(short.src_tokens)})")
+    assert stopped_early(translate(tiny_lm, "the cat sat", DecodingSettings(max_new=1)).trace) is None  # short
+    assert stopped_early(translate(tiny_lm, long, target="le chat").trace) is None      # the user's own target
+
+
+def test_the_window_says_so_under_the_translation(qtbot, window):
+    long = " ".join(["the cat sat on the mat"] * 5)
+    window.state.update(decoding=DecodingSettings(max_new=4))
+    window.inputs.sentence.setText(long)
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == long)
+    assert window.inputs.notice.isVisible() and "may have stopped early" in window.inputs.notice.text()
+    window.inputs.sentence.setText("the cat")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat")
+    assert not window.inputs.notice.isVisible()
+
