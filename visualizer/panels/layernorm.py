@@ -281,4 +281,4 @@ class LayerNormPanel(QtWidgets.QWidget):
         self.header.setText(
             f"<b>{st.title} layer {layer + 1} · {where}</b>"
             f"<br><span style='font-family:serif; font-size:15pt'><i>{equation_html(schema.norm_equation)}</i></span>"
-            f" &nbsp; {v}; {spread} over the {d} dimensions of each of the {T} {tokens}{step_text}")
+            f"<br>{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{step_text}")
