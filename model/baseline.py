@@ -25,6 +25,8 @@ class BaselineTransformer(nn.Module):
         self.register_buffer("pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
         self.core = nn.Transformer(cfg.d_model, cfg.h, cfg.N_enc, cfg.N_dec, cfg.d_ff, cfg.dropout,
                                    batch_first=True, norm_first=False)
+        # the nested-tensor fast path is a prototype that warns at every padded batch; the padding masks do the work
+        self.core.encoder.enable_nested_tensor = self.core.encoder.use_nested_tensor = False
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self.dropout = nn.Dropout(cfg.dropout)
         for p in self.parameters():
@@ -42,7 +44,8 @@ class BaselineTransformer(nn.Module):
 
     def decode(self, tgt, memory, src_pad, cache=None):
         T = tgt.shape[1]
-        causal = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+        # a boolean mask like the padding masks (torch deprecates mixing a float one with them), on tgt's device
+        causal = torch.ones(T, T, dtype=torch.bool, device=tgt.device).triu(1)        # True = the future, masked
         return self.core.decoder(self._embed(tgt, self.tgt_embed), memory, tgt_mask=causal,
                                  tgt_key_padding_mask=tgt == PAD, memory_key_padding_mask=src_pad)
 

@@ -72,5 +72,6 @@ def test_attention_projections_start_like_torch_multihead_attention():
     ours = Transformer(cfg).encoder[0].self_attn
     torch_mha = torch.nn.MultiheadAttention(256, 4)
     for W in (ours.W_Q, ours.W_K, ours.W_V):
-        assert abs(float(W.weight.std()) / float(torch_mha.in_proj_weight.std()) - 1) < 0.03
-    assert abs(float(ours.W_O.weight.std()) * (2 ** -0.5) / float(torch_mha.in_proj_weight.std()) - 1) < 0.03
+        assert abs(float(W.weight.detach().std()) / float(torch_mha.in_proj_weight.detach().std()) - 1) < 0.03
+    assert abs(float(ours.W_O.weight.detach().std()) * (2 ** -0.5) / float(torch_mha.in_proj_weight.detach().std())
+               - 1) < 0.03
