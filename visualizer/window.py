@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 from model.families import output_pieces
-from model.schema import ENCODER_DECODER
+from model.notes import stopped_early
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
@@ -38,17 +38,6 @@ from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
 from .text_safety import isolate
 from .worker import one_torch_thread
-
-
-def stopped_early(trace) -> str | None:
-    """A note when a translation is under half as many tokens as a long source (20 tokens or more): small models
-    trained on short sentences often end a long one early, and a class should not take the half for the whole."""
-    n_src, n_out = len(trace.src_tokens), len(trace.out_tokens)
-    if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced"
-            or trace.meta.get("partial") or n_src < 20 or 2 * n_out >= n_src):
-        return None
-    return (f"The translation is much shorter than the sentence ({n_out} tokens for {n_src}): this small model "
-            "may have stopped early. Try the sentence in shorter parts.")
 
 
 class MainWindow(QtWidgets.QMainWindow):

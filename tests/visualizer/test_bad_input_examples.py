@@ -233,3 +233,13 @@ def test_model_folder_before_snapshot_is_kept(run_command, tiny_model_dir):
     before = snapshot(tiny_model_dir)
     run_command(["translate", "the cat", "--model", str(tiny_model_dir)])
     assert kept(before, snapshot(tiny_model_dir)) and Path(tiny_model_dir).is_dir()
+
+
+def test_translate_prints_the_stopped_early_note_the_window_shows(run_command, tiny_model_dir, tiny_lm):
+    from model import translate
+    from model.notes import stopped_early
+    for text in (" ".join(["the cat sat on the mat"] * 5), "the cat sat"):
+        code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
+        note = stopped_early(translate(tiny_lm, text).trace)
+        assert code == 0 and out.strip() == translate(tiny_lm, text).text.strip()
+        assert (f"note: {note}\n" in err) if note else "stopped early" not in err

@@ -411,7 +411,7 @@ def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
 
 def test_a_translation_under_half_a_long_source_says_the_model_may_have_stopped_early(tiny_lm):
     """A 42-token sentence came back as 18 tokens, its second half gone, with no word of it."""
-    from visualizer.window import stopped_early
+    from model.notes import stopped_early
     long = " ".join(["the cat sat on the mat"] * 5)
     short = translate(tiny_lm, long, DecodingSettings(max_new=4)).trace           # ended after 4 tokens
     assert len(short.src_tokens) >= 20 and 2 * len(short.out_tokens) < len(short.src_tokens)

@@ -1,0 +1,18 @@
+"""Notes about a result that its reader should have, shared by the window and the commands."""
+from __future__ import annotations
+
+from .schema import ENCODER_DECODER
+
+LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
+
+
+def stopped_early(trace) -> str | None:
+    """A note when a translation is under half as many tokens as a long source: small models trained on short
+    sentences often end a long one early, and a class should not take the half for the whole. None for a short
+    source, a decoder-only or encoder-only model, a user's own target and a partial result."""
+    n_src, n_out = len(trace.src_tokens), len(trace.out_tokens)
+    if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced"
+            or trace.meta.get("partial") or n_src < LONG_SOURCE or 2 * n_out >= n_src):
+        return None
+    return (f"The translation is much shorter than the sentence ({n_out} tokens for {n_src}): this small model "
+            "may have stopped early. Try the sentence in shorter parts.")
