@@ -27,6 +27,11 @@ def is_right(output: str, accepted: list[str]) -> bool:
     return any(got == normalise(a) for a in accepted)
 
 
+def alternatives(accepted: str) -> list[str]:
+    """The accepted translations in one list entry: `a | b | c` -> [a, b, c] (blank ones dropped)."""
+    return [a.strip() for a in accepted.split("|") if a.strip()]
+
+
 def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
     """(English sentence, accepted translations) per line; UsageError naming the line when one is malformed."""
     path = Path(path)
@@ -41,7 +46,7 @@ def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         source, tab, accepted = line.partition("\t")
-        answers = [a.strip() for a in accepted.split("|") if a.strip()]
+        answers = alternatives(accepted)
         if not tab or not source.strip() or not answers:
             raise UsageError(f"{path}:{n}: expected English<TAB>accepted translations separated by |")
         checks.append((source.strip(), answers))

@@ -11,6 +11,7 @@ from sacrebleu.significance import PairedTest
 
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
 from .checkpoint import LoadedModel, ModelLoadError
+from .checks import alternatives
 from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
 from .families import load
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="decode with --model and these models together, greedily: each token is the one with the "
                         "highest mean log-probability (they must share --model's tokenizers). With --hyps this "
                         "writes an ensemble's translations, e.g. the targets for distilling it into one model")
+    p.add_argument("--alternatives", action="store_true",
+                   help="references hold accepted translations joined by |, as the check lists do "
+                        "(English<TAB>one | another): each becomes a reference of its own")
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
     a = p.parse_args(argv)
@@ -170,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(str(e)) from None
     report_problems(corpus)
     sources, refs = group_references(corpus.src, corpus.tgt)
+    if a.alternatives:
+        refs = [[alt for ref in rs for alt in alternatives(ref)] or rs for rs in refs]
     if a.limit is not None:
         sources, refs = sources[: a.limit], refs[: a.limit]
     hyps = translate_all(lm, sources, a.beam, ensemble=ensemble,

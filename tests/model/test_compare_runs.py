@@ -80,3 +80,24 @@ def test_an_unreadable_baseline_is_one_line(tmp_path, capsys):
     assert evaluate_main(["--model", "en-de", "--tsv", str(test), "--against", str(tmp_path / "broken")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "broken" in err[0] and "Traceback" not in err[0]
+
+
+def test_alternatives_joined_by_bars_become_references_of_their_own(tiny_model_dir, tiny_lm, tmp_path, capsys):
+    """A check list (English<TAB>one | another) scored with --alternatives: a translation equal to any one
+    alternative counts as a perfect match; read without it, the joined line is one long reference."""
+    from model.evaluate import translate_all
+    sources = ["the cat sat on the mat", "a red car runs fast", "the big dog sat"]
+    outputs = translate_all(tiny_lm, sources)
+    listing = tmp_path / "list.tsv"
+    listing.write_text("".join(f"{s}\tsomething else entirely | {o} | une autre\n" for s, o in zip(sources, outputs)),
+                       encoding="utf-8")
+
+    def bleu(*extra):
+        assert evaluate_main(["--model", str(tiny_model_dir), "--tsv", str(listing), *extra]) == 0
+        out = capsys.readouterr().out
+        return out, float(out.split("BLEU ")[1].split()[0])
+
+    out, split = bleu("--alternatives")
+    assert split == pytest.approx(100.0) and "references 9" in out
+    out, joined = bleu()
+    assert joined < 100.0 and "references 3" in out
