@@ -50,11 +50,26 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
     assert "\n" not in msg and "huggingface-cli download some-org/not-here" in msg and str(tmp_path) in msg
 
 
-@pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header"])
+@pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header",
+                                  "a layer missing", "another model's weights", "a larger tokenizer"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
+    from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
     weights = folder / "model.safetensors"
-    if case == "bin only":
+    if case == "a layer missing":       # transformers would fill them at random and say nothing
+        save_file({k: v for k, v in load_file(weights).items() if ".h.1." not in k}, weights, {"format": "pt"})
+        expect = "weights lack 12 of the model's tensors (transformer.h.1."
+    elif case == "another model's weights":
+        shutil.copy(hf_tiny.build("bert", tmp_path / "bert") / "model.safetensors", weights)
+        expect = "they would be random"
+    elif case == "a larger tokenizer":  # its last ids would index past the embedding table
+        config = json.loads((folder / "config.json").read_text())
+        size = config["vocab_size"]
+        (folder / "config.json").write_text(json.dumps({**config, "vocab_size": size - 5}))
+        save_file({k: (v[: size - 5] if v.shape[0] == size else v) for k, v in load_file(weights).items()}, weights,
+                  {"format": "pt"})
+        expect = f"the tokenizer has {size} tokens but the model's embedding table only {size - 5} rows"
+    elif case == "bin only":
         weights.rename(folder / "pytorch_model.bin")
         expect = "pytorch_model.bin"
     elif case == "unknown family":

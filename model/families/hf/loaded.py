@@ -63,10 +63,12 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     target = open_tokenizer(folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
     auto = getattr(tf, auto_name)
     try:
-        model = auto.from_pretrained(str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=False,
-                                     attn_implementation="eager", dtype=torch.float32)
+        model, info = auto.from_pretrained(str(folder), local_files_only=True, use_safetensors=True,
+                                           trust_remote_code=False, attn_implementation="eager", dtype=torch.float32,
+                                           output_loading_info=True)
     except Exception as e:     # shape mismatches, damaged tensors, configs transformers cannot read
         raise ModelLoadError(f"{folder}: cannot load the weights ({str(e).strip().splitlines()[0][:200]})") from None
+    check_weights_complete(folder, model, info, tokenizer)
     model.eval()
     c = model.config
     max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
@@ -78,6 +80,24 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     previews = sum(p.numel() for p in model.parameters()) >= HFModel.PREVIEW_PARAMETERS
     return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
                    target_tokenizer=target, previews=previews, src_tok=src, tgt_tok=tgt)
+
+
+UNUSED_PARTS = ("pooler.",)     # tensors the app never runs: a checkpoint without them is complete for it
+
+
+def check_weights_complete(folder: Path, model, info: dict, tokenizer) -> None:
+    """ModelLoadError when the weights file lacks tensors the model runs (transformers would fill them at random, and
+    every figure would be of an untrained model), or when the tokenizer's ids do not fit the embedding table."""
+    missing = [k for k in info.get("missing_keys") or () if not any(part in k for part in UNUSED_PARTS)]
+    if missing:
+        raise ModelLoadError(f"{folder}: its weights lack {len(missing)} of the model's tensors ({missing[0]}"
+                             f"{', …' if len(missing) > 1 else ''}); they would be random. Is the weights file of "
+                             f"another model, or cut short?")
+    table = model.get_input_embeddings().weight.shape[0]
+    tokenizer_size = tokenizer.vocab_size      # its base vocabulary: added special tokens may lie beyond
+    if tokenizer_size > table:
+        raise ModelLoadError(f"{folder}: the tokenizer has {tokenizer_size:,} tokens but the model's embedding table "
+                             f"only {table:,} rows: they are not a pair")
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:
