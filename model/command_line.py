@@ -19,6 +19,8 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
+from .files import NOT_REGULAR
+
 APP = "attention-visualizer"
 
 
@@ -106,7 +108,9 @@ def writable_file(path: str | Path, what: str) -> Path:
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{what} {path}: is a folder, not a file")
-    folder = path.parent
+    if path.exists() and not path.resolve().is_file():
+        raise UsageError(f"{what} {path}: {NOT_REGULAR}; give a file name")
+    folder = (path.resolve() if path.is_symlink() else path).parent      # a link is written through, to its target
     if not folder.is_dir():
         raise UsageError(f"{what} {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):

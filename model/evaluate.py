@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error("give --tsv FILE, or --src FILE --ref FILE")
     if a.hyps:
         writable_file(a.hyps, "--hyps")
+        for name in (a.tsv, a.src, a.ref):
+            if name and Path(name).exists() and Path(a.hyps).exists() and Path(name).samefile(a.hyps):
+                p.error(f"--hyps {a.hyps} is the file being scored: it would be overwritten; give another name")
     try:
         corpus = read_tsv(a.tsv, a.strict) if a.tsv else read_aligned(a.src, a.ref, a.strict)
         if not len(corpus):

@@ -1,10 +1,18 @@
 """File facts shared by the model and the app (no torch here: the export command imports it)."""
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
 from typing import Callable
+
+
+NOT_REGULAR = "not a regular file (a folder, a device, a pipe or a socket)"
+
+
+class NotRegularFileError(OSError):
+    """The path names something that is not a file: writing would replace it."""
 
 
 class TemporaryFileError(OSError):
@@ -26,8 +34,15 @@ def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | N
 
     write(tmp) fills the temporary file, named prefix + random + suffix: by default "NAME.<random>.part", which
     model.train sweeps away after a run was killed mid-write; writers that pick a format by the file's ending pass
-    its suffix. The file gets an ordinary new file's mode (new_file_mode)."""
+    its suffix. The file gets an ordinary new file's mode (new_file_mode).
+
+    A symbolic link is written through (its target gets the new content and the link stays); a path that is a device,
+    a pipe or a socket is refused with an OSError before anything is written (renaming over it would replace it)."""
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        raise NotRegularFileError(errno.EINVAL, NOT_REGULAR, str(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + "." if prefix is None else prefix, suffix=suffix,
                                    dir=path.parent)

@@ -49,3 +49,33 @@ def test_a_folder_that_refuses_the_temporary_file_is_named(tmp_path, monkeypatch
         atomic_write(tmp_path / "a.txt", lambda tmp: None)
     assert e.value.errno == errno.EACCES and e.value.filename == str(tmp_path)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_link_is_written_through_and_stays_a_link(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "heads.csv"
+    target.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    atomic_write(link, lambda tmp: open(tmp, "w").write("new"))
+    assert link.is_symlink() and target.read_text() == "new" and sorted(os.listdir(tmp_path / "real")) == ["heads.csv"]
+
+
+def test_a_pipe_is_refused_before_anything_is_written(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    calls = []
+    with pytest.raises(files.NotRegularFileError):
+        atomic_write(fifo, calls.append)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and calls == [] and os.listdir(tmp_path) == ["pipe"]
+
+
+def test_commands_refuse_a_device_and_the_file_being_scored(tmp_path, run_command):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, out, err = run_command(["metrics", "Hi.", "--out", str(fifo)])
+    assert code == 2 and "not a regular file" in err and stat.S_ISFIFO(fifo.stat().st_mode)
+    test = tmp_path / "test.tsv"
+    test.write_text("a cat\tun chat\n", encoding="utf-8")
+    code, out, err = run_command(["evaluate", "--tsv", str(test), "--hyps", str(test)])
+    assert code == 2 and "is the file being scored" in err and test.read_text(encoding="utf-8") == "a cat\tun chat\n"
