@@ -318,9 +318,15 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.error("Cannot open this model", f"{e}\n\nThe app goes on with {self.lm.name if self.lm else 'the default model'}.")
                 self._sync_inputs()
                 return False
+        switched_off = self.state.ablations if self.lm is not None and lm is not self.lm else frozenset()
         self.lm = lm
         one_torch_thread()                       # tests compare with runs on the GUI thread
         self.state.model_name = str(name_or_path)
+        if switched_off:                         # heads belong to the model they were switched off in
+            self.state.ablations = frozenset()
+            self.ablation.refresh()
+            self.statusBar().showMessage(f"Every head is on again in {model_label(self.state.model_name)}: "
+                                         f"{len(switched_off)} head(s) were switched off in the model before", 15000)
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)

@@ -84,3 +84,17 @@ def test_a_session_with_a_head_the_model_lacks_is_refused(tmp_path, tiny_model_d
                                     "ablations": bad}), encoding="utf-8")
         with pytest.raises(SessionError, match=words):
             read_session(path)
+
+
+def test_another_model_starts_with_every_head_on(qtbot, window, tmp_path, tiny_model_factory):
+    """Heads belong to the model they were switched off in: opening another one (here with the same kinds and
+    shape, where the old heads would fit) clears them, says so, and its run has none off."""
+    window.state.toggle_ablation("cross", 0, 1)
+    wait_for_run(qtbot, window, ["cross:1:2"])
+    other = tiny_model_factory(tmp_path / "other", seed=3)
+    assert window.open_model(str(other))
+    assert window.state.ablations == frozenset() and not window.ablation.reset.isEnabled()
+    assert "1 head(s) were switched off in the model before" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: window.trace.meta.get("model") == window.lm.name and not window.runs.runner.busy,
+                    timeout=20000)
+    assert window.trace.meta.get("ablations", []) == [] and np.any(window.trace["dec.0.cross.head_out"][1] != 0)
