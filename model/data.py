@@ -37,10 +37,13 @@ def _open_lines(path: Path):
 
 
 def read_tsv(path: str | Path, strict: bool = False) -> Corpus:
-    """`source<TAB>target` lines. Malformed lines are skipped and reported, or raise when strict."""
+    """`source<TAB>target` lines. Blank lines and `#` comments (a line that starts with # and has no TAB, as the
+    check lists have) are passed over; malformed lines are skipped and reported, or raise when strict."""
     path = Path(path)
     corpus = Corpus([], [])
     for n, line in _open_lines(path):
+        if "\t" not in line and (not line.strip() or line.lstrip().startswith("#")):
+            continue
         parts = line.split("\t")
         problem = None
         if len(parts) < 2:

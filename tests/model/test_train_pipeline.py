@@ -87,6 +87,14 @@ def test_malformed_lines_are_named_and_counted(tmp_path, capsys):
     assert f"{bad}:2: no TAB" in capsys.readouterr().err
 
 
+def test_blank_lines_and_comments_are_not_malformed(tmp_path):
+    from model.data import read_tsv
+    listing = tmp_path / "list.tsv"
+    listing.write_text("# a check list\n\nred cat\trouge chat\n   \n#hashtag\tmot-dièse\n", encoding="utf-8")
+    corpus = read_tsv(listing, strict=True)
+    assert corpus.src == ["red cat", "#hashtag"] and corpus.tgt == ["rouge chat", "mot-dièse"] and not corpus.problems
+
+
 def test_aligned_files_with_unequal_length_are_refused(tmp_path, capsys):
     (tmp_path / "a.en").write_text("one\ntwo\n", encoding="utf-8")
     (tmp_path / "a.fr").write_text("un\n", encoding="utf-8")
