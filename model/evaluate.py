@@ -14,7 +14,7 @@ from .checkpoint import LoadedModel, ModelLoadError
 from .checks import alternatives
 from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
-from .families import load
+from .families import load, writes_text
 from .files import atomic_write
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         ensemble = tuple(_load_any(name) for name in a.ensemble)
         if ensemble:
             check_ensemble(lm, ensemble, a.beam)
+        for model in (lm, baseline):
+            if model is not None and (why := writes_text(model)) is not None:
+                raise ValueError(why)
     except (CorpusError, ModelLoadError, ValueError) as e:
         raise UsageError(str(e)) from None
     report_problems(corpus)

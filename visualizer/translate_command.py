@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from model.ablation import AblationError, expand, parse_spec
-from model.families import require
+from model.families import require, title, writes_text
 from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
 
 
@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     from model import DecodingSettings
 
     lm = load_model_arg(a.model)
+    if (why := writes_text(lm)) is not None:
+        raise UsageError(why)
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:
@@ -75,6 +77,6 @@ def main(argv: list[str] | None = None) -> int:
         except BeamTreeError as e:
             raise CommandError(str(e)) from None
         if tree is None:
-            raise CommandError(f"{lm.family} models do not record their search (no tree to print)")
+            raise CommandError(f"{title(lm)} models do not record their search (no tree to print)")
         print(format_tree(tree))
     return 0

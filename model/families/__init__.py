@@ -122,6 +122,22 @@ def output_pieces(lm) -> list[str]:
     return lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size))
 
 
+def title(lm) -> str:
+    """The family's name as users know it ('BERT', 'GPT-2'; this app's translators: 'seed')."""
+    return getattr(family(lm.family), "TITLE", "seed")
+
+
+def writes_text(lm) -> str | None:
+    """None when lm writes text of its own (a translator, a decoder-only model); else one line saying why not: an
+    encoder-only model reads its input and predicts masked words, so a translation would only echo the input."""
+    from ..schema import ENCODER_ONLY
+    if getattr(getattr(lm, "schema", None), "layout", None) != ENCODER_ONLY:
+        return None
+    return (f"{lm.name} is an encoder-only model ({title(lm)}): it reads a text but writes none, so there is no "
+            "translation to give or score; open it in the window to see its attention and masked-word predictions, "
+            "or use `metrics` and `export`")
+
+
 def can_preview(lm) -> bool:
     """Whether translate(lm, ..., preview=callback) shows a first, partial run before generating (large Hugging Face
     models: see hf/loaded.py)."""

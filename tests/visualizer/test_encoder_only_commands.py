@@ -1,0 +1,31 @@
+"""An encoder-only model (BERT) writes no text: the commands that translate or score translations say so in one
+line instead of echoing the input as its "translation"."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import hf_tiny  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bert_folder(tmp_path_factory):
+    return hf_tiny.build("bert", tmp_path_factory.mktemp("bert") / "model")
+
+
+def test_translate_evaluate_and_check_say_an_encoder_only_model_writes_no_text(bert_folder, tmp_path, run_command):
+    listing = tmp_path / "list.tsv"
+    listing.write_text("the cat sat\tle chat\n", encoding="utf-8")
+    for argv in (["translate", "the cat sat", "--model", str(bert_folder)],
+                 ["evaluate", "--model", str(bert_folder), "--tsv", str(listing)],
+                 ["check-translations", str(listing), "--model", str(bert_folder)]):
+        code, out, err = run_command(argv)
+        assert code == 2 and out == "", argv
+        assert "is an encoder-only model (BERT): it reads a text but writes none" in err, argv
+
+
+def test_metrics_still_reads_an_encoder_only_model(bert_folder, tmp_path, run_command):
+    code, out, err = run_command(["metrics", "the cat sat", "--model", str(bert_folder), "--out",
+                                  str(tmp_path / "heads.csv")])
+    assert code == 0 and len((tmp_path / "heads.csv").read_text().splitlines()) == 1 + 2 * 4
