@@ -15,6 +15,15 @@ MODEL_CHARS, COMPACT_MODEL_CHARS = 14, 5     # the model picker's width in chara
 QT_MAX_SIZE = 16_777_215                     # QWIDGETSIZE_MAX: no maximum
 SENTENCE_CHARS = 36                          # what the sentence field keeps room for before the picker turns compact
 _WITHOUT = " to see what attention does without word order"
+# the input rows' words by the open model's layout (model.schema.LAYOUTS): (input, output, input's placeholder,
+# target's placeholder; None: the model takes no target)
+LAYOUT_WORDS = {
+    "encoder-decoder": ("English:", "Translation:", "Type an English sentence…",
+                        "Optional: a translation to force through the decoder (teacher forcing)"),
+    "decoder-only": ("Prompt:", "Continuation:", "Type the start of a text…",
+                     "Optional: a continuation to force through the model (teacher forcing)"),
+    "encoder-only": ("Text:", "Predicted:", "Type a sentence; [MASK] marks a word to guess…", None),
+}
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
     "learned": "Switch the learned position embeddings off (p = 0)" + _WITHOUT,
@@ -82,7 +91,8 @@ class InputBar(QtWidgets.QWidget):
         grid = QtWidgets.QGridLayout(self)
         grid.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetNoConstraint)   # minimumSizeHint decides
         grid.setContentsMargins(6, 4, 6, 4)
-        grid.addWidget(QtWidgets.QLabel("English:"), 0, 0)
+        self.sentence_label = QtWidgets.QLabel("English:")
+        grid.addWidget(self.sentence_label, 0, 0)
         grid.addWidget(self.sentence, 0, 1)
         self.model_label = QtWidgets.QLabel("Model:")
         grid.addWidget(self.model_label, 0, 2)
@@ -185,6 +195,16 @@ class InputBar(QtWidgets.QWidget):
     def settings(self) -> DecodingSettings:
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
                                 temperature=self.temperature.value(), top_k=self.top_k.value(), seed=self.seed.value())
+
+    def show_layout(self, layout: str) -> None:
+        """Name the rows for the open model's layout: an English sentence and its translation, a prompt and its
+        continuation, or a text and the encoder's masked-word predictions (which takes no target)."""
+        sentence, output, hint, target = LAYOUT_WORDS.get(layout, LAYOUT_WORDS["encoder-decoder"])
+        self.sentence_label.setText(sentence)
+        self.translation_label.setText(output)
+        self.sentence.setPlaceholderText(hint)
+        self.target.setEnabled(target is not None)
+        self.target.setPlaceholderText(target or "This model reads its text and writes none: nothing to force")
 
     def show_positions(self, positions: str) -> None:
         """Say what the positions switch does for the open model (one of model.schema.POSITIONS); a model without

@@ -177,6 +177,7 @@ class MainWindow(QtWidgets.QMainWindow):
         t = self.trace
         self.state.set_shape(t.schema, t.n_steps)
         self.inputs.show_positions(t.schema.positions)
+        self.inputs.show_layout(t.schema.layout)
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)

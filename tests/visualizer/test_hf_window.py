@@ -48,6 +48,11 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
     qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=60000)
     try:
         assert w.lm.family.startswith("hf.") and w.trace.meta["sentence"] == SENTENCE
+        layout = w.trace.schema.layout                    # the input rows say what this kind of model reads and writes
+        assert (w.inputs.sentence_label.text(), w.inputs.translation_label.text()) == {
+            "encoder-decoder": ("English:", "Translation:"), "decoder-only": ("Prompt:", "Continuation:"),
+            "encoder-only": ("Text:", "Predicted:")}[layout]
+        assert w.inputs.target.isEnabled() == (layout != "encoder-only")
         ref, _ = hf_tiny.reference(family, folder, w.translation)
         for kind, layers in ref.items():
             for layer, heads in enumerate(layers):
