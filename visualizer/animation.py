@@ -108,8 +108,9 @@ def write_animation(frames: list[np.ndarray], path: str | Path, fps: float = 2.0
         raise ExportError("no frames to write")
 
     def write(tmp: str) -> None:
-        if path.suffix.lower() == ".gif":
-            iio.imwrite(tmp, np.stack(frames), extension=".gif", duration=1000 / fps, loop=0)
+        if path.suffix.lower() == ".gif":     # encoded in memory: a full disk fails in a plain write, not inside
+            data = iio.imwrite("<bytes>", np.stack(frames), extension=".gif", duration=1000 / fps, loop=0)
+            Path(tmp).write_bytes(data)       # imageio's writer, whose clean-up would print a second traceback
         else:       # video codecs want sides divisible by 16: pad with the figure's white, never rescale
             import imageio
             h, w = frames[0].shape[:2]

@@ -8,7 +8,7 @@ from PySide6 import QtGui, QtWidgets
 
 from .animation import OVER, animation_specs, check_output, render_frames, write_animation
 from .export import ExportError
-from .export_actions import progress_dialog
+from .export_actions import with_progress
 
 
 class AnimationActions:
@@ -45,12 +45,7 @@ class AnimationActions:
                                                         "GIF animation (*.gif);;MP4 video (*.mp4)")
         if not path:
             return
-        dialog, progress = progress_dialog(w, "Drawing frames…")
-        try:
-            n = self.export(path, over, progress)
-            if n:
-                w.statusBar().showMessage(f"Wrote {n} frames to {path}", 8000)
-        except (ValueError, ExportError) as e:
-            w.error("Cannot export the animation", str(e))
-        finally:
-            dialog.close()
+        n = with_progress(w, "Drawing frames…", lambda progress: self.export(path, over, progress),
+                          "Cannot export the animation", (ValueError, ExportError))
+        if n:
+            w.statusBar().showMessage(f"Wrote {n} frames to {path}", 8000)

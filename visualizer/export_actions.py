@@ -108,14 +108,10 @@ class ExportActions:
         if not ok:
             return
         fmt = choices[choice]
-        dialog, progress = progress_dialog(w, "Exporting heatmaps…")
-        try:
-            written = self.export_all(folder, fmt, progress)
+        written = with_progress(w, "Exporting heatmaps…", lambda progress: self.export_all(folder, fmt, progress),
+                                "Export failed", ExportError)
+        if written is not None:
             w.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 8000)
-        except ExportError as e:
-            w.error("Export failed", str(e))
-        finally:
-            dialog.close()
 
 
 def progress_dialog(parent, label: str):
@@ -129,3 +125,17 @@ def progress_dialog(parent, label: str):
         QtWidgets.QApplication.processEvents()
         return not dialog.wasCanceled()
     return dialog, progress
+
+
+def with_progress(window, label: str, work, failure: str, errors):
+    """work(progress) under a progress dialog; its result, or None once the error (one of errors) is shown. The
+    dialog is closed before the message: a window-modal dialog left open covers the message box and its button."""
+    dialog, progress = progress_dialog(window, label)
+    try:
+        return work(progress)
+    except errors as e:
+        dialog.close()
+        window.error(failure, str(e))
+        return None
+    finally:
+        dialog.close()

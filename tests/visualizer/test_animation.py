@@ -100,3 +100,47 @@ def test_mp4_without_ffmpeg_says_what_to_install(run_command, tiny_model_dir, tm
     code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", "layers",
                                 "--kind", "enc_self", "--out", str(tmp_path / "a.mp4")])
     assert code == 2 and "pip install imageio-ffmpeg" in err
+
+
+def test_a_file_that_cannot_grow_is_one_line_and_no_traceback(tiny_model_dir, tmp_path):
+    """A full disk, as a file-size limit makes it (writes past 20 kB fail with EFBIG): one error line, nothing
+    left behind; imageio's writer, failing inside, used to print a second traceback from its clean-up."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "QT_QPA_PLATFORM": "offscreen"}
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "visualizer", "animate", TEXT, "--model", str(tiny_model_dir),
+                           "--kind", "cross", "--over", "layers", "--out", str(out / "a.gif")],
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit, env=env)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error:") and "File too large" in proc.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_the_progress_dialog_is_gone_before_the_error_shows(window, monkeypatch):
+    """A window-modal progress dialog left open covered the error box (its OK could not be clicked)."""
+    from PySide6 import QtWidgets
+
+    from visualizer.export import ExportError
+    from visualizer.export_actions import with_progress
+    seen = []
+    monkeypatch.setattr(window, "error", lambda title, message: seen.append(
+        (title, message, [d.isVisible() for d in window.findChildren(QtWidgets.QProgressDialog)])))
+
+    def fail(progress):
+        progress(1, 3)
+        for dialog in window.findChildren(QtWidgets.QProgressDialog):
+            dialog.show()                    # as after its 4 s of long work
+        raise ExportError("/full/a.gif: could not be written (No space left on device)")
+    assert with_progress(window, "Drawing frames…", fail, "Cannot export the animation", ExportError) is None
+    assert seen == [("Cannot export the animation", "/full/a.gif: could not be written (No space left on device)",
+                     [False])]
+    assert with_progress(window, "Drawing frames…", lambda progress: 7, "x", ExportError) == 7
