@@ -288,3 +288,26 @@ def test_marian_config_follows_the_seed_config():
     assert c["encoder_ffn_dim"] == c["decoder_ffn_dim"] == 40
     assert (c["vocab_size"], c["decoder_vocab_size"], c["max_position_embeddings"]) == (50, 70, 33)
     assert c["scale_embedding"] is False and c["dropout"] == 0.2 and c["decoder_start_token_id"] == BOS
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    """A file-size limit stands in for a full disk (safetensors raises its own error, not an OSError, for it)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    folder = tiny(tmp_path / "seed")
+    size = (folder / "model.safetensors").stat().st_size
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, size // 2))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "visualizer", "convert", str(folder), "--to-hf", str(tmp_path / "hf")],
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit, env=env)
+    assert proc.returncode != 0 and "unexpected" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (f"error: {tmp_path / 'hf'}: cannot write there (File too large (os error 27)); "
+                                   "nothing was written")
+    assert [p.name for p in tmp_path.iterdir() if p.name not in ("seed", "state")] == []    # no half-written folder

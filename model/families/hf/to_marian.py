@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from safetensors import SafetensorError
+
 from ...assets import CONFIG
 from ...config import BOS, EOS, PAD, UNK
 from ...tokenizer import INVISIBLE, SPECIALS
@@ -298,8 +300,9 @@ def convert(lm, folder: str | Path, force: bool = False) -> Converted:
         _save_tokenizer(fast_tokenizer(lm.tgt_tok, lm.cfg.max_len), tmp / TARGET_TOKENIZER)
         _usual_permissions(tmp)
         _replace(tmp, folder)
-    except OSError as e:
-        raise ConvertFailed(f"{folder}: cannot write there ({e.strerror or e}); nothing was written") from None
+    except (OSError, SafetensorError) as e:     # safetensors' own error for a full disk: "… I/O error: No space…"
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e).split("I/O error: ")[-1]
+        raise ConvertFailed(f"{folder}: cannot write there ({why}); nothing was written") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Converted(folder, sum(p.numel() for p in lm.model.parameters()), difference)
