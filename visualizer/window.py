@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.assets import ModelLoadError
 from model.families import output_pieces
 from model.notes import stopped_early
+from model.schema import DECODER_ONLY, ENCODER_ONLY
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
@@ -227,7 +228,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_notice.setVisible(bool(cut))
         self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})")
         self.status_model.setToolTip(self.state.model_name)
-        self.status_tokens.setText(f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens")
+        self.status_tokens.setText(token_count(t))
         if self.lm is None:
             self.status_time.setText(f"{self.startup.frame_origin}; the model is loading…")
         elif t.meta.get("partial"):
@@ -280,8 +281,8 @@ class MainWindow(QtWidgets.QMainWindow):
                     "distribution meanwhile.</i>")
         else:
             chips = "" if compact else f"<br>{token_chips(t.out_tokens)}"
-            text = (f"<b>{html.escape(result.text) or '(empty)'}</b>{chips} &nbsp; "
-                    f"<span style='color:#888'>[{label}]</span>")
+            tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
+            text = f"<b>{html.escape(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
         self.inputs.translation.setText(text)
         self.inputs.translation.setToolTip(f"Tokens: {' · '.join(t.out_tokens)}" if compact else "")
 
@@ -430,3 +431,13 @@ class MainWindow(QtWidgets.QMainWindow):
             training.wait(10000)
         self.startup.close(stepped=training is not None and training.steps_taken() > 0)
         super().closeEvent(event)
+
+
+def token_count(trace) -> str:
+    """The status bar's count of the run's tokens, in the words of the model's layout."""
+    layout = trace.schema.layout
+    if layout == ENCODER_ONLY:
+        return f"{len(trace.src_tokens)} tokens"
+    if layout == DECODER_ONLY:
+        return f"{len(trace.out_tokens)} tokens (prompt and continuation)"
+    return f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens"

@@ -51,8 +51,14 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
         layout = w.trace.schema.layout                    # the input rows say what this kind of model reads and writes
         assert (w.inputs.sentence_label.text(), w.inputs.translation_label.text()) == {
             "encoder-decoder": ("English:", "Translation:"), "decoder-only": ("Prompt:", "Continuation:"),
-            "encoder-only": ("Text:", "Predicted:")}[layout]
+            "encoder-only": ("Text:", "Tokens:")}[layout]
         assert w.inputs.target.isEnabled() == (layout != "encoder-only")
+        t = w.trace
+        assert w.status_tokens.text() == {
+            "encoder-decoder": f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens",
+            "decoder-only": f"{len(t.out_tokens)} tokens (prompt and continuation)",
+            "encoder-only": f"{len(t.src_tokens)} tokens"}[layout]
+        assert ("[greedy]" in w.inputs.translation.label.text()) == (layout != "encoder-only")
         ref, _ = hf_tiny.reference(family, folder, w.translation)
         for kind, layers in ref.items():
             for layer, heads in enumerate(layers):
