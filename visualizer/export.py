@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from model import files
+from model.ablation import ablated_heads, describe
 from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
@@ -47,6 +48,8 @@ class HeatmapSpec:
 def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True) -> list[HeatmapSpec]:
     """Every head (and the mean over heads) of every attention kind and layer of a trace."""
     sentence = trace.meta.get("sentence", "")
+    off = ablated_heads(trace)
+    run = f" [{describe(off)}]" if off else ""          # a figure of an experiment says which heads were off
     specs = []
     for info in trace.schema.kinds:
         kind = info.name
@@ -57,9 +60,10 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True)
             heads: list[int | None] = list(range(weights.shape[0])) + ([None] if include_mean else [])
             for h in heads:
                 matrix = weights.mean(0) if h is None else weights[h]
-                which = "mean of heads" if h is None else f"head {h + 1}"
+                which = "mean of heads" if h is None else f"head {h + 1}" + (
+                    " (switched off)" if (kind, layer, h) in off else "")
                 title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
-                    f" ({model_name})" if model_name else "")
+                    f" ({model_name})" if model_name else "") + run
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title))
     return specs
 

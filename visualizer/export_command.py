@@ -6,7 +6,7 @@ import sys
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
 
-from .translate_command import load_model_arg
+from .translate_command import ablate_arg, load_model_arg, run_translation
 
 
 @command
@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
+    p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
+                   help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
     if not a.text.strip():
         raise UsageError("nothing to export: the sentence is empty")
@@ -28,11 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
 
-    from model import translate
     from .export import ExportError, export_heatmaps, heatmap_specs
 
     lm = load_model_arg(a.model)
-    result = translate(lm, a.text, target=a.target)
+    result = run_translation(lm, a.text, a.ablate, target=a.target)
     if result.truncated:
         print(f"note: the sentence was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     app = None

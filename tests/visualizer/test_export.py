@@ -141,3 +141,19 @@ def test_export_command_runs_without_a_display(tiny_model_dir, tmp_path):
                          timeout=120)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert not (out / "x").exists()
+
+
+def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tiny_model_dir, tiny_lm, tmp_path,
+                                                                              run_command):
+    code, out, err = run_command(["export", "the cat sat on the mat", "--model", str(tiny_model_dir), "--out",
+                                  str(tmp_path), "--format", "csv", "--ablate", "cross:1:2"])
+    assert code == 0
+    ablated = translate(tiny_lm, "the cat sat on the mat", ablations=frozenset({("cross", 0, 1)})).trace
+    _, _, matrix = read_heatmap_csv(tmp_path / "cross_L2_H1.csv")    # layer 2 reads layer 1's changed output
+    np.testing.assert_array_equal(matrix.astype(np.float32), ablated.attention("cross", 1, 0))
+    plain = translate(tiny_lm, "the cat sat on the mat").trace
+    assert not np.array_equal(matrix.astype(np.float32), plain.attention("cross", 1, 0))
+    specs = {s.stem: s.title for s in heatmap_specs(ablated, "tiny")}
+    assert specs["cross_L1_H2"].startswith("Cross-attention, layer 1, head 2 (switched off) — ")
+    assert all(t.endswith("(tiny) [1 head off: cross:1:2]") for t in specs.values())
+    assert "switched off" not in specs["cross_L1_H1"]
