@@ -40,8 +40,10 @@ def expand(specs, schema) -> frozenset[Ablation]:
     layer or head does not exist."""
     out: set[Ablation] = set()
     for kind, layer, head in specs:
-        if kind not in schema.kind_names:
-            raise AblationError(f"unknown attention kind {kind!r} (this model has {', '.join(schema.kind_names)})")
+        try:
+            kind = schema.kind_called(kind).name       # also by its part of exported file names: encoder_self
+        except KeyError as e:
+            raise AblationError(e.args[0]) from None
         n_layers = schema.stack(schema.kind(kind).stack).n_layers
         if layer is not None and layer > n_layers:
             raise AblationError(f"{kind}: no layer {layer} (it has {n_layers})")

@@ -418,6 +418,8 @@ def test_a_translation_under_half_a_long_source_says_the_model_may_have_stopped_
     note = stopped_early(short)
     assert note.startswith(f"The translation is much shorter than the sentence ({len(short.out_tokens)} tokens "
                            f"for {len(short.src_tokens)})")
+    one = translate(tiny_lm, long, DecodingSettings(max_new=1)).trace              # one token: no "1 tokens"
+    assert f"({len(one.out_tokens)} token for " in stopped_early(one) and len(one.out_tokens) == 1
     assert stopped_early(translate(tiny_lm, "the cat sat", DecodingSettings(max_new=1)).trace) is None  # short
     assert stopped_early(translate(tiny_lm, long, target="le chat").trace) is None      # the user's own target
 
