@@ -22,7 +22,7 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     rows, cols = window.trace.axis_tokens("cross")
     panel._hovered(scene_pos(panel.focus, 2, 3))
     text = panel.hover.text()
-    assert f"{float(w[2, 3]):.6f}" in text and f"“{rows[2]}”" in text and f"“{cols[3]}”" in text
+    assert text == f"query “{rows[2]}” (row 3) → key “{cols[3]}” (column 4): weight {float(w[2, 3]):.6f}"
 
 
 def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, panel):

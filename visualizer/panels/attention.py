@@ -248,10 +248,11 @@ class AttentionPanel(QtWidgets.QWidget):
         r, c = cell
         value = self.focus.shown[r, c]
         query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
-        text = (f"query “{query}” (row {r}) → key “{key}” (column {c}): "
+        row, col = r + 1, c + 1                  # counted from 1, as layers and heads are
+        text = (f"query “{query}” (row {row}) → key “{key}” (column {col}): "
                 + ("masked — this cell gets no attention" if masked else f"weight {float(value):.6f}"))
         short = f"“{query}” → “{key}”: " + ("masked" if masked else f"{float(value):.6f}")
-        self.hover.setText(text, shorter=(f"“{query}” (row {r}) → “{key}” (column {c}): "
+        self.hover.setText(text, shorter=(f"“{query}” (row {row}) → “{key}” (column {col}): "
                                           + ("masked" if masked else f"{float(value):.6f}"), short))
 
     def _clicked(self, event) -> None:
