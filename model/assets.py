@@ -26,3 +26,13 @@ def model_folder(name_or_folder: str | Path) -> Path | None:
     if not Path(name_or_folder).exists() and candidate.is_dir():
         return candidate
     return Path(name_or_folder)
+
+
+def short_name(name: str) -> str:
+    """A model's name for labels and figure titles: a bundled name or a hub id as it is, a folder of the Hugging
+    Face cache (…/models--org--name/snapshots/<commit>) by its id, another folder by its last two path parts."""
+    parts = Path(name).parts
+    for i, part in enumerate(parts[:-1]):
+        if part.startswith("models--") and parts[i + 1] == "snapshots":
+            return part[len("models--"):].replace("--", "/")
+    return str(Path(*parts[-2:]))

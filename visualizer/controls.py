@@ -1,10 +1,9 @@
 """The input bar: source sentence, optional target, decoding settings, positional-encoding switch, model picker."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6 import QtCore, QtWidgets
 
+from model.assets import short_name
 from model.config import DecodingSettings
 
 from .steady_label import SteadyLabel
@@ -34,9 +33,8 @@ POSITIONS_SWITCH = {        # what switching positions off does, by the open mod
 
 
 def model_label(name: str) -> str:
-    """What the model picker shows: a bundled name as it is, a folder by its last two path parts."""
-    path = Path(name)
-    return name if len(path.parts) <= 1 else str(Path(*path.parts[-2:]))
+    """What the model picker shows (model.assets.short_name): a bundled name as it is, a folder shortly."""
+    return short_name(name)
 
 
 def token_chips(pieces: list[str]) -> str:

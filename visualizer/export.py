@@ -17,6 +17,7 @@ import numpy as np
 
 from model import files
 from model.ablation import ablated_heads, describe
+from model.assets import short_name
 from model.trace import Trace
 
 FORMATS = ("png", "svg", "csv")
@@ -63,7 +64,7 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True)
                 which = "mean of heads" if h is None else f"head {h + 1}" + (
                     " (switched off)" if (kind, layer, h) in off else "")
                 title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
-                    f" ({model_name})" if model_name else "") + run
+                    f" ({short_name(model_name)})" if model_name else "") + run
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title))
     return specs
 

@@ -157,3 +157,13 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
     assert specs["cross_L1_H2"].startswith("Cross-attention, layer 1, head 2 (switched off) — ")
     assert all(t.endswith("(tiny) [1 head off: cross:1:2]") for t in specs.values())
     assert "switched off" not in specs["cross_L1_H1"]
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("/home/ana/.cache/huggingface/hub/models--Helsinki-NLP--opus-mt-en-de/snapshots/0123abcd", "Helsinki-NLP/opus-mt-en-de"),
+    ("/home/ana/models/my-run/model", "my-run/model"), ("Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-de"),
+    ("en-fr", "en-fr")])
+def test_a_figure_names_its_model_shortly(trace, name, shown):
+    """A folder's whole path made the title wrap in a tiny font; the model picker shows the same short name."""
+    from visualizer.controls import model_label
+    assert all(s.title.endswith(f"({shown})") for s in heatmap_specs(trace, name)) and model_label(name) == shown
