@@ -70,20 +70,22 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True)
 
 
 def heatmap_csv(spec: HeatmapSpec) -> str:
-    """The raw matrix with key tokens as column headers and query tokens as row headers."""
+    """The raw matrix with key tokens as column headers and query tokens as row headers; a masked cell (a key the
+    query may not attend to) is empty, as the heatmap leaves it blank, so that it is not read as a weight of 0."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["query \\ key", *spec.cols])
-    for token, row in zip(spec.rows, spec.matrix):
-        w.writerow([token, *(repr(float(x)) for x in row)])
+    for token, row, allowed in zip(spec.rows, spec.matrix, spec.mask):
+        w.writerow([token, *(repr(float(x)) if ok else "" for x, ok in zip(row, allowed))])
     return buf.getvalue()
 
 
 def read_heatmap_csv(path: str | Path) -> tuple[list[str], list[str], np.ndarray]:
-    """(row labels, column labels, matrix) of a CSV written by heatmap_csv."""
+    """(row labels, column labels, matrix) of a CSV written by heatmap_csv; masked (empty) cells are NaN."""
     with open(path, encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
-    return [r[0] for r in rows[1:]], rows[0][1:], np.array([[float(x) for x in r[1:]] for r in rows[1:]])
+    return [r[0] for r in rows[1:]], rows[0][1:], np.array([[float(x) if x else np.nan for x in r[1:]]
+                                                            for r in rows[1:]])
 
 
 def atomic_write(path: Path, write: Callable[[str], None]) -> None:

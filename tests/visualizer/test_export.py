@@ -35,7 +35,12 @@ def test_csv_values_and_labels_equal_the_trace(trace, tmp_path):
     assert rows == trace.tgt_tokens and cols == trace.src_tokens
     np.testing.assert_array_equal(matrix.astype(np.float32), trace.attention("cross", 1, 0))
     rows, cols, matrix = read_heatmap_csv(tmp_path / "decoder_self_L1_mean.csv")
-    np.testing.assert_allclose(matrix, trace.attention("dec_self", 0).mean(0), rtol=0, atol=1e-7)
+    causal = trace.mask("dec_self", 0)                       # the future: empty cells, not weights of 0
+    np.testing.assert_allclose(matrix, np.where(causal, trace.attention("dec_self", 0).mean(0), np.nan), rtol=0,
+                               atol=1e-7)
+    assert np.isnan(matrix).sum() == (~causal).sum() > 0
+    line = (tmp_path / "decoder_self_L1_mean.csv").read_text(encoding="utf-8").splitlines()[1]
+    assert line.endswith("," * (len(cols) - 1)) and not line.endswith("," * len(cols))    # row 1 sees key 1 alone
     assert len(written) == len(list(tmp_path.iterdir()))
 
 
