@@ -161,7 +161,7 @@ def read_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
             return None         # another run's: its arrays (150 MB for a GPT-2-sized model's 128 tokens) are not read
         trace = Trace.load_npz(path)
     except Exception as e:      # zip, JSON, numpy or header errors: numpy raises many kinds
-        raise DamagedFrame(f"not a readable frame file ({type(e).__name__}: {str(e)[:100]})") from None
+        raise DamagedFrame(f"not a readable frame file ({type(e).__name__}: {first_sentence(str(e))})") from None
     try:
         validate({"src_tokens": trace.src_tokens, "tgt_tokens": trace.tgt_tokens, "out_tokens": trace.out_tokens,
                   "meta": trace.meta}, FRAME_HEADER)
@@ -179,6 +179,14 @@ def read_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
         return None
     check_arrays(trace, info, schema, len(vocab))
     return Frame(info["text"], info["out_ids"], trace, info["truncated"], info["cut_chars"], folder, vocab, max_len)
+
+
+def first_sentence(text: str, limit: int = 100) -> str:
+    """A library's message up to its first full stop, cut at a word with '…' past limit characters (numpy's run on
+    about allow_pickle= and `pickle.load()`, which no user of the app can act on)."""
+    text = " ".join(text.split())
+    text = text.split(". ")[0].rstrip(".")
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
 
 
 def seed_model_facts(folder: Path) -> tuple[list[str], int]:

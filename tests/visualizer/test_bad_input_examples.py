@@ -168,6 +168,12 @@ def test_damaged_saved_frame_is_set_aside_and_the_app_starts_as_new(tiny_model_d
     frames.write_bytes(damaged[: len(damaged) // 2])
     assert saved_frame(frames, state) is None and "not a readable frame file" in capsys.readouterr().err
     assert saved_frame(frames, state) is None and capsys.readouterr().err == ""
+    # random bytes, which numpy takes for a pickle: its first sentence, not its advice about allow_pickle=
+    frames.write_bytes(bytes(range(256)) * 4)
+    assert saved_frame(frames, state) is None
+    err = capsys.readouterr().err
+    assert "(ValueError: This file contains pickled (object) data)" in err
+    assert "allow_pickle" not in err and "pickle.load" not in err
 
 
 def test_svg_export_of_control_characters_is_valid_xml(run_command, tiny_model_dir, tmp_path):
