@@ -52,3 +52,18 @@ def test_shapes_that_differ_give_no_difference(panel, tiny_lm):
     assert panel.difference is None and panel.diff.isHidden()
     assert "differ in shape" in panel.note.text()
     np.testing.assert_array_equal(panel.b.shown, b.attention("enc_self", 0, 0))
+
+
+def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model_factory, tmp_path):
+    from model import load
+    other = load(tiny_model_factory(tmp_path / "other", seed=4))
+    a = translate(tiny_lm, "the cat sat", target="le chat").trace
+    b = translate(other, "the cat sat", target="le chat").trace
+    state = ViewState.for_trace(a, kind="cross", layer=0, head=0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    assert panel.a.title.startswith("A: tiny, “the cat sat”") and panel.b.title.startswith("B: other, “the cat sat”")
+    panel.render(a, state)                                  # the same model: no names, the titles stay short
+    assert panel.b.title.startswith("B: “the cat sat”")

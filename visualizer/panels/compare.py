@@ -9,6 +9,8 @@ import html
 import numpy as np
 from PySide6 import QtWidgets
 
+from model.assets import short_name
+
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
 
@@ -105,10 +107,12 @@ class ComparePanel(QtWidgets.QWidget):
             return
         wa, wb = a.attention(kind, layer, head), trace.attention(kind, layer, head)
         top = max(float(wa.max()), float(wb.max()), 1e-6)
+        models = [t.meta.get("model", "") for t in (a, trace)]
         for box, t, w, name in ((self.a, a, wa, "A"), (self.b, trace, wb, "B")):
             rows, cols = t.axis_tokens(kind)
             box.show_matrix(np.where(t.mask(kind, layer), w, np.nan), rows, cols, levels=(0.0, top))
-            box.set_title(f"{name}: {run_label(t)}")
+            model = f"{short_name(t.meta.get('model', ''))}, " if models[0] != models[1] else ""   # two models
+            box.set_title(f"{name}: {model}{run_label(t)}")
         where = f"{info.title}, layer {layer + 1}, head {head + 1}"
         if wa.shape == wb.shape:
             self.difference = wb.astype(np.float64) - wa.astype(np.float64)
