@@ -71,6 +71,7 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
         w.state.update(target="le chat")                  # the training step is the seed family's: one line
         w.training.render(w.trace, w.state)
         assert w.training.stepper is None and not w.training.step_button.isEnabled()
+        assert not w.training.lr.isEnabled() and not w.training.reset_button.isEnabled()   # nothing looks clickable
         assert w.training.status.text().startswith("The training step works on this app's own models")
     finally:
         w.runs.runner.wait(10000)

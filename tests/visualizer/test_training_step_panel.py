@@ -68,6 +68,8 @@ def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
     panel, _, _ = shown_panel(qtbot, load(tiny_model_dir), "le chat était assis sur le tapis")
     needed = panel.plots.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
     assert needed <= 460, needed
+    row = panel.layout().itemAt(0).layout().minimumSize().width()   # η, the step and reset buttons
+    assert row <= 345, row     # a 1366-pixel window's side dock (~380) less its scroll bar and the margins
     for plot in panel.grad_plots.values():              # index axes: never "d_model (x0.001)" when empty
         assert not plot.getAxis("left").autoSIPrefix and not plot.getAxis("bottom").autoSIPrefix
 

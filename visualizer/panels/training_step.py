@@ -44,8 +44,12 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self._seq = 0
         self.lr = QtWidgets.QDoubleSpinBox(decimals=4, minimum=0.0001, maximum=10.0, singleStep=0.01, value=0.05)
         self.lr.setPrefix("η = ")
-        self.step_button = QtWidgets.QPushButton("Take one gradient step")
+        self.step_button = QtWidgets.QPushButton("One gradient step")     # short: the row fits a narrow dock
+        self.step_button.setToolTip("Take one gradient step of size η on the loss of the target (teacher forcing)")
         self.reset_button = QtWidgets.QPushButton("Reset weights")
+        self.reset_button.setToolTip("Put back the model's weights as they were before the steps")
+        for w in (self.lr, self.step_button, self.reset_button):
+            w.setEnabled(False)                 # until a model that can take steps and a target are there
         self.step_button.clicked.connect(self.take_step)
         self.reset_button.clicked.connect(self.reset)
         self.status = QtWidgets.QLabel("Type a reference translation in the target field to compute the loss.")
@@ -91,6 +95,9 @@ class TrainingStepPanel(QtWidgets.QWidget):
         seed = getattr(lm, "family", "seed") == "seed"       # gradient steps know the seed transformer's weights only
         self.unsupported = "" if seed else f"The training step works on this app's own models, not on {lm.name}."
         self.stepper = GradientStepper(lm) if seed else None
+        self.lr.setEnabled(seed)
+        self.step_button.setEnabled(False)      # render enables it once there is a target
+        self.reset_button.setEnabled(False)
         self.history.clear()
         with self._lock:                        # what was asked of the last model is no longer wanted
             self._changes, self._wanted = [], None
