@@ -8,7 +8,7 @@ from model.ablation import ablated_heads, spec
 from model.analysis.metrics import COLUMNS, HeadMetrics, trace_metrics
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
-HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy (bits)",
+HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy",
            "mean_distance": "distance", "max_weight": "max", "first_token": "first", "end_token": "end",
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off"}
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
