@@ -241,12 +241,14 @@ class MainWindow(QtWidgets.QMainWindow):
         title (the caption and the selectors name it) and the translation's token chips (the heatmap's axes show
         the tokens; the translation's tooltip lists them). 2: also the caption's explanation, which becomes its
         tooltip; the caption keeps its title and equation. Level 2 below 33 lines of text (a 720p projector at
-        the presentation font), level 1 below 45 while the target and decoding controls take their three rows
-        (a 720p or 768p laptop: the heatmap got 145 pixels for 12 tokens), else 0."""
+        the presentation font), or below 36 while the target and decoding controls take their three rows (an
+        800x600 window: the heatmap got 60 pixels); level 1 below 45 with those rows (a 720p or 768p laptop: the
+        heatmap got 145 pixels for 12 tokens); else 0."""
         lines = self.height() / QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
-        if lines < 33:
+        details = self.inputs.details_visible()
+        if lines < 33 or (details and lines < 36):
             return 2
-        return 1 if self.inputs.details_visible() and lines < 45 else 0
+        return 1 if details and lines < 45 else 0
 
     def compact_caption(self) -> bool:
         """The caption without its explanation (compact_level 2)."""

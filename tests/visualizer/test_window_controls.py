@@ -393,6 +393,27 @@ def test_a_laptop_window_with_the_decoding_controls_drops_the_chips_but_keeps_th
     qtbot.waitUntil(lambda: window.compact_level() == 0 and "background:#e4ecf7" in window.inputs.translation.text())
 
 
+def test_a_small_window_with_the_decoding_controls_drops_the_explanation_too(qtbot, window):
+    """At 800 × 600 with the target and decoding rows the heatmap got 60 pixels: below 36 lines the caption's
+    explanation becomes its tooltip, as on a 720p projector; without those rows it stays (33 lines and more)."""
+    import html
+
+    size = QtWidgets.QApplication.font().pointSizeF()
+    explanation = html.escape(window.state.schema.caption(window.state.stage)[1])
+    try:
+        window.presentation.set_font_size(12)           # lines tall enough that 35 of them are above the minimum
+        line = QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+        window.resize(1280, 35 * line)
+        qtbot.waitUntil(lambda: window.compact_level() == 2)
+        assert explanation not in window.caption.label.text() and window.caption.toolTip()
+        window.menus.details.setChecked(False)
+        qtbot.waitUntil(lambda: window.compact_level() == 0)
+        assert explanation in window.caption.label.text()
+    finally:
+        window.menus.details.setChecked(True)
+        window.presentation.set_font_size(size)
+
+
 def test_a_training_step_shows_the_run_of_the_new_weights(qtbot, window):
     """The same sentence after a gradient step is a new run: the panels show the changed weights' numbers."""
     window.docks["training"].raise_()
