@@ -213,8 +213,9 @@ class Docks:
             self.window.resizeDocks([self.docks["architecture"], right], [max(230, w // 6), max(360, int(w * 0.3))],
                                     QtCore.Qt.Orientation.Horizontal)
         if "output" in self.docks and "layernorm" in self.docks:
-            # a short window (1366x768) gives the output distribution half the column: at 40% its ten bars scrolled
-            top = 0.5 if h < 1000 else 0.4
+            # a short window (1366x768) gives the output distribution 58% of the column: at 40% its ten bars
+            # scrolled, at 50% its axis
+            top = 0.58 if h < 1000 else 0.4
             self.window.resizeDocks([self.docks["output"], self.docks["layernorm"]], [int(h * top), int(h * (1 - top))],
                                     QtCore.Qt.Orientation.Vertical)
 
