@@ -21,7 +21,7 @@ LAYOUT_WORDS = {
                         "Optional: a translation to force through the decoder (teacher forcing)"),
     "decoder-only": ("Prompt:", "Continuation:", "Type the start of a text…",
                      "Optional: a continuation to force through the model (teacher forcing)"),
-    "encoder-only": ("Text:", "Tokens:", "Type a sentence; [MASK] marks a word to guess…", None),
+    "encoder-only": ("Text:", "Filled in:", "Type a sentence; [MASK] marks a word to guess…", None),
 }
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
@@ -196,7 +196,7 @@ class InputBar(QtWidgets.QWidget):
 
     def show_layout(self, layout: str) -> None:
         """Name the rows for the open model's layout: an English sentence and its translation, a prompt and its
-        continuation, or a text and the tokens the encoder reads it as (it writes nothing and takes no target)."""
+        continuation, or a text with its [MASK] words filled in by the encoder (which takes no target)."""
         sentence, output, hint, target = LAYOUT_WORDS.get(layout, LAYOUT_WORDS["encoder-decoder"])
         self.sentence_label.setText(sentence)
         self.translation_label.setText(output)

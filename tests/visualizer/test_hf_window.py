@@ -51,7 +51,7 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
         layout = w.trace.schema.layout                    # the input rows say what this kind of model reads and writes
         assert (w.inputs.sentence_label.text(), w.inputs.translation_label.text()) == {
             "encoder-decoder": ("English:", "Translation:"), "decoder-only": ("Prompt:", "Continuation:"),
-            "encoder-only": ("Text:", "Tokens:")}[layout]
+            "encoder-only": ("Text:", "Filled in:")}[layout]
         assert w.inputs.target.isEnabled() == (layout != "encoder-only")
         t = w.trace
         assert w.status_tokens.text() == {
