@@ -60,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     from model import DecodingSettings
 
     lm = load_model_arg(a.model)
-    if (why := writes_text(lm)) is not None:
-        raise UsageError(why)
+    mask = getattr(getattr(lm, "tokenizer", None), "mask_token", None)
+    if (why := writes_text(lm)) is not None and not (mask and mask in a.text):
+        raise UsageError(why + (f"; `translate` prints the text with its {mask} words filled in, when it has some"
+                                if mask else ""))
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:

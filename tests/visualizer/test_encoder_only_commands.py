@@ -29,3 +29,13 @@ def test_metrics_still_reads_an_encoder_only_model(bert_folder, tmp_path, run_co
     code, out, err = run_command(["metrics", "the cat sat", "--model", str(bert_folder), "--out",
                                   str(tmp_path / "heads.csv")])
     assert code == 0 and len((tmp_path / "heads.csv").read_text().splitlines()) == 1 + 2 * 4
+
+
+def test_translate_fills_in_the_masked_words(bert_folder, run_command):
+    """With [MASK] in the text there is something to print: the text with the encoder's guesses in their place."""
+    from model.families import load, translate
+    code, out, err = run_command(["translate", "the cat [MASK] on the mat", "--model", str(bert_folder)])
+    expected = translate(load(bert_folder), "the cat [MASK] on the mat").text
+    assert code == 0 and out.strip() == expected and "[MASK]" not in expected
+    code, out, err = run_command(["translate", "the cat sat", "--model", str(bert_folder)])
+    assert code == 2 and "prints the text with its [MASK] words filled in" in err
