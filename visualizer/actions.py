@@ -82,6 +82,14 @@ class Actions:
 
     def _view(self, view) -> None:
         w = self.window
+        go = view.addMenu("Go to panel")            # the tabs a narrow column hides behind its arrows
+        self.go_to = {}
+        for n, (name, dock) in enumerate(w.docks.items(), 1):
+            act = go.addAction(dock.windowTitle(), lambda name=name: w.docking.go_to(name))
+            if n <= 9:
+                act.setShortcut(QtGui.QKeySequence(f"Alt+{n}"))
+            self.go_to[name] = act
+        view.addSeparator()
         for dock in w.docks.values():
             view.addAction(dock.toggleViewAction())
         view.addAction(self.nav_toolbar.toggleViewAction())

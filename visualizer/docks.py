@@ -191,6 +191,13 @@ class Docks:
         if enabled and dock is not None and not dock.isHidden() and self.window.tabifiedDockWidgets(dock):
             dock.raise_()
 
+    def go_to(self, name: str) -> None:
+        """Show a panel and bring it to the front of its tab group (a narrow column hides tabs behind arrows)."""
+        dock = self.docks[name]
+        dock.show()
+        dock.raise_()
+        dock.widget().setFocus()
+
     # --- sizes and layouts --------------------------------------------------------------------------
     def first_shown(self) -> None:
         if not self.sized:                  # dock sizes only take once the window has its own size

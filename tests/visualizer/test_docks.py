@@ -86,3 +86,19 @@ def test_asking_for_a_lazy_panel_by_name_builds_it(qtbot, window):
     assert lazy and not any(name in window.panels for name in lazy)
     panel = window.panels[lazy[0]]
     assert lazy[0] in window.panels and window.panels[lazy[0]] is panel
+
+
+def test_go_to_panel_brings_a_hidden_tab_to_the_front(qtbot, window):
+    """A narrow right column shows three or four of its tabs; View ▸ Go to panel (Alt+1…9) reaches every one,
+    brings it to the front (a lazy one is built and drawn) and shows it again if it was closed."""
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    go = next(a.menu() for a in menu.actions() if a.text() == "Go to panel")
+    assert [a.text() for a in go.actions()] == [d.windowTitle() for d in window.docks.values()]
+    last = list(window.docks)[-1]
+    window.docks[last].close()
+    window.menus.go_to[last].trigger()
+    qtbot.waitUntil(lambda: last in window.panels and window.panels[last].isVisible())
+    assert not window.docks[last].isHidden()
+    window.menus.go_to["layernorm"].trigger()
+    qtbot.waitUntil(lambda: window.panels["layernorm"].isVisible())
+    assert window.menus.go_to["layernorm"].shortcut().toString() == "Alt+3"
