@@ -142,6 +142,13 @@ def read_session_arg(path: str, must_have_model: bool) -> dict:
     if must_have_model and folder is not None and not folder.is_dir():
         raise CommandError(f"{path}: the session's model {changes['model_name']!r} is neither a bundled model "
                            f"({', '.join(bundled_models())}) nor a model folder")
+    if must_have_model and folder is not None:
+        from model.assets import ModelLoadError
+        from model.families import check
+        try:
+            check(folder)
+        except ModelLoadError as e:
+            raise CommandError(f"{path}: the session's model cannot be opened ({e})") from None
     return changes
 
 

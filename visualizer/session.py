@@ -70,8 +70,9 @@ def read_session(path: str | Path) -> dict:
 def _check_names(path: Path, changes: dict, ablations: list) -> None:
     """The stage, attention kind and switched-off heads must exist in the session's model (checked against its
     schema when its config can be read; a model that cannot be opened is reported when the window opens it)."""
-    from model.families import schema_of
+    from model.families import check, schema_of
     try:
+        check(changes["model_name"])          # a folder that cannot open is named for that, not for its heads
         schema = schema_of(changes["model_name"])
     except ModelLoadError:
         if any(layer is None or head is None for _, layer, head in ablations):

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ..ablation import AblationError
-from ..assets import CONFIG, ModelLoadError, bundled_models, model_folder
+from ..assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, bundled_models, model_folder
 
 # modules under model/families/, asked in this order
 FAMILIES = ("seed", "hf.gpt2", "hf.bert", "hf.marian", "hf.bart", "hf.t5", "hf.llama")
@@ -110,6 +110,10 @@ def check(name_or_folder: str | Path) -> None:
     if fam.NAME.startswith("hf."):
         from .hf.folder import check_folder
         check_folder(folder)
+    else:                           # this app's folders: the files model.checkpoint reads
+        for name in (WEIGHTS, SRC_TOK, TGT_TOK):
+            if not (folder / name).is_file():
+                raise ModelLoadError(f"{folder / name}: file is missing")
 
 
 def translate(lm, text: str, *args, **kwargs):

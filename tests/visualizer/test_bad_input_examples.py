@@ -249,3 +249,16 @@ def test_translate_prints_the_stopped_early_note_the_window_shows(run_command, t
         note = stopped_early(translate(tiny_lm, text).trace)
         assert code == 0 and out.strip() == translate(tiny_lm, text).text.strip()
         assert (f"note: {note}\n" in err) if note else "stopped early" not in err
+
+
+def test_a_session_whose_model_has_no_weights_is_named_for_that(run_command, tmp_path, tiny_model_dir):
+    """Its heads (here ones the folder's schema lacks) are not the problem to report: the missing weights are."""
+    import shutil
+    folder = tmp_path / "noweights"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "model.safetensors").unlink()
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(dict(SESSION, model=str(folder), ablations=["cross:9:1"])), encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 1 and "model.safetensors" in err and "ablations" not in err
+    assert not (tmp_path / "shot.png").exists()
