@@ -37,10 +37,12 @@ def model_label(name: str) -> str:
     return short_name(name)
 
 
-def token_chips(pieces: list[str]) -> str:
-    """The output tokens as chips under the translation (rich text): lines break between chips, never inside one."""
-    return " ".join(f"<span style='background:#e4ecf7;color:#111;border-radius:3px;padding:1px 3px'>"
-                    f"&nbsp;{unbreakable_html(p)}&nbsp;</span>" for p in pieces)
+def token_chips(pieces: list[str], given: int = 0) -> str:
+    """The output tokens as chips under the translation (rich text): lines break between chips, never inside one.
+    The first `given` (a decoder-only model's prompt, which it did not write) are grey, the rest blue."""
+    return " ".join(f"<span style='background:{'#e6e6e6;color:#555' if i < given else '#e4ecf7;color:#111'};"
+                    f"border-radius:3px;padding:1px 3px'>&nbsp;{unbreakable_html(p)}&nbsp;</span>"
+                    for i, p in enumerate(pieces))
 
 
 def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:

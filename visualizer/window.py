@@ -282,7 +282,9 @@ class MainWindow(QtWidgets.QMainWindow):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
         else:
-            chips = "" if compact else f"<br>{token_chips(t.out_tokens)}"
+            # a decoder-only model's chips are what it predicted after each token: the prompt's from its second on
+            given = max(int(t.meta.get("prompt_tokens", 0)) - 1, 0) if t.schema.layout == DECODER_ONLY else 0
+            chips = "" if compact else f"<br>{token_chips(t.out_tokens, given)}"
             tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
             text = f"<b>{html.escape(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
         self.inputs.translation.setText(text)

@@ -52,3 +52,10 @@ def test_the_html_shows_the_token_and_escapes_it(qapp):
     doc = QtGui.QTextDocument()
     doc.setHtml(unbreakable_html("<s>&"))
     assert doc.toPlainText().replace(WORD_JOINER, "") == "<s>&"
+
+
+def test_a_prompt_s_chips_are_grey_and_the_written_ones_blue():
+    """A decoder-only model's chips start with its prompt, which it did not write: those are told apart."""
+    chips = token_chips(["the", "cat", "sat", "down"], given=2).split("</span> ")
+    assert [("#e6e6e6" in c, "#e4ecf7" in c) for c in chips] == [(True, False)] * 2 + [(False, True)] * 2
+    assert token_chips(TOKENS).count("#e4ecf7") == len(TOKENS)
