@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from .files import NOT_REGULAR
+from .files import NOT_REGULAR, NotRegularFileError, write_target
 
 APP = "attention-visualizer"
 
@@ -108,9 +108,10 @@ def writable_file(path: str | Path, what: str) -> Path:
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{what} {path}: is a folder, not a file")
-    if path.exists() and not path.resolve().is_file():
-        raise UsageError(f"{what} {path}: {NOT_REGULAR}; give a file name")
-    folder = (path.resolve() if path.is_symlink() else path).parent      # a link is written through, to its target
+    try:
+        folder = write_target(path).parent          # a link is written through, to its target
+    except NotRegularFileError:
+        raise UsageError(f"{what} {path}: {NOT_REGULAR}; give a file name") from None
     if not folder.is_dir():
         raise UsageError(f"{what} {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):

@@ -27,6 +27,17 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def write_target(path: str | Path) -> Path:
+    """The file a write to path changes: a symbolic link's target, else path itself; NotRegularFileError when that
+    is a folder, a device, a pipe or a socket (a write would replace it)."""
+    path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        raise NotRegularFileError(errno.EINVAL, NOT_REGULAR, str(path))
+    return path
+
+
 def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | None = None,
                  suffix: str = ".part") -> None:
     """Write path through a temporary file in its folder that is renamed over path at the end: a reader sees the old
@@ -38,11 +49,7 @@ def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | N
 
     A symbolic link is written through (its target gets the new content and the link stays); a path that is a device,
     a pipe or a socket is refused with an OSError before anything is written (renaming over it would replace it)."""
-    path = Path(path)
-    if path.is_symlink():
-        path = path.resolve()
-    if path.exists() and not path.is_file():
-        raise NotRegularFileError(errno.EINVAL, NOT_REGULAR, str(path))
+    path = write_target(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + "." if prefix is None else prefix, suffix=suffix,
                                    dir=path.parent)

@@ -14,5 +14,6 @@ def stopped_early(trace) -> str | None:
     if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced"
             or trace.meta.get("partial") or n_src < LONG_SOURCE or 2 * n_out >= n_src):
         return None
-    return (f"The translation is much shorter than the sentence ({n_out} token{'s' if n_out != 1 else ''} for {n_src}): this small model "
+    tokens = "token" if n_out == 1 else "tokens"
+    return (f"The translation is much shorter than the sentence ({n_out} {tokens} for {n_src}): this small model "
             "may have stopped early. Try the sentence in shorter parts.")

@@ -134,8 +134,8 @@ def with_progress(window, label: str, work, failure: str, errors):
     try:
         return work(progress)
     except errors as e:
-        dialog.close()
-        window.error(failure, str(e))
-        return None
+        message = str(e)
     finally:
         dialog.close()
+    window.error(failure, message)
+    return None
