@@ -91,6 +91,23 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     assert "\n" not in str(e.value) and expect in str(e.value)
 
 
+def test_a_token_added_past_the_embedding_table_is_named_not_an_index_error(gpt2_folder, tmp_path):
+    """tokenizer.add_tokens without model.resize_token_embeddings: the folder opens (its other tokens work), and a
+    text with the added token is refused naming it, in the input and in a forced continuation."""
+    from transformers import AutoTokenizer
+    folder = _copy(gpt2_folder, tmp_path / "m")
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    rows = len(tok)
+    tok.add_tokens(["<|new|>"])
+    tok.save_pretrained(folder)
+    lm = load(folder)
+    assert translate(lm, "the cat").trace.tgt_tokens[:2] == ["the", "cat"]
+    for text, target, side in (("the cat <|new|>", None, "input"), ("the cat", "<|new|> sat", "target")):
+        with pytest.raises(ValueError) as e:
+            translate(lm, text, target=target)
+        assert str(e.value).startswith(f"the {side} has the token “<|new|>” (id {rows:,})") and "\n" not in str(e.value)
+
+
 def test_without_transformers_opening_says_which_command_installs_it(gpt2_folder, monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)         # import transformers raises ImportError
     with pytest.raises(ModelLoadError) as e:

@@ -400,6 +400,19 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
     return Translation("", [], trace, meta.get("truncated", 0), ())
 
 
+def check_ids_fit(lm, ids: list[int], forced: list[int] | None) -> None:
+    """ValueError naming the token when the tokenizer gives an id past the model's embedding table: a token added
+    to the tokenizer (tokenizer.add_tokens) without resizing the model's embeddings; the model cannot read it."""
+    sides = (("input", ids, lm.model.get_input_embeddings().weight.shape[0]),
+             ("target", forced or (), lm.tgt_tok.vocab_size))     # the decoder's rows: its output layer's
+    for side, side_ids, rows in sides:
+        beyond = [i for i in side_ids if i >= rows]
+        if beyond:
+            piece = (lm.tokenizer if side == "input" else lm.target_tokenizer).convert_ids_to_tokens(beyond[0])
+            raise ValueError(f"the {side} has the token “{piece}” (id {beyond[0]:,}), which the tokenizer added after "
+                             f"the model's {rows:,} embedding rows: the model cannot read it; leave it out")
+
+
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
         positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None,
         ablations: frozenset = frozenset()):
@@ -430,6 +443,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
                       else tok(target, add_special_tokens=False)["input_ids"])
     if forced_ids is not None and schema.layout != "encoder-only":
         forced = [int(i) for i in forced_ids] or None
+    check_ids_fit(lm, ids, forced)
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.positional,
            lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": truncated,
