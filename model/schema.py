@@ -139,6 +139,7 @@ class Schema:
     output_equation: str = "P(y_{t+1} | y_≤t) = softmax(h_t W_out + b_out)"
     norm_equation: str = "LayerNorm(v) = γ ⊙ (v − μ) / σ + β"
     has_output: bool = True              # the output layer exists (an LM or MLM head)
+    projection_bias: bool = True         # q = x W_Q + b_Q (and k, v, the output projection): False in T5, Llama
 
     def __post_init__(self) -> None:
         problems = []

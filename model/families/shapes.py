@@ -23,8 +23,11 @@ class Shape:
 
     def __init__(self, norm: str = LAYER_NORM, norm_place: str = NORM_AFTER, positions: str = "sinusoidal",
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
-                 ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True):
+                 ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
+                 biases: bool = True, tied: bool = False, output_bias: bool = True):
         self.norm, self.place, self.positions = norm, norm_place, positions
+        self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
+        self.tied, self.output_bias = tied, output_bias     # the output layer: the embedding table transposed?
         self.scale = " / √d_k" if scale_scores else ""          # T5 does not divide q·kᵀ by √d_k
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
         self.scale_embedding, self.ffn = scale_embedding, ffn
@@ -50,6 +53,12 @@ class Shape:
         q, k = ("R(Q)", "R(K)") if self.positions == "rotary" else ("Q", "K")
         bias = " + B_rel" if self.positions == "relative" else ""
         return f"softmax({q}{k}ᵀ{self.scale}{bias}"
+
+    def output(self, given: str, h: str, table: str) -> str:
+        """The output layer's equation: P(… | given) = softmax(h W_out + b_out), or with the embedding table
+        transposed when the output is tied to it (the paper's weight sharing)."""
+        weights = f"{table}ᵀ" if self.tied else "W_out"
+        return f"P({given}) = softmax({h} {weights}{' + b_out' if self.output_bias else ''})"
 
     @property
     def shared_kv(self) -> str:
@@ -82,8 +91,9 @@ class Shape:
                    else "The same position-wise feed-forward network, then Add & Norm." if self.post
                    else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
                         f"network. {self.then}")
-        act = f"max(0, {x} W₁ + b₁)" if self.activation == "ReLU" else f"{self.activation}({x} W₁ + b₁)"
-        ffn_def = f"FFN({x}) = {act} W₂ + b₂,   " if self.ffn == FEED_FORWARD else ""
+        b1, b2 = (" + b₁", " + b₂") if self.biases else ("", "")
+        act = f"max(0, {x} W₁{b1})" if self.activation == "ReLU" else f"{self.activation}({x} W₁{b1})"
+        ffn_def = f"FFN({x}) = {act} W₂{b2},   " if self.ffn == FEED_FORWARD else ""
         return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",
                         "feed-forward", caption, ffn_def + self.around(inner, x))
 
@@ -138,8 +148,8 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
                   s.norm, s.place, s.positions, dict(special or {}),
                   output_caption="A linear map to the target vocabulary and a softmax give the next token's "
                                  "probabilities.",
-                  output_equation="P(y_{t+1} | y_≤t, x) = softmax(h_t W_out + b_out)",
-                  norm_equation=NORM_EQUATIONS[s.norm])
+                  output_equation=s.output("y_{t+1} | y_≤t, x", "h_t", "E_y"),
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases)
 
 
 def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -155,7 +165,8 @@ def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                   "tgt_embed", "Token embedding" + (" + positional encoding" if s.positions in ("sinusoidal", "learned")
                                                     else ""), cap, eq, by_step=True)
     return Schema(family, DECODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
-                  s.place, s.positions, dict(special or {}), norm_equation=NORM_EQUATIONS[s.norm])
+                  s.place, s.positions, dict(special or {}), output_equation=s.output("x_{t+1} | x_≤t", "h_t", "E"),
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases)
 
 
 def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -175,4 +186,5 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                   output_title="Linear + softmax (masked-token predictions)",
                   output_caption="A linear map to the vocabulary and a softmax give each position's token "
                                  "probabilities: what the model would put there.",
-                  output_equation="P(x_i | x) = softmax(h_i W_out + b_out)", norm_equation=NORM_EQUATIONS[s.norm])
+                  output_equation=s.output("x_i | x", "h_i", "E"), norm_equation=NORM_EQUATIONS[s.norm],
+                  projection_bias=s.biases)

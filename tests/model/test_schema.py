@@ -76,3 +76,19 @@ def test_synthetic_traces_obey_their_schema(shaped_trace):
     assert sublayer_input(t, st.key, 0, st.sublayers[0].key) is t[f"{st.tokens}.x"]
     if sc.has_output:
         assert t.n_steps == t["logits"].shape[0] == len(t.out_tokens)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_the_output_equation_says_what_the_output_layer_is(tied):
+    """Tied to the target embedding (the paper's sharing): E_yᵀ and no bias, as the generator has none; else
+    W_out + b_out. Read off the model's own generator, not a copy of the rule."""
+    from dataclasses import replace
+    from model.config import ModelConfig
+    from model.families.seed_schema import schema
+    from model.transformer import Transformer
+    cfg = replace(ModelConfig(src_vocab_size=10, tgt_vocab_size=10, d_model=8, h=2, d_ff=16, N_enc=1, N_dec=1),
+                  tie_output=tied)
+    model = Transformer(cfg)
+    eq = schema(cfg).output_equation
+    assert ("+ b_out" in eq) == (model.generator.bias is not None)
+    assert ("E_yᵀ" in eq) == (model.generator.weight is model.tgt_embed.weight)

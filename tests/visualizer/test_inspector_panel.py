@@ -53,3 +53,49 @@ def test_numbers_equal_the_trace(qtbot, tiny_lm):
     vals = numbers(panel.html)
     for p in top:
         assert any(abs(v - p) < 1e-12 for v in vals)
+
+
+def test_cross_attention_keys_are_the_memorys_projections_with_their_bias(qtbot, tiny_lm):
+    """k_j and v_j of cross-attention are the encoder output (memory) times W_K, W_V plus their biases, as the
+    table's header says: recomputed here from the model's own weights."""
+    import torch
+    tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
+    panel = InspectorPanel()
+    qtbot.addWidget(panel)
+    s = ViewState()
+    s.set_shape(tr.schema, tr.n_steps)
+    s.update(stack="dec", layer=1, sublayer="cross", head=1, step=2)
+    panel.render(tr, s)
+    html = panel.html
+    assert "k<sub>j</sub> = m<sub>j</sub> · W<sub>K</sub> + b<sub>K</sub>" in html
+    assert "v<sub>j</sub> = m<sub>j</sub> · W<sub>V</sub> + b<sub>V</sub>" in html
+    assert "q<sub>i</sub> = x<sub>i</sub> · W<sub>Q</sub> + b<sub>Q</sub>" in html
+    attn = tiny_lm.model.decoder[1].cross_attn
+    d_k = tr.schema.d_k
+    memory = torch.tensor(tr["enc.out"])
+    with torch.no_grad():
+        K = attn.W_K(memory)[:, d_k: 2 * d_k].numpy()
+        K_no_bias = (memory @ attn.W_K.weight.T)[:, d_k: 2 * d_k].numpy()
+    shown = numbers(html)
+    for j in range(len(tr.src_tokens)):
+        assert all(any(abs(v - float(k)) < 1e-6 for v in shown) for k in K[j, :4])
+    assert not all(any(abs(v - float(k)) < 1e-6 for v in shown) for k in K_no_bias[0, :4])
+    assert f"(√d<sub>k</sub> = √{d_k} = " in html
+
+
+def test_a_model_without_projection_biases_has_none_in_its_formulas(qtbot, tmp_path):
+    import pytest
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load as load_any, translate as translate_any
+    lm = load_any(hf_tiny.build("t5", tmp_path / "t5"))
+    tr = translate_any(lm, "the cat").trace
+    panel = InspectorPanel()
+    qtbot.addWidget(panel)
+    s = ViewState()
+    s.set_shape(tr.schema, tr.n_steps)
+    s.update(stack="enc", layer=0, sublayer="self")
+    panel.render(tr, s)
+    assert "· W<sub>Q</sub> = " in panel.html and "b<sub>Q</sub>" not in panel.html
+    assert "scores not scaled" not in panel.html
+    assert tr.schema.output_equation.endswith("softmax((h_t / √d_model) E_yᵀ)")

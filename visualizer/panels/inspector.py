@@ -10,7 +10,7 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
-from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT
+from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
 
 
 
@@ -125,7 +125,7 @@ class InspectorPanel(QtWidgets.QWidget):
 
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)
-        scale = "√d_k = " + num(eq.scale) if eq.scale != 1.0 else "1 (scores not scaled)"
+        d_k = trace.schema.d_k
         out = [f"<h3>{trace.schema.kind(kind).title}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
         added = trace.schema.positions not in ("rotary", "relative")          # else positions enter q·kᵀ
         if eq.embedding is not None and not added:
@@ -135,25 +135,33 @@ class InspectorPanel(QtWidgets.QWidget):
         else:
             out.append(f"<p class=eq>x<sub>i</sub> (output of the previous sublayer) = {vec(eq.x)}</p>")
         sc = trace.schema                        # pre-norm: the projections read the normalised stream
-        xi, xj = ("x<sub>i</sub>", "x<sub>j</sub>") if sc.norm_place == NORM_AFTER else \
-            (f"{sc.norm}(x<sub>i</sub>)", f"{sc.norm}(x<sub>j</sub>)")
-        q_def, k_def = (f"R<sub>i</sub>({xi} · W<sub>Q</sub>)", f"R<sub>j</sub>({xj}·W<sub>K</sub>)") \
-            if eq.rotated else (f"{xi} · W<sub>Q</sub>", f"{xj}·W<sub>K</sub>")
+        xi = "x<sub>i</sub>" if sc.norm_place == NORM_AFTER else f"{sc.norm}(x<sub>i</sub>)"
+        cross = sc.stack(sc.kind(kind).stack).sublayer(sc.kind(kind).sublayer).kind == ATTENTION_CROSS
+        xj = "m<sub>j</sub>" if cross else xi.replace("<sub>i</sub>", "<sub>j</sub>")    # cross: the memory's
+        b = {w: f" + b<sub>{w}</sub>" if sc.projection_bias else "" for w in "QKV"}
+        q_def, k_def, v_def = (f"{xi} · W<sub>Q</sub>{b['Q']}", f"{xj} · W<sub>K</sub>{b['K']}",
+                               f"{xj} · W<sub>V</sub>{b['V']}")
+        if eq.rotated:
+            q_def, k_def = f"R<sub>i</sub>({q_def})", f"R<sub>j</sub>({k_def})"
         out.append(f"<p class=eq>q<sub>i</sub> = {q_def} = {vec(eq.q)}</p>")
+        if cross:
+            out.append("<p>m<sub>j</sub>: the encoder's output for source token j (the memory): keys and values "
+                       "come from the source, the query from the decoder.</p>")
         if eq.rotated:
             out.append("<p>R<sub>i</sub>: the rotary rotation of position i (each pair of dimensions turned by "
                        "i·θ); q and k below are rotated, as the model multiplies them.</p>")
-        divided = f" / {scale}" if eq.scale != 1.0 else ""
+        divided = " / √d<sub>k</sub>" if eq.scale != 1.0 else ""
+        value = f"   (√d<sub>k</sub> = √{d_k} = {num(eq.scale)})" if eq.scale != 1.0 else ""
         plus = " + b<sub>ij</sub>" if eq.bias is not None else ""
         unscaled = " (not divided by √d<sub>k</sub>)" if eq.scale == 1.0 else ""
         out.append(f"<p class=eq>score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub>{divided}{plus}{unscaled}; "
-                   "α<sub>ij</sub> = softmax<sub>j</sub>(score<sub>ij</sub>)</p>")
+                   f"α<sub>ij</sub> = softmax<sub>j</sub>(score<sub>ij</sub>){value}</p>")
         if eq.bias is not None:
             out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "
                        "(see the Embeddings panel).</p>")
         bias_head = "<th>b<sub>ij</sub></th>" if eq.bias is not None else ""
         rows = [f"<table><tr><th>j</th><th>key token</th><th>k<sub>j</sub> = {k_def}</th>"
-                f"<th>v<sub>j</sub> = {xj}·W<sub>V</sub></th><th>q·k<sub>j</sub></th>"
+                f"<th>v<sub>j</sub> = {v_def}</th><th>q·k<sub>j</sub></th>"
                 f"{bias_head}<th>score</th><th>α<sub>ij</sub></th></tr>"]
         for j, t in enumerate(eq.key_tokens):
             if eq.allowed[j]:

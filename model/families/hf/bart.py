@@ -21,6 +21,7 @@ def schema_of_config(c: dict) -> Schema:
                            c.get("d_model", 1024), c.get("encoder_attention_heads", 16), c.get("encoder_ffn_dim", 4096),
                            {"pad": "<pad>", "bos": "<s>", "eos": "</s>"}, norm_place="pre" if mbart else "post",
                            positions="learned", scale_embedding=bool(c.get("scale_embedding", False)),
+                           tied=bool(c.get("tie_word_embeddings", True)),        # plus final_logits_bias
                            activation=str(c.get("activation_function", "gelu")).upper())
 
 

@@ -17,7 +17,7 @@ def schema_of_config(c: dict) -> Schema:
     d = c.get("n_embd", 768)
     return decoder_only("gpt2", c.get("n_layer", 12), d, c.get("n_head", 12), c.get("n_inner") or 4 * d,
                         {"eos": "<|endoftext|>"}, norm_place="pre", positions="learned", scale_embedding=False,
-                        activation="GELU")
+                        activation="GELU", tied=True, output_bias=False)
 
 
 schema_of_folder, open = interface(__name__)

@@ -19,6 +19,7 @@ def schema_of_config(c: dict) -> Schema:
                            c.get("encoder_attention_heads", 8), c.get("encoder_ffn_dim", 2048),
                            {"pad": "<pad>", "eos": "</s>", "unk": "<unk>"}, positions="sinusoidal",
                            scale_embedding=bool(c.get("scale_embedding", True)),
+                           tied=bool(c.get("tie_word_embeddings", True)),        # plus final_logits_bias
                            activation={"swish": "SiLU", "silu": "SiLU"}.get(c.get("activation_function", "swish"),
                                                                            str(c.get("activation_function")).upper()))
 

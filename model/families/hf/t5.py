@@ -18,11 +18,15 @@ def recognises(config: dict) -> bool:
 
 def schema_of_config(c: dict) -> Schema:
     act = str(c.get("feed_forward_proj", "relu")).replace("gated-", "")
+    tied = bool(c.get("tie_word_embeddings", True))
     schema = encoder_decoder("t5", c.get("num_layers", 6), c.get("num_decoder_layers") or c.get("num_layers", 6),
                              c.get("d_model", 512), c.get("num_heads", 8), c.get("d_ff", 2048),
                              {"pad": "<pad>", "eos": "</s>", "unk": "<unk>"}, norm=RMS_NORM, norm_place="pre",
                              positions="relative", scale_embedding=False, scale_scores=False,
-                             activation="ReLU" if act == "relu" else act.upper())
+                             activation="ReLU" if act == "relu" else act.upper(), biases=False,
+                             tied=tied, output_bias=False)
+    if tied:         # T5 scales the decoder's output by 1/√d_model before the tied output layer
+        schema = replace(schema, output_equation=schema.output_equation.replace("h_t ", "(h_t / √d_model) "))
     return replace(schema, d_k=c.get("d_kv", 64))
 
 
