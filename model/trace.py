@@ -101,9 +101,13 @@ class Trace:
         """Rows of the output layer: generation steps of a decoder, positions of an encoder-only model."""
         return len(self.tokens(self.schema.output_stack.tokens))
 
-    def probs(self, step: int, temperature: float = 1.0) -> np.ndarray:
-        """Next-token distribution at a generation step, under a temperature."""
+    def probs(self, step: int, temperature: float = 1.0, top_k: int = 0) -> np.ndarray:
+        """Next-token distribution at a generation step, under a temperature; with top_k, the distribution sampling
+        draws from: the k largest logits kept (ties at the cut too), the rest 0, renormalised (as decoding.sample
+        and transformers' top-k do)."""
         z = self.arrays["logits"][step].astype(np.float64) / max(float(temperature), 1e-6)
+        if 0 < top_k < z.size:
+            z = np.where(z >= np.partition(z, z.size - top_k)[z.size - top_k], z, -np.inf)
         z = np.exp(z - z.max())
         return z / z.sum()
 

@@ -146,3 +146,30 @@ def test_top_k_ids_orders_like_a_stable_sort():
         probs = rng.integers(0, 4, int(rng.integers(1, 40))).astype(float)   # many ties
         k = int(rng.integers(0, probs.size + 3))
         np.testing.assert_array_equal(top_k_ids(probs, k), np.argsort(-probs, kind="stable")[:k])
+
+
+def test_a_sampled_run_with_top_k_shows_the_distribution_it_drew_from(panel, tiny_lm, vocab):
+    """Sampling at T = 1.5 with top-k 3 draws from the 3 largest logits renormalised (decoding.sample); the bars,
+    the entropy and the sampled token's p are that distribution's, recomputed here with torch.topk."""
+    import torch
+    settings = DecodingSettings(method="sample", temperature=1.5, top_k=3, seed=1)
+    tr = translate(tiny_lm, "the cat sat on the mat", settings).trace
+    for step in range(tr.n_steps):
+        panel.render(tr, ViewState.for_trace(tr, decoding=settings, stack="output", step=step))
+        logits = torch.tensor(tr["logits"][step], dtype=torch.float64) / 1.5
+        top = torch.topk(logits, 3)
+        drawn = torch.softmax(top.values, -1).numpy()
+        np.testing.assert_array_equal(panel.top_ids, top.indices.numpy())
+        np.testing.assert_allclose(panel.top_probs, drawn, rtol=1e-9)
+        assert len(panel.bar_ids) == 3                          # no bars for the tokens sampling never draws
+        assert panel.entropy == pytest.approx(-(drawn * np.log2(drawn)).sum(), rel=1e-9)
+        assert vocab[panel.chosen_id] == tr.out_tokens[step] and panel.chosen_prob > 0
+        assert "top k = 3" in panel.header.text() and "uniform over 3 tokens" in panel.header.text()
+    panel.render(tr, ViewState.for_trace(tr, decoding=DecodingSettings(temperature=1.5), stack="output", step=0))
+    assert len(panel.bar_ids) >= 10 and "top k" not in panel.header.text()
+
+
+def test_small_probabilities_keep_two_significant_digits():
+    from visualizer.panels.output import probability
+    assert [probability(p) for p in (0.91949, 0.0012, 0.00019, 3.4e-9, 0.0)] == \
+        ["0.919", "0.001", "0.00019", "3.4e-09", "0.000"]

@@ -1,7 +1,8 @@
 """Output panel: at generation step t, the top-k probabilities of token t+1 as labelled bars, the token the
 decoder took highlighted (added below the top-k when it ranks lower), and the entropy of the distribution.
 
-It follows the temperature of the decoding settings: the bars are softmax(logits / T) from trace.probs.
+It follows the temperature of the decoding settings: the bars are softmax(logits / T) from trace.probs; a sampled
+run with a top-k cut shows the distribution it drew from (the k kept, renormalised).
 The Trace holds only the chosen tokens, so the window passes the target vocabulary's readable pieces through
 set_vocab() when a model is loaded; without them the bars are labelled with token ids (#17).
 """
@@ -39,6 +40,11 @@ def join_pieces(pieces: list[str]) -> str:
         out += t[2:] if glue else ((" " if out else "") + (t[2:] if t.startswith("##") else t))
         prev = t
     return out
+
+
+def probability(p: float) -> str:
+    """A probability as text: three decimals, and two significant digits below 0.001 (0.00019, not 0.000)."""
+    return f"{p:.3f}" if p >= 0.001 or p == 0 else f"{p:.2g}"
 
 
 def nice_limit(p_max: float) -> float:
@@ -89,6 +95,7 @@ class OutputPanel(QtWidgets.QWidget):
         self._vocab_version = 0
         self.step = 0
         self.temperature = 1.0
+        self.cut = 0                                 # sampling's top-k, when the run sampled with one
         self.probs = np.zeros(0)                     # the whole distribution at the step, under the temperature
         self.top_ids = np.zeros(0, dtype=int)
         self.top_probs = np.zeros(0)
@@ -116,7 +123,7 @@ class OutputPanel(QtWidgets.QWidget):
         self._vocab_version += 1
 
     def view_key(self, state):
-        return (state.step, self._temperature(state), self._vocab_version)
+        return (state.step, self._temperature(state), self._cut(state), self._vocab_version)
 
     def label(self, i: int) -> str:
         return self.vocab[i] if self.vocab and 0 <= i < len(self.vocab) else f"#{i}"
@@ -129,6 +136,15 @@ class OutputPanel(QtWidgets.QWidget):
         except (TypeError, ValueError):
             return 1.0
         return t if np.isfinite(t) and t > 0 else 1.0
+
+    @staticmethod
+    def _cut(state) -> int:
+        """Sampling's top-k (0: none): the distribution a sampled token was drawn from has only those k."""
+        decoding = getattr(state, "decoding", None)
+        if getattr(decoding, "method", "") != "sample":
+            return 0
+        k = getattr(decoding, "top_k", 0)
+        return k if isinstance(k, int) and k > 0 else 0
 
     def render(self, trace, state) -> None:
         self.box.setVisible(trace.schema.has_output)
@@ -146,9 +162,10 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens = list(trace.tokens(trace.schema.output_stack.tokens))
         mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
         self._taken = TAKEN.get(mode, "chosen")
-        probs = trace.probs(step, T)
+        self.cut = self._cut(state) if mode == "sample" else 0
+        probs = trace.probs(step, T, self.cut)
         self.probs = probs
-        k = min(self.top_k, probs.size)
+        k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size)    # no bars of the cut
         order = top_k_ids(probs, k)
         self.top_ids, self.top_probs = order, probs[order]
         self.top_labels = [self.label(int(i)) for i in order]
@@ -205,7 +222,7 @@ class OutputPanel(QtWidgets.QWidget):
                 continue
             p = float(self.bar_probs[i])
             inside = p > 0.72 * limit
-            look = (f"{p:.3f}", inside, self.box.foreground)
+            look = (probability(p), inside, self.box.foreground)
             if getattr(item, "_look", None) != look:   # each TextItem call re-lays its text out: only on change
                 item._look = look
                 item.setText(look[0])
@@ -231,16 +248,19 @@ class OutputPanel(QtWidgets.QWidget):
 
     def _header(self) -> None:
         V = self.probs.size
-        max_bits = float(np.log2(V)) if V > 1 else 0.0
+        kept = int(np.count_nonzero(self.probs)) if self.cut else V
+        max_bits = float(np.log2(kept)) if kept > 1 else 0.0
         if self.chosen_id is not None:
             taken = (f"<span style='color:{VERMILLION}'>■</span> {escape(self._taken)} "
-                     f"“<b>{escape(short(self.chosen_label, 24))}</b>”: p = {self.chosen_prob:.3f}, "
+                     f"“<b>{escape(short(self.chosen_label, 24))}</b>”: p = {probability(self.chosen_prob)}, "
                      f"rank {self.chosen_rank}")
         elif self.chosen_label:
             taken = (f"taken: “{escape(short(self.chosen_label, 24))}” (load the model's vocabulary to find "
                      f"its bar)")
         else:
             taken = ""
+        p = (f"p = softmax(logits / T) over the top k = {self.cut} (the others 0: sampling never draws them)"
+             if self.cut else "p = softmax(logits / T)")
         self.header.setText(
-            f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {V} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
-            f"temperature T = {self.temperature:.2f}, p = softmax(logits / T)<br>{taken}")
+            f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
+            f"temperature T = {self.temperature:.2f}, {p}<br>{taken}")
