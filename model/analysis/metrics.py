@@ -1,16 +1,19 @@
 """Per-head metrics of a Trace: one row per attention kind × layer × head, from the attention weights alone.
 
     entropy_bits     mean over query rows of each row's entropy in bits (masked cells left out)
-    mean_distance    mean over query rows of Σ_j α_ij |i − j|
+    mean_distance    mean over query rows of Σ_j α_ij |i − j|        (NaN for cross-attention)
     max_weight       the largest weight of the head
     first_token      mean over rows of the weight on key position 0
     end_token        … on the end token(s) (the schema's eos / sep token), 0 where the keys have none
     punctuation      … on keys that are punctuation only (word-piece markers such as ▁ or Ġ ignored)
-    diagonal         … on key position i (the query's own position)
-    previous_token   … on key position i − 1
+    diagonal         … on key position i (the query's own position)     (NaN for cross-attention)
+    previous_token   … on key position i − 1                           (NaN for cross-attention)
 
 A "share" is a mean over query rows of the weight a row gives those keys; every row sums to 1, so it is the
-share of all the head's weight. Rows with no key to attend to (none in the models here) are left out.
+share of all the head's weight. Rows with one key to attend to or none are left out, of the max too: a causal
+head's first row puts all its weight on itself whatever the head does. Every metric is NaN where no row is left.
+Cross-attention's queries and keys are positions in two different sentences: the metrics that compare i with j
+(distance, diagonal, previous) mean nothing there and are NaN (empty in the CSV, "—" in the table).
 Layers and heads are 1-based in the rows (as users read them); numpy only.
 """
 from __future__ import annotations
@@ -58,13 +61,15 @@ def end_tokens(schema) -> set[str]:
     return {schema.special[r] for r in ("eos", "sep") if schema.special.get(r)}
 
 
-def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]) -> np.ndarray:
+def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str],
+                 positional: bool = True) -> np.ndarray:
     """(H, 8) metrics of one kind and layer: weights (H, Tq, Tk), mask (Tq, Tk) True = may attend, keys the Tk
-    key tokens. Columns in COLUMNS' order from entropy_bits on."""
+    key tokens. Columns in COLUMNS' order from entropy_bits on. positional: queries and keys are positions of one
+    sequence (False for cross-attention: distance, diagonal and previous are NaN)."""
     w = np.asarray(weights, dtype=np.float64)
     m = np.asarray(mask, dtype=bool)
     H, Tq, Tk = w.shape
-    rows = m.any(1)                                               # (Tq,) rows with something to attend to
+    rows = m.sum(1) > 1                                           # (Tq,) rows with a choice of keys
     w = np.where(m, w, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         plogp = np.where(w > 0, w * np.log2(np.where(w > 0, w, 1.0)), 0.0)
@@ -75,18 +80,21 @@ def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: s
         "punct": np.array([is_punctuation(t) for t in keys], dtype=bool),
     }
 
-    def row_mean(per_row: np.ndarray) -> np.ndarray:             # (H, Tq) -> (H,), over rows that attend
-        return per_row[:, rows].mean(1) if rows.any() else np.zeros(H)
+    def row_mean(per_row: np.ndarray) -> np.ndarray:             # (H, Tq) -> (H,), over rows with a choice
+        return per_row[:, rows].mean(1) if rows.any() else np.full(H, np.nan)
+
+    def positional_mean(per_row: np.ndarray) -> np.ndarray:
+        return row_mean(per_row) if positional else np.full(H, np.nan)
 
     out = np.stack([
         row_mean(-plogp.sum(-1)),
-        row_mean((w * np.abs(i - j)).sum(-1)),
-        w.reshape(H, -1).max(1) if w.size else np.zeros(H),
+        positional_mean((w * np.abs(i - j)).sum(-1)),
+        w[:, rows].reshape(H, -1).max(1) if rows.any() and Tk else np.full(H, np.nan),
         row_mean(w[..., cols["first"]].sum(-1)),
         row_mean(w[..., cols["end"]].sum(-1)),
         row_mean(w[..., cols["punct"]].sum(-1)),
-        row_mean((w * (i == j)).sum(-1)),
-        row_mean((w * (i - 1 == j)).sum(-1)),
+        positional_mean((w * (i == j)).sum(-1)),
+        positional_mean((w * (i - 1 == j)).sum(-1)),
     ], axis=1)
     return out
 
@@ -99,18 +107,19 @@ def trace_metrics(trace) -> list[HeadMetrics]:
     for info in schema.kinds:
         _, keys = trace.axis_tokens(info.name)
         for layer in range(trace.n_layers(info.stack)):
-            values = head_metrics(trace.attention(info.name, layer), trace.mask(info.name, layer), keys, ends)
+            values = head_metrics(trace.attention(info.name, layer), trace.mask(info.name, layer), keys, ends,
+                                  positional=info.queries == info.keys)     # cross-attention: two sentences
             out += [HeadMetrics(info.name, layer + 1, h + 1, *map(float, v)) for h, v in enumerate(values)]
     return out
 
 
 def metrics_csv(rows: list[HeadMetrics]) -> str:
-    """The table as CSV: a header of COLUMNS, one line per head."""
+    """The table as CSV: a header of COLUMNS, one line per head; a metric that means nothing there (NaN) empty."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([r.kind, r.layer, r.head, *(repr(x) for x in astuple(r)[3:])])
+        w.writerow([r.kind, r.layer, r.head, *("" if np.isnan(x) else repr(x) for x in astuple(r)[3:])])
     return buf.getvalue()
 
 

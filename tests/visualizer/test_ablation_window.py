@@ -62,6 +62,18 @@ def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
     off = panel.model.columns.index("off")
     marks = {panel.model.rows[i].key: panel.model.value(i, off) for i in range(len(rows))}
     assert marks[("dec_self", 1, 0)] == "off" and sorted(marks.values()).count("off") == 1
+    # cross-attention compares positions of two sentences: its distance, diagonal and previous read "—"
+    Qt = __import__("PySide6").QtCore.Qt
+    for i, r in enumerate(panel.model.rows):
+        for name in ("mean_distance", "diagonal", "previous_token"):
+            index = panel.model.index(i, panel.model.columns.index(name))
+            shown = panel.model.data(index)
+            assert (shown == "—") == (r.kind == "cross"), (r.key, name, shown)
+            assert ("two different sentences" in (panel.model.data(index, Qt.ItemDataRole.ToolTipRole) or "")) == \
+                (r.kind == "cross")
+    col = panel.model.columns.index("diagonal")
+    panel.table.sortByColumn(col, Qt.SortOrder.AscendingOrder)
+    assert [panel.row_key(r)[0] for r in range(4)] == ["cross"] * 4        # the undefined ones first, in order
 
 
 def test_sessions_keep_ablations(tmp_path, window):

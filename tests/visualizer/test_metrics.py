@@ -15,13 +15,15 @@ from model.synthetic import synthetic_trace
 from visualizer.export import heatmap_csv, heatmap_specs, read_heatmap_csv
 
 
-def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]) -> list[float]:
-    """The metrics of one head, row by row with plain Python loops."""
-    per_row = []
+def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str], positional: bool) -> list[float]:
+    """The metrics of one head, row by row with plain Python loops: rows with one key or none left out; the
+    position-comparing ones NaN when queries and keys are two sentences (cross-attention)."""
+    per_row, peak = [], 0.0
     for i, row in enumerate(matrix):
         allowed = [j for j in range(len(row)) if mask[i, j]]
-        if not allowed:
+        if len(allowed) < 2:
             continue
+        peak = max([peak] + [float(row[j]) for j in allowed])
         w = {j: float(row[j]) for j in allowed}
         punct = [j for j in allowed if keys[j].strip("▁Ġ#Ċ@").strip()
                  and all(unicodedata.category(c).startswith("P") for c in keys[j].strip("▁Ġ#Ċ@").strip())]
@@ -35,7 +37,9 @@ def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]
             w.get(i - 1, 0.0),
         ])
     means = np.mean(per_row, axis=0)
-    return [means[0], means[1], float(np.max(np.where(mask, matrix, 0))), *means[2:]]
+    if not positional:
+        means[[1, 5, 6]] = np.nan
+    return [means[0], means[1], peak, *means[2:]]
 
 
 def check_against_exports(trace, tmp_path) -> None:
@@ -48,8 +52,12 @@ def check_against_exports(trace, tmp_path) -> None:
         path.write_text(heatmap_csv(spec), encoding="utf-8")
         _, cols, matrix = read_heatmap_csv(path)                 # the numbers a user exports
         assert (row.kind, row.layer, row.head) == (spec.kind, spec.layer + 1, spec.head + 1)
-        expected = direct(matrix, spec.mask, cols, ends)
+        kind = trace.schema.kind(spec.kind)
+        expected = direct(matrix, spec.mask, cols, ends, positional=kind.queries == kind.keys)
         np.testing.assert_allclose([getattr(row, c) for c in COLUMNS[3:]], expected, rtol=1e-5, atol=1e-6)
+    crosses = [r for r in rows if r.kind == "cross"]
+    assert all(np.isnan([r.mean_distance, r.diagonal, r.previous_token]).all() for r in crosses)
+    assert all(not np.isnan(r.entropy_bits) for r in rows)
 
 
 def test_metrics_equal_a_direct_computation_on_the_exported_matrices(trace, tmp_path):
@@ -61,8 +69,8 @@ def test_metrics_on_every_shape(shaped_trace, tmp_path):
 
 
 def test_known_values_on_a_hand_made_head(shapes):
-    """One head attending only to the previous token (the first row to itself): entropy 0, distance
-    (Tq-1)/Tq, previous-token share (Tq-1)/Tq, diagonal 1/Tq."""
+    """One head attending only to the previous token; the first row, which can only attend to itself, is left out
+    (of the max too): entropy 0, distance 1, previous-token share 1, diagonal 0."""
     trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", ",", "b", "."])
     T = 5
     shift = np.zeros((T, T), np.float32)
@@ -73,12 +81,15 @@ def test_known_values_on_a_hand_made_head(shapes):
     row = trace_metrics(trace)[0]
     assert (row.kind, row.layer, row.head) == (kind.name, 1, 1)
     assert row.entropy_bits == pytest.approx(0.0, abs=1e-12)
-    assert row.mean_distance == pytest.approx((T - 1) / T)
-    assert row.previous_token == pytest.approx((T - 1) / T)
-    assert row.diagonal == pytest.approx(1 / T)
-    assert row.first_token == pytest.approx(2 / T)       # rows 0 and 1 look at "<s>"
-    assert row.punctuation == pytest.approx(1 / T)       # row 3 looks at ","
+    assert row.mean_distance == pytest.approx(1.0)
+    assert row.previous_token == pytest.approx(1.0)
+    assert row.diagonal == pytest.approx(0.0)
+    assert row.first_token == pytest.approx(1 / (T - 1))     # row 1 looks at "<s>"
+    assert row.punctuation == pytest.approx(1 / (T - 1))     # row 3 looks at ","
     assert row.max_weight == 1.0
+    trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    uniform = trace_metrics(trace)[0]                        # every row spread evenly over what it may see
+    assert uniform.max_weight == pytest.approx(1 / 2)        # row 1's; row 0's forced 1.0 left out
 
 
 def test_metrics_command_writes_the_table(run_command, tiny_model_dir, tmp_path, trace):
@@ -93,6 +104,8 @@ def test_metrics_command_writes_the_table(run_command, tiny_model_dir, tmp_path,
     assert {r["kind"] for r in table} == set(trace.schema.kind_names)
     np.testing.assert_allclose([float(r["entropy_bits"]) for r in table], [m.entropy_bits for m in rows], rtol=1e-6)
     assert out.read_text(encoding="utf-8") == metrics_csv(rows)
+    for r in table:                      # cross-attention's position-comparing metrics are empty cells
+        assert (r["mean_distance"] == r["diagonal"] == r["previous_token"] == "") == (r["kind"] == "cross")
 
 
 def test_metrics_command_bad_input(run_command, tiny_model_dir, tmp_path):

@@ -43,7 +43,8 @@ def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes, sho
     assert panel.frame.isVisible() and panel.frame.rect().center() == centre
     panel._hovered(scene)
     m = next(r for r in trace_metrics(trace) if (r.kind, r.layer, r.head) == ("cross", 5, 7))
-    assert panel.hover.text().startswith(f"Layer 5, head 7: entropy {m.entropy_bits:.2f} bits")
+    assert panel.hover.text().startswith(f"Layer 5, head 7: entropy {m.entropy_bits:.2f} bits, max")
+    assert "itself" not in panel.hover.text() and "distance" not in panel.hover.text()   # two sentences' positions
     gap = panel.tile_rect(0, 0).bottomRight() + QtCore.QPointF(0.5 * panel.gap, 0.5 * panel.gap)
     assert panel.head_at(panel.plot.vb.mapViewToScene(gap)) is None
 

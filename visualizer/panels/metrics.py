@@ -2,6 +2,8 @@
 header to sort, a row to focus that head in the attention panel; right-click a row to switch the head off or on."""
 from __future__ import annotations
 
+import math
+
 from PySide6 import QtCore, QtWidgets
 
 from model.ablation import ablated_heads, spec
@@ -20,6 +22,12 @@ TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (mas
         "diagonal": "Share of the weight on the query's own position",
         "previous_token": "Share of the weight on the position before the query's",
         "off": "The head is switched off (ablated) in this run"}
+UNDEFINED = ("Not defined here: cross-attention's queries and keys are positions in two different sentences "
+             "(or no query row has a choice of keys)")
+
+
+def undefined(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 class MetricsModel(QtCore.QAbstractTableModel):
@@ -50,9 +58,11 @@ class MetricsModel(QtCore.QAbstractTableModel):
             return None
         value = self.value(index.row(), index.column())
         if role == SORT_ROLE:
-            return value
+            return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
-            return f"{value:.3f}" if isinstance(value, float) else str(value)
+            return "—" if undefined(value) else f"{value:.3f}" if isinstance(value, float) else str(value)
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole and undefined(value):
+            return UNDEFINED
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and not isinstance(value, str):
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None

@@ -7,6 +7,8 @@ All thumbnails are one image (a mosaic with gaps), so that 12 layers × 12 heads
 one heatmap: see benchmarks/model_view.py."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
@@ -195,10 +197,13 @@ class ModelViewPanel(QtWidgets.QWidget):
             self.canvas.setToolTip("")
             return
         m = self.metrics_of(*where)
-        text = (f"Layer {m.layer}, head {m.head}: entropy {m.entropy_bits:.2f} bits, distance {m.mean_distance:.2f}, "
-                f"max {m.max_weight:.2f}; on the first token {m.first_token:.0%}, the end token {m.end_token:.0%}, "
-                f"punctuation {m.punctuation:.0%}, itself {m.diagonal:.0%}, the previous token "
-                f"{m.previous_token:.0%}" + (" — switched off" if (m.layer - 1, m.head - 1) in self.crossed else ""))
+        positional = not math.isnan(m.mean_distance)     # NaN in cross-attention: two sentences' positions
+        text = (f"Layer {m.layer}, head {m.head}: entropy {m.entropy_bits:.2f} bits"
+                + (f", distance {m.mean_distance:.2f}" if positional else "")
+                + f", max {m.max_weight:.2f}; on the first token {m.first_token:.0%}, the end token {m.end_token:.0%}, "
+                  f"punctuation {m.punctuation:.0%}"
+                + (f", itself {m.diagonal:.0%}, the previous token {m.previous_token:.0%}" if positional else "")
+                + (" — switched off" if (m.layer - 1, m.head - 1) in self.crossed else ""))
         self.hover.setText(text)
         self.canvas.setToolTip(text)
 
