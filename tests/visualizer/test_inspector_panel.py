@@ -99,3 +99,21 @@ def test_a_model_without_projection_biases_has_none_in_its_formulas(qtbot, tmp_p
     assert "· W<sub>Q</sub> = " in panel.html and "b<sub>Q</sub>" not in panel.html
     assert "scores not scaled" not in panel.html
     assert tr.schema.output_equation.endswith("softmax((h_t / √d_model) E_yᵀ)")
+
+
+def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0(qtbot, tiny_lm):
+    tr = translate(tiny_lm, "the dog runs").trace
+    panel = InspectorPanel()
+    qtbot.addWidget(panel)
+    s = ViewState()
+    s.set_shape(tr.schema, tr.n_steps)
+    s.update(stack="enc", layer=1, sublayer="ffn")
+    panel.render(tr, s)
+    panel.query.setCurrentIndex(1)
+    v = tr["enc.1.ffn.residual"][1].astype(np.float64)
+    sigma = np.sqrt(v.var() + tiny_lm.cfg.ln_eps)                 # ddof = 0: divided by d_model
+    assert abs(sigma - np.sqrt(v.var(ddof=1) + tiny_lm.cfg.ln_eps)) > 1e-4          # the two would differ
+    assert "σ = √(mean((v − μ)²) + ε)" in panel.html and "not d<sub>model</sub> − 1" in panel.html
+    assert any(abs(x - sigma) < 1e-5 for x in numbers(panel.html))
+    assert panel.query.itemText(1) == f"position 1: {tr.src_tokens[1]}"
+    assert f"token <b>{tr.src_tokens[1]}</b> at position 1" in panel.html

@@ -82,7 +82,7 @@ class InspectorPanel(QtWidgets.QWidget):
         tokens = self._tokens_for(state)
         wanted = self.query.currentIndex() if keep_query else (
             state.step if trace.schema.stack_of_stage(state.stage).by_step else max(self.query.currentIndex(), 0))
-        labels = [f"{i}: {t}" for i, t in enumerate(tokens)]
+        labels = [f"position {i}: {t}" for i, t in enumerate(tokens)]      # from 0, as PE(pos) and the i, j below
         if [self.query.itemText(i) for i in range(self.query.count())] != labels:
             self.query.blockSignals(True)
             self.query.clear()
@@ -160,7 +160,7 @@ class InspectorPanel(QtWidgets.QWidget):
             out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "
                        "(see the Embeddings panel).</p>")
         bias_head = "<th>b<sub>ij</sub></th>" if eq.bias is not None else ""
-        rows = [f"<table><tr><th>j</th><th>key token</th><th>k<sub>j</sub> = {k_def}</th>"
+        rows = [f"<table><tr><th>position j</th><th>key token</th><th>k<sub>j</sub> = {k_def}</th>"
                 f"<th>v<sub>j</sub> = {v_def}</th><th>q·k<sub>j</sub></th>"
                 f"{bias_head}<th>score</th><th>α<sub>ij</sub></th></tr>"]
         for j, t in enumerate(eq.key_tokens):
@@ -188,10 +188,16 @@ class InspectorPanel(QtWidgets.QWidget):
         ln = layernorm_equation(trace, stack, layer, sublayer, i)
         sc = trace.schema                                 # pre-norm and RMSNorm (no centring, no β) say so
         post, centred = sc.norm_place == NORM_AFTER, sc.norm == LAYER_NORM
+        ln_token = trace.tokens(sc.stack(stack).tokens)[i]
+        d = "d<sub>model</sub>"
+        spread = (f"μ = mean(v) = {num(ln.mu)}, σ = √(mean((v − μ)²) + ε) = {num(ln.sigma)}   (means over the {d} "
+                  "dimensions; the biased variance, divided by d<sub>model</sub>, not d<sub>model</sub> − 1)"
+                  if centred else f"σ = √(mean(v²) + ε) = {num(ln.sigma)}   (the root mean square over the {d} "
+                  "dimensions)")
         n = "(v − μ)/σ" if centred else "v/σ"
-        return (f"<h3>{'Add &amp; Norm after' if post else sc.norm + ' before'} this sublayer, token {i}</h3>"
+        return (f"<h3>{'Add &amp; Norm after' if post else sc.norm + ' before'} this sublayer, token {tok(ln_token)} at position {i}</h3>"
                 f"<p class=eq>{'v = x + Sublayer(x)' if post else 'v = x, the residual stream'} = {vec(ln.v)}</p>"
-                f"<p class=eq>μ = {num(ln.mu)}, σ = {num(ln.sigma)}{'' if centred else ' (root mean square)'}</p>"
+                f"<p class=eq>{spread}</p>"
                 f"<p class=eq>{n} = {vec(ln.normalised)}</p>"
                 f"<p class=eq>γ = {vec(ln.gamma)}" + (f", β = {vec(ln.beta)}" if centred else "") + "</p>"
                 f"<p class=eq>{sc.norm}(v) = γ ⊙ {n}{' + β' if centred else ''} = {vec(ln.out)}</p>")
