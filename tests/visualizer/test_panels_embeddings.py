@@ -1,6 +1,8 @@
 """The embeddings panel shows the Trace's e, p, x = e + p and their cosine similarity, for the side in view."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,11 @@ def test_sinusoids_follow_the_dimension_chooser(panel, trace):
         xs, ys = curve.getData()
         np.testing.assert_array_equal(xs, np.arange(len(pe)))
         np.testing.assert_allclose(ys, pe[:, k])
-    assert panel.wave_names[0] == "dim 4: sin(pos / 10000^0.25)" and panel.wave_names[1].startswith("dim 5: cos")
+    assert panel.wave_names[0] == f"dim 4: sin(pos / 10000^(4/{d}))" and panel.wave_names[1].startswith("dim 5: cos")
+    for name, k in zip(panel.wave_names, panel.wave_dims):          # each legend's formula draws its curve
+        fn, a, b = re.fullmatch(rf"dim {k}: (sin|cos)\(pos / 10000\^\((\d+)/(\d+)\)\)", name).groups()
+        np.testing.assert_allclose(getattr(np, fn)(np.arange(len(pe)) / 10000 ** (int(a) / int(b))), pe[:, k],
+                                   atol=1e-6)
     assert "dim&nbsp;4:&nbsp;sin" in panel.wave_legend.text()
     assert [m.value() for m in panel.dim_marks] == [4, 5, 6, 7]
     panel.dim.setValue(d - 2)                          # near the end: only the dimensions that exist

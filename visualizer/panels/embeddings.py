@@ -267,7 +267,7 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         if not self.sinusoidal:
             return f"dimension {k}"
         fn = "sin" if k % 2 == 0 else "cos"
-        return f"dim {k}: {fn}(pos / 10000^{2 * (k // 2) / d:.2f})"
+        return f"dim {k}: {fn}(pos / 10000^({2 * (k // 2)}/{d}))"       # exact: 2/256 is not "0.01"
 
     def _dims_text(self) -> str:
         dims = self.wave_dims
