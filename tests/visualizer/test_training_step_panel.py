@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from model import load, translate
+from model.tokenizer import EOS
 from model.gradient_step import GradientStepper
 from visualizer.panels.training_step import TrainingStepPanel
 from visualizer.state import ViewState
@@ -37,6 +38,10 @@ def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
         panel.render(tr, s)                # the worker computes; the panel shows the numbers when they come
     expected = GradientStepper(load(tiny_model_dir)).evaluate(s.sentence, s.target, "cross", 1, 1)
     np.testing.assert_allclose(panel.losses, expected.token_losses, rtol=1e-5)
+    ids = lm.tgt_tok.encode(s.target) + [EOS]                           # the reference and </s>, teacher-forced
+    nats = [-np.log(tr.probs(t)[i]) for t, i in enumerate(ids)]         # natural log of the trace's softmax
+    np.testing.assert_allclose(panel.losses, nats, rtol=1e-4)
+    assert "nats" in panel.status.text() and "nats" in panel.loss_plot.getAxis("left").labelText
     np.testing.assert_allclose(panel.grad_images["W_K"].image, expected.grads["W_K"], rtol=1e-4, atol=1e-7)
     with qtbot.waitSignal(panel.weights_changed):
         panel.take_step()

@@ -62,7 +62,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.plots.setBackground("w")
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
                                             axisItems={"bottom": TokenAxis("bottom")}, enableMenu=False)
-        self.loss_plot.setLabel("left", "−log P(reference token)")
+        self.loss_plot.setLabel("left", "−ln P(reference token), nats")      # natural log, as training uses
         free_title_width(self.loss_plot.titleLabel)
         self.loss_plot.setTitle("Cross-entropy loss per reference token")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush="#3b75af")
@@ -190,7 +190,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
             m = float(np.abs(g).max()) or 1.0
             self.grad_images[name].setImage(g, levels=(-m, m))
         steps = self.stepper.steps_taken
-        text = f"Mean loss L = {result.loss:.4f} over {len(self.losses)} tokens"
+        text = f"Mean loss L = {result.loss:.4f} nats (natural log) over {len(self.losses)} tokens"
         if self.history:
             before, after = self.history[-1]
             text += f"; last step: {before:.4f} → {after:.4f} ({steps} step{'s' if steps != 1 else ''} taken)"
