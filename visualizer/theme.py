@@ -24,6 +24,12 @@ THEMES = {
     "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#9a9a9a"),
     "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "#c8c8c8"),
 }
+# Fusion draws a check box's frame in the window colour darkened: black on black in the high-contrast theme, where
+# an unchecked box was invisible and a checked one a faint grey tick. There the boxes get a white frame and a
+# yellow fill when checked.
+HIGH_CONTRAST_SHEET = ("QCheckBox::indicator { width: 0.8em; height: 0.8em; border: 2px solid #ffffff; "
+                       "background: #000000; } QCheckBox::indicator:checked { background: #ffd400; } "
+                       "QCheckBox::indicator:disabled { border-color: #808080; }")
 # Plots are figures: black on white in every theme, like the exported files, and as readable on a projector
 # as ink on paper. Only the window around them follows the theme.
 PLOT_BACKGROUND, PLOT_FOREGROUND = "w", "k"
@@ -46,6 +52,7 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
     theme = THEMES.get(name, THEMES["light"])
     app.setStyle("Fusion")
     app.setPalette(palette(theme))
+    app.setStyleSheet(HIGH_CONTRAST_SHEET if theme.name == "high-contrast" else "")
     if point_size:
         font = app.font()
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))

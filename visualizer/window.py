@@ -242,13 +242,14 @@ class MainWindow(QtWidgets.QMainWindow):
         the tokens; the translation's tooltip lists them). 2: also the caption's explanation, which becomes its
         tooltip; the caption keeps its title and equation. Level 2 below 33 lines of text (a 720p projector at
         the presentation font), or below 36 while the target and decoding controls take their three rows (an
-        800x600 window: the heatmap got 60 pixels); level 1 below 45 with those rows (a 720p or 768p laptop: the
-        heatmap got 145 pixels for 12 tokens); else 0."""
+        800x600 window: the heatmap got 60 pixels); level 1 below 36 without them (a 768p projector at the
+        presentation font: the heatmap got 180 pixels for 11 rows) or below 45 with them (a 720p or 768p laptop:
+        the heatmap got 145 pixels for 12 tokens); else 0."""
         lines = self.height() / QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
         details = self.inputs.details_visible()
         if lines < 33 or (details and lines < 36):
             return 2
-        return 1 if details and lines < 45 else 0
+        return 1 if lines < 36 or (details and lines < 45) else 0
 
     def compact_caption(self) -> bool:
         """The caption without its explanation (compact_level 2)."""

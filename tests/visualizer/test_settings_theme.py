@@ -43,3 +43,29 @@ def test_plots_are_black_on_white_even_without_a_theme(qapp):
         assert box.item.getAxis("left").pen().color().name() == "#000000"
     finally:
         pg.setConfigOptions(background=before[0], foreground=before[1])
+
+
+def test_a_check_box_can_be_seen_in_the_high_contrast_theme(qapp, qtbot):
+    """On black, Fusion drew the box's frame black: its pixels are read back here, unchecked and checked."""
+    from PySide6 import QtWidgets
+
+    def colours(box) -> set[tuple[int, int, int]]:
+        image = box.grab().toImage()
+        h = image.height()
+        return {image.pixelColor(x, y).getRgb()[:3] for x in range(min(h + 4, image.width())) for y in range(h)}
+
+    apply_theme(qapp, "high-contrast", point_size=14)
+    try:
+        box = QtWidgets.QCheckBox("Mean over heads")
+        qtbot.addWidget(box)
+        box.resize(box.sizeHint())
+        box.setText("")                                  # only the indicator: no white text to mistake for it
+        unchecked = colours(box)
+        assert any(min(c) > 230 for c in unchecked)      # a white frame
+        box.setChecked(True)
+        checked = colours(box)
+        yellow = [c for c in checked if c[0] > 230 and c[1] > 180 and c[2] < 60]
+        assert yellow and not any(c[0] > 230 and c[1] > 180 and c[2] < 60 for c in unchecked)
+    finally:
+        apply_theme(qapp, "light", point_size=10)
+    assert qapp.styleSheet() == ""

@@ -396,7 +396,9 @@ def test_a_laptop_window_with_the_decoding_controls_drops_the_chips_but_keeps_th
 
 def test_a_small_window_with_the_decoding_controls_drops_the_explanation_too(qtbot, window):
     """At 800 × 600 with the target and decoding rows the heatmap got 60 pixels: below 36 lines the caption's
-    explanation becomes its tooltip, as on a 720p projector; without those rows it stays (33 lines and more)."""
+    explanation becomes its tooltip, as on a 720p projector; without those rows it stays (33 lines and more), and
+    below 36 lines (a 768p projector at the presentation font) only the chips and the heatmap's title go: the
+    heatmap had 180 pixels for 11 rows there."""
     import html
 
     size = QtWidgets.QApplication.font().pointSizeF()
@@ -408,8 +410,12 @@ def test_a_small_window_with_the_decoding_controls_drops_the_explanation_too(qtb
         qtbot.waitUntil(lambda: window.compact_level() == 2)
         assert explanation not in window.caption.label.text() and window.caption.toolTip()
         window.menus.details.setChecked(False)
-        qtbot.waitUntil(lambda: window.compact_level() == 0)
+        qtbot.waitUntil(lambda: window.compact_level() == 1)
         assert explanation in window.caption.label.text()
+        assert not window.attention.focus.plot.titleLabel.isVisible()
+        qtbot.waitUntil(lambda: "background:#e4ecf7" not in window.inputs.translation.text())     # no chips
+        window.resize(1280, 37 * line)
+        qtbot.waitUntil(lambda: window.compact_level() == 0 and "background:#e4ecf7" in window.inputs.translation.text())
     finally:
         window.menus.details.setChecked(True)
         window.presentation.set_font_size(size)
