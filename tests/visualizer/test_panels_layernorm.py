@@ -46,6 +46,8 @@ def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
     assert f"layer {layer + 1}" in header and trace.schema.norm_equation.replace("<", "&lt;") in header
     assert ("Encoder" if stack == "enc" else "Decoder") in header
     assert {"self": "self-attention", "cross": "cross-attention", "ffn": "feed-forward"}[sub] in header
+    d = v.shape[-1]                                    # σ as the header defines it: the variance divided by d
+    assert f"σ = √(var + ε) over the {d} dimensions" in header and f"(the variance ÷ {d}, not {d - 1})" in header
 
 
 @pytest.mark.parametrize("stack,expected", [("src_embed", ("enc", 0, "self")), ("tgt_embed", ("dec", 0, "self")),

@@ -275,10 +275,11 @@ class LayerNormPanel(QtWidgets.QWidget):
         sublayer = st.sublayer(sub).name
         where = f"Add &amp; Norm after {sublayer}" if schema.norm_place == NORM_AFTER else f"{schema.norm} before {sublayer}"
         v = "v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream"
-        spread = "μ, σ" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
+        spread = "μ and σ = √(var + ε)" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
+        biased = f" (the variance ÷ {d}, not {d - 1})" if schema.norm == LAYER_NORM else ""
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"
                      if highlight is not None else "")
         self.header.setText(
             f"<b>{st.title} layer {layer + 1} · {where}</b>"
             f"<br><span style='font-family:serif; font-size:15pt'><i>{equation_html(schema.norm_equation)}</i></span>"
-            f"<br>{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{step_text}")
+            f"<br>{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{biased}{step_text}")
