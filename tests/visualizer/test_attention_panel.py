@@ -39,6 +39,18 @@ def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, p
     assert panel.hover.text().startswith("Hover over a cell")
 
 
+def test_the_pointer_leaving_the_canvas_for_another_widget_leaves_no_cell_to_read(qtbot, window, panel):
+    """Moved off the canvas (onto the Mean check box) the scene gets no more moves: its last position was a
+    cell, and toggling Mean read that cell again as if the pointer were still on it."""
+    window.state.update(kind="cross", layer=1, head=1)
+    panel._hovered(scene_pos(panel.focus, 2, 3))
+    QtCore.QCoreApplication.sendEvent(panel.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    assert "weight" in panel.hover.text()                   # the last reading stays until the heatmap changes
+    panel.mean.setChecked(True)
+    assert panel.hover.text().startswith("Hover over a cell")
+    panel.mean.setChecked(False)
+
+
 def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window, panel):
     """At 720 lines on a projector the whole read-out did not fit and its weight was cut to “…”."""
     window.state.update(kind="cross", layer=1, head=1)

@@ -96,6 +96,7 @@ class AttentionPanel(QtWidgets.QWidget):
             box.toggled.connect(lambda _: self.trace is not None and self.render(self.trace, self.state))
         self._apply_fonts()
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
+        self.canvas.installEventFilter(self)        # the pointer leaving: no cell is under it any more
         self.canvas.scene().sigMouseClicked.connect(self._clicked)
 
     # --- reading back (tests, export) ---------------------------------------------------------
@@ -231,6 +232,11 @@ class AttentionPanel(QtWidgets.QWidget):
     def _same(shown, trace, key) -> bool:
         """Whether (trace, key) is what a plot already shows (the same Trace object, not an equal one)."""
         return shown is not None and shown[0] is trace and shown[1] == key
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
+            self._pointer = None       # a later change of the heatmap shows the hint, not the cell it last read
+        return super().eventFilter(watched, event)
 
     def _hovered(self, pos) -> None:
         self._pointer = pos
