@@ -102,6 +102,8 @@ def test_a_chosen_token_below_the_top_k_gets_its_own_bar(panel, tiny_lm, vocab):
         if panel.chosen_rank > 10:
             found = True
             assert panel.chosen_index == 10 and len(panel.bar_ids) == 11 and panel.bar_ids[10] == cid
+            x, y = panel.chosen_mark.getData()             # marked where its bar starts, however thin the bar
+            assert list(x) == [0.0] and list(y) == [10.5]
             assert panel.bar_labels[10] == f"{vocab[cid]} (#{panel.chosen_rank})"
             assert panel.separator.isVisible()
         else:

@@ -75,6 +75,9 @@ class OutputPanel(QtWidgets.QWidget):
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)
+        # a square at the start of the chosen token's bar: a bar of p = 0.0002 has no width to be seen by
+        self.chosen_mark = pg.ScatterPlotItem(size=9, symbol="s", brush=pg.mkBrush(VERMILLION), pen=None)
+        self.plot.addItem(self.chosen_mark)
         self.separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine))
         self.separator.setVisible(False)
         self.plot.addItem(self.separator)
@@ -210,6 +213,8 @@ class OutputPanel(QtWidgets.QWidget):
                           brushes=[pg.mkBrush(c) for c in self.bar_colors])
         self.bar_labels = labels
         self.plot.getAxis("left").set_labels(labels, y)
+        chosen = self.chosen_index is not None and self.chosen_index < n
+        self.chosen_mark.setData(x=[0.0] if chosen else [], y=[float(y[self.chosen_index])] if chosen else [])
         limit = nice_limit(float(self.bar_probs.max()) if n else 1.0)
         self.plot.setXRange(0, limit, padding=0.02)
         self.plot.setYRange(-0.6, (y[-1] if n else 0) + 0.6, padding=0)
