@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .plotting.colormaps import COLORMAPS  # noqa: F401  (settings.py checks a saved colour map against it)
 
@@ -24,12 +24,26 @@ THEMES = {
     "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#9a9a9a"),
     "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "#c8c8c8"),
 }
-# Fusion draws a check box's frame in the window colour darkened: black on black in the high-contrast theme, where
-# an unchecked box was invisible and a checked one a faint grey tick. There the boxes get a white frame and a
-# yellow fill when checked.
-HIGH_CONTRAST_SHEET = ("QCheckBox::indicator { width: 0.8em; height: 0.8em; border: 2px solid #ffffff; "
-                       "background: #000000; } QCheckBox::indicator:checked { background: #ffd400; } "
-                       "QCheckBox::indicator:disabled { border-color: #808080; }")
+
+
+class VisibleChecks(QtWidgets.QProxyStyle):
+    """Fusion, with check boxes that show on black: Fusion draws a box's frame in the window colour darkened,
+    black on black in the high-contrast theme (an unchecked box was invisible, a checked one a faint grey tick).
+    Here the frame is the text colour and a checked box is filled with the highlight. (A style sheet would do it
+    too, but an application style sheet stops the application font from reaching the widgets: presentation
+    mode's larger text.)"""
+
+    def drawPrimitive(self, element, option, painter, widget=None) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element != QtWidgets.QStyle.PrimitiveElement.PE_IndicatorCheckBox:
+            return
+        on = bool(option.state & QtWidgets.QStyle.StateFlag.State_On)
+        enabled = bool(option.state & QtWidgets.QStyle.StateFlag.State_Enabled)
+        painter.save()
+        painter.setPen(QtGui.QPen(option.palette.text().color() if enabled else QtGui.QColor("#808080"), 2))
+        painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
+        painter.drawRect(QtCore.QRectF(option.rect).adjusted(1, 1, -1, -1))
+        painter.restore()
 # Plots are figures: black on white in every theme, like the exported files, and as readable on a projector
 # as ink on paper. Only the window around them follows the theme.
 PLOT_BACKGROUND, PLOT_FOREGROUND = "w", "k"
@@ -50,9 +64,11 @@ def palette(theme: Theme) -> QtGui.QPalette:
 def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None = None) -> Theme:
     """Set the application's palette, font size and pyqtgraph's default colours; returns the theme."""
     theme = THEMES.get(name, THEMES["light"])
-    app.setStyle("Fusion")
+    if theme.name == "high-contrast":
+        app.setStyle(VisibleChecks("Fusion"))        # the application owns it (and deletes the one before)
+    else:
+        app.setStyle("Fusion")
     app.setPalette(palette(theme))
-    app.setStyleSheet(HIGH_CONTRAST_SHEET if theme.name == "high-contrast" else "")
     if point_size:
         font = app.font()
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))
