@@ -307,8 +307,9 @@ class MainWindow(QtWidgets.QMainWindow):
     # --- models ----------------------------------------------------------------------------------
     @property
     def model_name(self) -> str:
-        """The open model's name (while the first model loads: the one being opened)."""
-        return self.lm.name if self.lm is not None else model_label(self.state.model_name)
+        """The open model's name as the picker shows it (a folder by its last two parts, not the bare "model" of
+        …/fr-b/model); while the first model loads: the one being opened."""
+        return model_label(self.state.model_name)
 
     def set_vocab(self, vocab) -> None:
         self.docking.call("set_vocab", vocab)
@@ -322,7 +323,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 name_or_path = default_model()
                 lm = load(name_or_path)
             else:
-                self.error("Cannot open this model", f"{e}\n\nThe app goes on with {self.lm.name if self.lm else 'the default model'}.")
+                self.error("Cannot open this model", f"{e}\n\nThe app goes on with {self.model_name if self.lm else 'the default model'}.")
                 self._sync_inputs()
                 return False
         switched_off = self.state.ablations if self.lm is not None and lm is not self.lm else frozenset()

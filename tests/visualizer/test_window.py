@@ -272,3 +272,14 @@ def test_the_app_translates_on_one_torch_thread(qtbot, window):
         assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
     else:
         assert torch.get_num_threads() == 1
+
+
+def test_a_model_folder_is_named_as_the_picker_names_it(qtbot, window, tiny_model_dir):
+    """The status bar and the exported figures' titles said "tiny", the folder's last part: for a training run's
+    …/run/model every model was "model". They say what the picker says."""
+    from visualizer.controls import model_label
+    from visualizer.export import heatmap_specs
+    name = model_label(str(tiny_model_dir))
+    assert "/" in name and window.inputs.model.currentText() == name
+    assert window.model_name == name and f"Model: {name} (" in window.status_model.text()
+    assert name in heatmap_specs(window.trace, window.model_name)[0].title
