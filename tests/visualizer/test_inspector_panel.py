@@ -14,6 +14,17 @@ def numbers(html: str) -> list[float]:
     return [float(x) for x in re.findall(r'href="n:([^"]+)"', html)]
 
 
+def math_panel(qtbot, tr, **view):
+    """A Math panel showing a trace at a view; returns (panel, state)."""
+    panel = InspectorPanel()
+    qtbot.addWidget(panel)
+    s = ViewState()
+    s.set_shape(tr.schema, tr.n_steps)
+    s.update(**view)
+    panel.render(tr, s)
+    return panel, s
+
+
 def test_seed_example_cat(qtbot):
     tr = translate(load("seed-example"), "The cat sat on the mat").trace
     panel = InspectorPanel()
@@ -32,12 +43,7 @@ def test_seed_example_cat(qtbot):
 
 def test_numbers_equal_the_trace(qtbot, tiny_lm):
     tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
-    panel = InspectorPanel()
-    qtbot.addWidget(panel)
-    s = ViewState()
-    s.set_shape(tr.schema, tr.n_steps)
-    s.update(stack="dec", layer=1, sublayer="cross", head=1, step=2)
-    panel.render(tr, s)
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="cross", head=1, step=2)
     assert panel.query.currentIndex() == 2
     alphas = tr.attention("cross", 1, 1)[2]
     vals = numbers(panel.html)
@@ -60,12 +66,7 @@ def test_cross_attention_keys_are_the_memorys_projections_with_their_bias(qtbot,
     table's header says: recomputed here from the model's own weights."""
     import torch
     tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
-    panel = InspectorPanel()
-    qtbot.addWidget(panel)
-    s = ViewState()
-    s.set_shape(tr.schema, tr.n_steps)
-    s.update(stack="dec", layer=1, sublayer="cross", head=1, step=2)
-    panel.render(tr, s)
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="cross", head=1, step=2)
     html = panel.html
     assert "k<sub>j</sub> = m<sub>j</sub> · W<sub>K</sub> + b<sub>K</sub>" in html
     assert "v<sub>j</sub> = m<sub>j</sub> · W<sub>V</sub> + b<sub>V</sub>" in html
@@ -90,12 +91,7 @@ def test_a_model_without_projection_biases_has_none_in_its_formulas(qtbot, tmp_p
     from model.families import load as load_any, translate as translate_any
     lm = load_any(hf_tiny.build("t5", tmp_path / "t5"))
     tr = translate_any(lm, "the cat").trace
-    panel = InspectorPanel()
-    qtbot.addWidget(panel)
-    s = ViewState()
-    s.set_shape(tr.schema, tr.n_steps)
-    s.update(stack="enc", layer=0, sublayer="self")
-    panel.render(tr, s)
+    panel, s = math_panel(qtbot, tr, stack="enc", layer=0, sublayer="self")
     assert "· W<sub>Q</sub> = " in panel.html and "b<sub>Q</sub>" not in panel.html
     assert "scores not scaled" not in panel.html
     assert tr.schema.output_equation.endswith("softmax((h_t / √d_model) E_yᵀ)")
@@ -103,12 +99,7 @@ def test_a_model_without_projection_biases_has_none_in_its_formulas(qtbot, tmp_p
 
 def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0(qtbot, tiny_lm):
     tr = translate(tiny_lm, "the dog runs").trace
-    panel = InspectorPanel()
-    qtbot.addWidget(panel)
-    s = ViewState()
-    s.set_shape(tr.schema, tr.n_steps)
-    s.update(stack="enc", layer=1, sublayer="ffn")
-    panel.render(tr, s)
+    panel, s = math_panel(qtbot, tr, stack="enc", layer=1, sublayer="ffn")
     panel.query.setCurrentIndex(1)
     v = tr["enc.1.ffn.residual"][1].astype(np.float64)
     sigma = np.sqrt(v.var() + tiny_lm.cfg.ln_eps)                 # ddof = 0: divided by d_model
