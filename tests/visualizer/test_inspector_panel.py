@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
+from PySide6 import QtCore
 
 from model import load, translate
 from visualizer.panels.inspector import InspectorPanel
@@ -108,3 +110,29 @@ def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0
     assert any(abs(x - sigma) < 1e-5 for x in numbers(panel.html))
     assert panel.query.itemText(1) == f"position 1: {tr.src_tokens[1]}"
     assert f"token <b>{tr.src_tokens[1]}</b> at position 1" in panel.html
+
+
+@pytest.mark.parametrize("theme", ["high-contrast", "dark", "light"])
+def test_numbers_and_headers_are_drawn_in_the_themes_text_colour(qtbot, qapp, tiny_lm, theme):
+    """Numbers are links (their full value on hover); they were drawn in the link colour, black, unreadable on
+    the high-contrast theme's black. Read back from the laid-out document: every number's colour."""
+    from visualizer.theme import THEMES, apply_theme
+    apply_theme(qapp, theme)
+    try:
+        tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
+        panel, _ = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="cross", head=1, step=2)
+        text = THEMES[theme].text
+        colours, block = [], panel.view.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fmt = it.fragment().charFormat()
+                if fmt.isAnchor() and fmt.anchorHref().startswith("n:"):
+                    colours.append(fmt.foreground().color().name()
+                                   if fmt.foreground().style() != QtCore.Qt.BrushStyle.NoBrush else "link colour")
+                it += 1
+            block = block.next()
+        assert len(colours) > 20 and set(colours) == {text}
+        assert f"th{{background:" in panel.html and f"color:{text}}}" in panel.html
+    finally:
+        apply_theme(qapp, "light")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
 from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
@@ -33,7 +33,7 @@ class NumberBrowser(QtWidgets.QTextBrowser):
 
 def num(x: float, digits: int = 3) -> str:
     x = float(x)
-    return f'<a href="n:{x!r}" style="color:inherit;text-decoration:none">{x:.{digits}f}</a>'
+    return f'<a href="n:{x!r}">{x:.{digits}f}</a>'
 
 
 def vec(v, digits: int = 3, limit: int = 8) -> str:
@@ -67,6 +67,11 @@ class InspectorPanel(QtWidgets.QWidget):
         if self._trace is not None:
             self.render(self._trace, self._state, keep_query=True)
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.PaletteChange:      # a theme: the page's colours follow it
+            self._rerender()
+
     def _tokens_for(self, state) -> list[str]:
         tr = self._trace
         if state.stack == OUTPUT:
@@ -98,7 +103,7 @@ class InspectorPanel(QtWidgets.QWidget):
 
     # --- the equations --------------------------------------------------------------------
     def _html(self, trace, state, i: int) -> str:
-        style = "<style>td,th{padding:2px 8px;text-align:right;white-space:nowrap} th{background:#eee} .eq{font-size:115%}</style>"
+        style = self._style()
         if state.stack == OUTPUT:
             return style + self._output_html(trace, state, i)
         st = trace.schema.stack_of_stage(state.stage)
@@ -110,6 +115,17 @@ class InspectorPanel(QtWidgets.QWidget):
             parts.append(self._attention_html(trace, kind.name, state.layer, state.head, i))
         parts.append(self._layernorm_html(trace, state.stack, state.layer, state.sublayer, i))
         return style + "".join(parts)
+
+    def _style(self) -> str:
+        """The page's CSS in the window's colours: numbers (links, for their full value on hover) in the text
+        colour, not the link colour (black: unreadable on the dark and high-contrast themes), and table headers
+        a shade off the background, so that their text keeps its contrast in every theme."""
+        pal = self.view.palette()
+        text, base = pal.color(QtGui.QPalette.ColorRole.Text), pal.color(QtGui.QPalette.ColorRole.Base)
+        shade = QtGui.QColor(*(round(0.85 * b + 0.15 * t) for b, t in zip(base.getRgb()[:3], text.getRgb()[:3])))
+        return (f"<style>td,th{{padding:2px 8px;text-align:right;white-space:nowrap}} "
+                f"th{{background:{shade.name()};color:{text.name()}}} a{{color:{text.name()};text-decoration:none}} "
+                ".eq{font-size:115%}</style>")
 
     def _embed_html(self, trace, p: str, i: int) -> str:
         toks = trace.tokens(p)
@@ -160,14 +176,16 @@ class InspectorPanel(QtWidgets.QWidget):
             out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "
                        "(see the Embeddings panel).</p>")
         bias_head = "<th>b<sub>ij</sub></th>" if eq.bias is not None else ""
-        rows = [f"<table><tr><th>position j</th><th>key token</th><th>k<sub>j</sub> = {k_def}</th>"
-                f"<th>v<sub>j</sub> = {v_def}</th><th>q·k<sub>j</sub></th>"
-                f"{bias_head}<th>score</th><th>α<sub>ij</sub></th></tr>"]
+        # the weights first, the long vectors after them: a narrow panel scrolls the vectors, not the α column
+        rows = [f"<table><tr><th>position j</th><th>key token</th><th>q·k<sub>j</sub></th>"
+                f"{bias_head}<th>score</th><th>α<sub>ij</sub></th><th>k<sub>j</sub> = {k_def}</th>"
+                f"<th>v<sub>j</sub> = {v_def}</th></tr>"]
         for j, t in enumerate(eq.key_tokens):
             if eq.allowed[j]:
                 b = f"<td>{num(eq.bias[j])}</td>" if eq.bias is not None else ""
-                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{vec(eq.K[j], limit=4)}</td><td>{vec(eq.V[j], limit=4)}</td>"
-                            f"<td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td><td>{num(eq.alpha[j])}</td></tr>")
+                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td>"
+                            f"<td><b>{num(eq.alpha[j])}</b></td><td>{vec(eq.K[j], limit=4)}</td>"
+                            f"<td>{vec(eq.V[j], limit=4)}</td></tr>")
             else:
                 rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td colspan={6 if eq.bias is not None else 5} "
                             "style='color:#888'>masked: α = 0 (a future token or padding)</td></tr>")
