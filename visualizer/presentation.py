@@ -60,6 +60,7 @@ class Presentation:
         w = self.window
         apply_theme(QtWidgets.QApplication.instance(), w.settings.get("theme") if not w.isFullScreen()
                     else "high-contrast", point_size=size)
+        w.refit_caption()          # the lines the window holds changed: the compact level may have too
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         apply_theme(QtWidgets.QApplication.instance(), name)

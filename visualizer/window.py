@@ -244,12 +244,13 @@ class MainWindow(QtWidgets.QMainWindow):
         the presentation font), or below 36 while the target and decoding controls take their three rows (an
         800x600 window: the heatmap got 60 pixels); level 1 below 36 without them (a 768p projector at the
         presentation font: the heatmap got 180 pixels for 11 rows) or below 45 with them (a 720p or 768p laptop:
-        the heatmap got 145 pixels for 12 tokens); else 0."""
+        the heatmap got 145 pixels for 12 tokens); else 0. Presentation mode is level 1 at least: smaller text
+        there (View ▸ Smaller text) gave more lines, brought the chips and the title back, and the heatmap shrank."""
         lines = self.height() / QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
         details = self.inputs.details_visible()
         if lines < 33 or (details and lines < 36):
             return 2
-        return 1 if lines < 36 or (details and lines < 45) else 0
+        return 1 if lines < 36 or (details and lines < 45) or self.isFullScreen() else 0
 
     def compact_caption(self) -> bool:
         """The caption without its explanation (compact_level 2)."""
@@ -419,7 +420,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
+                            QtCore.QEvent.Type.WindowStateChange):      # full screen: presentation's level
             self.refit_caption()
 
     @property

@@ -228,6 +228,10 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
         for header in (window.panels["output"].header, window.panels["layernorm"].header):
             assert header.label.font().pointSizeF() == pytest.approx(max(12.0, 0.8 * big))
         assert not window.inputs.details_visible()
+        window.presentation.zoom(-3)                 # smaller text in class: more lines, never the chips back
+        qtbot.waitUntil(lambda: QtWidgets.QApplication.font().pointSizeF() < big)
+        assert window.compact_level() >= 1
+        qtbot.waitUntil(lambda: not window.attention.focus.plot.titleLabel.isVisible())
     finally:
         window.toggle_presentation()
     assert QtWidgets.QApplication.font().pointSizeF() == size
