@@ -110,11 +110,13 @@ class Actions:
         view.addAction("Smaller text", lambda: w.presentation.zoom(-1), QtGui.QKeySequence.StandardKey.ZoomOut)
         themes = view.addMenu("Theme")
         group = QtGui.QActionGroup(w)
+        self.theme_actions: dict[str, QtGui.QAction] = {}      # checked: the theme on screen (presentation's too)
         for name in THEMES:
             act = themes.addAction(name.capitalize(), lambda n=name: w.presentation.set_theme(n))
             act.setCheckable(True)
             act.setChecked(name == w.settings.get("theme"))
             group.addAction(act)
+            self.theme_actions[name] = act
 
 
 class ShortcutsOverFields(QtCore.QObject):

@@ -18,6 +18,7 @@ class Presentation:
     def __init__(self, window):
         self.window = window
         self._before: dict | None = None      # what presentation mode changed: font size, theme, details, layout
+        self.theme = window.settings.get("theme")     # the theme on screen (high-contrast in class, unless chosen)
 
     def toggle(self) -> None:
         w, actions = self.window, self.window.menus
@@ -26,16 +27,16 @@ class Presentation:
         if on:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
                             "details": actions.details.isChecked()}
-            self.set_font_size(presentation_point_size(w.screen().geometry().height()))
             self.set_theme("high-contrast", remember=False)
+            self.set_font_size(presentation_point_size(w.screen().geometry().height()))
             actions.details.setChecked(False)      # room for the plots; View menu brings the controls back
             self._before["layout"] = w.saveState()
             w.showFullScreen()
             QtCore.QTimer.singleShot(0, self._size_docks)
         else:
             before = self._before or {}
-            self.set_font_size(before.get("font", w.settings.get("font_size")))
             self.set_theme(before.get("theme", "light"), remember=False)
+            self.set_font_size(before.get("font", w.settings.get("font_size")))
             actions.details.setChecked(before.get("details", True))
             w.showNormal()
             if before.get("layout") is not None:
@@ -58,11 +59,16 @@ class Presentation:
 
     def set_font_size(self, size: float) -> None:
         w = self.window
-        apply_theme(QtWidgets.QApplication.instance(), w.settings.get("theme") if not w.isFullScreen()
-                    else "high-contrast", point_size=size)
+        apply_theme(QtWidgets.QApplication.instance(), self.theme, point_size=size)
         w.refit_caption()          # the lines the window holds changed: the compact level may have too
 
     def set_theme(self, name: str, remember: bool = True) -> None:
+        """Show a theme, and tick it in View ▸ Theme. Remembered for the next start unless in presentation mode,
+        whose theme (high-contrast, or the one chosen in class) lasts until it ends."""
+        self.theme = name
         apply_theme(QtWidgets.QApplication.instance(), name)
-        if remember:
+        action = getattr(getattr(self.window, "menus", None), "theme_actions", {}).get(name)
+        if action is not None:
+            action.setChecked(True)
+        if remember and not self.window.isFullScreen():
             self.window.settings.set("theme", name)

@@ -481,3 +481,22 @@ def test_a_laptop_window_shows_the_whole_output_distribution(qtbot, tiny_model_d
     qtbot.waitUntil(lambda: scroll.verticalScrollBar().maximum() == 0)
     assert w.docks["output"].height() > w.docks["layernorm"].height()
     w.runs.runner.wait(10000)
+
+
+def test_the_theme_menu_ticks_the_theme_on_screen_and_a_class_theme_lasts_the_class(qtbot, window):
+    """In presentation mode the screen was black while View ▸ Theme ticked "Light"; a theme chosen in class now
+    stays through a text-size change, is not remembered for the next start, and ends with the class."""
+    from visualizer.theme import THEMES
+    ticked = lambda: [n for n, a in window.menus.theme_actions.items() if a.isChecked()]
+    window_colour = lambda: QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window).name()
+    assert ticked() == ["light"] and window.settings.get("theme") == "light"
+    window.toggle_presentation()
+    try:
+        assert ticked() == ["high-contrast"] and window_colour() == THEMES["high-contrast"].window
+        window.menus.theme_actions["dark"].trigger()
+        window.presentation.zoom(+1)
+        assert ticked() == ["dark"] and window_colour() == THEMES["dark"].window
+        assert window.settings.get("theme") == "light"
+    finally:
+        window.toggle_presentation()
+    assert ticked() == ["light"] and window_colour() == THEMES["light"].window
