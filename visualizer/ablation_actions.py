@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from PySide6 import QtWidgets
 
-from model.ablation import describe, spec
+from model.ablation import describe
 from model.families import can_ablate
+
+
+def toggle_text(schema, head: tuple[str, int, int], off: bool) -> str:
+    """A menu item's words for a head (kind, layer, head; 0-based) in the panels' own names, counted from 1:
+    "Switch off Encoder self, layer 2, head 3" (the kind's short name, enc_self, is for the command line)."""
+    kind, layer, h = head
+    name = f"{schema.kind(kind).label}, layer {layer + 1}, head {h + 1}"
+    return f"Switch {name} on again" if off else f"Switch off {name}"
 
 
 class AblationActions:
@@ -44,8 +52,7 @@ class AblationActions:
         head = self.focused()
         if head is not None:
             off = head in self.state.ablations
-            act = menu.addAction(f"Switch head {spec(head)} {'on again' if off else 'off'}",
-                                 lambda: self.state.toggle_ablation(*head))
+            act = menu.addAction(toggle_text(self.state.schema, head, off), lambda: self.state.toggle_ablation(*head))
             self._explain(act)
         reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
         reset.setEnabled(bool(self.state.ablations))

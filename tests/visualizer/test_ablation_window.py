@@ -37,13 +37,13 @@ def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
 def test_the_attention_menu_switches_the_focused_head(qtbot, window):
     window.state.update(kind="enc_self", layer=1, head=1)
     menu = window.exports.attention_menu.build()
-    act = next(a for a in menu.actions() if a.text().startswith("Switch head"))
-    assert act.text() == "Switch head enc_self:2:2 off"
+    act = next(a for a in menu.actions() if a.text().startswith("Switch off"))
+    assert act.text() == "Switch off Encoder self, layer 2, head 2"
     act.trigger()
     assert window.state.ablations == {("enc_self", 1, 1)}
     wait_for_run(qtbot, window, ["enc_self:2:2"])
     menu = window.exports.attention_menu.build()
-    assert any(a.text() == "Switch head enc_self:2:2 on again" for a in menu.actions())
+    assert any(a.text() == "Switch Encoder self, layer 2, head 2 on again" for a in menu.actions())
 
 
 def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
@@ -61,6 +61,8 @@ def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
     assert (window.state.kind, window.state.layer, window.state.head) == shown[0]
     off = panel.model.columns.index("off")
     marks = {panel.model.rows[i].key: panel.model.value(i, off) for i in range(len(rows))}
+    kinds = {panel.model.data(panel.model.index(i, 0)) for i in range(len(rows))}
+    assert kinds == {k.label for k in window.trace.schema.kinds}             # "Encoder self", not enc_self
     assert marks[("dec_self", 1, 0)] == "off" and sorted(marks.values()).count("off") == 1
     # cross-attention compares positions of two sentences: its distance, diagonal and previous read "—"
     Qt = __import__("PySide6").QtCore.Qt

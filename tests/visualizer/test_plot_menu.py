@@ -24,7 +24,8 @@ def test_every_plot_of_every_panel_has_the_menu(window):
         assert v.contextMenuPolicy() == QtCore.Qt.ContextMenuPolicy.CustomContextMenu, v
     texts = menu_texts(window.exports.attention_menu)
     a = window.attention             # the focused head's own entries first (visualizer/ablation_actions.py)
-    assert texts == [f"Switch head {a.shown_kind}:{a.shown_layer + 1}:{a.shown_head + 1} off",
+    label = window.trace.schema.kind(a.shown_kind).label
+    assert texts == [f"Switch off {label}, layer {a.shown_layer + 1}, head {a.shown_head + 1}",
                      "Reset ablations (every head on)",
                      "Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
                      "Save numbers as CSV…", "Copy image"]

@@ -6,7 +6,9 @@ import math
 
 from PySide6 import QtCore, QtWidgets
 
-from model.ablation import ablated_heads, spec
+from model.ablation import ablated_heads
+
+from ..ablation_actions import toggle_text
 from model.analysis.metrics import COLUMNS, HeadMetrics, trace_metrics
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
@@ -35,11 +37,12 @@ class MetricsModel(QtCore.QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[HeadMetrics] = []
         self.off: frozenset = frozenset()
+        self.labels: dict[str, str] = {}          # kind -> the panels' name for it ("Encoder self")
         self.columns = COLUMNS + ("off",)
 
-    def set_rows(self, rows: list[HeadMetrics], off: frozenset) -> None:
+    def set_rows(self, rows: list[HeadMetrics], off: frozenset, labels: dict[str, str] | None = None) -> None:
         self.beginResetModel()
-        self.rows, self.off = rows, off
+        self.rows, self.off, self.labels = rows, off, dict(labels or {})
         self.endResetModel()
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:
@@ -60,6 +63,8 @@ class MetricsModel(QtCore.QAbstractTableModel):
         if role == SORT_ROLE:
             return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
+            if self.columns[index.column()] == "kind":
+                return self.labels.get(value, value)        # the CSV and the command line keep enc_self
             return "—" if undefined(value) else f"{value:.3f}" if isinstance(value, float) else str(value)
         if role == QtCore.Qt.ItemDataRole.ToolTipRole and undefined(value):
             return UNDEFINED
@@ -112,7 +117,7 @@ class MetricsPanel(QtWidgets.QWidget):
         if trace is self._trace:
             return
         self._trace = trace
-        self.model.set_rows(trace_metrics(trace), ablated_heads(trace))
+        self.model.set_rows(trace_metrics(trace), ablated_heads(trace), {k.name: k.label for k in trace.schema.kinds})
 
     def row_key(self, view_row: int) -> tuple[str, int, int]:
         """(kind, layer, head), 0-based, of a row as the table shows it (sorted)."""
@@ -129,8 +134,7 @@ class MetricsPanel(QtWidgets.QWidget):
         key = self.row_key(index.row())
         menu = QtWidgets.QMenu(self)
         off = key in self.state.ablations
-        menu.addAction(f"Switch head {spec(key)} {'on again' if off else 'off'}",
-                       lambda: self.state.toggle_ablation(*key))
+        menu.addAction(toggle_text(self.state.schema, key, off), lambda: self.state.toggle_ablation(*key))
         menu.addAction("Reset ablations (every head on)", self.state.reset_ablations).setEnabled(
             bool(self.state.ablations))
         menu.exec(self.table.viewport().mapToGlobal(pos))
