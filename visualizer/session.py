@@ -43,8 +43,11 @@ def read_session(path: str | Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise SessionError(f"{path}: not a session file (invalid JSON: {str(e).splitlines()[0]})") from None
+    except json.JSONDecodeError as e:     # where it broke, in a person's words (the parser's follow in brackets)
+        raise SessionError(f"{path}: the file is damaged or was changed by hand: it stops making sense at line "
+                           f"{e.lineno}, column {e.colno} ({e.msg})") from None
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise SessionError(f"{path}: not a session file (not readable text: {str(e).splitlines()[0]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
     try:
