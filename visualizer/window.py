@@ -118,6 +118,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_time = QtWidgets.QLabel()
         self.statusBar().addWidget(self.status_notice)
         for w in (self.status_model, self.status_tokens, self.status_time):
+            w.setContentsMargins(14, 0, 0, 0)     # apart from each other and from a message ("….gifModel: en-fr")
             self.statusBar().addPermanentWidget(w)
         i = self.inputs
         i.sentence.textChanged.connect(lambda t: self.state.update(sentence=t))

@@ -283,3 +283,12 @@ def test_a_model_folder_is_named_as_the_picker_names_it(qtbot, window, tiny_mode
     assert "/" in name and window.inputs.model.currentText() == name
     assert window.model_name == name and f"Model: {name} (" in window.status_model.text()
     assert name in heatmap_specs(window.trace, window.model_name)[0].title
+
+
+def test_a_status_message_and_the_status_fields_do_not_run_together(qtbot, window):
+    """'Wrote 12 frames to …/anim.gifModel: en-fr (…)': the message ended where the model's field began."""
+    window.statusBar().showMessage("Wrote 12 frames to /tmp/anim.gif")
+    qtbot.wait(50)
+    fields = (window.status_model, window.status_tokens, window.status_time)
+    assert all(f.contentsMargins().left() >= 10 for f in fields)
+    assert all(b.x() - (a.x() + a.width()) >= 0 for a, b in zip(fields, fields[1:]))
