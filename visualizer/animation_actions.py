@@ -9,6 +9,7 @@ from PySide6 import QtGui, QtWidgets
 from .animation import OVER, animation_specs, check_output, render_frames, write_animation
 from .export import ExportError
 from .export_actions import with_progress
+from .folders import remember, suggest
 
 
 class AnimationActions:
@@ -41,10 +42,11 @@ class AnimationActions:
         over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", list(OVER), 0, False)
         if not ok:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", f"attention-{over}.gif",
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", suggest(w, f"attention-{over}.gif"),
                                                         "GIF animation (*.gif);;MP4 video (*.mp4)")
         if not path:
             return
+        remember(w, path)
         n = with_progress(w, "Drawing frames…", lambda progress: self.export(path, over, progress),
                           "Cannot export the animation", (ValueError, ExportError))
         if n:

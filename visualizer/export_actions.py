@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
+from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
 
@@ -99,9 +100,11 @@ class ExportActions:
         w = self.window
         if w.trace is None:
             return
-        folder = QtWidgets.QFileDialog.getExistingDirectory(w, "Export every heatmap into a folder")
+        folder = QtWidgets.QFileDialog.getExistingDirectory(w, "Export every heatmap into a folder",
+                                                            str(start_folder(w)))
         if not folder:
             return
+        remember(w, folder)
         choices = {"PNG images": "png", "SVG images (vector, for papers)": "svg", "CSV tables (the numbers)": "csv"}
         choice, ok = QtWidgets.QInputDialog.getItem(w, "Export every heatmap", "Save every heatmap as:",
                                                     list(choices), 0, False)

@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
+from .folders import remember, suggest
 from .plotting.render import encode_png, scene_image, scene_svg
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
@@ -129,7 +130,6 @@ FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CS
 class PlotMenu(QtCore.QObject):
     """The right-click menu of one plot widget."""
 
-    last_folder = ""                                  # shared by every plot: the next dialog opens there
 
     def __init__(self, view: QtWidgets.QWidget, export: PlotExport,
                  before: Callable[[QtCore.QPoint], None] | None = None):
@@ -164,7 +164,7 @@ class PlotMenu(QtCore.QObject):
         format, else the chosen file type's."""
         if path is None:
             formats = [f for f in FILE_TYPES if f != "csv" or self.export.table() is not None]
-            suggestion = str(Path(PlotMenu.last_folder or Path.home()) / f"{self.export.name()}.{fmt}")
+            suggestion = suggest(self.view.window(), f"{self.export.name()}.{fmt}")
             path, chosen = QtWidgets.QFileDialog.getSaveFileName(
                 self.view, "Save plot", suggestion, ";;".join(FILE_TYPES[f] for f in formats), FILE_TYPES[fmt])
             if not path:
@@ -179,8 +179,8 @@ class PlotMenu(QtCore.QObject):
         except ExportError as e:
             QtWidgets.QMessageBox.warning(self.view.window(), "Could not save the plot", str(e))
             return None
-        PlotMenu.last_folder = str(target.parent)
         window = self.view.window()
+        remember(window, target)
         if isinstance(window, QtWidgets.QMainWindow):
             window.statusBar().showMessage(f"Saved {target}", 8000)
         return target

@@ -9,7 +9,8 @@ from PySide6 import QtCore
 from .file_schema import SETTINGS_RANGES
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
-DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True}
+DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True,
+            "folder": ""}        # where file dialogs open (visualizer/folders.py)
 
 
 class Settings:

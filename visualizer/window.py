@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import time
+from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -30,6 +31,7 @@ from .controls import InputBar, model_label, show_from_start, token_chips
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
+from .folders import remember, start_folder, suggest
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -358,8 +360,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.open_model(name)
 
     def open_model_folder(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder")
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder", str(start_folder(self)))
         if folder:
+            remember(self, Path(folder).parent)
             self.open_model(folder)
         else:
             self._sync_inputs()
@@ -373,12 +376,16 @@ class MainWindow(QtWidgets.QMainWindow):
         QtWidgets.QMessageBox.warning(self, title, message)
 
     def save_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", "session.json", "Sessions (*.json)")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", suggest(self, "session.json"),
+                                                        "Sessions (*.json)")
         if path:
             try:
                 save_session(path, self.state)
             except SessionError as e:
                 self.error("Cannot save the session", str(e))
+                return
+            remember(self, path)
+            self.statusBar().showMessage(f"Saved the session to {path}", 8000)
 
     def open_session(self, path: str) -> bool:
         try:
@@ -398,9 +405,10 @@ class MainWindow(QtWidgets.QMainWindow):
         return True
 
     def open_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", "", "Sessions (*.json)")
-        if path:
-            self.open_session(path)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", str(start_folder(self)),
+                                                        "Sessions (*.json)")
+        if path and self.open_session(path):
+            remember(self, path)
 
     # --- the rooms' entry points and Qt's events -------------------------------------------------
     def toggle_presentation(self) -> None:

@@ -5,10 +5,12 @@ from PySide6 import QtCore
 
 
 @pytest.fixture
-def settings(tmp_path):
-    """Preferences in a throw-away file, never the user's own."""
+def settings(tmp_path_factory):
+    """Preferences in a throw-away file, never the user's own; in a folder of its own, apart from the files a
+    test writes into tmp_path (a dialog remembers its folder in the settings)."""
     from visualizer.settings import Settings
-    return Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+    folder = tmp_path_factory.mktemp("config")
+    return Settings(QtCore.QSettings(str(folder / "settings.ini"), QtCore.QSettings.Format.IniFormat))
 
 
 @pytest.fixture

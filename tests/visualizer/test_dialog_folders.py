@@ -1,0 +1,35 @@
+"""File dialogs open in the folder last saved to or opened from (kept between starts), else home: never the
+program's working directory, which showed a teacher the app's own source folders."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtWidgets
+
+
+def test_dialogs_open_where_the_last_file_went_and_remember_it_across_starts(qtbot, window, tmp_path, monkeypatch):
+    asked = []
+
+    def save_name(parent, caption, suggestion, *filters):
+        asked.append(suggestion)
+        return str(tmp_path / "lesson" / "class.json"), filters[0] if filters else ""
+
+    def open_name(parent, caption, start, *filters):
+        asked.append(start)
+        return "", ""
+
+    (tmp_path / "lesson").mkdir()
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", save_name)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", open_name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    window.settings.set("folder", str(tmp_path / "gone"))                 # remembered, since removed: home
+    window.save_session_dialog()
+    assert Path(asked[0]) == tmp_path / "home" / "session.json"
+    assert (tmp_path / "lesson" / "class.json").is_file()
+    window.open_session_dialog()
+    assert Path(asked[1]) == tmp_path / "lesson"
+    assert window.settings.get("folder") == str(tmp_path / "lesson")       # in the settings: the next start too
+    menu = window.exports.attention_menu
+    menu.save("png")                                                        # a plot's Save image as PNG…
+    assert Path(asked[2]).parent == tmp_path / "lesson" and asked[2].endswith(".png")

@@ -1,0 +1,29 @@
+"""Where the window's file dialogs open: the folder of the last file saved or opened through one of them, kept
+between starts (settings "folder"), else the home folder. Never the program's working directory: a teacher
+saving a session was shown the app's own assets/, model/ and tests/."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def start_folder(window) -> Path:
+    """The folder a dialog of this window opens in (a remembered one that no longer exists: home)."""
+    settings = getattr(window, "settings", None)
+    remembered = settings.get("folder") if settings is not None else ""
+    if remembered and Path(remembered).is_dir():
+        return Path(remembered)
+    return Path.home()
+
+
+def suggest(window, file_name: str) -> str:
+    """A dialog's suggested path: file_name in start_folder."""
+    return str(start_folder(window) / file_name)
+
+
+def remember(window, path: str | Path) -> None:
+    """A file (or folder) was saved or opened there: the next dialog opens in its folder."""
+    settings = getattr(window, "settings", None)
+    if settings is None or not str(path):
+        return
+    p = Path(path)
+    settings.set("folder", str(p if p.is_dir() else p.parent))
