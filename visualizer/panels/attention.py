@@ -212,6 +212,9 @@ class AttentionPanel(QtWidgets.QWidget):
             for h, hp in enumerate(self.small):
                 hp.plot.getViewBox().setBorder(pg.mkPen(HIGHLIGHT, width=3) if h == framed else pg.mkPen("#cccccc"))
             self._framed = (framed, H)
+            # the 3-pixel frame's outer pixels lie outside the thin one's rectangle: repaint the whole canvas, or
+            # the head just left keeps a thin red outline beside the new frame (seen on a real X server)
+            self.canvas.viewport().update()
         focus_off = framed is not None and (kind, layer, framed) in off
         focus_key = (kind, layer, framed, self.shared.isChecked(), focus_off)
         if not self._same(self._focus_shown, trace, focus_key):
