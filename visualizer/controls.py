@@ -45,6 +45,14 @@ def token_chips(pieces: list[str], given: int = 0) -> str:
                     for i, p in enumerate(pieces))
 
 
+def pieces_note(pieces: list[str]) -> str:
+    """What a reader needs to know about word pieces, when the tokens have them ("cha ##sed"): "" otherwise."""
+    if any(p.startswith("##") and len(p) > 2 for p in pieces):
+        return ("The model reads and writes word pieces from its vocabulary: “##” marks a piece that continues "
+                "the word before it (cha ##sed = chased).")
+    return ""
+
+
 def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:
     """Text the program puts in a field (a session, an example, the start) shown from its first letter: QLineEdit
     shows the end of a text wider than the field, where its cursor goes, and a class reads a sentence from the start.

@@ -27,7 +27,7 @@ from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
-from .controls import InputBar, model_label, show_from_start, token_chips
+from .controls import InputBar, model_label, pieces_note, show_from_start, token_chips
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
@@ -293,7 +293,8 @@ class MainWindow(QtWidgets.QMainWindow):
             tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
             text = f"<b>{html.escape(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
         self.inputs.translation.setText(text)
-        self.inputs.translation.setToolTip(f"Tokens: {' · '.join(t.out_tokens)}" if compact else "")
+        tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
+        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens)))))
 
     def refit_caption(self) -> None:
         """Rewrite the caption and the translation if the window's height, its font or the decoding controls

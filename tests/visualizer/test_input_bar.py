@@ -79,3 +79,9 @@ def test_a_sentence_the_program_sets_shows_from_its_first_letter(qtbot):
     show_from_start(bar.sentence, long)
     assert bar.sentence.text() == long and bar.sentence.cursorPosition() == 0
     qtbot.waitUntil(lambda: bar.sentence.cursorRect().left() < 20)         # the view is at the start
+
+
+def test_word_pieces_are_explained_where_the_tokens_have_them():
+    from visualizer.controls import pieces_note
+    assert "“##” marks a piece that continues the word before it" in pieces_note(["Le", "chat", "s", "##assit"])
+    assert pieces_note(["Le", "chat", "##", "."]) == "" and pieces_note(["the", "cat"]) == ""

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 import visualizer.runs as runs_module
 from model import DecodingSettings, translate
-from visualizer.controls import OPEN_FOLDER
+from visualizer.controls import OPEN_FOLDER, pieces_note
 from visualizer.equation_text import equation_html
 from visualizer.presentation import presentation_point_size
 from visualizer.state import Stage
@@ -362,7 +362,8 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
         tokens = window.trace.out_tokens
         assert "background:#e4ecf7" not in window.inputs.translation.text()
         assert window.inputs.translation.text().startswith(f"<b>{html.escape(window.translation.text)}</b>")
-        assert window.inputs.translation.toolTip() == "Tokens: " + " · ".join(tokens)
+        assert window.inputs.translation.toolTip().split("\n")[0] == "Tokens: " + " · ".join(tokens)
+        assert window.inputs.translation.toolTip().endswith(pieces_note(tokens))      # "##" explained
         window.state.update(layer=1)                     # stays compact through view changes
         assert html.escape(caption(window.state.stage)[1]) not in window.caption.label.text()
         window.presentation.set_font_size(8)

@@ -35,7 +35,7 @@ STYLE = {
 }
 SELECTED = (BLUE, 3.5)          # the border of the hypothesis whose trace is on screen
 GAP_X, GAP_Y = 34, 8            # pixels between label columns and rows at the readable size
-GREEDY_NOTE = "Beam tree: choose beam search (width ≥ 2) in Decoding."
+GREEDY_NOTE = "Beam tree: choose beam search (width ≥ 2) in Decoding, or press the button."
 
 
 def elbow(parent: tuple[float, float], child: tuple[float, float]) -> list[tuple[float, float]]:
