@@ -371,7 +371,7 @@ def test_a_short_window_keeps_the_heatmap_readable(qtbot, window):
         qtbot.waitUntil(lambda: html.escape(caption(window.state.stage)[1]) in window.caption.label.text())
         assert window.caption.toolTip() == "" and window.attention.focus.plot.titleLabel.isVisible()
         assert window.inputs.translation.text().count("background:#e4ecf7") == len(tokens)
-        assert window.inputs.translation.toolTip() == ""
+        assert window.inputs.translation.toolTip() == pieces_note(tokens)       # the chips are back: no list
         assert explanation
     finally:
         window.presentation.set_font_size(size)
