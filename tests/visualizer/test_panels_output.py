@@ -175,3 +175,26 @@ def test_small_probabilities_keep_two_significant_digits():
     from visualizer.panels.output import probability
     assert [probability(p) for p in (0.91949, 0.0012, 0.00019, 3.4e-9, 0.0)] == \
         ["0.919", "0.001", "0.00019", "3.4e-09", "0.000"]
+
+
+def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab):
+    """On a 720p projector the three-line header pushed the probability axis out of sight: a room shorter than
+    the plot's minimum and four lines keeps the entropy and the token; the rest goes to the tooltip."""
+    from PySide6 import QtWidgets
+    scroll = QtWidgets.QScrollArea()
+    scroll.setWidgetResizable(True)
+    panel = OutputPanel()
+    panel.set_vocab(vocab)
+    scroll.setWidget(panel)
+    qtbot.addWidget(scroll)
+    scroll.resize(500, 900)
+    scroll.show()
+    panel.render(trace, state_for(trace, stack="output", step=1))
+    assert not panel.short_header and "uniform over" in panel.header.text() and panel.header.toolTip() == ""
+    scroll.resize(500, panel.box.minimumHeight() + 40)
+    qtbot.waitUntil(lambda: panel.short_header)
+    assert "uniform over" not in panel.header.text() and "Entropy H = " in panel.header.text()
+    assert "rank" in panel.header.text() and "uniform over" in panel.header.toolTip()
+    scroll.resize(500, 900)
+    qtbot.waitUntil(lambda: not panel.short_header)
+    assert "uniform over" in panel.header.text()

@@ -266,6 +266,36 @@ class OutputPanel(QtWidgets.QWidget):
             taken = ""
         p = (f"p = softmax(logits / T) over the top k = {self.cut} (the others 0: sampling never draws them)"
              if self.cut else "p = softmax(logits / T)")
-        self.header.setText(
-            f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
-            f"temperature T = {self.temperature:.2f}, {p}<br>{taken}")
+        full = (f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
+                f"temperature T = {self.temperature:.2f}, {p}<br>{taken}")
+        self.short_header = self._short()
+        if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
+            cut = f", top k = {self.cut}" if self.cut else ""
+            self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> &nbsp;·&nbsp; T = "
+                                f"{self.temperature:.2f}{cut}<br>{taken}")
+            self.header.setToolTip(full)
+        else:
+            self.header.setText(full)
+            self.header.setToolTip("")
+
+    def _short(self) -> bool:
+        """Whether the room this panel is shown in (its scroll area's viewport, in a dock) cannot hold the plot
+        at its minimum height under a four-line header: the header then keeps its first sentence and the token."""
+        room = self.parentWidget()
+        if room is None:
+            return False
+        lines = 4 * self.header.fontMetrics().height()
+        return room.height() < self.box.minimumHeight() + lines + 30
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        room = self.parentWidget()
+        if room is not None and not getattr(self, "_watching", False):
+            room.installEventFilter(self)          # its height decides the header's length
+            self._watching = True
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.parentWidget() and event.type() == QtCore.QEvent.Type.Resize and \
+                self._short() != getattr(self, "short_header", None) and self.probs.size:
+            self._header()
+        return super().eventFilter(watched, event)
