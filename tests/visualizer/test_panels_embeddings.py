@@ -29,6 +29,10 @@ def test_source_heatmaps_equal_the_trace(panel, trace):
         np.testing.assert_array_equal(panel.arrays[key], trace[f"src.{key}"])
     np.testing.assert_allclose(panel.arrays["x"], panel.arrays["embedding"] + panel.arrays["pe"], atol=1e-5)
     assert "Source" in panel.header.text()
+    m = float(np.abs(trace["src.x"]).max())                        # the sum's map: colours from −m to +m
+    assert f"{panel.levels['x'][1]:.3g} for x" in panel.header.text() and panel.levels["x"] == (-panel.levels["x"][1],
+                                                                                               panel.levels["x"][1])
+    assert panel.levels["x"][1] == pytest.approx(m, rel=1e-3)
 
 
 def test_cosine_similarity_of_the_sum_with_token_labels(panel, trace):

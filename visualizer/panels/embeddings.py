@@ -186,10 +186,12 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
         if self.mode == "added":
             self.header.setText(f"{count}<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; "
-                                f"p = PE[position] &nbsp; (colour scales: e ±{self.levels['embedding'][1]:.3g}, "
-                                f"p ±{self.levels['pe'][1]:.3g}, x ±{self.levels['x'][1]:.3g})")
+                                f"p = PE[position] &nbsp; (each map's colours run from −m to +m: m = "
+                                f"{self.levels['embedding'][1]:.3g} for e, {self.levels['pe'][1]:.3g} for p, "
+                                f"{self.levels['x'][1]:.3g} for x)")
         else:
-            self.header.setText(f"{count}<i>x = e</i> = E[token] (colour scale ±{self.levels['embedding'][1]:.3g})")
+            self.header.setText(f"{count}<i>x = e</i> = E[token] (colours from −{self.levels['embedding'][1]:.3g} "
+                                f"to +{self.levels['embedding'][1]:.3g})")
         off = " — OFF: all zeros" if not self.positional else ""
         self.maps["pe"].set_title(f"positional encoding p{off}")
         self.maps["embedding"].set_title("scaled token embedding e" if self.mode == "added" else
