@@ -24,7 +24,7 @@ def test_bundled_model_is_small_readable_and_documented(name):
     folder = MODELS_DIR / name
     lm = load(name)
     assert (folder / WEIGHTS).stat().st_size <= 25 * 1024 * 1024
-    assert lm.cfg.N_enc <= 4 and lm.cfg.N_dec <= 4 and lm.cfg.h <= 8
+    assert lm.cfg.N_enc <= 6 and lm.cfg.N_dec <= 6 and lm.cfg.h <= 8       # issue 17's limits: read on a projector
     card = (folder / CARD).read_text(encoding="utf-8")
     assert "BLEU" in card and "chrF" in card
     credit = "www.manythings.org/anki and tatoeba.org" if name == "en-fr" else "Multi30K"
