@@ -198,3 +198,10 @@ def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab
     scroll.resize(500, 900)
     qtbot.waitUntil(lambda: not panel.short_header)
     assert "uniform over" in panel.header.text()
+
+
+def test_the_title_joins_pieces_as_the_translation_reads():
+    from visualizer.panels.output import join_pieces
+    assert join_pieces(["<s>", "Le", "chat", "s", "'", "##assit"]) == "<s> Le chat s'assit"
+    assert join_pieces(["<s>", "##a", "J", "'", "ai", "froid"]) == "<s> a J'ai froid"
+    assert join_pieces(["<s>", "'", "x"]) == "<s> 'x"

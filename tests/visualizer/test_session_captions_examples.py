@@ -30,7 +30,8 @@ def test_session_round_trip(tmp_path):
 
 @pytest.mark.parametrize("content, words", [
     ("{not json", "damaged or was changed by hand: it stops making sense at line 1, column 2"),
-    ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}', "at line 2, column 19 (Expecting ',' delimiter)"),
+    ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}',
+     "at line 2, column 19 (Expecting ',' delimiter)"),
     ('{"format": "other"}', "not an Attention Visualizer session"),
     ('{"format": "attention-visualizer-session/1", "sentence": "x"}', "invalid session"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '

@@ -213,7 +213,8 @@ class InspectorPanel(QtWidgets.QWidget):
                   if centred else f"σ = √(mean(v²) + ε) = {num(ln.sigma)}   (the root mean square over the {d} "
                   "dimensions)")
         n = "(v − μ)/σ" if centred else "v/σ"
-        return (f"<h3>{'Add &amp; Norm after' if post else sc.norm + ' before'} this sublayer, token {tok(ln_token)} at position {i}</h3>"
+        where = "Add &amp; Norm after" if post else sc.norm + " before"
+        return (f"<h3>{where} this sublayer, token {tok(ln_token)} at position {i}</h3>"
                 f"<p class=eq>{'v = x + Sublayer(x)' if post else 'v = x, the residual stream'} = {vec(ln.v)}</p>"
                 f"<p class=eq>{spread}</p>"
                 f"<p class=eq>{n} = {vec(ln.normalised)}</p>"

@@ -32,12 +32,18 @@ def entropy_bits(p: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum()) + 0.0
 
 
+APOSTROPHES = ("'", "’")
+
+
 def join_pieces(pieces: list[str]) -> str:
-    """Tokens as text: word-piece continuations (##…) join the word before them (never a special token like <s>)."""
+    """Tokens as text: word-piece continuations (##…) join the word before them (never a special token like <s>),
+    and an apostrophe piece joins both neighbours (s ' ##assit → s'assit, as the translation reads)."""
     out, prev = "", ""
     for t in pieces:
-        glue = t.startswith("##") and prev and not (prev.startswith("<") and prev.endswith(">"))
-        out += t[2:] if glue else ((" " if out else "") + (t[2:] if t.startswith("##") else t))
+        special = prev.startswith("<") and prev.endswith(">")
+        glue = (t.startswith("##") or t in APOSTROPHES or prev in APOSTROPHES) and prev and not special
+        text = t[2:] if t.startswith("##") else t
+        out += text if glue else (" " if out else "") + text
         prev = t
     return out
 
