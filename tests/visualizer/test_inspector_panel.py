@@ -133,6 +133,6 @@ def test_numbers_and_headers_are_drawn_in_the_themes_text_colour(qtbot, qapp, ti
                 it += 1
             block = block.next()
         assert len(colours) > 20 and set(colours) == {text}
-        assert f"th{{background:" in panel.html and f"color:{text}}}" in panel.html
+        assert "th{background:" in panel.html and f"color:{text}}}" in panel.html
     finally:
         apply_theme(qapp, "light")

@@ -1,7 +1,6 @@
 """Session files round-trip and reject bad files; every stage has a caption; example sentences load."""
 from __future__ import annotations
 
-import json
 
 import pytest
 

@@ -47,7 +47,6 @@ def test_plots_are_black_on_white_even_without_a_theme(qapp):
 
 def test_a_check_box_can_be_seen_in_the_high_contrast_theme(qapp, qtbot):
     """On black, Fusion drew the box's frame black: its pixels are read back here, unchecked and checked."""
-    from PySide6 import QtWidgets
 
     def colours(box) -> set[tuple[int, int, int]]:
         image = box.grab().toImage()
