@@ -15,11 +15,13 @@
    torch.nn.Transformer baseline of the same shape (`--baseline`) on the same batches of 2,048 padded
    tokens: how many updates each gets from the same minutes, the budget of the en-fr comparison.
 
-Uses a random model of the bundled en-fr shape (d_model 256, 4 heads, d_ff 512, 3+3 layers, 6000-piece
-vocabularies) with max_len 256, so that 200-token outputs fit. Medians over repeats; one thread count.
+Uses a random model of the bundled en-fr shape, read from assets/models/en-fr/config.json (layers, heads, widths,
+vocabulary, shared embeddings), with max_len 256, so that 200-token outputs fit. Medians over repeats; one thread
+count.
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import sys
 import time
@@ -38,7 +40,15 @@ from model.trace import flatten_record  # noqa: E402
 from model.tokenizer import SPECIALS, WORD_START, TextTokenizer  # noqa: E402
 from model.transformer import EOS, Transformer  # noqa: E402
 
-VOCAB = 6000
+BUNDLED = Path(__file__).resolve().parents[1] / "assets" / "models" / "en-fr" / "config.json"
+
+
+def bundled_shape(**changes) -> ModelConfig:
+    """The bundled en-fr model's shape (one place for it: its config.json), with the given fields changed."""
+    return dataclasses.replace(ModelConfig.load(BUNDLED), **changes)
+
+
+VOCAB = bundled_shape().tgt_vocab_size
 
 
 def medians_ms(fns: dict, repeats: int) -> dict[str, float]:
@@ -59,8 +69,7 @@ def random_lm() -> LoadedModel:
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tt = TextTokenizer(tok)
-    cfg = ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=256, h=4, d_ff=512, N_enc=3, N_dec=3,
-                      max_len=256, dropout=0.0)
+    cfg = bundled_shape(max_len=256, dropout=0.0)
     torch.manual_seed(0)
     return LoadedModel("random-en-fr-shape", None, Transformer(cfg).eval(), tt, tt)
 
@@ -68,7 +77,9 @@ def random_lm() -> LoadedModel:
 def main() -> int:
     lm = random_lm()
     model = lm.model
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; random model of the en-fr shape, "
+    c = model.cfg
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; random model of the en-fr shape "
+          f"({c.N_enc}+{c.N_dec} layers, {c.h} heads, d_model {c.d_model}, d_ff {c.d_ff}, {VOCAB:,}-piece vocabulary), "
           f"{model.num_parameters():,} parameters\n")
     print("| source + target tokens | untraced | record only | numpy conversion | traced (trace_run) "
           "| record / untraced | traced / untraced |")
@@ -94,6 +105,8 @@ def main() -> int:
         print(f"| {T} + {T} | {m['untraced']:.2f} ms | {m['record']:.2f} ms | {m['convert']:.2f} ms "
               f"| {m['traced']:.2f} ms | {m['record'] / m['untraced']:.2f}x | {m['traced'] / m['untraced']:.2f}x |")
 
+    if model.generator.bias is None:               # a tied output layer has no bias: give it one, all zeros
+        model.generator.bias = torch.nn.Parameter(torch.zeros(VOCAB), requires_grad=False)
     with torch.no_grad():
         model.generator.bias[EOS] = float("-inf")                      # no early stop: exact output lengths
     src_ids = torch.randint(4, VOCAB, (20,)).tolist() + [EOS]
@@ -116,8 +129,7 @@ def main() -> int:
 
     print("\n| training update, batch of 2,048 padded tokens | this model | torch.nn.Transformer | baseline / ours |")
     print("| --- | --- | --- | --- |")
-    cfg = ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=256, h=4, d_ff=512, N_enc=3, N_dec=3,
-                      max_len=128, dropout=0.1)
+    cfg = bundled_shape(dropout=0.1)
     for T in (8, 24):                                            # Tatoeba sentences: about 8 pieces, a few 24
         B = 2048 // T
         src, tgt = torch.randint(4, VOCAB, (B, T)), torch.randint(4, VOCAB, (B, T + 1))
