@@ -13,6 +13,7 @@ from visualizer.panels.architecture import ArchitectureMap
 from visualizer.plotting.heatmap import Heatmap
 from visualizer.plotting.text import MIN_LABEL_PT, label_sizes, short, tick_font
 from visualizer.plotting.token_axis import TokenAxis
+from model.schema import OUTPUT, Stage
 from visualizer.state import ViewState
 
 
@@ -162,7 +163,8 @@ def test_architecture_labels_fit_their_boxes_with_a_big_font_in_a_narrow_dock(qt
     schema = encoder_decoder("seed", 3, 3, 32, 4, 64)
     arch = laid_out_map(qtbot, schema, 22, 210, 620)
     assert arch.box_font.pointSizeF() < 22
-    assert len(arch.boxes) == len(schema.stages())
+    hidden = sum(len(schema.stack(st.stack).sublayers) - 1 for st in arch.folded)   # a folded layer is one box
+    assert len(arch.boxes) == len(schema.stages()) - hidden
     assert_labels_fit_their_boxes(arch)
     arch.resize(420, 1100)
     font = arch.font()
@@ -189,6 +191,55 @@ def test_a_narrow_map_on_a_projector_drops_the_repeated_norm_step_to_keep_its_te
     gpt = decoder_only("gpt2", 2, 32, 4, 64, norm_place=NORM_BEFORE)      # the norm comes first there
     ffn = next(st for st in gpt.stages() if st.sublayer == "ffn")
     assert gpt.short(ffn).startswith("LayerNorm → ") and gpt.terse(ffn) == gpt.short(ffn).split(" → ", 1)[1]
+
+
+def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows_the_current_one(qtbot):
+    """5 + 5 layers, presentation mode at 720p (14 pt, a 230 px by 600 px dock): every sublayer's box was 14 px high
+    and its text 7 pt. The layers but the current one fold into one box each; the fold follows the state."""
+    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
+    state = ViewState(schema=schema)
+    arch = ArchitectureMap(state)
+    qtbot.addWidget(arch)
+    font = arch.font()
+    font.setPointSize(14)
+    arch.setFont(font)
+    arch.resize(230, 600)
+    trace = type("T", (), {"schema": schema})()
+    arch.render(trace, state)
+    width = arch.boxes[Stage("dec", 0, "self")].width() - 6          # a sublayer box's inside, 14 px high unfolded
+    unfolded = ArchitectureMap._fitting_font(QtGui.QFont(arch.font()), [
+        (QtCore.QRectF(0, 0, width, 14 - 4), schema.terse(st)) for st in schema.stages() if st.sublayer])
+    assert unfolded.pointSizeF() <= 7 and arch.box_font.pointSizeF() >= 10
+    assert_labels_fit_their_boxes(arch)
+    dec = schema.stack("dec")
+    folded = {(st.stack, st.layer) for st in arch.folded}
+    assert folded == {(k, l) for k in ("enc", "dec") for l in range(1, 5)}            # layer 1 is the current one
+    assert [arch.labels[st] for st in arch.boxes if st.stack == "dec" and st.layer == 0] == [
+        s.short for s in dec.sublayers]                                                  # whole labels, not terse
+    assert {arch.labels[st] for st in arch.folded} == {f"Layer {l}" for l in range(2, 6)}
+    # the folded boxes are in layer order, between the embedding and the output, and do not overlap
+    column = sorted((r.top(), r.bottom()) for st, r in arch.boxes.items() if st.stack in ("dec", "tgt_embed"))
+    assert all(a[1] <= b[0] for a, b in zip(column, column[1:]))
+    # going to decoder layer 4's cross-attention opens layer 4 in both columns and folds layer 1
+    target = Stage("dec", 3, "cross")
+    state.go_to(target)
+    arch.render(trace, state)
+    assert target in arch.boxes and target not in arch.folded and arch.highlighted == target
+    assert {(st.stack, st.layer) for st in arch.folded} == {(k, l) for k in ("enc", "dec") for l in (0, 1, 2, 4)}
+    assert Stage("enc", 3, "ffn") in arch.boxes
+    assert_labels_fit_their_boxes(arch)
+    # a click on a folded layer goes to its first sublayer; the embedding or output keep the open layer
+    box = next(st for st in arch.folded if st.stack == "enc" and st.layer == 1)
+    qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[box].center().toPoint())
+    assert state.stage == Stage("enc", 1, "self")
+    arch.render(trace, state)
+    state.go_to(Stage(OUTPUT))
+    arch.render(trace, state)
+    assert Stage("enc", 1, "ffn") in arch.boxes and Stage(OUTPUT) in arch.boxes
+    # with room enough nothing folds
+    arch.resize(420, 1400)
+    arch._layout()                       # (a widget not shown gets no resize event)
+    assert not arch.folded and len(arch.boxes) == len(schema.stages())
 
 
 def test_two_staggered_lines_get_room_above_the_axis_title(qtbot):

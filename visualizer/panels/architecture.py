@@ -1,6 +1,8 @@
 """The architecture map: the model's stacks drawn as boxes from its schema, one column a stack (encoder and decoder
 side by side, or one column for a decoder-only or encoder-only model); the current stage is highlighted, a click
-moves there."""
+moves there. When the boxes of every layer would need text too small to read (many layers, a big font, a short
+dock: a projector), the layers other than the current one are folded into one box each, "Layer 3", and the
+current layer keeps its sublayers; the fold follows the current layer."""
 from __future__ import annotations
 
 import html
@@ -14,6 +16,8 @@ from ..state import Stage
 
 EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
 TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
+FOLD_BELOW = 0.75       # … and below this share even without it, the layers other than the current one fold
+LAYER_COLOUR = "#eeeeee"        # a folded layer's box
 # box colours by what a sublayer computes (attention, cross-attention, feed-forward)
 COLOURS = {kind: "#fdebd0" for kind in ATTENTION_KINDS} | {ATTENTION_CROSS: "#f9d9d9", FEED_FORWARD: "#dfeaf7",
                                                             GATED_MLP: "#dfeaf7"}
@@ -30,6 +34,8 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.frames: list[tuple[str, str, QtCore.QRectF]] = []      # (label, short label, frame)
         self.highlighted: Stage | None = None
         self.schema: Schema | None = None
+        self.folded: set[Stage] = set()          # boxes that stand for a whole folded layer (its first sublayer's)
+        self.open_layer = 0                      # the layer that keeps its sublayers while the others are folded
         self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
 
     def sizeHint(self) -> QtCore.QSize:
@@ -39,16 +45,31 @@ class ArchitectureMap(QtWidgets.QWidget):
         return state.stage
 
     def render(self, trace, state) -> None:
-        if trace.schema != self.schema or not self.boxes:
+        stage = state.stage
+        moved = self.folded and (stage not in self.boxes or stage in self.folded)
+        if stage.sublayer and stage.stack != OUTPUT:
+            self.open_layer = stage.layer
+        if trace.schema != self.schema or not self.boxes or moved:
             self.schema = trace.schema
             self._layout()
-        self.highlighted = state.stage
+        self.highlighted = stage
         self.update()
 
     def _layout(self) -> None:
-        """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks)."""
+        """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks);
+        fold the layers but the current one when even the short labels would be too small to read."""
+        self._place(fold=False)
+        if self.schema is not None and self.schema.n_layers > 1 \
+                and self.box_font.pointSizeF() < FOLD_BELOW * self.font().pointSizeF():
+            unfolded = self.box_font.pointSizeF()
+            self._place(fold=True)
+            if self.box_font.pointSizeF() <= unfolded:      # the dock's width, not its height, set the size
+                self._place(fold=False)
+
+    def _place(self, fold: bool) -> None:
         self.boxes.clear()
         self.frames.clear()
+        self.folded = set()
         w, h = self.width(), self.height()
         m = 6
         base = QtGui.QFont(self.font())
@@ -63,16 +84,26 @@ class ArchitectureMap(QtWidgets.QWidget):
         cols = len(sc.stacks)
         col_w = (w - (cols + 1) * m) / cols
         # one box height for all columns, set by the longest, so that boxes of a kind look alike
-        rows = max(1 + st.n_layers * len(st.sublayers) + (st is sc.output_stack and sc.has_output)
-                   for st in sc.stacks)
-        layers = sc.n_layers
-        box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows) / rows)
+        def opened(st) -> int:             # the layer of this stack that keeps its sublayers when folded
+            return min(self.open_layer, st.n_layers - 1)
+
+        rows = max(1 + (st.n_layers - 1 + len(st.sublayers) if fold else st.n_layers * len(st.sublayers))
+                   + (st is sc.output_stack and sc.has_output) for st in sc.stacks)
+        layers = 1 if fold else sc.n_layers
+        box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows - 6 * fold * (sc.n_layers - 1))
+                    / rows)
         for col, st in enumerate(sc.stacks):
             x = m + col * (col_w + m)
             y = head
             self.boxes[Stage(st.embed_stage)] = QtCore.QRectF(x, y, col_w, box_h)
             y += box_h + 8
             for l in range(st.n_layers):
+                if fold and l != opened(st):
+                    first = Stage(st.key, l, st.sublayers[0].key)
+                    self.boxes[first] = QtCore.QRectF(x, y, col_w, box_h)
+                    self.folded.add(first)
+                    y += box_h + 9
+                    continue
                 top = y
                 y += frame_label
                 for sub in st.sublayers:
@@ -83,13 +114,13 @@ class ArchitectureMap(QtWidgets.QWidget):
                 y += 6
             if st is sc.output_stack and sc.has_output:
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
-        self.labels = {st: sc.short(st) for st in self.boxes}
+        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else sc.short(st) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
             (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
         if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
             # on a projector the whole labels shrank to 7 pt: the boxes drop the norm step they all repeat
             # (a box's tooltip and the caption name it) and keep a size that can be read
-            terse = {st: sc.terse(st) for st in self.boxes}
+            terse = {st: self.labels[st] if st in self.folded else sc.terse(st) for st in self.boxes}
             font = self._fitting_font(QtGui.QFont(self.font()), [
                 (r.adjusted(3, 2, -3, -2), terse[st]) for st, r in self.boxes.items()])
             if font.pointSizeF() > self.box_font.pointSizeF():
@@ -155,7 +186,9 @@ class ArchitectureMap(QtWidgets.QWidget):
     def _paint_box(self, p: QtGui.QPainter, stage: Stage, current: bool) -> None:
         r = self.boxes[stage]
         sc = self.schema
-        if stage.stack == OUTPUT:
+        if stage in self.folded:
+            colour = LAYER_COLOUR
+        elif stage.stack == OUTPUT:
             colour = OUTPUT_COLOUR
         elif sc.is_layer_stage(stage):
             colour = COLOURS[sc.stack(stage.stack).sublayer(stage.sublayer).kind]
@@ -202,7 +235,11 @@ class ArchitectureMap(QtWidgets.QWidget):
 
     def mouseMoveEvent(self, event) -> None:
         stage = self.stage_at(event.position())
-        if stage is not None and self.schema is not None:
+        if stage in self.folded:
+            st = self.schema.stack(stage.stack)
+            self.setToolTip(f"<b>{html.escape(st.title)} layer {stage.layer + 1}</b><br>"
+                            f"{html.escape(', '.join(s.name for s in st.sublayers))}. Click to open it.")
+        elif stage is not None and self.schema is not None:
             title, text, equation = self.schema.caption(stage)
             self.setToolTip(f"<b>{html.escape(title)}</b><br>{html.escape(text)}<br><i>{equation_html(equation)}</i>")
         else:
