@@ -120,3 +120,25 @@ def collate(pairs: list[tuple[list[int], list[int]]], idx: list[int]):
         tgt_in[b, : len(t) - 1] = torch.tensor(t[:-1])
         tgt_out[b, : len(t) - 1] = torch.tensor(t[1:])
     return src, tgt_in, tgt_out
+
+
+class PieceDropout:
+    """BPE-dropout for training: each batch's sentences split into pieces anew by tokenizers that leave out each
+    merge with probability p, so that the model sees a word in many segmentations and learns how pieces make words
+    (a rare word's plain pieces, "▁c ine ma", are then less of a puzzle). The batches are planned on the plain
+    pieces, so every process of a run cuts an epoch the same way; a sentence whose new pieces would pass the
+    model's maximum length keeps its plain ones."""
+
+    def __init__(self, texts: list[tuple[str, str]], plain: list[tuple[list[int], list[int]]], src_tok, tgt_tok,
+                 p: float, max_len: int):
+        self.texts, self.plain, self.max_len = texts, plain, max_len
+        self.src, self.tgt = src_tok.with_dropout(p), tgt_tok.with_dropout(p)
+
+    def pairs(self, idx: list[int]) -> dict[int, tuple[list[int], list[int]]]:
+        """The pairs of one batch (indices into the plain pairs), split anew; collate() takes them as they are."""
+        out = {}
+        for i in idx:
+            s, t = self.texts[i]
+            si, ti = self.src.encode(s), self.tgt.encode(t)
+            out[i] = (si, ti) if len(si) < self.max_len and len(ti) < self.max_len else self.plain[i]
+        return out

@@ -75,6 +75,13 @@ class TextTokenizer:
     def vocab_size(self) -> int:
         return self.tok.get_vocab_size()
 
+    def with_dropout(self, p: float) -> "TextTokenizer":
+        """A copy whose BPE leaves out each merge with probability p at every encoding (BPE-dropout, Provilkov,
+        Emelianenko and Voita, 2020): a word comes out in another segmentation each time. For training only."""
+        copy = TextTokenizer.from_str(self.to_str())
+        copy.tok.model.dropout = p
+        return copy
+
     def encode(self, text: str) -> list[int]:
         """Ids of the pieces of text, without specials."""
         return self.tok.encode(clean_text(text), add_special_tokens=False).ids

@@ -30,7 +30,7 @@ from .checkpoint import ModelLoadError, load_model, save_model, step_counts
 from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .checks import count_right, read_checks
 from .config import ModelConfig
-from .data import CorpusError, collate, read_aligned, read_tsv, report_problems, token_batches
+from .data import CorpusError, PieceDropout, collate, read_aligned, read_tsv, report_problems, token_batches
 from .files import atomic_write
 from .losses import training_loss
 from .tokenizer import TextTokenizer
@@ -84,6 +84,9 @@ def parse_args(argv=None):
     t.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA",
                    help="R-Drop: each batch runs twice and the symmetric KL between the two outputs is added with "
                         "this weight (5 in the paper's small translation tasks; 0 = off; doubles the work per update)")
+    t.add_argument("--bpe-dropout", type=float, default=0.0, metavar="P",
+                   help="BPE-dropout: split each batch's sentences anew, leaving out each merge of the tokenizers "
+                        "with this probability (0.1 in the paper; 0 = off). A resumed run draws other splits")
     t.add_argument("--clip", type=float, default=1.0)
     t.add_argument("--average", type=int, default=5, help="average the last N checkpoints at the end")
     t.add_argument("--ckpt-minutes", type=float, default=5.0, help="save a checkpoint this often")
@@ -120,8 +123,8 @@ def parse_args(argv=None):
         p.error("--rdrop must not be negative")
     if a.rdrop and not a.dropout:
         p.error("--rdrop needs --dropout above 0: without dropout both passes are the same")
-    if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1:
-        p.error("--dropout and --label-smoothing must be in [0, 1)")
+    if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1 or not 0 <= a.bpe_dropout < 1:
+        p.error("--dropout, --label-smoothing and --bpe-dropout must be in [0, 1)")
     try:
         kind = torch.device(a.device).type
     except RuntimeError:
@@ -214,14 +217,16 @@ def build_tokenizers(run: Run, corpus):
 
 
 def encode_pairs(corpus, src_tok, tgt_tok, max_len):
-    pairs, too_long = [], 0
+    """(pairs of piece ids, how many were too long, the texts of the pairs kept)."""
+    pairs, texts, too_long = [], [], 0
     for s, t in zip(corpus.src, corpus.tgt):
         si, ti = src_tok.encode(s), tgt_tok.encode(t)
         if len(si) + 1 > max_len or len(ti) + 1 > max_len:
             too_long += 1
             continue
         pairs.append((si, ti))
-    return pairs, too_long
+        texts.append((s, t))
+    return pairs, too_long, texts
 
 
 def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float):
@@ -434,7 +439,8 @@ def train(a, stop: Stop) -> int:
         src_tok, tgt_tok = build_tokenizers(run, corpus)
     except (CorpusError, OSError) as e:
         raise UsageError(str(e)) from None
-    pairs, too_long = encode_pairs(corpus, src_tok, tgt_tok, a.max_len)
+    pairs, too_long, texts = encode_pairs(corpus, src_tok, tgt_tok, a.max_len)
+    dropout = PieceDropout(texts, pairs, src_tok, tgt_tok, a.bpe_dropout, a.max_len) if a.bpe_dropout else None
     if not pairs:
         raise UsageError(f"every training pair is longer than --max-len {a.max_len} tokens")
     n_batches = len(token_batches(pairs, a.max_tokens, 0, shuffle=False))
@@ -447,7 +453,7 @@ def train(a, stop: Stop) -> int:
     run.log(f"corpus: {len(corpus)} pairs read, {len(corpus.problems)} malformed skipped, "
             f"{too_long} longer than {a.max_len} tokens skipped, {len(pairs)} used")
     if valid is not None:
-        valid_pairs, _ = encode_pairs(valid, src_tok, tgt_tok, a.max_len)
+        valid_pairs, _, _ = encode_pairs(valid, src_tok, tgt_tok, a.max_len)
         kept = [t for s, t in zip(valid.src, valid.tgt)
                 if len(src_tok.encode(s)) + 1 <= a.max_len and len(tgt_tok.encode(t)) + 1 <= a.max_len]
         valid_refs = kept
@@ -506,7 +512,8 @@ def train(a, stop: Stop) -> int:
                 raise UsageError("no batch for this process: give a smaller --max-tokens or fewer processes")
             while batch_pos < len(batches):
                 t0 = time.monotonic()
-                src, tin, tout = collate(pairs, batches[batch_pos])
+                idx = batches[batch_pos]
+                src, tin, tout = collate(dropout.pairs(idx) if dropout else pairs, idx)
                 n_tokens = int((tout != PAD).sum())
                 src, tin, tout = src.to(run.device), tin.to(run.device), tout.to(run.device)
                 for g in opt.param_groups:
