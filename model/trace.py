@@ -10,6 +10,7 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
       pre-norm models (GPT-2, Llama): ln_* describe the norm before the sublayer and ln_in (Tq, d_model) is its input
   enc.{l}.ffn.*  dec.{l}.ffn.*            hidden (T, d_ff) after ReLU, out (T, d_model), residual, ln_* as above
   enc.out (Ts, d_model)  dec.out (Tt, d_model)  logits, probs (Tt, V_y)
+  out_ids (Tt,) int: the vocabulary id of each row's token (out_tokens), when the run recorded it
 Positions a model uses besides p (p is then 0), under the keys its schema names:
   rotary (Llama family), Schema.rotary_keys(stack): rotary_theta (d_k/2,) the frequencies θ_i, rotary_cos and
       rotary_sin (T, d_k/2) cos and sin of position × θ_i as the model multiplied q and k by, rotary_positions (T,)
@@ -100,6 +101,16 @@ class Trace:
     def n_steps(self) -> int:
         """Rows of the output layer: generation steps of a decoder, positions of an encoder-only model."""
         return len(self.tokens(self.schema.output_stack.tokens))
+
+    def out_id(self, step: int) -> int | None:
+        """The vocabulary id of the token row `step` stands for (out_tokens[step]), when the run recorded it: two
+        pieces can read alike ("Ġre" and "re" both show as "re"), so the panels look a token up by id, not by text.
+        None for traces without ids (older saved frames, synthetic traces) or an id outside the output layer."""
+        ids = self.arrays.get("out_ids")
+        if ids is None or not 0 <= step < ids.shape[0]:
+            return None
+        i, logits = int(ids[step]), self.arrays.get("logits")
+        return i if logits is not None and 0 <= i < logits.shape[-1] else None
 
     def probs(self, step: int, temperature: float = 1.0, top_k: int = 0) -> np.ndarray:
         """Next-token distribution at a generation step, under a temperature; with top_k, the distribution sampling

@@ -13,7 +13,7 @@ def expected_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple]:
     """Every key and shape the docstring of model/trace.py promises."""
     H, d, d_k, d_ff, V = cfg.h, cfg.d_model, cfg.d_k, cfg.d_ff, cfg.tgt_vocab_size
     shapes = {f"{side}.{n}": (T, d) for side, T in (("src", Ts), ("tgt", Tt)) for n in ("embedding", "pe", "x")}
-    shapes |= {"enc.out": (Ts, d), "dec.out": (Tt, d), "logits": (Tt, V), "probs": (Tt, V)}
+    shapes |= {"enc.out": (Ts, d), "dec.out": (Tt, d), "logits": (Tt, V), "probs": (Tt, V), "out_ids": (Tt,)}
 
     def norm(prefix, T):
         return {f"{prefix}.residual": (T, d), f"{prefix}.ln_mean": (T,), f"{prefix}.ln_sigma": (T,),
@@ -48,6 +48,7 @@ def test_keys_and_shapes_are_exactly_as_documented(tiny_lm, forced):
     assert all(isinstance(a, np.ndarray) for a in t.arrays.values())
     assert t.n_layers("enc") == tiny_lm.cfg.N_enc and t.n_layers("dec") == tiny_lm.cfg.N_dec
     assert t.n_heads == tiny_lm.cfg.h and t.n_steps == Tt
+    assert [t.out_id(i) for i in range(Tt)] == forced.out_ids and t["out_ids"].dtype == np.int64
     assert t.attention("cross", 1, 0).shape == (Tt, Ts)
     assert t.axis_tokens("cross") == (t.tgt_tokens, t.src_tokens)
     assert t.schema.kind_names == ("enc_self", "dec_self", "cross")

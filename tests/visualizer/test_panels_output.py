@@ -116,8 +116,35 @@ def test_without_a_vocabulary_bars_show_ids(qtbot, trace):
     panel = OutputPanel()
     qtbot.addWidget(panel)
     panel.render(trace, state_for(trace))
-    assert panel.top_labels == [f"#{i}" for i in panel.top_ids] and panel.chosen_id is None
+    assert panel.top_labels == [f"#{i}" for i in panel.top_ids] and panel.chosen_id == trace.out_id(0)
     assert panel.chosen_label == trace.out_tokens[0] and trace.out_tokens[0] in panel.header.text()
+
+
+def test_the_chosen_token_is_found_by_its_id_when_two_pieces_read_alike(panel, tiny_lm, vocab):
+    """GPT-2's "Ġre" and "re" both read "re": looked up by its text, the forced token's bar, p and rank were those of
+    the more probable homonym."""
+    tr = translate(tiny_lm, "the cat sat on the mat", target="la maison est grande").trace
+    step = next(t for t in range(tr.n_steps) if tr.probs(t).argmax() != tr.out_id(t))
+    p, cid = tr.probs(step), tr.out_id(step)
+    assert vocab[cid] == tr.out_tokens[step]
+    other = int(p.argmax())                                # more probable than the forced token
+    alike = list(vocab)
+    alike[other] = vocab[cid]
+    panel.set_vocab(alike)
+    panel.render(tr, state_for(tr, step=step))
+    assert panel.chosen_id == cid and panel.chosen_prob == pytest.approx(p[cid])
+    assert panel.chosen_rank == int(np.sum(p > p[cid])) + 1 > 1
+    assert f"p = " in panel.header.text() and f"rank {panel.chosen_rank}" in panel.header.text()
+
+
+def test_a_trace_without_ids_still_finds_the_chosen_token_by_its_text(panel, trace, vocab):
+    """Saved frames of earlier versions have no out_ids."""
+    from model.trace import Trace
+    old = Trace(trace.src_tokens, trace.tgt_tokens, trace.out_tokens,
+                {k: v for k, v in trace.arrays.items() if k != "out_ids"}, trace.meta, trace.schema)
+    assert old.out_id(0) is None
+    panel.render(old, state_for(old, step=0))
+    assert panel.chosen_id == trace.out_id(0) and vocab[panel.chosen_id] == trace.out_tokens[0]
 
 
 def test_entropy_bits():
@@ -205,3 +232,26 @@ def test_the_title_joins_pieces_as_the_translation_reads():
     assert join_pieces(["<s>", "Le", "chat", "s", "'", "##assit"]) == "<s> Le chat s'assit"
     assert join_pieces(["<s>", "##a", "J", "'", "ai", "froid"]) == "<s> a J'ai froid"
     assert join_pieces(["<s>", "'", "x"]) == "<s> 'x"
+
+
+def test_prompt_steps_say_given_and_an_encoder_says_most_probable(qtbot, tmp_path):
+    """A decoder-only model's rows inside the prompt predict tokens nobody chose: the prompt gave them. A masked-LM
+    encoder's row is its own position's most probable token, not a greedy choice."""
+    import hf_tiny
+    from model.families import load, translate as hf_translate
+    panel = OutputPanel()
+    qtbot.addWidget(panel)
+    for family, sentence in (("gpt2", "the cat sat on the mat"), ("bert", "the cat [MASK] on the mat")):
+        lm = load(hf_tiny.build(family, tmp_path / family))
+        tr = hf_translate(lm, sentence, DecodingSettings(max_new=3)).trace
+        panel.set_vocab(lm.tgt_tok.pieces(range(tr["logits"].shape[-1])))
+        for step in range(tr.n_steps):
+            panel.render(tr, state_for(tr, step=step))
+            assert panel.chosen_id == int(tr["out_ids"][step])
+            words = panel.header.text()
+            if family == "bert":
+                assert "most probable" in words and panel.chosen_rank == 1
+            elif step < tr.meta["prompt_tokens"] - 1:
+                assert "given (prompt)" in words and "greedy" not in words
+            else:
+                assert "chosen (greedy)" in words and panel.chosen_rank == 1

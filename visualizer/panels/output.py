@@ -171,6 +171,11 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens = list(trace.tokens(trace.schema.output_stack.tokens))
         mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
         self._taken = TAKEN.get(mode, "chosen")
+        prompt = int(trace.meta.get("prompt_tokens", 0) or 0) if isinstance(trace.meta, dict) else 0
+        if not trace.schema.output_stack.by_step:          # an encoder's own position: nothing was chosen
+            self._taken = "most probable"
+        elif step < prompt - 1:                             # a decoder-only model reading its prompt
+            self._taken = "given (prompt)"
         self.cut = self._cut(state) if mode == "sample" else 0
         probs = trace.probs(step, T, self.cut)
         self.probs = probs
@@ -181,7 +186,9 @@ class OutputPanel(QtWidgets.QWidget):
         self.entropy = entropy_bits(probs)
 
         self.chosen_label = trace.out_tokens[step] if step < len(trace.out_tokens) else ""
-        self.chosen_id = self._chosen_id(probs)
+        self.chosen_id = trace.out_id(step)               # by id: two pieces can read alike ("Ġre", "re")
+        if self.chosen_id is None:                         # a trace without ids: found by its text
+            self.chosen_id = self._chosen_id(probs)
         self.chosen_rank = self.chosen_prob = self.chosen_index = None
         bar_ids = list(order)
         if self.chosen_id is not None:

@@ -379,9 +379,12 @@ def beam_tree(lm, observer, penalty, root: int, out_ids: list[int]) -> dict:
     return observer.tree(recorder, out_ids, observer.logits).to_dict()
 
 
-def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out: list[str], meta: dict) -> Trace:
+def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out_ids: list[int],
+               meta: dict) -> Trace:
+    """out_ids: the token each output row stands for, kept as ids beside their readable pieces."""
     positional = lm.positional and lm.schema.positions != "none"
-    return Trace(src, tgt, out, arrays, dict(meta, model=lm.name, positional=positional,
+    arrays["out_ids"] = np.asarray(out_ids, dtype=np.int64)
+    return Trace(src, tgt, lm.tgt_tok.pieces(out_ids), arrays, dict(meta, model=lm.name, positional=positional,
                                               scale_scores=mm.scale_scores), lm.schema)
 
 
@@ -395,7 +398,7 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
         else {"input_ids": torch.tensor([fed])}
     arrays, _ = traced_pass(lm, mm, **inputs)
     nxt = int(arrays["logits"][-1].argmax())
-    trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(src_ids), pieces(fed), pieces(fed[1:] + [nxt]),
+    trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(src_ids), pieces(fed), fed[1:] + [nxt],
                        dict(meta, translation="", partial=True))
     return Translation("", [], trace, meta.get("truncated", 0), ())
 
@@ -472,7 +475,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             arrays, _ = traced_pass(lm, mm, input_ids=src, decoder_input_ids=torch.tensor([[start] + out_ids[:-1]]))
             text_out = lm.tgt_tok.decode(out_ids)
             trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), pieces([start] + out_ids[:-1]),
-                               pieces(out_ids), dict(meta, translation=text_out))
+                               out_ids, dict(meta, translation=text_out))
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
             if forced is None:
@@ -492,7 +495,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             arrays, _ = traced_pass(lm, mm, input_ids=torch.tensor([fed]))
             chosen = seq[1:] if len(seq) > 1 else [int(arrays["logits"][-1].argmax())]
             out_ids, text_out = new, lm.tgt_tok.decode(new)
-            trace = make_trace(lm, mm, arrays, [], pieces(fed), pieces(chosen),
+            trace = make_trace(lm, mm, arrays, [], pieces(fed), chosen,
                                dict(meta, translation=text_out, prompt_tokens=len(prompt)))
         else:                                                                    # encoder-only
             arrays, _ = traced_pass(lm, mm, input_ids=torch.tensor([ids]))
@@ -501,8 +504,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
                 mask_id = tok.mask_token_id
                 filled = [o if i == mask_id else i for i, o in zip(ids, out_ids)]
                 text_out = lm.tgt_tok.decode(filled)
-                out = pieces(out_ids)
             else:
-                out_ids, text_out, out = [], "", []
-            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), [], out, dict(meta, translation=text_out))
+                out_ids, text_out = [], ""
+            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), [], out_ids, dict(meta, translation=text_out))
     return Translation(text_out, out_ids, trace, truncated, key)
