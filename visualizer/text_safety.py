@@ -11,6 +11,8 @@ _REF = re.compile(r"&#(?:x0*([0-8bcefBCEF]|1[0-9a-fA-F]|[fF]{3}[eEfF])|0*([0-8]|
 _ISOLATES = re.compile("[\u2066-\u2069]")
 FSI, PDI = "\u2068", "\u2069"
 WORD_JOINER = "\u2060"
+ZERO_WIDTH_SPACE = "\u200b"
+_LONG_RUN = re.compile(r"\S{25,}")
 
 
 def xml_safe(data: bytes) -> bytes:
@@ -30,3 +32,13 @@ def unbreakable_html(text: str) -> str:
     """text escaped for Qt's rich text, with a word joiner between its characters: a line never breaks inside it
     (a token chip "</s>" was shown as "</" and "s>" on two lines; Qt ignores white-space:nowrap on a span)."""
     return WORD_JOINER.join(html.escape(c) for c in text)
+
+
+def breakable_html(text: str, every: int = 24) -> str:
+    """text escaped for Qt's rich text, with a zero-width space after every `every` characters of a run without
+    spaces: a word-wrapped label can break a line there. Without it a long unbroken output ("apidapidapid…", an
+    undertrained model's) asked for its whole width, and the window grew wider than the screen and stayed so."""
+    def cut(m: re.Match) -> str:
+        run = m.group(0)
+        return ZERO_WIDTH_SPACE.join(run[i: i + every] for i in range(0, len(run), every))
+    return html.escape(_LONG_RUN.sub(cut, text))

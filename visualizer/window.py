@@ -39,7 +39,7 @@ from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
-from .text_safety import isolate
+from .text_safety import breakable_html, isolate
 from .worker import one_torch_thread
 
 
@@ -291,7 +291,7 @@ class MainWindow(QtWidgets.QMainWindow):
             given = max(int(t.meta.get("prompt_tokens", 0)) - 1, 0) if t.schema.layout == DECODER_ONLY else 0
             chips = "" if compact else f"<br>{token_chips(t.out_tokens, given)}"
             tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
-            text = f"<b>{html.escape(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
+            text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
         self.inputs.translation.setText(text)
         tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
         self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens)))))

@@ -292,3 +292,19 @@ def test_a_status_message_and_the_status_fields_do_not_run_together(qtbot, windo
     fields = (window.status_model, window.status_tokens, window.status_time)
     assert all(f.contentsMargins().left() >= 10 for f in fields)
     assert all(b.x() - (a.x() + a.width()) >= 0 for a, b in zip(fields, fields[1:]))
+
+
+def test_a_long_unbroken_translation_wraps_instead_of_widening_the_window(qtbot, window):
+    """An undertrained model's "apidapidapid…" asked for its whole width: the window grew past the screen (QA)."""
+    import dataclasses
+    from visualizer.text_safety import ZERO_WIDTH_SPACE, breakable_html
+    window.resize(1000, 700)
+    qtbot.wait(50)
+    width = window.width()
+    garbled = dataclasses.replace(window.translation, text="apid" * 400)
+    window._set_translation(garbled)
+    qtbot.wait(50)
+    assert window.width() == width and window.inputs.translation.minimumSizeHint().width() < width
+    assert ("apid" * 6 + ZERO_WIDTH_SPACE) in window.inputs.translation.text()
+    assert breakable_html("a <b> " + "x" * 30) == "a &lt;b&gt; " + "x" * 24 + ZERO_WIDTH_SPACE + "x" * 6
+    assert breakable_html("short words stay whole") == "short words stay whole"
