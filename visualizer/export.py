@@ -39,6 +39,7 @@ class HeatmapSpec:
     rows: list[str]     # query tokens
     cols: list[str]     # key tokens
     title: str
+    levels: tuple[float, float] = (0.0, 1.0)      # the colour scale: the weights at its two ends
 
     @property
     def stem(self) -> str:
@@ -46,8 +47,24 @@ class HeatmapSpec:
         return f"{self.file}_L{self.layer + 1}_{head}"
 
 
-def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True) -> list[HeatmapSpec]:
-    """Every head (and the mean over heads) of every attention kind and layer of a trace."""
+COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",
+                 "head": "0 to each head's own largest weight (the window with one scale for all heads off)",
+                 "one": "0 to 1 (figures of different layers and sentences compare)"}
+
+
+def colour_levels(weights: np.ndarray, matrix: np.ndarray, scale: str) -> tuple[float, float]:
+    """The colour scale of one exported matrix of a layer's weights (H, Tq, Tk) under a COLOUR_SCALES rule, as the
+    window colours it."""
+    if scale not in COLOUR_SCALES:
+        raise ValueError(f"colour scale {scale!r}: give one of {', '.join(COLOUR_SCALES)}")
+    top = 1.0 if scale == "one" else float(weights.max() if scale == "layer" else matrix.max())
+    return 0.0, max(top, 1e-6)
+
+
+def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
+                  colour_scale: str = "layer") -> list[HeatmapSpec]:
+    """Every head (and the mean over heads) of every attention kind and layer of a trace, each coloured by the
+    colour_scale rule (COLOUR_SCALES)."""
     sentence = trace.meta.get("sentence", "")
     off = ablated_heads(trace)
     run = f" [{describe(off)}]" if off else ""          # a figure of an experiment says which heads were off
@@ -65,7 +82,8 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True)
                     " (switched off)" if (kind, layer, h) in off else "")
                 title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
                     f" ({short_name(model_name)})" if model_name else "") + run
-                specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title))
+                specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,
+                                         colour_levels(weights, matrix, colour_scale)))
     return specs
 
 
@@ -121,8 +139,10 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,
-                    progress: Callable[[int, int], bool | None] | None = None) -> list[Path]:
-    """Write one file per spec into out_dir. progress(done, total) may return False to cancel."""
+                    progress: Callable[[int, int], bool | None] | None = None,
+                    colormap: str | None = None) -> list[Path]:
+    """Write one file per spec into out_dir, in colormap (default: the app's). progress(done, total) may return
+    False to cancel."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     out = Path(out_dir)
@@ -144,6 +164,8 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
     from .plotting.figure import HeatmapFigure     # Qt only when images are asked for
     from .plotting.render import encode_png
     figure = HeatmapFigure()
+    if colormap is not None:
+        figure.set_colormap(colormap)
     # PNG encoding runs in worker threads (Qt releases the GIL) while the next figure is drawn
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs: list[tuple[Path, Future]] = []

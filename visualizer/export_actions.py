@@ -21,13 +21,17 @@ class ExportActions:
         for panel in window.panels.values():
             install_plot_menus(panel)
 
+    def colour_scale(self) -> str:
+        """The exports' colour scale (export.COLOUR_SCALES) as the attention panel's Colours menu sets it."""
+        return "layer" if self.window.attention.shared.isChecked() else "head"
+
     def _focused_spec(self):
         w = self.window
         if w.trace is None:
             return None
         a = w.attention
         head = None if a.mean.isChecked() else a.shown_head
-        for spec in heatmap_specs(w.trace, w.model_name):
+        for spec in heatmap_specs(w.trace, w.model_name, colour_scale=self.colour_scale()):
             if spec.kind == a.shown_kind and spec.layer == a.shown_layer and spec.head == head:
                 return spec
         return None
@@ -42,11 +46,9 @@ class ExportActions:
 
         def figure():
             from .plotting.figure import HeatmapFigure
-            s, fig, attention = spec(), HeatmapFigure(), self.window.attention
-            fig.set_colormap(attention.colormap)
-            levels = attention.focus.levels
-            fig.show_matrix(s.matrix, s.mask, s.rows, s.cols, s.title,
-                            levels=(0.0, 1.0) if levels is None else (float(levels[0]), float(levels[1])))
+            fig = HeatmapFigure()
+            fig.set_colormap(self.window.attention.colormap)
+            fig.show_spec(spec())                  # the colour scale the window shows (the same rule)
             return fig
 
         return PlotExport(lambda: spec().stem, lambda scale: figure().png_image(scale),
@@ -65,8 +67,8 @@ class ExportActions:
     def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
         """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV), into folder."""
         w = self.window
-        specs = heatmap_specs(w.trace, w.model_name)
-        written = export_heatmaps(specs, folder, fmt, progress=progress)
+        specs = heatmap_specs(w.trace, w.model_name, colour_scale=self.colour_scale())
+        written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
         if fmt != "csv" and (progress is None or len(written) == len(specs)):
             written += self._panel_pictures(Path(folder))
         return written

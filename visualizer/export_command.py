@@ -6,6 +6,8 @@ import sys
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
 
+from .export import COLOUR_SCALES
+from .plotting.colormaps import COLORMAP, COLORMAPS
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
 
@@ -19,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
+    p.add_argument("--colour-scale", default="layer", choices=list(COLOUR_SCALES),
+                   help="what the colours span: " + "; ".join(f"{k}: {v}" for k, v in COLOUR_SCALES.items()))
+    p.add_argument("--colormap", default=COLORMAP, choices=list(COLORMAPS), help="the colour map (colour-blind safe)")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
@@ -41,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6 import QtWidgets
         app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attention-visualizer export"])
     try:
-        written = export_heatmaps(heatmap_specs(result.trace, lm.name), a.out, a.format, a.scale)
+        written = export_heatmaps(heatmap_specs(result.trace, lm.name, colour_scale=a.colour_scale), a.out,
+                                  a.format, a.scale, colormap=a.colormap)
     except ExportError as e:
         raise CommandError(str(e)) from None
     print(f"translation: {result.text}")

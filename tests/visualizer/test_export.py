@@ -29,6 +29,30 @@ def test_specs_cover_every_head_kind_and_layer(trace):
     assert len(names) == len(specs)
 
 
+def test_each_colour_scale_rule_spans_what_it_says(trace):
+    """layer: 0 … the layer's largest weight (every head and the mean alike, as the window colours them);
+    head: 0 … each matrix's own largest; one: 0 … 1."""
+    for scale in ("layer", "head", "one"):
+        for spec in heatmap_specs(trace, "tiny", colour_scale=scale):
+            weights = trace.attention(spec.kind, spec.layer)
+            top = {"layer": weights.max(), "head": spec.matrix.max(), "one": 1.0}[scale]
+            assert spec.levels == (0.0, pytest.approx(float(top)))
+    layer_tops = {s.levels[1] for s in heatmap_specs(trace, colour_scale="layer") if s.kind == "cross" and s.layer == 0}
+    assert len(layer_tops) == 1 and len({s.levels for s in heatmap_specs(trace, colour_scale="head")}) > 1
+    with pytest.raises(ValueError):
+        heatmap_specs(trace, colour_scale="auto")
+
+
+def test_the_colour_bar_labels_both_ends_of_its_scale():
+    from visualizer.plotting.heatmap import colour_ticks
+    major, minor = colour_ticks(0.0, 0.39)
+    assert major[0] == (0.0, "0") and major[-1] == (0.39, "0.39")
+    assert [t for _, t in major] == ["0", "0.1", "0.2", "0.3", "0.39"] and all(t == "" for _, t in minor)
+    assert [t for _, t in colour_ticks(0.0, 1.0)[0]] == ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+    assert "0" in [t for _, t in colour_ticks(-0.5, 0.5)[0]]         # a difference's scale says where 0 is
+    assert colour_ticks(0.0, 1e-6)[0] == [(0.0, "0"), (1e-6, "1e-06")]
+
+
 def test_csv_values_and_labels_equal_the_trace(trace, tmp_path):
     written = export_heatmaps(heatmap_specs(trace), tmp_path, "csv")
     rows, cols, matrix = read_heatmap_csv(tmp_path / "cross_L2_H1.csv")
@@ -172,3 +196,20 @@ def test_a_figure_names_its_model_shortly(trace, name, shown):
     """A folder's whole path made the title wrap in a tiny font; the model picker shows the same short name."""
     from visualizer.controls import model_label
     assert all(s.title.endswith(f"({shown})") for s in heatmap_specs(trace, name)) and model_label(name) == shown
+
+
+def test_the_export_command_takes_a_colour_scale_and_a_colour_map(qapp, tiny_model_dir, tmp_path, monkeypatch):
+    import visualizer.export as export
+    from visualizer.export_command import main as export_main
+    seen = []
+    monkeypatch.setattr(export, "export_heatmaps", lambda specs, out, fmt, scale, colormap=None:
+                        seen.append(([s.levels for s in specs], colormap)) or [])
+    assert export_main(["the cat sat", "--out", str(tmp_path / "a"), "--model", str(tiny_model_dir)]) == 0
+    assert export_main(["the cat sat", "--out", str(tmp_path / "b"), "--model", str(tiny_model_dir),
+                        "--colour-scale", "one", "--colormap", "magma"]) == 0
+    (layer_levels, default_map), (one_levels, magma) = seen
+    assert default_map == "viridis" and magma == "magma"
+    assert set(one_levels) == {(0.0, 1.0)} and all(0 < top <= 1 for _, top in layer_levels)
+    assert any(top < 0.99 for _, top in layer_levels)          # the default: each layer its own largest weight
+    assert export_main(["the cat sat", "--out", str(tmp_path / "c"), "--model", str(tiny_model_dir),
+                        "--colour-scale", "auto"]) == 2

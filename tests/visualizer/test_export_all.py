@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtGui
 
 from visualizer.export import heatmap_specs, read_heatmap_csv
@@ -89,3 +90,34 @@ def test_the_export_all_dialog_names_its_formats_and_writes_the_chosen_one(qtbot
     written = sorted(p.suffix for p in tmp_path.iterdir())
     assert written and set(written) == {".csv"}
     assert window.statusBar().currentMessage() == f"Exported {len(written)} files to {tmp_path}"
+
+
+def test_every_export_colours_as_the_window_does(qtbot, window, tmp_path, monkeypatch):
+    """Ctrl+E used the window's scale (0 … 0.39) and Export all a fixed 0 … 1 and viridis whatever the Colours menu
+    said (QA): both now follow the menu, and the focused figure's scale is the one on screen."""
+    import visualizer.export_actions as actions
+    from visualizer.plotting import figure as figure_module
+    seen = []
+    real = actions.export_heatmaps
+    monkeypatch.setattr(actions, "export_heatmaps", lambda specs, *a, **k: seen.append((list(specs), k)) or
+                        real(specs, *a, **k))
+    shown = []
+    show = figure_module.HeatmapFigure.show_matrix
+    monkeypatch.setattr(figure_module.HeatmapFigure, "show_matrix", lambda self, *a: shown.append(a) or show(self, *a))
+    a = window.attention
+    window.state.update(kind="cross", layer=1, head=1)
+    for shared, rule, cmap in ((True, "layer", "magma"), (False, "head", "cividis")):
+        a.shared.setChecked(shared)
+        a.set_colormap(cmap)
+        window.state.update(head=0)
+        window.state.update(head=1)
+        weights = window.trace.attention("cross", 1)
+        assert a.focus.levels == (0.0, pytest.approx(float(weights.max() if shared else weights[1].max())))
+        window.exports.export_all(str(tmp_path / rule), "png")
+        specs, kwargs = seen[-1]
+        assert kwargs["colormap"] == cmap
+        focused = next(s for s in specs if (s.kind, s.layer, s.head) == ("cross", 1, 1))
+        assert focused.levels == pytest.approx(a.focus.levels)
+        shown.clear()
+        window.exports.focused_export().image(1.0)
+        assert shown and shown[-1][5] == pytest.approx(a.focus.levels)

@@ -14,7 +14,7 @@ def wait_for_sentence(qtbot, window, text, timeout=20000):
 
 
 def assert_focus_equals_trace(window):
-    a, s, t = window.attention, window.state, window.trace
+    a, t = window.attention, window.trace
     expected = t.attention(a.shown_kind, a.shown_layer, a.shown_head)
     mask = t.mask(a.shown_kind, a.shown_layer)
     shown = a.focused_array

@@ -27,8 +27,8 @@ class HeatmapFigure:
         return self.heatmap.shown
 
     def show_spec(self, spec) -> None:
-        """A HeatmapSpec (see export.py): its matrix, mask, tokens and title."""
-        self.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title)
+        """A HeatmapSpec (see export.py): its matrix, mask, tokens, title and colour scale."""
+        self.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title, spec.levels)
 
     def show_matrix(self, matrix, mask, rows, cols, title, levels=(0.0, 1.0)) -> None:
         self.heatmap.show_matrix(matrix, mask, rows, cols, title, levels)

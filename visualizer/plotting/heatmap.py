@@ -8,6 +8,8 @@ bar shows the same levels and colour map.
 """
 from __future__ import annotations
 
+import math
+
 import html
 
 import numpy as np
@@ -87,9 +89,10 @@ class Heatmap:
         bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(self.colormap), interactive=False,
                               width=width, colorMapMenu=False)
         bar.setImageItem([], insert_in=self.plot)     # no image to control: its levels are set with the matrix'
+        self.colorbar, self.colorbar_label = bar, label
         if self.levels is not None:
             bar.setLevels(self.levels)
-        self.colorbar, self.colorbar_label = bar, label
+            bar.axis.setTicks(colour_ticks(*self.levels))
         # a tick per labelled value and one between: pyqtgraph's third level adds some 40 faint ticks that cost
         # 5 ms a paint (the bar's numbers change with every layer and head)
         bar.axis.setStyle(maxTickLevel=1)
@@ -212,6 +215,7 @@ class Heatmap:
         self._colour(shape_changed, pixels)
         if self.colorbar is not None and self.colorbar.levels() != self.levels:
             self.colorbar.setLevels(self.levels)
+            self.colorbar.axis.setTicks(colour_ticks(lo, hi))
         rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
         cols = list(cols) if cols is not None else [str(i) for i in range(n_cols)]
         if shape_changed:
@@ -290,6 +294,31 @@ class Heatmap:
         if 0 <= r < self._shape[0] and 0 <= c < self._shape[1]:
             return r, c
         return None
+
+
+def colour_ticks(lo: float, hi: float, most: int = 6) -> list[list[tuple[float, str]]]:
+    """The colour bar's ticks (pyqtgraph's setTicks): the two ends of the scale themselves and round values between,
+    so that a head coloured 0 … 0.39 says 0.39 at the top of its bar (its round ticks stopped at 0.35), and a
+    scale −0.5 … 0.5 (a difference of two runs) says 0."""
+    span = hi - lo
+    if not span >= 1e-3:                              # an all-zero matrix's scale: its two ends
+        return [[(lo, f"{lo:.2g}"), (hi, f"{hi:.2g}")], []]
+    raw = span / (most - 1)
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) + (1 if round(step / mag, 6) == 2.5 else 0)
+
+    def label(v: float) -> str:
+        if abs(v) < 1e-12:
+            return "0"
+        text = f"{v:.{decimals}f}"
+        return text if abs(float(text) - v) < 1e-9 else f"{v:.{decimals + 1}f}".rstrip("0")
+
+    first = math.ceil(lo / step - 1e-9)
+    inner = [i * step for i in range(first, math.floor(hi / step + 1e-9) + 1)]
+    inner = [v for v in inner if v - lo > 0.12 * span and hi - v > 0.12 * span]   # not on an end's label
+    minor = [v + step / 2 for v in [inner[0] - step] + inner if lo < v + step / 2 < hi] if inner else []
+    return [[(lo, label(lo))] + [(v, label(v)) for v in inner] + [(hi, label(hi))], [(v, "") for v in minor]]
 
 
 def coloured(values: np.ndarray, mask: np.ndarray | None, levels: tuple[float, float], lut: np.ndarray,
