@@ -5,13 +5,12 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from model import load, translate
-from visualizer.export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, read_heatmap_csv,
+from visualizer.export import (ExportError, export_heatmaps, heatmap_specs, read_heatmap_csv,
                                write_bytes)
 
 
