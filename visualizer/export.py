@@ -20,7 +20,7 @@ from model.ablation import ablated_heads, describe
 from model.assets import short_name
 from model.trace import Trace
 
-FORMATS = ("png", "svg", "csv")
+FORMATS = ("png", "svg", "pdf", "csv")
 
 
 class ExportError(Exception):
@@ -176,7 +176,7 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
                 image = figure.png_image(scale)
                 jobs.append((path, pool.submit(lambda p, im: write_bytes(p, encode_png(im)), path, image)))
             else:
-                write_bytes(path, figure.svg_bytes())
+                write_bytes(path, figure.vector_bytes(fmt))
                 jobs.append((path, None))
             if progress is not None and progress(i + 1, len(specs)) is False:
                 break

@@ -52,7 +52,7 @@ class ExportActions:
             return fig
 
         return PlotExport(lambda: spec().stem, lambda scale: figure().png_image(scale),
-                          lambda: figure().svg_bytes(), lambda: heatmap_csv(spec()))
+                          lambda fmt: figure().vector_bytes(fmt), lambda: heatmap_csv(spec()))
 
     def export_focused(self) -> None:
         if self.window.trace is not None:
@@ -107,7 +107,8 @@ class ExportActions:
         if not folder:
             return
         remember(w, folder)
-        choices = {"PNG images": "png", "SVG images (vector, for papers)": "svg", "CSV tables (the numbers)": "csv"}
+        choices = {"PNG images": "png", "SVG images (vector, for papers)": "svg",
+                   "PDF documents (vector, for LaTeX)": "pdf", "CSV tables (the numbers)": "csv"}
         choice, ok = QtWidgets.QInputDialog.getItem(w, "Export every heatmap", "Save every heatmap as:",
                                                     list(choices), 0, False)
         if not ok:

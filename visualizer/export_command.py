@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
                        description="Export every attention head of every kind and layer for a sentence.")
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
-    p.add_argument("--format", default="png", choices=["png", "svg", "csv"])
+    p.add_argument("--format", default="png", choices=["png", "svg", "pdf", "csv"])
     model_argument(p)
     p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")

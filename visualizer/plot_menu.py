@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
 from .folders import remember, suggest
-from .plotting.render import encode_png, scene_image, scene_svg
+from .plotting.render import encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
 
@@ -28,7 +28,7 @@ class PlotExport:
     """What the menu of one plot exports; the callables are asked when an entry is chosen (the newest view)."""
     name: Callable[[], str]                           # file name without extension
     image: Callable[[float], QtGui.QImage]            # the picture at a scale factor
-    svg: Callable[[], bytes]
+    vector: Callable[[str], bytes]                    # the picture as "svg" or "pdf"
     table: Callable[[], str | None]                   # CSV text, or None when the plot holds no numbers
 
 
@@ -117,14 +117,15 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
             return None
         return parts[0] + "".join(t.split("\n", 1)[1] for t in parts[1:])       # one header
 
-    def svg() -> bytes:
+    def vector(fmt: str) -> bytes:
         bg = view.backgroundBrush().color().name()
-        return scene_svg(view.scene(), view.sceneRect(), title(), bg)
+        return scene_vector(view.scene(), view.sceneRect(), fmt, title(), bg)
 
-    return PlotExport(lambda: file_stem(title()), lambda s: scene_image(view, s), svg, table)
+    return PlotExport(lambda: file_stem(title()), lambda s: scene_image(view, s), vector, table)
 
 
-FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV table (*.csv)"}
+FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "pdf": "PDF document (*.pdf)",
+              "csv": "CSV table (*.csv)"}
 
 
 class PlotMenu(QtCore.QObject):
@@ -147,6 +148,7 @@ class PlotMenu(QtCore.QObject):
         menu.addAction("Save image as PNG…", lambda: self.save("png", 1.0))
         menu.addAction(f"Save image as PNG for print ({PRINT_SCALE}×)…", lambda: self.save("png", PRINT_SCALE))
         menu.addAction("Save image as SVG…", lambda: self.save("svg"))
+        menu.addAction("Save image as PDF…", lambda: self.save("pdf"))
         csv_act = menu.addAction("Save numbers as CSV…", lambda: self.save("csv"))
         csv_act.setEnabled(self.export.table() is not None)
         menu.addSeparator()
@@ -193,15 +195,15 @@ def write_plot(export: PlotExport, path: Path, fmt: str, scale: float = 1.0) -> 
     """Write one plot to exactly this path (temporary file, then rename)."""
     if fmt == "png":
         write_bytes(path, encode_png(export.image(scale)))
-    elif fmt == "svg":
-        write_bytes(path, export.svg())
+    elif fmt in ("svg", "pdf"):
+        write_bytes(path, export.vector(fmt))
     elif fmt == "csv":
         text = export.table()
         if text is None:
             raise ExportError("this plot holds no numbers to save as CSV")
         write_text(path, text)
     else:
-        raise ExportError(f"unknown format {fmt!r}: use png, svg or csv")
+        raise ExportError(f"unknown format {fmt!r}: use png, svg, pdf or csv")
 
 
 def install_plot_menus(panel: QtWidgets.QWidget) -> list[PlotMenu]:

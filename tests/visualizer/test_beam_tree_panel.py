@@ -195,7 +195,7 @@ def test_it_exports_as_every_plot_does(panel, beam_result, show_trace):
     rows = export.table().splitlines()
     assert len(rows) == len(tree.nodes) + 1 and rows[0].startswith("id,parent,token,piece")
     assert export.name().startswith("Beam_search_width_3")
-    assert not export.image(1.0).isNull() and b"<svg" in export.svg()
+    assert not export.image(1.0).isNull() and b"<svg" in export.vector("svg")
 
 
 def test_a_click_shows_the_decoders_attention_for_that_prefix(qtbot, window):

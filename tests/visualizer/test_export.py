@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from PySide6 import QtCore
 
 from model import load, translate
 from visualizer.export import (ExportError, export_heatmaps, heatmap_specs, read_heatmap_csv,
@@ -212,3 +214,65 @@ def test_the_export_command_takes_a_colour_scale_and_a_colour_map(qapp, tiny_mod
     assert any(top < 0.99 for _, top in layer_levels)          # the default: each layer its own largest weight
     assert export_main(["the cat sat", "--out", str(tmp_path / "c"), "--model", str(tiny_model_dir),
                         "--colour-scale", "auto"]) == 2
+
+
+def _cell_centres(fig, rows: int, cols: int) -> list[tuple[int, int, int, int]]:
+    """(row, column, x, y): each cell's centre in the figure's pixels (scale 1)."""
+    origin = fig.widget.ci.sceneBoundingRect().topLeft()
+    vb = fig.plot.getViewBox()
+    out = []
+    for r in range(rows):
+        for c in range(cols):
+            p = vb.mapViewToScene(QtCore.QPointF(c, r)) - origin
+            out.append((r, c, int(round(p.x())), int(round(p.y()))))
+    return out
+
+
+def test_svg_and_pdf_draw_the_cells_as_shapes_in_the_colours_of_the_png(qapp, trace, tmp_path):
+    """The SVG embedded the heatmap as a 6 × 22-pixel bitmap that viewers smooth into a blur, and the masked cells'
+    hatch as a bitmap pattern (QA): each cell is a square now, each masked cell a few hatch lines."""
+    from PySide6 import QtGui, QtSvg
+    from visualizer.plotting.figure import HeatmapFigure
+    spec = next(s for s in heatmap_specs(trace) if s.stem == "decoder_self_L1_H2")
+    fig = HeatmapFigure()
+    fig.show_spec(spec)
+    png = QtGui.QImage.fromData(fig.png_bytes()).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    svg = fig.vector_bytes("svg")
+    renderer = QtSvg.QSvgRenderer(QtCore.QByteArray(svg))
+    drawn = QtGui.QImage(png.size(), QtGui.QImage.Format.Format_RGB32)
+    drawn.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(drawn)
+    renderer.render(painter, QtCore.QRectF(0, 0, png.width(), png.height()))
+    painter.end()
+    pixels = fig.heatmap.cell_pixels()
+    rows, cols = spec.matrix.shape
+    n_masked = int((~spec.mask).sum())
+    assert n_masked > 0
+    for r, c, x, y in _cell_centres(fig, rows, cols):
+        want = QtGui.QColor(png.pixel(x, y))
+        got = QtGui.QColor(drawn.pixel(x, y))
+        if spec.mask[r, c]:
+            assert tuple(pixels[r, c, :3]) == (want.red(), want.green(), want.blue())
+            assert max(abs(got.red() - want.red()), abs(got.green() - want.green()),
+                       abs(got.blue() - want.blue())) <= 2, (r, c)
+    root = ET.fromstring(svg)
+    fills = {el.get("fill", "").lower() for el in root.iter() if el.get("fill")}
+    cell_fills = {"#%02x%02x%02x" % tuple(pixels[r, c, :3]) for r in range(rows) for c in range(cols) if spec.mask[r, c]}
+    assert cell_fills <= fills                                   # vector squares in the cells' own colours
+    images = [el for el in root.iter() if el.tag.endswith("image")]
+    assert len(images) == 1                                      # the colour bar's gradient, not the heatmap
+    pdf = fig.vector_bytes("pdf")
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    box = [float(v) for v in re.search(rb"/MediaBox \[([^\]]*)\]", pdf).group(1).split()]
+    assert box == [0, 0, pytest.approx(png.width() * 72 / 96), pytest.approx(png.height() * 72 / 96)]
+    assert pdf.count(b"/Subtype /Image") == 1                    # again only the colour bar
+
+
+def test_pdf_is_a_format_of_every_export(trace, tmp_path, tiny_model_dir, qapp):
+    spec = [s for s in heatmap_specs(trace) if s.stem == "cross_L1_H1"]
+    written = export_heatmaps(spec, tmp_path, "pdf")
+    assert [p.name for p in written] == ["cross_L1_H1.pdf"] and written[0].read_bytes().startswith(b"%PDF-")
+    from visualizer.export_command import main as export_main
+    assert export_main(["the cat", "--out", str(tmp_path / "cmd"), "--model", str(tiny_model_dir),
+                        "--format", "pdf"]) == 0
+    assert all(p.read_bytes().startswith(b"%PDF-") for p in (tmp_path / "cmd").iterdir())

@@ -86,7 +86,7 @@ def test_the_export_all_dialog_names_its_formats_and_writes_the_chosen_one(qtbot
         return next(i for i in items if i.startswith("CSV")), True
     monkeypatch.setattr(QtWidgets.QInputDialog, "getItem", staticmethod(choose))
     window.exports.export_all_dialog()
-    assert asked[0][0] == "Export every heatmap" and [i.split()[0] for i in asked[0][2]] == ["PNG", "SVG", "CSV"]
+    assert asked[0][0] == "Export every heatmap" and [i.split()[0] for i in asked[0][2]] == ["PNG", "SVG", "PDF", "CSV"]
     written = sorted(p.suffix for p in tmp_path.iterdir())
     assert written and set(written) == {".csv"}
     assert window.statusBar().currentMessage() == f"Exported {len(written)} files to {tmp_path}"

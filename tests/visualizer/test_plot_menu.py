@@ -28,7 +28,7 @@ def test_every_plot_of_every_panel_has_the_menu(window):
     assert texts == [f"Switch off {label}, layer {a.shown_layer + 1}, head {a.shown_head + 1}",
                      "Reset ablations (every head on)",
                      "Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
-                     "Save numbers as CSV…", "Copy image"]
+                     "Save image as PDF…", "Save numbers as CSV…", "Copy image"]
 
 
 def test_focused_head_csv_equals_the_trace(window, tmp_path):
@@ -65,17 +65,20 @@ def test_the_dialog_offers_every_format_and_the_typed_suffix_decides(window, tmp
     window.state.update(kind="cross", layer=0, head=0)
     menu = window.exports.attention_menu
     answers += [(str(tmp_path / "heat.svg"), "PNG image (*.png)"), (str(tmp_path / "table"), "CSV table (*.csv)"),
-                (str(tmp_path / "plain"), "PNG image (*.png)")]
+                (str(tmp_path / "plain"), "PNG image (*.png)"), (str(tmp_path / "fig.pdf"), "PNG image (*.png)")]
     svg = menu.save("png")
     assert svg.name == "heat.svg" and ET.fromstring(svg.read_text(encoding="utf-8")).tag.endswith("svg")
-    assert offered[0] == ("PNG image (*.png);;SVG image (*.svg);;CSV table (*.csv)", "PNG image (*.png)")
+    assert offered[0] == ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)",
+                          "PNG image (*.png)")
     rows, cols, matrix = read_heatmap_csv(menu.save("png"))                # no suffix: the chosen file type
     np.testing.assert_array_equal(matrix.astype(np.float32), window.trace.attention("cross", 0, 0))
     png = menu.save("svg")
     assert png.name == "plain.png" and QtGui.QImage(str(png)).width() > 100
     assert offered[2][1] == "SVG image (*.svg)"
     assert window.statusBar().currentMessage() == f"Saved {png}"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["heat.svg", "plain.png", "table.csv"]
+    pdf = menu.save("png")                 # typed fig.pdf: a PDF (it was written as fig.pdf.png, a PNG)
+    assert pdf.name == "fig.pdf" and pdf.read_bytes().startswith(b"%PDF-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.pdf", "heat.svg", "plain.png", "table.csv"]
 
 
 def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):

@@ -7,7 +7,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .heatmap import Heatmap
-from .render import encode_png, scene_image, scene_svg
+from .colormaps import MASK_GREY
+from .render import encode_png, scene_image, scene_vector
+from .vector_cells import VectorCells
 
 
 class HeatmapFigure:
@@ -53,7 +55,24 @@ class HeatmapFigure:
 
     def svg_bytes(self) -> bytes:
         """The visible figure (not the whole scene) as SVG."""
-        return scene_svg(self.widget.scene(), self.widget.ci.sceneBoundingRect(), self.heatmap._title or "")
+        return self.vector_bytes("svg")
+
+    def vector_bytes(self, fmt: str) -> bytes:
+        """The visible figure as SVG or PDF, its cells drawn as squares and its masked cells hatched with lines
+        (plotting/vector_cells.py) instead of the on-screen image and hatch pattern."""
+        hm = self.heatmap
+        cells = VectorCells(hm.cell_pixels(), MASK_GREY)
+        cells.setZValue(hm.image.zValue())
+        hidden = [item for item in (hm.image, hm.hatch) if item is not None and item.isVisible()]
+        for item in hidden:
+            item.setVisible(False)
+        self.plot.addItem(cells)
+        try:
+            return scene_vector(self.widget.scene(), self.widget.ci.sceneBoundingRect(), fmt, hm._title or "")
+        finally:
+            self.plot.removeItem(cells)
+            for item in hidden:
+                item.setVisible(True)
 
     def set_colormap(self, name: str) -> None:
         """The colour map of the image and its colour bar (exports use the one on screen)."""

@@ -257,6 +257,10 @@ class Heatmap:
             self._pixels = pixels.shape[:2]
             self.image.setRect(self._cells())    # the image's pixels span the cells, pooled or not
 
+    def cell_pixels(self) -> np.ndarray:
+        """Every cell's colour (rows × cols × RGBA, masked cells transparent), never pooled: for vector exports."""
+        return coloured(self._values, self._mask, self.levels, self.lut, None)
+
     def highlight_row(self, row: int | None) -> None:
         """A frame around one row (the generation step's); None or a row outside the matrix: no frame."""
         self._row = row

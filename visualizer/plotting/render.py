@@ -1,4 +1,5 @@
-"""A scene as a picture: PNG through pyqtgraph's ImageExporter, SVG through Qt's QSvgGenerator."""
+"""A scene as a picture: PNG through pyqtgraph's ImageExporter, SVG and PDF through Qt's QSvgGenerator and
+QPdfWriter."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -15,28 +16,41 @@ def scene_image(view: pg.GraphicsView, scale: float = 1.0) -> QtGui.QImage:
     return exporter.export(toBytes=True)
 
 
-def scene_svg(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, title: str = "",
-              background: str = "white") -> bytes:
-    """A region of a scene as SVG through Qt's QSvgGenerator (pyqtgraph 0.14's SVGExporter fails on the
-    closed paths Qt 6 writes: pyqtgraph issue #3495)."""
+def scene_vector(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, fmt: str, title: str = "",
+                 background: str = "white") -> bytes:
+    """A region of a scene as a vector file: "svg" through Qt's QSvgGenerator (pyqtgraph 0.14's SVGExporter fails
+    on the closed paths Qt 6 writes: pyqtgraph issue #3495), "pdf" through QPdfWriter, one page the region's size."""
     buf = QtCore.QBuffer()
     buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    gen = QtSvg.QSvgGenerator()
-    gen.setOutputDevice(buf)
-    gen.setSize(rect.size().toSize())
     # the scene is laid out at the screen's logical dots per inch (96 on most); at QSvgGenerator's default 72
     # the axes, which pyqtgraph draws through the device transform, came out at 72/96 of the image beside them
     screen = QtGui.QGuiApplication.primaryScreen()
-    gen.setResolution(round(screen.logicalDotsPerInch()) if screen is not None else 96)
-    gen.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
-    gen.setTitle(title)
-    painter = QtGui.QPainter(gen)
+    dpi = round(screen.logicalDotsPerInch()) if screen is not None else 96
+    if fmt == "svg":
+        device = QtSvg.QSvgGenerator()
+        device.setOutputDevice(buf)
+        device.setSize(rect.size().toSize())
+        device.setResolution(dpi)
+        device.setViewBox(QtCore.QRectF(0, 0, rect.width(), rect.height()))
+        device.setTitle(title)
+    elif fmt == "pdf":
+        device = QtGui.QPdfWriter(buf)
+        device.setResolution(dpi)
+        device.setPageSize(QtGui.QPageSize(QtCore.QSizeF(rect.width() * 72 / dpi, rect.height() * 72 / dpi),
+                                           QtGui.QPageSize.Unit.Point, "figure", QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
+        device.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
+        device.setTitle(title)
+        device.setCreator("Attention Visualizer")
+    else:
+        raise ValueError(f"vector format {fmt!r}: svg or pdf")
+    painter = QtGui.QPainter(device)
     try:
         painter.fillRect(QtCore.QRectF(0, 0, rect.width(), rect.height()), QtGui.QColor(background))
         scene.render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
     finally:
         painter.end()
-    return xml_safe(bytes(buf.data()))       # control characters in labels would make it invalid XML
+    data = bytes(buf.data())
+    return xml_safe(data) if fmt == "svg" else data     # control characters in labels would make it invalid XML
 
 
 def encode_png(image: QtGui.QImage) -> bytes:
