@@ -46,6 +46,10 @@ def test_focused_head_png_for_print_and_svg(window, tmp_path):
     image = QtGui.QImage(str(png))
     from visualizer.plotting.figure import HeatmapFigure
     assert image.width() == PRINT_SCALE * HeatmapFigure().widget.width()
+    # tagged with PRINT_SCALE times the screen's dots per inch: placed in a document at the figure's size, not 3×
+    dpi = QtGui.QGuiApplication.primaryScreen().logicalDotsPerInch()
+    assert image.dotsPerMeterX() * 0.0254 == pytest.approx(PRINT_SCALE * dpi, rel=0.01)
+    assert image.dotsPerMeterY() == image.dotsPerMeterX()
     svg = window.exports.attention_menu.save("svg", path=str(tmp_path / "head.svg"))
     text = svg.read_text(encoding="utf-8")
     assert ET.fromstring(text).tag.endswith("svg")
