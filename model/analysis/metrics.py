@@ -4,10 +4,11 @@
     mean_distance    mean over query rows of Σ_j α_ij |i − j|        (NaN for cross-attention)
     max_weight       the largest weight of the head
     first_token      mean over rows of the weight on key position 0
-    end_token        … on the end token(s) (the schema's eos / sep token), 0 where the keys have none
+    end_token        … on the end token(s) (the schema's eos / sep token); NaN where the keys have none (a decoder
+                     reads no </s>)
     punctuation      … on keys that are punctuation only (word-piece markers such as ▁ or Ġ ignored)
     diagonal         … on key position i (the query's own position)     (NaN for cross-attention)
-    previous_token   … on key position i − 1                           (NaN for cross-attention)
+    previous_token   … on key position i − 1, over the rows that have one (not the first row) (NaN for cross)
 
 A "share" is a mean over query rows of the weight a row gives those keys; every row sums to 1, so it is the
 share of all the head's weight. Rows with one key to attend to or none are left out, of the max too: a causal
@@ -83,18 +84,28 @@ def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: s
     def row_mean(per_row: np.ndarray) -> np.ndarray:             # (H, Tq) -> (H,), over rows with a choice
         return per_row[:, rows].mean(1) if rows.any() else np.full(H, np.nan)
 
-    def positional_mean(per_row: np.ndarray) -> np.ndarray:
-        return row_mean(per_row) if positional else np.full(H, np.nan)
+    def positional_mean(per_row: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+        if not positional:
+            return np.full(H, np.nan)
+        if where is None:
+            return row_mean(per_row)
+        chosen = rows & where
+        return per_row[:, chosen].mean(1) if chosen.any() else np.full(H, np.nan)
+
+    has_end = bool(cols["end"].any())
+    before = np.zeros(Tq, dtype=bool)                                # rows whose key i − 1 exists and may be read
+    k = np.arange(1, min(Tq, Tk + 1))
+    before[k] = m[k, k - 1]
 
     out = np.stack([
         row_mean(-plogp.sum(-1)),
         positional_mean((w * np.abs(i - j)).sum(-1)),
         w[:, rows].reshape(H, -1).max(1) if rows.any() and Tk else np.full(H, np.nan),
         row_mean(w[..., cols["first"]].sum(-1)),
-        row_mean(w[..., cols["end"]].sum(-1)),
+        row_mean(w[..., cols["end"]].sum(-1)) if has_end else np.full(H, np.nan),
         row_mean(w[..., cols["punct"]].sum(-1)),
         positional_mean((w * (i == j)).sum(-1)),
-        positional_mean((w * (i - 1 == j)).sum(-1)),
+        positional_mean((w * (i - 1 == j)).sum(-1), before),
     ], axis=1)
     return out
 

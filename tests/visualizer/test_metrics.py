@@ -18,7 +18,7 @@ from visualizer.export import heatmap_csv, heatmap_specs, read_heatmap_csv
 def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str], positional: bool) -> list[float]:
     """The metrics of one head, row by row with plain Python loops: rows with one key or none left out; the
     position-comparing ones NaN when queries and keys are two sentences (cross-attention)."""
-    per_row, peak = [], 0.0
+    per_row, previous, peak = [], [], 0.0
     for i, row in enumerate(matrix):
         allowed = [j for j in range(len(row)) if mask[i, j]]
         if len(allowed) < 2:
@@ -34,11 +34,15 @@ def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]
             sum(p for j, p in w.items() if keys[j] in ends),
             sum(w[j] for j in punct),
             w.get(i, 0.0),
-            w.get(i - 1, 0.0),
         ])
+        if i >= 1 and (i - 1) in w:                   # the first row has no previous position: left out
+            previous.append(w[i - 1])
     means = np.mean(per_row, axis=0)
+    if not any(k in ends for k in keys):              # no end token among the keys (a decoder's): nothing to share
+        means[3] = np.nan
+    means = [*means, np.mean(previous) if previous else np.nan]
     if not positional:
-        means[[1, 5, 6]] = np.nan
+        means[1] = means[5] = means[6] = np.nan
     return [means[0], means[1], peak, *means[2:]]
 
 
@@ -90,6 +94,25 @@ def test_known_values_on_a_hand_made_head(shapes):
     trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
     uniform = trace_metrics(trace)[0]                        # every row spread evenly over what it may see
     assert uniform.max_weight == pytest.approx(1 / 2)        # row 1's; row 0's forced 1.0 left out
+    assert np.isnan(row.end_token) and np.isnan(uniform.end_token)     # "<s> a , b ." holds no end token
+
+
+def test_an_encoders_first_row_has_no_previous_token_and_is_left_out_of_that_share(shapes):
+    """A previous-token head of an encoder: every row but the first puts all its weight on the token before, the
+    first (which has none) on itself. Averaged over every row its share read 0.8; over the rows with a previous
+    token it is 1 (QA pass). An end token among the keys gives end_token a number."""
+    import dataclasses
+    schema = dataclasses.replace(shapes["encoder-only"], special={"sep": "[SEP]"})
+    trace = synthetic_trace(schema, src_tokens=["[CLS]", "a", "b", "c", "[SEP]"])
+    T = 5
+    shift = np.zeros((T, T), np.float32)
+    shift[0, 0] = 1
+    shift[np.arange(1, T), np.arange(T - 1)] = 1
+    kind = trace.schema.kinds[0]
+    trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = shift
+    row = trace_metrics(trace)[0]
+    assert row.previous_token == pytest.approx(1.0) and row.diagonal == pytest.approx(1 / T)
+    assert row.end_token == 0.0                          # a number: [SEP] is among the keys, and gets nothing
 
 
 def test_metrics_command_writes_the_table(run_command, tiny_model_dir, tmp_path, trace):
