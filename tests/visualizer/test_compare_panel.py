@@ -41,6 +41,24 @@ def test_difference_is_b_minus_a(panel, tiny_lm):
     assert panel.b.isHidden()
 
 
+def test_a_head_switched_off_in_one_run_is_explained_where_its_own_weights_do_not_change(panel, tiny_lm):
+    """Switching a head off zeroes its output, not its weights: compared with itself it showed "Largest change
+    0.000" and nothing else, which read as "no effect" (QA pass)."""
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="le chat",
+                  ablations=frozenset({("enc_self", 0, 1)})).trace
+    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=1)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    assert np.abs(panel.difference).max() == 0.0
+    assert "Largest change 0.000" in panel.note.text() and "sets its output to zero, not its weights" in panel.note.text()
+    state.update(kind="cross", layer=1, head=1)                  # a head that is on in both: no such words
+    panel.render(b, state)
+    assert np.abs(panel.difference).max() > 0 and "not its weights" not in panel.note.text()
+
+
 def test_shapes_that_differ_give_no_difference(panel, tiny_lm):
     a = translate(tiny_lm, "the cat").trace
     b = translate(tiny_lm, "the cat sat on the mat").trace

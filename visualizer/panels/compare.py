@@ -9,6 +9,7 @@ import html
 import numpy as np
 from PySide6 import QtWidgets
 
+from model.ablation import ablated_heads
 from model.assets import short_name
 
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
@@ -120,7 +121,12 @@ class ComparePanel(QtWidgets.QWidget):
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
             self.diff.set_title(f"B − A: {where}")
             self.diff.setVisible(True)
-            self.note.setText(f"{where}. Largest change {np.abs(self.difference).max():.3f}.")
+            note = f"{where}. Largest change {np.abs(self.difference).max():.3f}."
+            off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
+            if (kind, layer, head) in off:
+                note += (" This head is switched off in one run: that sets its output to zero, not its weights, so "
+                         "its own pattern is the same; the change shows in the later layers and the output.")
+            self.note.setText(note)
         else:
             self.difference = None
             self.diff.setVisible(False)
