@@ -1,7 +1,7 @@
 """Notes about a result that its reader should have, shared by the window and the commands."""
 from __future__ import annotations
 
-from .schema import ENCODER_DECODER
+from .schema import DECODER_ONLY, ENCODER_DECODER
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
 
@@ -17,3 +17,15 @@ def stopped_early(trace) -> str | None:
     tokens = "token" if n_out == 1 else "tokens"
     return (f"The translation is much shorter than the sentence ({n_out} {tokens} for {n_src}): this small model "
             "may have stopped early. Try the sentence in shorter parts.")
+
+
+def prompt_fills(trace, max_len: int) -> str | None:
+    """A note when a decoder-only model's prompt took (nearly) all of its positions, so that it could write
+    (almost) nothing: a 3,000-character paste generated one token, and only "the text was cut" was said."""
+    prompt = int(trace.meta.get("prompt_tokens", 0) or 0)
+    if trace.schema.layout != DECODER_ONLY or trace.meta.get("partial") or prompt < max_len - 1:
+        return None
+    written = max(0, len(trace.out_tokens) - (prompt - 1))
+    tokens = "token" if written == 1 else "tokens"
+    return (f"The prompt fills the model's {max_len} positions: it had room to write {written} {tokens}. "
+            "Shorten the text to see it continue.")

@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 from model.families import output_pieces
-from model.notes import stopped_early
+from model.notes import prompt_fills, stopped_early
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 
 from .ablation_actions import AblationActions
@@ -221,6 +221,8 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         elif (early := stopped_early(t)) is not None:
             notes.append(early)
+        if (full := prompt_fills(t, max_len)) is not None:
+            notes.append(full)
         self.inputs.notice.setText(" ".join(notes))
         self.inputs.notice.setVisible(bool(notes))
         cut = []
