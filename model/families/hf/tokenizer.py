@@ -96,11 +96,15 @@ class HFTokenizer:
         if token is None:
             return "<unk>"
         if token in self._special or self._decoder is None:
-            return token
-        try:
-            text = self._decoder.decode([token])
-        except Exception:          # a decoder that cannot read one piece alone: show it as stored
-            text = token
+            return visible(token)
+        if type(self._decoder).__name__ == "ByteLevel":
+            text = byte_level_text(token)
+        else:
+            try:
+                text = self._decoder.decode([token])
+            except Exception:          # a decoder that cannot read one piece alone: show it as stored
+                text = token
+        text = visible(text)
         return text.strip() or ("␣" if text or not token.strip(WORD_START + "Ġ ") else token)
 
     def pieces(self, ids) -> list[str]:
@@ -110,6 +114,33 @@ class HFTokenizer:
         if self.vocab is not None:
             return self.tok.convert_tokens_to_string([t for t in self.tokens(ids) if t and t not in self._special])
         return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
+
+
+CONTROLS = {"\n": "↵", "\t": "⇥", "\r": "␍"}
+
+
+def visible(text: str) -> str:
+    """A piece's text with its control characters readable: a line break as ↵, a tab as ⇥, others as <0x01>."""
+    return "".join(CONTROLS.get(c, f"<0x{ord(c):02X}>") if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) and c != " "
+                   else c for c in text)
+
+
+_BYTES: dict[str, int] | None = None
+
+
+def byte_level_text(token: str) -> str:
+    """A byte-level BPE piece (GPT-2's: each byte stored as a printable character) as text; the bytes of a
+    character split between pieces (an emoji, an accented letter in some vocabularies) as <0xF0>…: decoded alone
+    each such piece read "�", and every one looked the same."""
+    global _BYTES
+    if _BYTES is None:
+        from transformers.convert_slow_tokenizer import bytes_to_unicode
+        _BYTES = {c: b for b, c in bytes_to_unicode().items()}
+    if any(c not in _BYTES for c in token):
+        return token
+    raw = bytes(_BYTES[c] for c in token)
+    text = raw.decode("utf-8", errors="surrogateescape")
+    return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
 
 
 def _sentencepiece_decoder(tok):

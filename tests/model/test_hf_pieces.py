@@ -1,0 +1,40 @@
+"""How a Hugging Face tokenizer's pieces read in the panels (model/families/hf/tokenizer.py)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from model.families.hf.tokenizer import HFTokenizer, visible  # noqa: E402
+
+TEXTS = ["I love my cat 😀", "the café is open\nnew line", "tab\there"] * 20
+
+
+@pytest.fixture(scope="module")
+def byte_level():
+    """A GPT-2-style byte-level BPE tokenizer, trained here: emoji and accents come apart into byte pieces."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(TEXTS, vocab_size=300, min_frequency=1, special_tokens=["<|endoftext|>"])
+    return HFTokenizer(PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>"))
+
+
+def test_byte_pieces_of_a_split_character_read_as_their_bytes_not_as_a_replacement_mark(byte_level):
+    first_byte = byte_level.tok.convert_tokens_to_ids("ð")            # byte 0xF0 as GPT-2 stores it
+    assert byte_level.pieces([first_byte]) == ["<0xF0>"]
+    shown = "".join(byte_level.pieces(byte_level.tok("😀", add_special_tokens=False)["input_ids"]))
+    raw = re.sub(r"<0x([0-9A-F]{2})>", lambda m: chr(int(m.group(1), 16)), shown).encode("latin-1", "ignore")
+    assert raw.decode("utf-8") == "😀" or shown == "😀"      # the emoji's bytes, in order, or the emoji whole
+    every = byte_level.pieces(range(byte_level.vocab_size))
+    assert not any("\ufffd" in p for p in every)                    # "�" said nothing: every one looked the same
+    assert not any(ord(c) < 32 for p in every for c in p)           # no raw control characters on an axis
+    newline = byte_level.tok("line\nnew", add_special_tokens=False)["input_ids"]
+    assert "↵" in "".join(byte_level.pieces(newline))
+
+
+def test_control_characters_are_shown_by_name_or_code():
+    assert visible("a\nb\tc\x01d\x7f") == "a↵b⇥c<0x01>d<0x7F>"
+    assert visible("plain text, ünïcödé") == "plain text, ünïcödé"
