@@ -1,7 +1,7 @@
 """Notes about a result that its reader should have, shared by the window and the commands."""
 from __future__ import annotations
 
-from .schema import DECODER_ONLY, ENCODER_DECODER
+from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
 
@@ -29,3 +29,16 @@ def prompt_fills(trace, max_len: int) -> str | None:
     tokens = "token" if written == 1 else "tokens"
     return (f"The prompt fills the model's {max_len} positions: it had room to write {written} {tokens}. "
             "Shorten the text to see it continue.")
+
+
+def first_step(trace) -> int:
+    """The output row a run is best opened at: a decoder-only model's first written token (the rows before it
+    read the prompt), a masked-word model's first mask (the rows before it repeat their own tokens); 0 else."""
+    last = max(trace.n_steps - 1, 0)
+    if trace.schema.layout == DECODER_ONLY:
+        return min(max(int(trace.meta.get("prompt_tokens", 0) or 0) - 1, 0), last)
+    mask = trace.schema.special.get("mask")
+    if trace.schema.layout == ENCODER_ONLY and mask:
+        rows = trace.tokens(trace.schema.output_stack.tokens)
+        return min(rows.index(mask), last) if mask in rows else 0
+    return 0

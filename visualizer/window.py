@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 from model.families import output_pieces
-from model.notes import prompt_fills, stopped_early
+from model.notes import first_step, prompt_fills, stopped_early
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 
 from .ablation_actions import AblationActions
@@ -64,6 +64,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.translation = None                    # … and the translation (or saved frame) it belongs to
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
+        self._first_step = 0                       # the step a run opens at (see first_step), last run's
         self.runs = RunController(self.state, self)
         self.runs.ready.connect(self._show_run)
         self.runs.failed.connect(self._on_failure)
@@ -179,7 +180,11 @@ class MainWindow(QtWidgets.QMainWindow):
         if not same:
             self.docking.new_run()
         t = self.trace
+        follow = self.state.step == self._first_step          # not moved away by the user: goes on following
         self.state.set_shape(t.schema, t.n_steps)
+        self._first_step = first_step(t)
+        if follow and self.state.step != self._first_step:
+            self.state.update(step=self._first_step)
         self.inputs.show_positions(t.schema.positions)
         self.inputs.show_layout(t.schema.layout)
         if self._pending_view:

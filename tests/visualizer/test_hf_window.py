@@ -133,3 +133,34 @@ def test_a_large_model_shows_its_input_attention_while_it_generates(qtbot, tmp_p
     np.testing.assert_allclose(first.translation.trace.attention("self", 0),
                                full.translation.trace.attention("self", 0)[:, :n, :n], atol=1e-5)
     w.runs.runner.wait(10000)
+
+
+@pytest.mark.parametrize("family, sentence", [("gpt2", SENTENCE), ("bert", "the cat [MASK] on the mat")])
+def test_a_run_opens_at_the_first_written_token_or_the_mask_and_keeps_a_step_the_user_chose(
+        qtbot, tmp_path_factory, settings, family, sentence):
+    """GPT-2 opened at step 0, inside its prompt, and BERT at [CLS] (QA pass): the step the output panel shows is
+    what the model wrote first, the mask it filled; once the user moves, a new sentence keeps that step."""
+    from visualizer.window import MainWindow
+    w = MainWindow(model=str(_folder(family, tmp_path_factory)), sentence=sentence, settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy
+                    and w.trace.meta.get("sentence") == sentence and not w.trace.meta.get("partial"), timeout=60000)
+    try:
+        t = w.trace
+        first = (t.meta["prompt_tokens"] - 1 if family == "gpt2"
+                 else t.tokens(t.schema.output_stack.tokens).index("[MASK]"))
+        assert first > 0 and w.state.step == first and w.panels["output"].step == first
+        longer = sentence.replace("the mat", "the big mat")
+        w.inputs.sentence.setText(longer)
+        qtbot.waitUntil(lambda: w.trace.meta.get("sentence") == longer and not w.trace.meta.get("partial")
+                        and not w.runs.runner.busy, timeout=60000)
+        if family == "gpt2":
+            assert w.state.step == w.trace.meta["prompt_tokens"] - 1 == first + 1     # followed the longer prompt
+        w.state.update(step=0)                                                    # the user's own choice
+        w.inputs.sentence.setText(sentence)
+        qtbot.waitUntil(lambda: w.trace.meta.get("sentence") == sentence and not w.trace.meta.get("partial")
+                        and not w.runs.runner.busy, timeout=60000)
+        assert w.state.step == 0
+    finally:
+        w.runs.runner.wait(10000)
