@@ -196,9 +196,11 @@ class InputBar(QtWidgets.QWidget):
 
     def _enable(self) -> None:
         m = self.method.currentData()
-        self.beam.setEnabled(m == "beam")
-        self.top_k.setEnabled(m == "sample")
-        self.seed.setEnabled(m == "sample")
+        writes = getattr(self, "_writes", True)      # an encoder-only model fills every position at once
+        self.method.setEnabled(writes)
+        self.beam.setEnabled(writes and m == "beam")
+        self.top_k.setEnabled(writes and m == "sample")
+        self.seed.setEnabled(writes and m == "sample")
 
     def settings(self) -> DecodingSettings:
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
@@ -213,6 +215,12 @@ class InputBar(QtWidgets.QWidget):
         self.sentence.setPlaceholderText(hint)
         self.target.setEnabled(target is not None)
         self.target.setPlaceholderText(target or "This model reads its text and writes none: nothing to force")
+        # greedy, beam, top-k and seed choose what a decoder writes; a masked-word model writes nothing step by
+        # step (the temperature still shapes the output panel's distribution)
+        self._writes = target is not None
+        self._enable()
+        self.method.setToolTip("" if self._writes else "This model fills every position at once: no decoding to "
+                               "choose (the temperature still shapes the output panel)")
 
     def show_positions(self, positions: str) -> None:
         """Say what the positions switch does for the open model (one of model.schema.POSITIONS); a model without

@@ -53,6 +53,9 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
             "encoder-decoder": ("English:", "Translation:"), "decoder-only": ("Prompt:", "Continuation:"),
             "encoder-only": ("Text:", "Filled in:")}[layout]
         assert w.inputs.target.isEnabled() == (layout != "encoder-only")
+        writes = layout != "encoder-only"           # greedy / beam / top-k / seed choose what a decoder writes
+        assert w.inputs.method.isEnabled() == writes and w.inputs.temperature.isEnabled()
+        assert not w.inputs.beam.isEnabled() and not w.inputs.top_k.isEnabled()      # greedy: neither applies
         t = w.trace
         assert w.status_tokens.text() == {
             "encoder-decoder": f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens",
