@@ -65,13 +65,25 @@ class ExportActions:
         self.window.statusBar().showMessage("Heatmap copied to the clipboard", 4000)
 
     def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
-        """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV), into folder."""
+        """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV) and the head
+        metrics table (head_metrics.csv), into folder."""
         w = self.window
         specs = heatmap_specs(w.trace, w.model_name, colour_scale=self.colour_scale())
         written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
-        if fmt != "csv" and (progress is None or len(written) == len(specs)):
-            written += self._panel_pictures(Path(folder))
+        if progress is None or len(written) == len(specs):          # not cancelled
+            if fmt != "csv":
+                written += self._panel_pictures(Path(folder))
+            written.append(self._metrics_table(Path(folder)))
         return written
+
+    def _metrics_table(self, folder: Path) -> Path:
+        """The head metrics of the run, as the Head metrics tab and the `metrics` command give them."""
+        from model.analysis.metrics import metrics_csv, trace_metrics
+        from .export import write_text
+        from .panels.metrics import METRICS_FILE
+        path = folder / METRICS_FILE
+        write_text(path, metrics_csv(trace_metrics(self.window.trace)))
+        return path
 
     def _panel_pictures(self, folder: Path) -> list[Path]:
         """A PNG of every open panel at the size of its place in the window. A panel behind a tab is brought to

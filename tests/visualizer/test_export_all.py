@@ -26,7 +26,7 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
     assert open_panels <= names and "panel_layernorm.png" in names
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for p in written:
-        assert not QtGui.QImage(str(p)).isNull(), p
+        assert p.name == "head_metrics.csv" or not QtGui.QImage(str(p)).isNull(), p
     # the panel behind the tab was brought up to date before its picture was taken
     assert window.panels["layernorm"].tokens == window.trace.src_tokens
 

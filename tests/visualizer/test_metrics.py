@@ -136,3 +136,19 @@ def test_metrics_command_bad_input(run_command, tiny_model_dir, tmp_path):
     assert code == 2 and "empty" in err
     code, _, err = run_command(["metrics", "x", "--model", str(tiny_model_dir), "--out", str(tmp_path / "no" / "m.csv")])
     assert code == 2 and "does not exist" in err
+
+
+def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(qtbot, window, tmp_path):
+    """Only the `metrics` command wrote the CSV: the tab could neither save nor copy its table (QA pass)."""
+    from PySide6 import QtWidgets
+    window.state.update(kind="cross", layer=0, head=0)
+    panel = window.panels["metrics"]
+    panel.render(window.trace, window.state)
+    expected = metrics_csv(trace_metrics(window.trace))
+    saved = panel.save_csv(str(tmp_path / "heads"))                       # the suffix is added
+    assert saved == tmp_path / "heads.csv" and saved.read_text(encoding="utf-8") == expected
+    panel.copy_table()
+    assert QtWidgets.QApplication.clipboard().text() == expected
+    written = window.exports.export_all(str(tmp_path / "all"), "csv")
+    assert tmp_path / "all" / "head_metrics.csv" in written
+    assert (tmp_path / "all" / "head_metrics.csv").read_text(encoding="utf-8") == expected

@@ -1,16 +1,19 @@
 """Head metrics: a sortable table, one row per attention kind × layer × head (model/analysis/metrics.py). Click a
-header to sort, a row to focus that head in the attention panel; right-click a row to switch the head off or on."""
+header to sort, a row to focus that head in the attention panel; right-click a row to switch the head off or on, or
+to save or copy the table (the `metrics` command's CSV)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
 from model.ablation import ablated_heads
 
 from ..ablation_actions import toggle_text
-from model.analysis.metrics import COLUMNS, HeadMetrics, trace_metrics
+from model.analysis.metrics import COLUMNS, HeadMetrics, metrics_csv, trace_metrics
 
+METRICS_FILE = "head_metrics.csv"                    # the table's file, from the window and in Export all
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
 HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy",
            "mean_distance": "distance", "max_weight": "max", "first_token": "first", "end_token": "end",
@@ -102,7 +105,8 @@ class MetricsPanel(QtWidgets.QWidget):
         self.table.clicked.connect(lambda index: self.focus_row(index.row()))
         self.table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._menu)
-        hint = QtWidgets.QLabel("Click a header to sort, a row to focus its head; right-click to switch a head off.")
+        hint = QtWidgets.QLabel("Click a header to sort, a row to focus its head; right-click to switch a head off "
+                                "or to save the table as CSV.")
         hint.setWordWrap(True)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -137,4 +141,38 @@ class MetricsPanel(QtWidgets.QWidget):
         menu.addAction(toggle_text(self.state.schema, key, off), lambda: self.state.toggle_ablation(*key))
         menu.addAction("Reset ablations (every head on)", self.state.reset_ablations).setEnabled(
             bool(self.state.ablations))
+        menu.addSeparator()
+        menu.addAction("Save table as CSV…", self.save_csv)
+        menu.addAction("Copy table", self.copy_table)
         menu.exec(self.table.viewport().mapToGlobal(pos))
+
+    def table_csv(self) -> str:
+        """The table as the `metrics` command writes it: pipeline order, 1-based layers and heads, empty for —."""
+        return metrics_csv(self.model.rows)
+
+    def copy_table(self) -> None:
+        QtWidgets.QApplication.clipboard().setText(self.table_csv())
+        window = self.window()
+        if isinstance(window, QtWidgets.QMainWindow):
+            window.statusBar().showMessage("Head metrics copied to the clipboard (CSV)", 4000)
+
+    def save_csv(self, path: str | None = None) -> Path | None:
+        """Ask for a file (unless path is given) and write the table there; errors go to a dialog."""
+        from ..export import ExportError, write_text
+        from ..folders import remember, suggest
+        window = self.window()
+        if path is None:
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save head metrics", suggest(window, METRICS_FILE),
+                                                            "CSV table (*.csv)")
+            if not path:
+                return None
+        target = Path(path) if Path(path).suffix.lower() == ".csv" else Path(path + ".csv")
+        try:
+            write_text(target, self.table_csv())
+        except ExportError as e:
+            QtWidgets.QMessageBox.warning(window, "Could not save the table", str(e))
+            return None
+        remember(window, target)
+        if isinstance(window, QtWidgets.QMainWindow):
+            window.statusBar().showMessage(f"Saved {target}", 8000)
+        return target
