@@ -37,12 +37,22 @@ def model_label(name: str) -> str:
     return short_name(name)
 
 
-def token_chips(pieces: list[str], given: int = 0) -> str:
+def token_chips(pieces: list[str], given: int | set[int] = 0) -> str:
     """The output tokens as chips under the translation (rich text): lines break between chips, never inside one.
-    The first `given` (a decoder-only model's prompt, which it did not write) are grey, the rest blue."""
-    return " ".join(f"<span style='background:{'#e6e6e6;color:#555' if i < given else '#e4ecf7;color:#111'};"
+    Chips the model did not write are grey, the rest blue: the first `given` (a decoder-only model's prompt), or the
+    positions in a set `given` (a masked-word model's own tokens around what it filled in)."""
+    grey = set(range(given)) if isinstance(given, int) else given
+    return " ".join(f"<span style='background:{'#e6e6e6;color:#555' if i in grey else '#e4ecf7;color:#111'};"
                     f"border-radius:3px;padding:1px 3px'>&nbsp;{unbreakable_html(p)}&nbsp;</span>"
                     for i, p in enumerate(pieces))
+
+
+def filled_in(inputs: list[str], outputs: list[str], mask: str) -> tuple[list[str], set[int]]:
+    """A masked-word model's chips: its input with each mask replaced by the token it put there, and the
+    positions it did not fill (grey). Its argmax at every position read "t ##id t t v t v v" under a text that
+    only fills the masks."""
+    chips = [out if tok == mask else tok for tok, out in zip(inputs, outputs)]
+    return chips, {i for i, tok in enumerate(inputs) if tok != mask}
 
 
 def pieces_note(pieces: list[str]) -> str:

@@ -27,7 +27,7 @@ from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
-from .controls import InputBar, model_label, pieces_note, show_from_start, token_chips
+from .controls import InputBar, filled_in, model_label, pieces_note, show_from_start, token_chips
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
@@ -296,7 +296,10 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             # a decoder-only model's chips are what it predicted after each token: the prompt's from its second on
             given = max(int(t.meta.get("prompt_tokens", 0)) - 1, 0) if t.schema.layout == DECODER_ONLY else 0
-            chips = "" if compact else f"<br>{token_chips(t.out_tokens, given)}"
+            pieces, mask = t.out_tokens, t.schema.special.get("mask")
+            if t.schema.layout == ENCODER_ONLY and mask:            # the text with its masks filled in
+                pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)
+            chips = "" if compact else f"<br>{token_chips(pieces, given)}"
             tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
             text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
         self.inputs.translation.setText(text)

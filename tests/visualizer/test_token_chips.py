@@ -59,3 +59,12 @@ def test_a_prompt_s_chips_are_grey_and_the_written_ones_blue():
     chips = token_chips(["the", "cat", "sat", "down"], given=2).split("</span> ")
     assert [("#e6e6e6" in c, "#e4ecf7" in c) for c in chips] == [(True, False)] * 2 + [(False, True)] * 2
     assert token_chips(TOKENS).count("#e4ecf7") == len(TOKENS)
+
+
+def test_a_masked_word_models_chips_are_its_text_with_the_masks_filled_in():
+    """BERT's chips listed its argmax at every position ("t ##id t t v"), under a text that fills only [MASK]."""
+    from visualizer.controls import filled_in
+    chips, grey = filled_in(["[CLS]", "the", "[MASK]", "sat", "[SEP]"], ["t", "##id", "cat", "v", "v"], "[MASK]")
+    assert chips == ["[CLS]", "the", "cat", "sat", "[SEP]"] and grey == {0, 1, 3, 4}
+    spans = token_chips(chips, grey).split("</span> ")
+    assert ["#e4ecf7" in s for s in spans] == [False, False, True, False, False]    # the filled word alone blue
