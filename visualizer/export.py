@@ -138,11 +138,15 @@ def write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
+FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
+
+
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,
                     progress: Callable[[int, int], bool | None] | None = None,
-                    colormap: str | None = None) -> list[Path]:
-    """Write one file per spec into out_dir, in colormap (default: the app's). progress(done, total) may return
-    False to cancel."""
+                    colormap: str | None = None, size: tuple[int, int] = FIGURE_SIZE) -> list[Path]:
+    """Write one file per spec into out_dir, in colormap (default: the app's), each figure size (width, height)
+    pixels; the text keeps its size, so a smaller figure has relatively larger text (a paper's column).
+    progress(done, total) may return False to cancel."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     out = Path(out_dir)
@@ -163,7 +167,7 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
         return written
     from .plotting.figure import HeatmapFigure     # Qt only when images are asked for
     from .plotting.render import encode_png
-    figure = HeatmapFigure()
+    figure = HeatmapFigure(*size)
     if colormap is not None:
         figure.set_colormap(colormap)
     # PNG encoding runs in worker threads (Qt releases the GIL) while the next figure is drawn

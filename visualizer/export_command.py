@@ -1,12 +1,13 @@
 """`attention-visualizer export TEXT --out DIR`: every attention heatmap of a sentence, without a display."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
 
-from .export import COLOUR_SCALES
+from .export import COLOUR_SCALES, FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -24,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--colour-scale", default="layer", choices=list(COLOUR_SCALES),
                    help="what the colours span: " + "; ".join(f"{k}: {v}" for k, v in COLOUR_SCALES.items()))
     p.add_argument("--colormap", default=COLORMAP, choices=list(COLORMAPS), help="the colour map (colour-blind safe)")
+    p.add_argument("--size", default=f"{FIGURE_SIZE[0]}x{FIGURE_SIZE[1]}", metavar="WxH",
+                   help="each figure's size in pixels at 96 dpi; the text keeps its size, so 450x380 suits a paper's "
+                        "column (default %(default)s)")
+    p.add_argument("--no-title", action="store_true", help="leave the title (sentence, model, layer, head) out")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
@@ -31,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError("nothing to export: the sentence is empty")
     if not 0.1 <= a.scale <= 8:
         raise UsageError("--scale must be between 0.1 and 8")
+    try:
+        size = tuple(int(v) for v in a.size.lower().split("x"))
+    except ValueError:
+        size = ()
+    if len(size) != 2 or not all(200 <= v <= 4000 for v in size):
+        raise UsageError(f"--size {a.size}: give WIDTHxHEIGHT in pixels, each 200 to 4000 (e.g. 450x380)")
     writable_folder(a.out)
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
@@ -46,8 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6 import QtWidgets
         app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attention-visualizer export"])
     try:
-        written = export_heatmaps(heatmap_specs(result.trace, lm.name, colour_scale=a.colour_scale), a.out,
-                                  a.format, a.scale, colormap=a.colormap)
+        specs = heatmap_specs(result.trace, lm.name, colour_scale=a.colour_scale)
+        if a.no_title:
+            specs = [dataclasses.replace(s, title="") for s in specs]
+        written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size)
     except ExportError as e:
         raise CommandError(str(e)) from None
     print(f"translation: {result.text}")

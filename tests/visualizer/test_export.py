@@ -203,7 +203,7 @@ def test_the_export_command_takes_a_colour_scale_and_a_colour_map(qapp, tiny_mod
     import visualizer.export as export
     from visualizer.export_command import main as export_main
     seen = []
-    monkeypatch.setattr(export, "export_heatmaps", lambda specs, out, fmt, scale, colormap=None:
+    monkeypatch.setattr(export, "export_heatmaps", lambda specs, out, fmt, scale, colormap=None, size=None:
                         seen.append(([s.levels for s in specs], colormap)) or [])
     assert export_main(["the cat sat", "--out", str(tmp_path / "a"), "--model", str(tiny_model_dir)]) == 0
     assert export_main(["the cat sat", "--out", str(tmp_path / "b"), "--model", str(tiny_model_dir),
@@ -276,3 +276,21 @@ def test_pdf_is_a_format_of_every_export(trace, tmp_path, tiny_model_dir, qapp):
     assert export_main(["the cat", "--out", str(tmp_path / "cmd"), "--model", str(tiny_model_dir),
                         "--format", "pdf"]) == 0
     assert all(p.read_bytes().startswith(b"%PDF-") for p in (tmp_path / "cmd").iterdir())
+
+
+def test_the_export_command_makes_figures_of_a_given_size_and_without_titles(tiny_model_dir, tmp_path, qapp):
+    """Figures were sized for the screen (9.4 inches wide, 12-pixel text: 3 points in a paper's column) and always
+    carried the sentence and model as a title (QA pass)."""
+    from PySide6 import QtGui
+    from visualizer.export_command import main as export_main
+    assert export_main(["the cat", "--out", str(tmp_path / "small"), "--model", str(tiny_model_dir),
+                        "--size", "450x380", "--no-title"]) == 0
+    image = QtGui.QImage(str(tmp_path / "small" / "cross_L1_H1.png"))
+    assert (image.width(), image.height()) == (450, 380)
+    svg = (tmp_path / "svg")
+    assert export_main(["the cat", "--out", str(svg), "--model", str(tiny_model_dir), "--format", "svg",
+                        "--no-title"]) == 0
+    text = (svg / "cross_L1_H1.svg").read_text(encoding="utf-8")
+    assert "layer 1, head 1" not in text                         # no title drawn (nor in the SVG's <title>)
+    assert export_main(["the cat", "--out", str(tmp_path / "bad"), "--model", str(tiny_model_dir),
+                        "--size", "450"]) == 2

@@ -33,6 +33,8 @@ class HeatmapFigure:
         self.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title, spec.levels)
 
     def show_matrix(self, matrix, mask, rows, cols, title, levels=(0.0, 1.0)) -> None:
+        """title "": a figure without one (its row given to the matrix)."""
+        self.heatmap.show_title(bool(title))
         self.heatmap.show_matrix(matrix, mask, rows, cols, title, levels)
         QtWidgets.QApplication.processEvents()
         # an axis measures its labels when it is first painted and only then asks for the room they need: on
