@@ -72,16 +72,23 @@ def test_metrics_on_every_shape(shaped_trace, tmp_path):
     check_against_exports(shaped_trace, tmp_path)
 
 
-def test_known_values_on_a_hand_made_head(shapes):
-    """One head attending only to the previous token; the first row, which can only attend to itself, is left out
-    (of the max too): entropy 0, distance 1, previous-token share 1, diagonal 0."""
-    trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", ",", "b", "."])
-    T = 5
+def previous_token_head(trace, T: int):
+    """Head 1 of the first attention kind's layer 1 made a previous-token head: row i puts all its weight on
+    i − 1, the first row (which has none) on itself. Returns the kind."""
     shift = np.zeros((T, T), np.float32)
     shift[0, 0] = 1
     shift[np.arange(1, T), np.arange(T - 1)] = 1
     kind = trace.schema.kinds[0]
     trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = shift
+    return kind
+
+
+def test_known_values_on_a_hand_made_head(shapes):
+    """One head attending only to the previous token; the first row, which can only attend to itself, is left out
+    (of the max too): entropy 0, distance 1, previous-token share 1, diagonal 0."""
+    trace = synthetic_trace(shapes["decoder-only"], tgt_tokens=["<s>", "a", ",", "b", "."])
+    T = 5
+    kind = previous_token_head(trace, T)
     row = trace_metrics(trace)[0]
     assert (row.kind, row.layer, row.head) == (kind.name, 1, 1)
     assert row.entropy_bits == pytest.approx(0.0, abs=1e-12)
@@ -105,11 +112,7 @@ def test_an_encoders_first_row_has_no_previous_token_and_is_left_out_of_that_sha
     schema = dataclasses.replace(shapes["encoder-only"], special={"sep": "[SEP]"})
     trace = synthetic_trace(schema, src_tokens=["[CLS]", "a", "b", "c", "[SEP]"])
     T = 5
-    shift = np.zeros((T, T), np.float32)
-    shift[0, 0] = 1
-    shift[np.arange(1, T), np.arange(T - 1)] = 1
-    kind = trace.schema.kinds[0]
-    trace.arrays[f"{kind.stack}.0.{kind.sublayer}.weights"][0] = shift
+    previous_token_head(trace, T)
     row = trace_metrics(trace)[0]
     assert row.previous_token == pytest.approx(1.0) and row.diagonal == pytest.approx(1 / T)
     assert row.end_token == 0.0                          # a number: [SEP] is among the keys, and gets nothing
