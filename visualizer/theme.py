@@ -17,12 +17,13 @@ class Theme:
     text: str
     highlight: str
     placeholder: str
+    disabled: str           # the text of a control that does nothing now (a beam width while decoding greedily)
 
 
 THEMES = {
-    "light": Theme("light", "#f4f4f4", "#ffffff", "#111111", "#1f6fd1", "#6e6e6e"),
-    "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#9a9a9a"),
-    "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "#c8c8c8"),
+    "light": Theme("light", "#f4f4f4", "#ffffff", "#111111", "#1f6fd1", "#6e6e6e", "#8a8a8a"),
+    "dark": Theme("dark", "#2b2b2b", "#1e1e1e", "#e8e8e8", "#4c9aff", "#9a9a9a", "#7a7a7a"),
+    "high-contrast": Theme("high-contrast", "#000000", "#000000", "#ffffff", "#ffd400", "#c8c8c8", "#8c8c8c"),
 }
 
 
@@ -58,6 +59,10 @@ def palette(theme: Theme) -> QtGui.QPalette:
                  (role.Highlight, theme.highlight), (role.HighlightedText, theme.base),
                  (role.PlaceholderText, theme.placeholder)):
         p.setColor(r, QtGui.QColor(c))
+    # setColor(role, …) sets every group, the disabled one too: a disabled beam width read as black as an enabled
+    # one. Disabled text is dimmer, still readable (at least 3:1 against the base)
+    for r in (role.WindowText, role.Text, role.ButtonText):
+        p.setColor(QtGui.QPalette.ColorGroup.Disabled, r, QtGui.QColor(theme.disabled))
     return p
 
 

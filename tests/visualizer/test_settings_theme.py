@@ -1,6 +1,8 @@
 """Settings persist through QSettings files and survive bad values; themes apply."""
 from __future__ import annotations
 
+import pytest
+
 from PySide6 import QtCore, QtWidgets
 
 from visualizer.settings import Settings
@@ -69,3 +71,25 @@ def test_a_check_box_can_be_seen_in_the_high_contrast_theme(qapp, qtbot):
     finally:
         apply_theme(qapp, "light", point_size=10)
     assert type(qapp.style()).__name__ != "VisibleChecks"
+
+
+@pytest.mark.parametrize("name", ["light", "dark", "high-contrast"])
+def test_a_disabled_control_reads_dimmer_but_still_readable(qapp, name):
+    """The palette set each colour for every group: a disabled beam width (greedy decoding) or decoding method (a
+    masked-word model) looked exactly like an enabled one."""
+    from PySide6 import QtGui
+    from visualizer.theme import THEMES, palette
+
+    def luminance(c: QtGui.QColor) -> float:
+        def lin(v):
+            v /= 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * lin(c.red()) + 0.7152 * lin(c.green()) + 0.0722 * lin(c.blue())
+
+    p = palette(THEMES[name])
+    group, role = QtGui.QPalette.ColorGroup, QtGui.QPalette.ColorRole
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        off, on = p.color(group.Disabled, r), p.color(group.Active, r)
+        assert off != on
+        a, b = sorted((luminance(off), luminance(p.color(group.Active, role.Base))))
+        assert (b + 0.05) / (a + 0.05) >= 3.0                  # readable against the field it sits in
