@@ -22,10 +22,10 @@ def stopped_early(trace) -> str | None:
 def prompt_fills(trace, max_len: int) -> str | None:
     """A note when a decoder-only model's prompt took (nearly) all of its positions, so that it could write
     (almost) nothing: a 3,000-character paste generated one token, and only "the text was cut" was said."""
-    prompt = int(trace.meta.get("prompt_tokens", 0) or 0)
-    if trace.schema.layout != DECODER_ONLY or trace.meta.get("partial") or prompt < max_len - 1:
+    given = trace.prompt_rows()
+    if trace.schema.layout != DECODER_ONLY or trace.meta.get("partial") or given < max_len - 2:
         return None
-    written = max(0, len(trace.out_tokens) - (prompt - 1))
+    written = max(0, len(trace.out_tokens) - given)
     tokens = "token" if written == 1 else "tokens"
     return (f"The prompt fills the model's {max_len} positions: it had room to write {written} {tokens}. "
             "Shorten the text to see it continue.")
@@ -36,7 +36,7 @@ def first_step(trace) -> int:
     read the prompt), a masked-word model's first mask (the rows before it repeat their own tokens); 0 else."""
     last = max(trace.n_steps - 1, 0)
     if trace.schema.layout == DECODER_ONLY:
-        return min(max(int(trace.meta.get("prompt_tokens", 0) or 0) - 1, 0), last)
+        return min(trace.prompt_rows(), last)
     mask = trace.schema.special.get("mask")
     if trace.schema.layout == ENCODER_ONLY and mask:
         rows = trace.tokens(trace.schema.output_stack.tokens)

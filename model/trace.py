@@ -102,6 +102,12 @@ class Trace:
         """Rows of the output layer: generation steps of a decoder, positions of an encoder-only model."""
         return len(self.tokens(self.schema.output_stack.tokens))
 
+    def prompt_rows(self) -> int:
+        """Output rows whose token a decoder-only model's prompt gave (rows 0 … n − 2 of an n-token prompt predict
+        its 2nd … nth token: nothing chose them); 0 for other models."""
+        meta = self.meta if isinstance(self.meta, dict) else {}
+        return max(int(meta.get("prompt_tokens", 0) or 0) - 1, 0)
+
     def out_id(self, step: int) -> int | None:
         """The vocabulary id of the token row `step` stands for (out_tokens[step]), when the run recorded it: two
         pieces can read alike ("Ġre" and "re" both show as "re"), so the panels look a token up by id, not by text.

@@ -84,6 +84,7 @@ class InputBar(QtWidgets.QWidget):
         self.target.setClearButtonEnabled(True)
         self.model = QtWidgets.QComboBox()
         self.model.setToolTip("The bundled models, or a model folder of your own")
+        self._writes = True                      # the open model writes its output (show_layout)
         self.method = QtWidgets.QComboBox()
         for label, key in (("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sample")):
             self.method.addItem(label, key)
@@ -206,7 +207,7 @@ class InputBar(QtWidgets.QWidget):
 
     def _enable(self) -> None:
         m = self.method.currentData()
-        writes = getattr(self, "_writes", True)      # an encoder-only model fills every position at once
+        writes = self._writes                        # an encoder-only model fills every position at once
         self.method.setEnabled(writes)
         self.beam.setEnabled(writes and m == "beam")
         self.top_k.setEnabled(writes and m == "sample")

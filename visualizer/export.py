@@ -20,6 +20,8 @@ from model.ablation import ablated_heads, describe
 from model.assets import short_name
 from model.trace import Trace
 
+from .plotting.colormaps import colour_levels
+
 FORMATS = ("png", "svg", "pdf", "csv")
 
 
@@ -45,20 +47,6 @@ class HeatmapSpec:
     def stem(self) -> str:
         head = "mean" if self.head is None else f"H{self.head + 1}"
         return f"{self.file}_L{self.layer + 1}_{head}"
-
-
-COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",
-                 "head": "0 to each head's own largest weight (the window with one scale for all heads off)",
-                 "one": "0 to 1 (figures of different layers and sentences compare)"}
-
-
-def colour_levels(weights: np.ndarray, matrix: np.ndarray, scale: str) -> tuple[float, float]:
-    """The colour scale of one exported matrix of a layer's weights (H, Tq, Tk) under a COLOUR_SCALES rule, as the
-    window colours it."""
-    if scale not in COLOUR_SCALES:
-        raise ValueError(f"colour scale {scale!r}: give one of {', '.join(COLOUR_SCALES)}")
-    top = 1.0 if scale == "one" else float(weights.max() if scale == "layer" else matrix.max())
-    return 0.0, max(top, 1e-6)
 
 
 def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,

@@ -21,17 +21,13 @@ class ExportActions:
         for panel in window.panels.values():
             install_plot_menus(panel)
 
-    def colour_scale(self) -> str:
-        """The exports' colour scale (export.COLOUR_SCALES) as the attention panel's Colours menu sets it."""
-        return "layer" if self.window.attention.shared.isChecked() else "head"
-
     def _focused_spec(self):
         w = self.window
         if w.trace is None:
             return None
         a = w.attention
         head = None if a.mean.isChecked() else a.shown_head
-        for spec in heatmap_specs(w.trace, w.model_name, colour_scale=self.colour_scale()):
+        for spec in heatmap_specs(w.trace, w.model_name, colour_scale=a.colour_scale()):
             if spec.kind == a.shown_kind and spec.layer == a.shown_layer and spec.head == head:
                 return spec
         return None
@@ -68,7 +64,7 @@ class ExportActions:
         """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV) and the head
         metrics table (head_metrics.csv), into folder."""
         w = self.window
-        specs = heatmap_specs(w.trace, w.model_name, colour_scale=self.colour_scale())
+        specs = heatmap_specs(w.trace, w.model_name, colour_scale=w.attention.colour_scale())
         written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
         if progress is None or len(written) == len(specs):          # not cancelled
             if fmt != "csv":

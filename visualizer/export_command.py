@@ -7,8 +7,8 @@ import sys
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
 
-from .export import COLOUR_SCALES, FIGURE_SIZE
-from .plotting.colormaps import COLORMAP, COLORMAPS
+from .export import FIGURE_SIZE
+from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
 

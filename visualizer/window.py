@@ -295,7 +295,7 @@ class MainWindow(QtWidgets.QMainWindow):
                     "distribution meanwhile.</i>")
         else:
             # a decoder-only model's chips are what it predicted after each token: the prompt's from its second on
-            given = max(int(t.meta.get("prompt_tokens", 0)) - 1, 0) if t.schema.layout == DECODER_ONLY else 0
+            given = t.prompt_rows()
             pieces, mask = t.out_tokens, t.schema.special.get("mask")
             if t.schema.layout == ENCODER_ONLY and mask:            # the text with its masks filled in
                 pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)

@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.ablation import ablated_heads
 from model.schema import OUTPUT
 
-from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT
+from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT, colour_levels
 from ..plotting.heatmap import Heatmap
 from .thumbnails import THUMBNAIL_PIXELS, Thumbnails, head_levels
 from .widgets import ElidedLabel, KindPicker
@@ -109,6 +109,10 @@ class AttentionPanel(QtWidgets.QWidget):
     def focused_labels(self) -> tuple[list[str], list[str]]:
         return self.focus.rows, self.focus.cols
 
+    def colour_scale(self) -> str:
+        """The colour scale rule (plotting.colormaps.COLOUR_SCALES) the Colours menu sets, for the panel and exports."""
+        return "layer" if self.shared.isChecked() else "head"
+
     def set_colormap(self, name: str) -> None:
         self.colormap = name
         self.cmap_actions[name].setChecked(True)
@@ -192,7 +196,6 @@ class AttentionPanel(QtWidgets.QWidget):
         self.layer.setEnabled(not at_output)
         self.layer.setToolTip("At the output: the last layer, which the linear map reads" if at_output
                               else LAYER_TIP)
-        top = float(weights.max()) if self.shared.isChecked() else None
         self._ensure_small(H)
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
         small_key = (kind, layer, self.shared.isChecked(), H)
@@ -221,8 +224,7 @@ class AttentionPanel(QtWidgets.QWidget):
             focused = weights.mean(0) if self.mean.isChecked() else weights[head]
             which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}" + (
                 " (switched off)" if focus_off else "")
-            hi = top if top is not None else float(focused.max())
-            levels = (0.0, max(hi, 1e-6))
+            levels = colour_levels(weights, focused, self.colour_scale())
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)

@@ -171,10 +171,9 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens = list(trace.tokens(trace.schema.output_stack.tokens))
         mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
         self._taken = TAKEN.get(mode, "chosen")
-        prompt = int(trace.meta.get("prompt_tokens", 0) or 0) if isinstance(trace.meta, dict) else 0
         if not trace.schema.output_stack.by_step:          # an encoder's own position: nothing was chosen
             self._taken = "most probable"
-        elif step < prompt - 1:                             # a decoder-only model reading its prompt
+        elif step < trace.prompt_rows():                    # a decoder-only model reading its prompt
             self._taken = "given (prompt)"
         self.cut = self._cut(state) if mode == "sample" else 0
         probs = trace.probs(step, T, self.cut)

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from ..plotting.colormaps import colour_levels
 from ..plotting.heatmap import coloured
 from .background import TraceBackground
 
@@ -19,9 +20,10 @@ MOST = 96            # images sets kept (a set: the heads of one kind and layer)
 
 
 def head_levels(weights: np.ndarray, shared: bool) -> list[tuple[float, float]]:
-    """Each head's colour scale: 0 to the largest weight of all heads (shared) or of its own."""
-    tops = [float(weights.max())] * len(weights) if shared else [float(w.max()) for w in weights]
-    return [(0.0, max(top, 1e-6)) for top in tops]
+    """Each head's colour scale: 0 to the largest weight of all heads (shared) or of its own (colour_levels)."""
+    if shared:
+        return [colour_levels(weights, weights, "layer")] * len(weights)
+    return [colour_levels(weights, w, "head") for w in weights]
 
 
 class Thumbnails:

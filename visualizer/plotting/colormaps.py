@@ -15,6 +15,20 @@ PALETTE = (BLUE, ORANGE, GREEN, PINK)
 HIGHLIGHT = "#ff3b30"           # the focused head's frame, the generation step's row
 
 
+COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",
+                 "head": "0 to each head's own largest weight (the window with one scale for all heads off)",
+                 "one": "0 to 1 (figures of different layers and sentences compare)"}
+
+
+def colour_levels(weights: np.ndarray, matrix: np.ndarray, scale: str) -> tuple[float, float]:
+    """The colour scale of one matrix (a head, or the mean of heads) of a layer's weights (H, Tq, Tk) under a
+    COLOUR_SCALES rule: the attention panel's and every export's."""
+    if scale not in COLOUR_SCALES:
+        raise ValueError(f"colour scale {scale!r}: give one of {', '.join(COLOUR_SCALES)}")
+    top = 1.0 if scale == "one" else float(weights.max() if scale == "layer" else matrix.max())
+    return 0.0, max(top, 1e-6)
+
+
 def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
     """(-m, m) with m the largest magnitude in the arrays (1 when they are empty or all zero)."""
     m = max((float(np.nanmax(np.abs(a))) if np.size(a) else 0.0) for a in arrays)

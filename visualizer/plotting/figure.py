@@ -55,10 +55,6 @@ class HeatmapFigure:
     def png_bytes(self, scale: float = 1.0) -> bytes:
         return encode_png(self.png_image(scale))
 
-    def svg_bytes(self) -> bytes:
-        """The visible figure (not the whole scene) as SVG."""
-        return self.vector_bytes("svg")
-
     def vector_bytes(self, fmt: str) -> bytes:
         """The visible figure as SVG or PDF, its cells drawn as squares and its masked cells hatched with lines
         (plotting/vector_cells.py) instead of the on-screen image and hatch pattern."""
