@@ -52,6 +52,9 @@ def test_the_colour_bar_labels_both_ends_of_its_scale():
     assert [t for _, t in colour_ticks(0.0, 1.0)[0]] == ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]
     assert "0" in [t for _, t in colour_ticks(-0.5, 0.5)[0]]         # a difference's scale says where 0 is
     assert colour_ticks(0.0, 1e-6)[0] == [(0.0, "0"), (1e-6, "1e-06")]
+    assert colour_ticks(0.0, 0.998)[0][-1] == (0.998, "0.998")         # it read "1." (cut, then stripped)
+    assert colour_ticks(0.0, 0.9583)[0][-1][1] == "0.958"
+    assert colour_ticks(-0.0371, 0.0371)[0][0][1] == "-0.037"
 
 
 def test_csv_values_and_labels_equal_the_trace(trace, tmp_path):

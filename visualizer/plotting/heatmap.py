@@ -109,7 +109,7 @@ class Heatmap:
         """The colour bar's numbers at font, its label (beside the bar) at label_points (default: the same)."""
         bar = self.colorbar
         bar.axis.setTickFont(font)
-        bar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("−0.00")) + 14)
+        bar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("−0.000")) + 14)
         self._colorbar_points = label_points or font.pointSizeF()
         self._colorbar_label_pt = None
         self._fit_colorbar_label()
@@ -316,7 +316,10 @@ def colour_ticks(lo: float, hi: float, most: int = 6) -> list[list[tuple[float, 
         if abs(v) < 1e-12:
             return "0"
         text = f"{v:.{decimals}f}"
-        return text if abs(float(text) - v) < 1e-9 else f"{v:.{decimals + 1}f}".rstrip("0")
+        if abs(float(text) - v) < 1e-9:
+            return text
+        # an end between round values: up to 3 decimals (0.998 read "1." when cut to 2 and stripped of its 0s)
+        return f"{v:.3f}".rstrip("0").rstrip(".")
 
     first = math.ceil(lo / step - 1e-9)
     inner = [i * step for i in range(first, math.floor(hi / step + 1e-9) + 1)]
