@@ -38,3 +38,20 @@ def test_byte_pieces_of_a_split_character_read_as_their_bytes_not_as_a_replaceme
 def test_control_characters_are_shown_by_name_or_code():
     assert visible("a\nb\tc\x01d\x7f") == "a↵b⇥c<0x01>d<0x7F>"
     assert visible("plain text, ünïcödé") == "plain text, ünïcödé"
+
+
+def test_a_byte_level_piece_that_continues_a_word_is_marked_and_the_text_reads_back(byte_level):
+    """GPT-2 marks a word's first piece with Ġ: a piece without it continues the word ("##"), as the seed's and
+    BERT's pieces read; the text's first piece continues nothing. Joined by the output panel's rule, the pieces give
+    the words back (they read "re d c ar" when every piece was bare)."""
+    from visualizer.panels.output import join_pieces
+    text = "the cafe is open tab here"
+    ids = byte_level.tok(text, add_special_tokens=False)["input_ids"]
+    stored = byte_level.tokens(ids)
+    shown = byte_level.text_pieces(ids)
+    assert any(not t.startswith("\u0120") for t in stored[1:])           # the text has a piece inside a word
+    for i, (t, p) in enumerate(zip(stored, shown)):
+        after_space = i == 0 or stored[i - 1] == "\u0120"                  # a lone Ġ is a space before a word
+        assert p.startswith("##") == (not after_space and not t.startswith("\u0120"))
+    assert not shown[0].startswith("##") and byte_level.pieces(ids[:1])[0] == "##" + shown[0]
+    assert join_pieces(shown) == text

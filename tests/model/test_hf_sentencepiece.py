@@ -49,14 +49,23 @@ def marian(request, tmp_path_factory):
 
 def shown(token: str, specials) -> str:
     """A piece as every family labels it: specials as stored, sentencepiece's ▁ read as a space and the ends
-    stripped (a lone ▁ as ␣), a byte-fallback piece as its byte."""
+    stripped (a lone ▁ as ␣), a byte-fallback piece as its byte; a piece with a letter and no ▁ continues the word
+    before it: "##" in front, as the seed's and BERT's."""
     if token in specials:
         return token
     if re.fullmatch(r"<0x[0-9A-F]{2}>", token):
         text = bytes([int(token[3:5], 16)]).decode("utf-8", "replace")
     else:
         text = token.replace("\u2581", " ")
-    return text.strip() or "␣"
+    text = text.strip() or "␣"
+    return "##" + text if not token.startswith("\u2581") and any(c.isalnum() for c in text) else text
+
+
+def shown_text(tokens: list[str], specials) -> list[str]:
+    """A text's pieces in order: the first, and one after a special or a lone ▁, continue nothing."""
+    out = [shown(t, specials) for t in tokens]
+    return [p[2:] if p.startswith("##") and (i == 0 or tokens[i - 1] in specials or tokens[i - 1] == "\u2581")
+            else p for i, p in enumerate(out)]
 
 
 def _generated(family, folder, ids: list[int], **kw) -> list[int]:
@@ -83,11 +92,11 @@ def test_the_output_labels_and_attention_are_transformers_own(built):
         start = lm.model.generation_config.decoder_start_token_id
         source = tok.tokenize(SENTENCE) + [tok.eos_token]               # the pieces the tokenizer cut the text into
         rows, chosen = [start] + result.out_ids[:-1], result.out_ids
-        assert t.src_tokens == [shown(p, specials) for p in source]
+        assert t.src_tokens == shown_text(source, specials)
     else:                                   # one row a token of the prompt and the output, each choosing the next
         source = tok.convert_ids_to_tokens(ids)
         rows, chosen = (ids + result.out_ids)[:-1], (ids + result.out_ids)[1:]
-    assert t.tgt_tokens == [shown(p, specials) for p in tok.convert_ids_to_tokens(rows)]
+    assert t.tgt_tokens == shown_text(tok.convert_ids_to_tokens(rows), specials)
     assert t.out_tokens == [shown(p, specials) for p in tok.convert_ids_to_tokens(chosen)]
     assert any(p.startswith("\u2581") for p in source) and not any("\u2581" in p for p in t.src_tokens + t.tgt_tokens)
     ref, logits = hf_tiny.reference(family, folder, result)
@@ -111,9 +120,9 @@ def test_each_marian_side_is_labelled_from_its_own_vocabulary(marian):
     forced = tok(text_target=TARGET)["input_ids"]
     assert result.out_ids == forced and result.trace.meta["mode"] == "teacher-forced"
     ids = tok(SENTENCE)["input_ids"]
-    assert result.trace.src_tokens == [shown(source[i], specials) for i in ids]
+    assert result.trace.src_tokens == shown_text([source[i] for i in ids], specials)
     assert result.trace.out_tokens == [shown(target[i], specials) for i in forced]
-    assert result.trace.tgt_tokens == ["<pad>"] + [shown(target[i], specials) for i in forced[:-1]]
+    assert result.trace.tgt_tokens == shown_text(["<pad>"] + [target[i] for i in forced[:-1]], specials)
     assert lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)) == [shown(target[i], specials) for i in range(len(target))]
     assert lm.tgt_tok.vocab_size == result.trace["logits"].shape[-1] == len(target)
     assert lm.src_tok.decode(ids) == SENTENCE and result.text == TARGET

@@ -37,9 +37,12 @@ APOSTROPHES = ("'", "’")
 
 def join_pieces(pieces: list[str]) -> str:
     """Tokens as text: word-piece continuations (##…) join the word before them (never a special token like <s>),
-    and an apostrophe piece joins both neighbours (s ' ##assit → s'assit, as the translation reads)."""
+    and an apostrophe piece joins both neighbours (s ' ##assit → s'assit, as the translation reads); a lone space
+    piece (␣) is the space before the next word."""
     out, prev = "", ""
     for t in pieces:
+        if t == "␣":
+            continue
         special = prev.startswith("<") and prev.endswith(">")
         glue = (t.startswith("##") or t in APOSTROPHES or prev in APOSTROPHES) and prev and not special
         text = t[2:] if t.startswith("##") else t

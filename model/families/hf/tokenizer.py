@@ -18,6 +18,7 @@ from ...assets import ModelLoadError
 from ...tokenizer import WORD_START
 from .folder import INSTALL, transformers
 
+BYTE_SPACE = "\u0120"                                    # "Ġ": byte-level BPE's stored space
 SENTENCEPIECE_FILES = ("source.spm", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
 PACKAGES = {"sentencepiece": "sentencepiece", "protobuf": "google.protobuf"}     # pip name: module
 
@@ -66,7 +67,9 @@ def source_vocabulary(tok) -> dict[int, str] | None:
 class HFTokenizer:
     """One side of a transformers tokenizer behind the seed tokenizer's methods (encode, pieces, decode, vocab_size).
     Pieces read as the fast tokenizers' own decoder reads one piece (a word start bare, a lone space as ␣); a slow
-    sentencepiece tokenizer's pieces through the same Metaspace decoder."""
+    sentencepiece tokenizer's pieces through the same Metaspace decoder. A piece that continues a word is marked
+    "##" as the seed's and BERT's are (GPT-2's "red" cut "re ##d", Marian's "cha ##sed"), in a vocabulary that marks
+    word starts (▁ or Ġ): bare, "re d" read as two words."""
 
     def __init__(self, tok, target: bool = False, size: int | None = None):
         self.tok, self.target = tok, target
@@ -75,6 +78,7 @@ class HFTokenizer:
         backend = getattr(tok, "backend_tokenizer", None)
         self._decoder = getattr(backend, "decoder", None) if backend is not None else _sentencepiece_decoder(tok)
         self._special = set(tok.all_special_tokens)
+        self._starts = word_start_marks(tok)
 
     @property
     def vocab_size(self) -> int:
@@ -105,10 +109,29 @@ class HFTokenizer:
             except Exception:          # a decoder that cannot read one piece alone: show it as stored
                 text = token
         text = visible(text)
-        return text.strip() or ("␣" if text or not token.strip(WORD_START + "Ġ ") else token)
+        shown = text.strip() or ("␣" if text or not token.strip(WORD_START + "Ġ ") else token)
+        return "##" + shown if self._continues(token, shown) else shown
+
+    def _continues(self, token: str, shown: str) -> bool:
+        """Whether a piece goes on the word before it: its vocabulary marks word starts and this one has none. Only
+        pieces with a letter or digit: punctuation and byte pieces (<0xF0>) read as they are, as the seed's do."""
+        return (bool(self._starts) and not token.startswith(self._starts) and not shown.startswith(("<0x", "##"))
+                and any(c.isalnum() for c in shown))
 
     def pieces(self, ids) -> list[str]:
+        """Each id's piece alone, as an output token or a vocabulary entry reads ("##d" continues a word)."""
         return [self.piece(t) for t in self.tokens(ids)]
+
+    def text_pieces(self, ids) -> list[str]:
+        """The pieces of a text read in order: its first piece, one after a special token and one after a lone word
+        mark (sentencepiece's "▁" cut from "the") continue nothing (GPT-2's opening "The" has no Ġ before it)."""
+        tokens = self.tokens(ids)
+        out = [self.piece(t) for t in tokens]
+        for i, p in enumerate(out):
+            if p.startswith("##") and self._starts and (i == 0 or tokens[i - 1] in self._special
+                                                        or tokens[i - 1] in self._starts):
+                out[i] = p[2:]
+        return out
 
     def decode(self, ids) -> str:
         if self.vocab is not None:
@@ -141,6 +164,13 @@ def byte_level_text(token: str) -> str:
     raw = bytes(_BYTES[c] for c in token)
     text = raw.decode("utf-8", errors="surrogateescape")
     return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
+def word_start_marks(tok) -> tuple[str, ...]:
+    """The marks a vocabulary puts on a word's first piece (sentencepiece's ▁, byte-level BPE's Ġ); () when it marks
+    continuations instead (BERT's ##) or nothing."""
+    vocab = tok.get_vocab()
+    return tuple(m for m in (WORD_START, BYTE_SPACE) if any(t.startswith(m) for t in vocab))
 
 
 def _sentencepiece_decoder(tok):

@@ -393,12 +393,12 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
     what the decoder reads: its start token, or the prompt): every attention of the input, and the distribution of
     the first token to come. Marked partial: the generated tokens are still to come."""
     from ...decoding import Translation
-    pieces = lm.tgt_tok.pieces
+    pieces = lm.tgt_tok.text_pieces
     inputs = {"input_ids": torch.tensor([src_ids]), "decoder_input_ids": torch.tensor([fed])} if src_ids \
         else {"input_ids": torch.tensor([fed])}
     arrays, _ = traced_pass(lm, mm, **inputs)
     nxt = int(arrays["logits"][-1].argmax())
-    trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(src_ids), pieces(fed), fed[1:] + [nxt],
+    trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(src_ids), pieces(fed), fed[1:] + [nxt],
                        dict(meta, translation="", partial=True))
     return Translation("", [], trace, meta.get("truncated", 0), ())
 
@@ -455,7 +455,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
         t = previous.trace
         return _replace(previous, trace=Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays,
                                               dict(t.meta, **meta), t.schema), truncated=truncated)
-    pieces, eos = lm.tgt_tok.pieces, tok.eos_token_id
+    pieces, eos = lm.tgt_tok.text_pieces, tok.eos_token_id
     with lm.lock, HeadsOff(mm, by_module(ablations, schema), schema.n_heads):
         if schema.layout == ENCODER_DECODER:
             src = torch.tensor([ids])
@@ -474,7 +474,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             out_ids = out_ids or [eos]
             arrays, _ = traced_pass(lm, mm, input_ids=src, decoder_input_ids=torch.tensor([[start] + out_ids[:-1]]))
             text_out = lm.tgt_tok.decode(out_ids)
-            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), pieces([start] + out_ids[:-1]),
+            trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(ids), pieces([start] + out_ids[:-1]),
                                out_ids, dict(meta, translation=text_out))
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
@@ -506,5 +506,5 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
                 text_out = lm.tgt_tok.decode(filled)
             else:
                 out_ids, text_out = [], ""
-            trace = make_trace(lm, mm, arrays, lm.src_tok.pieces(ids), [], out_ids, dict(meta, translation=text_out))
+            trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(ids), [], out_ids, dict(meta, translation=text_out))
     return Translation(text_out, out_ids, trace, truncated, key)
