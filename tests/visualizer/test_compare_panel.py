@@ -85,3 +85,35 @@ def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model
     assert panel.a.title.startswith("A: tiny, “the cat sat”") and panel.b.title.startswith("B: other, “the cat sat”")
     panel.render(a, state)                                  # the same model: no names, the titles stay short
     assert panel.b.title.startswith("B: “the cat sat”")
+
+
+def test_a_narrow_panel_shows_one_matrix_chosen_by_its_buttons_and_a_wide_one_all_three(panel, tiny_lm, qtbot):
+    """In the window's side dock the three matrices stacked put B and B − A below the fold: there one shows at a
+    time (B − A first), chosen by buttons; wide enough, the three stand side by side and the buttons go."""
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="le chat",
+                  ablations=expand([("enc_self", 1, None)], tiny_lm.schema)).trace
+    state = ViewState.for_trace(a, kind="cross", layer=1, head=1)
+    panel.state = state
+    panel.resize(400, 600)
+    panel.render(a, state)
+    assert not panel.choice_buttons["A"].isVisible()                  # nothing pinned: nothing to choose
+    panel.pin()
+    panel.render(b, state)
+    visible = lambda: [n for n, box in panel.boxes.items() if box.isVisible()]          # noqa: E731
+    assert visible() == ["B − A"] and panel.choice_buttons["A"].isVisible()
+    panel.choice_buttons["A"].click()
+    assert visible() == ["A"]
+    np.testing.assert_array_equal(panel.a.shown, a.attention("cross", 1, 1))
+    panel.resize(1000, 500)
+    qtbot.waitUntil(lambda: panel.side_by_side)
+    assert visible() == ["A", "B", "B − A"] and not panel.choice_buttons["A"].isVisible()
+    xs = [panel.boxes[n].geometry().x() for n in ("A", "B", "B − A")]
+    assert xs == sorted(xs) and len(set(xs)) == 3                     # in a row, A first
+    panel.resize(400, 600)
+    qtbot.waitUntil(lambda: not panel.side_by_side)
+    assert visible() == ["A"]
+    c = translate(tiny_lm, "the cat").trace                         # another shape: no difference to choose
+    panel.choice_buttons["B − A"].click()
+    panel.render(c, ViewState.for_trace(c, kind="cross", layer=1, head=1))
+    assert visible() == ["B"] and not panel.choice_buttons["B − A"].isEnabled()

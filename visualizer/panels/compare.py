@@ -1,7 +1,8 @@
 """Compare two runs: pin the run on screen (A), change something (a word, positional encoding off, a head
 switched off), and see the pinned run and the current one (B) side by side for the focused head, their
 difference B − A on a diverging colour map centred on 0 when the two matrices have the same shape, and both
-next-token distributions at the step in view. Right-click any of the three heatmaps to save it."""
+next-token distributions at the step in view. A panel too narrow for three matrices in a row (a tab of the side
+dock) shows one at a time, B − A first, chosen by buttons. Right-click any of the three heatmaps to save it."""
 from __future__ import annotations
 
 import html
@@ -16,6 +17,10 @@ from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
 
 TOP = 5          # tokens listed per output distribution
+SIDE_BY_SIDE_FROM = 780    # pixels of width: A, B and B − A in a row
+NARROWEST = 200            # a matrix's least width
+VIEWS = (("B − A", "The difference: what the change did to this head's weights"),
+         ("A", "The pinned run"), ("B", "The run on screen now"))
 
 
 def run_label(trace) -> str:
@@ -41,29 +46,50 @@ class ComparePanel(QtWidgets.QWidget):
         self.unpin_button = QtWidgets.QPushButton("Unpin")
         self.pin_button.clicked.connect(self.pin)
         self.unpin_button.clicked.connect(self.unpin)
+        self.choice = QtWidgets.QButtonGroup(self)       # which matrix a narrow panel shows: one at a time
+        self.choice_buttons = {}
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.pin_button)
         bar.addWidget(self.unpin_button)
         bar.addStretch(1)
+        views = QtWidgets.QHBoxLayout()              # a row of its own: beside the pin buttons it held a tab wide
+        self.show_label = QtWidgets.QLabel("Show:")
+        views.addWidget(self.show_label)
+        for name, tip in VIEWS:
+            button = QtWidgets.QPushButton(name)
+            button.setCheckable(True)
+            button.setToolTip(tip)
+            self.choice.addButton(button)
+            self.choice_buttons[name] = button
+            views.addWidget(button)
+        views.addStretch(1)
+        self.choice_buttons[VIEWS[0][0]].setChecked(True)
+        self.choice.buttonClicked.connect(lambda _button: self._arrange())
         self.note = QtWidgets.QLabel("Pin a run, then change something: A is the pinned run, B the one on screen.")
         self.note.setWordWrap(True)
-        self.a = HeatmapBox("A (pinned)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=240)
-        self.b = HeatmapBox("B (now)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=240)
+        self.a = HeatmapBox("A (pinned)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=200)
+        self.b = HeatmapBox("B (now)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=200)
         self.diff = HeatmapBox("B − A", "query", "key", colormap=SIGNED_COLORMAP, bar_label="B − A",
-                               min_height=240)
+                               min_height=200)
+        self.boxes = {"A": self.a, "B": self.b, "B − A": self.diff}
         self.outputs = QtWidgets.QLabel()
         self.outputs.setWordWrap(True)
+        self.grid = QtWidgets.QGridLayout()
+        self.grid.setSpacing(6)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
+        layout.addLayout(views)
         layout.addWidget(self.note)
-        for w in (self.a, self.b, self.diff, self.outputs):
-            layout.addWidget(w)
+        layout.addLayout(self.grid, 1)
+        layout.addWidget(self.outputs)
         self.pinned = None
         self.current = None
         self.vocab: list[str] | None = None
         self.difference: np.ndarray | None = None      # B − A shown (None when the shapes differ)
-        self._show_parts(False)
+        self.side_by_side: bool | None = None
+        self._comparing = False
+        self._arrange()
 
     def set_vocab(self, pieces) -> None:
         self.vocab = [str(p) for p in pieces] if pieces is not None else None
@@ -81,10 +107,40 @@ class ComparePanel(QtWidgets.QWidget):
         if self.current is not None:
             self.render(self.current, self.state)
 
+    def chosen(self) -> str:
+        """The matrix a narrow panel shows ('B − A', 'A' or 'B')."""
+        return self.choice.checkedButton().text()
+
+    def _arrange(self) -> None:
+        """The three matrices side by side when the panel is wide enough for them, else the chosen one alone (a
+        tab in the window's side dock: stacked, B and B − A were below the fold)."""
+        wide = self.width() >= SIDE_BY_SIDE_FROM
+        if wide != self.side_by_side:
+            self.side_by_side = wide
+            for i, box in enumerate((self.a, self.b, self.diff)):
+                self.grid.removeWidget(box)
+                self.grid.addWidget(box, 0, i if wide else 0)
+                box.setMinimumWidth(NARROWEST)       # three in a row must not hold the panel wider than the rule
+        there = [] if not self._comparing else ["A", "B"] + (["B − A"] if self.difference is not None else [])
+        shown = there if wide else [self.chosen()] if self.chosen() in there else there[1:2]
+        for name, box in self.boxes.items():
+            box.setVisible(name in shown)
+        for name, button in self.choice_buttons.items():
+            button.setVisible(bool(there) and not wide)
+            button.setEnabled(name in there)
+        self.show_label.setVisible(bool(there) and not wide)
+        self.outputs.setVisible(self._comparing)
+        self.unpin_button.setEnabled(self.pinned is not None)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
     def _show_parts(self, on: bool) -> None:
-        for w in (self.a, self.b, self.diff, self.outputs):
-            w.setVisible(on)
-        self.unpin_button.setEnabled(on)
+        self._comparing = on
+        if not on:
+            self.difference = None
+        self._arrange()
 
     def render(self, trace, state) -> None:
         self.current = trace
@@ -97,14 +153,12 @@ class ComparePanel(QtWidgets.QWidget):
         if kind not in a.schema.kind_names or kind not in trace.schema.kind_names:
             self.note.setText("The pinned run's model has no such attention kind: nothing to compare.")
             self._show_parts(False)
-            self.unpin_button.setEnabled(True)
             return
         info = trace.schema.kind(kind)
         layer, head = state.layer, state.head
         if layer >= a.n_layers(info.stack) or head >= a.n_heads:
             self.note.setText("The pinned run's model has no such layer or head.")
             self._show_parts(False)
-            self.unpin_button.setEnabled(True)
             return
         wa, wb = a.attention(kind, layer, head), trace.attention(kind, layer, head)
         top = max(float(wa.max()), float(wb.max()), 1e-6)
@@ -120,7 +174,6 @@ class ComparePanel(QtWidgets.QWidget):
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
             self.diff.set_title(f"B − A: {where}")
-            self.diff.setVisible(True)
             note = f"{where}. Largest change {np.abs(self.difference).max():.3f}."
             off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
             if (kind, layer, head) in off:
@@ -129,10 +182,10 @@ class ComparePanel(QtWidgets.QWidget):
             self.note.setText(note)
         else:
             self.difference = None
-            self.diff.setVisible(False)
             self.note.setText(f"{where}. The runs' matrices differ in shape ({wa.shape[0]}×{wa.shape[1]} and "
                               f"{wb.shape[0]}×{wb.shape[1]} tokens): no difference to show.")
         self.outputs.setText(self._outputs(a, trace, state.step))
+        self._arrange()
 
     def _outputs(self, a, b, step: int) -> str:
         """Both runs' top next tokens at the step in view, as two short lists."""
