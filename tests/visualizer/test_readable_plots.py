@@ -390,3 +390,24 @@ def test_the_colour_bar_label_shrinks_to_fit_a_short_plot_and_grows_back(qtbot):
                                                    or label_points() == pytest.approx(0.7 * 18, abs=0.05))
     widget.resize(500, 600)
     qtbot.waitUntil(lambda: label_points() == pytest.approx(18))
+
+
+def test_a_new_matrix_typesets_no_axis_label_again(qtbot, monkeypatch):
+    """A change of attention kind changes every heatmap's ranges. With the SI prefix on, each range change of an
+    axis, the hidden right and top ones too, typeset its label again (QGraphicsTextItem.setHtml) and repainted
+    it: a third of the axis work of that change. Plain numbers on every axis of the plot and of its colour bar."""
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    hp = Heatmap(widget.addPlot(), font_size=12)
+    hp.add_colorbar("attention weight")
+    widget.addItem(hp.colorbar)
+    widget.resize(400, 400)
+    widget.show()
+    hp.show_matrix(np.full((3, 3), 0.5), None, ["a", "b", "c"], ["d", "e", "f"], "head 1")
+    typeset = []
+    monkeypatch.setattr(pg.AxisItem, "_updateLabel", lambda self: typeset.append(self.orientation))
+    for n in (5, 8, 2):                                        # sentences of other lengths: new ranges
+        hp.show_matrix(np.full((n, n + 1), 0.5), None, ["t"] * n, ["s"] * (n + 1), "head 1")
+    assert typeset == []
+    for item in (hp.plot, hp.colorbar):
+        assert not any(item.getAxis(side).autoSIPrefix for side in ("left", "bottom", "right", "top"))

@@ -24,6 +24,14 @@ from .token_axis import TokenAxis
 LABEL_MARGIN_PX = 4      # a QGraphicsTextItem's document margin, at each end of an axis label
 
 
+
+def plain_numbers(plot: pg.PlotItem) -> None:
+    """No SI prefix on any of a plot's four axes ("μ (x0.001)" reads as a unit). The hidden right and top axes
+    count too: with the prefix on, every range change typesets their empty labels again (setHtml) and repaints
+    them, a third of the axis work of a change of attention kind."""
+    for name in ("left", "bottom", "right", "top"):
+        plot.getAxis(name).enableAutoSIPrefix(False)
+
 class Heatmap:
     """A PlotItem holding one matrix: image, hatch under masked cells, token axes, an optional highlighted row
     and colour bar. A view change gives it a new matrix: the image, axes and bar are reused, never rebuilt.
@@ -52,11 +60,11 @@ class Heatmap:
         self.font_size = font_size
         self._title: str | None = None
         self._title_on = True
+        plain_numbers(plot)                      # row and column numbers: never "dimension (x0.001)"
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
             axis.setPen(foreground)
             axis.setTextPen(foreground)
-            axis.enableAutoSIPrefix(False)       # row and column numbers: never "dimension (x0.001)"
         if font_size is not None:
             self.set_font_size(font_size)
         self.hatch: QtWidgets.QGraphicsRectItem | None = None      # made when a matrix first has masked cells
@@ -89,6 +97,7 @@ class Heatmap:
         bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(self.colormap), interactive=False,
                               width=width, colorMapMenu=False)
         bar.setImageItem([], insert_in=self.plot)     # no image to control: its levels are set with the matrix'
+        plain_numbers(bar)                            # a ColorBarItem is a PlotItem: its axes as the plot's
         self.colorbar, self.colorbar_label = bar, label
         if self.levels is not None:
             bar.setLevels(self.levels)

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..theme import PLOT_BACKGROUND, PLOT_FOREGROUND
 from .colormaps import SIGNED_COLORMAP
-from .heatmap import Heatmap
+from .heatmap import Heatmap, plain_numbers
 from .text import LABEL_PT, TICK_PT, tick_font
 from .titles import set_title
 from .token_axis import TokenAxis
@@ -21,12 +21,12 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str | None = None, bott
     plot.setMenuEnabled(False)
     plot.hideButtons()
     plot.setMouseEnabled(x=False, y=False)
+    plain_numbers(plot)
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
         axis.setTickFont(tick_font())
         axis.setPen(foreground)
         axis.setTextPen(foreground)
-        axis.enableAutoSIPrefix(False)          # "μ (x0.001)" reads as a unit; keep the plain numbers
         if not isinstance(axis, TokenAxis):   # ticks at two levels: a third level's faint ticks cost paint time
             axis.setStyle(maxTickLevel=1)
     if left:
