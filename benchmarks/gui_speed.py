@@ -1,6 +1,6 @@
 """How fast the window reacts, measured (not asserted): prints medians and 95th percentiles.
 
-    python benchmarks/gui_speed.py [--model en-fr] [--repeats 30]
+    python benchmarks/gui_speed.py [--model en-fr] [--repeats 30] [--views-only]
 
 1. keystroke -> translation + every visible panel repainted, 12-word sentence, greedy. The model starts at the
    keystroke; the debounce (DEBOUNCE_MS after the last keystroke) holds only the repaint. Measured: from the
@@ -87,10 +87,45 @@ def settle(app) -> None:
         app.processEvents()
 
 
+def view_changes(app, w, rounds: int) -> dict[str, list[float]]:
+    """Each kind of view change on its own, in ms to painted: the goal is about head, layer and step changes; a
+    change of attention kind (encoder self -> cross) swaps every token axis and is reported apart."""
+    view = {"head": [], "layer": [], "step": [], "kind": []}
+    kinds = w.trace.schema.kinds           # every attention kind of the model, in pipeline order
+    for i in range(rounds):
+        w.state.update(kind=kinds[0].name, layer=0, head=0, step=0)
+        settle(app)
+        plan = [("head", [dict(head=h) for h in (*range(1, w.trace.n_heads), 0)])]
+        for n, k in enumerate(kinds):
+            if n:
+                plan.append(("kind", [dict(kind=k.name, step=0)]))
+            plan.append(("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers(k.stack)), 0)]))
+            if k.by_step:
+                steps = range(1, w.trace.n_steps) if n % 2 else reversed(range(w.trace.n_steps - 1))
+                plan.append(("step", [dict(step=s) for s in steps]))
+        for what, changes in plan:
+            for change in changes:
+                t0 = time.perf_counter()
+                w.state.update(**change)
+                settle(app)
+                view[what].append(1000 * (time.perf_counter() - t0))
+    return view
+
+
+def print_views(view: dict[str, list[float]]) -> None:
+    print(row("layer / head / step change → repainted", view["head"] + view["layer"] + view["step"]))
+    for what in ("head", "layer", "step"):
+        print(row(f"… {what} change alone", view[what]))
+    print(row("attention kind change (encoder self → cross → decoder self) → repainted", view["kind"]))
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--model", default=None)
     p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--views-only", action="store_true",
+                   help="only the layer, head, step and kind changes, REPEATS rounds of them (p95 of the kind "
+                        "changes needs more than the full run's few)")
     a = p.parse_args()
     from PySide6 import QtCore, QtWidgets
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
@@ -136,6 +171,13 @@ def main() -> int:
         t_fire, ready = fired[-1]
         return 1000 * (time.perf_counter() - t_fire), ready
 
+    if a.views_only:
+        print(f"model {name}; {len(SENTENCE.split())}-word sentence; {a.repeats} rounds of view changes")
+        print("| measurement | median | p95 | runs |")
+        print("| --- | --- | --- | --- |")
+        print_views(view_changes(app, w, a.repeats))
+        w.close()
+        return 0
     assert len(SENTENCE.split()) == 12
     keystrokes = {  # name: (the text before the keystroke, the text after it, draft on)
         "letter": (SENTENCE[:-1], SENTENCE, True), "space": (SENTENCE, SENTENCE + " ", True),
@@ -161,27 +203,7 @@ def main() -> int:
             letter_model.append(w.last_run_ms)
             ready.append(was_ready)
 
-    # each kind of view change on its own: the goal is about head, layer and step changes; a change of attention
-    # kind (encoder self -> cross) swaps every token axis and is reported apart
-    view = {"head": [], "layer": [], "step": [], "kind": []}
-    kinds = w.trace.schema.kinds           # every attention kind of the model, in pipeline order
-    for i in range(max(3, a.repeats // 4)):
-        w.state.update(kind=kinds[0].name, layer=0, head=0, step=0)
-        settle(app)
-        plan = [("head", [dict(head=h) for h in (*range(1, w.trace.n_heads), 0)])]
-        for n, k in enumerate(kinds):
-            if n:
-                plan.append(("kind", [dict(kind=k.name, step=0)]))
-            plan.append(("layer", [dict(layer=l) for l in (*range(1, w.trace.n_layers(k.stack)), 0)]))
-            if k.by_step:
-                steps = range(1, w.trace.n_steps) if n % 2 else reversed(range(w.trace.n_steps - 1))
-                plan.append(("step", [dict(step=s) for s in steps]))
-        for what, changes in plan:
-            for change in changes:
-                t0 = time.perf_counter()
-                w.state.update(**change)
-                settle(app)
-                view[what].append(1000 * (time.perf_counter() - t0))
+    view = view_changes(app, w, max(3, a.repeats // 4))
 
     max_len = w.lm.cfg.max_len
     words = ("the cat sat on the mat and the dog ran to the house " * 40).split()
@@ -252,10 +274,7 @@ def main() -> int:
     print(f"| keystrokes whose run had ended when the debounce ran out | {sum(ready)} of {len(ready)} | | |")
     ratio = statistics.median(typing["letter, no draft"]) / statistics.median(typing["letter"])
     print(f"| last letter: without / with the draft, medians | {ratio:.2f}× | | |")
-    print(row("layer / head / step change → repainted", view["head"] + view["layer"] + view["step"]))
-    for what in ("head", "layer", "step"):
-        print(row(f"… {what} change alone", view[what]))
-    print(row("attention kind change (encoder self → cross → decoder self) → repainted", view["kind"]))
+    print_views(view)
     print(row(f"{long_tokens}-token input → translated ({long_out} output tokens, greedy) and repainted", long))
     print(row("… the same input and its translation as the target: encoded, decoded teacher-forced and repainted",
               forced))
