@@ -9,7 +9,7 @@ from PySide6 import QtGui, QtWidgets
 from .animation import OVER, animation_specs, check_output, render_frames, write_animation
 from .export import ExportError
 from .export_actions import with_progress
-from .folders import remember, suggest
+from .folders import remember, suggest, with_type
 
 
 class AnimationActions:
@@ -42,10 +42,12 @@ class AnimationActions:
         over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", list(OVER), 0, False)
         if not ok:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", suggest(w, f"attention-{over}.gif"),
-                                                        "GIF animation (*.gif);;MP4 video (*.mp4)")
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", suggest(w, f"attention-{over}.gif"),
+                                                             "GIF animation (*.gif);;MP4 video (*.mp4)")
         if not path:
             return
+        if Path(path).suffix.lower() not in (".gif", ".mp4"):
+            path = str(with_type(path, ".mp4" if "mp4" in chosen else ".gif"))
         remember(w, path)
         n = with_progress(w, "Drawing frames…", lambda progress: self.export(path, over, progress),
                           "Cannot export the animation", (ValueError, ExportError))

@@ -99,7 +99,8 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
     it) with clear one-line errors."""
     path = Path(path)
     if not path.parent.is_dir():
-        raise ExportError(f"{path.parent}: folder does not exist")
+        raise ExportError(f"{path.parent}: is a file, not a folder" if path.parent.exists()
+                          else f"{path.parent}: folder does not exist")
     try:
         files.atomic_write(path, write, prefix=f".{path.stem}.", suffix=path.suffix)
     except files.TemporaryFileError as e:

@@ -27,3 +27,10 @@ def remember(window, path: str | Path) -> None:
         return
     p = Path(path)
     settings.set("folder", str(p if p.is_dir() else p.parent))
+
+
+def with_type(path: str | Path, suffix: str) -> Path:
+    """A name typed in a save dialog, with its file type's suffix (".json") added when it ends in another or none:
+    Qt's own dialog adds none, and a session saved as "lesson1" was then hidden by the open dialog's filter."""
+    p = Path(path)
+    return p if p.suffix.lower() == suffix.lower() else p.with_name(p.name + suffix)

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
-from .folders import remember, suggest
+from .folders import remember, suggest, with_type
 from .plotting.render import encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
@@ -173,9 +173,7 @@ class PlotMenu(QtCore.QObject):
                 return None
             typed = Path(path).suffix.lower().lstrip(".")
             fmt = typed if typed in formats else next((f for f in formats if FILE_TYPES[f] == chosen), fmt)
-        target = Path(path)
-        if target.suffix.lower() != f".{fmt}":
-            target = target.with_name(target.name + f".{fmt}")
+        target = with_type(path, f".{fmt}")
         try:
             write_plot(self.export, target, fmt, scale)
         except ExportError as e:

@@ -31,7 +31,7 @@ from .controls import InputBar, filled_in, model_label, pieces_note, show_from_s
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
-from .folders import remember, start_folder, suggest
+from .folders import remember, start_folder, suggest, with_type
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -390,6 +390,7 @@ class MainWindow(QtWidgets.QMainWindow):
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", suggest(self, "session.json"),
                                                         "Sessions (*.json)")
         if path:
+            path = str(with_type(path, ".json"))
             try:
                 save_session(path, self.state)
             except SessionError as e:

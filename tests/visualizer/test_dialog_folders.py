@@ -33,3 +33,18 @@ def test_dialogs_open_where_the_last_file_went_and_remember_it_across_starts(qtb
     menu = window.exports.attention_menu
     menu.save("png")                                                        # a plot's Save image as PNG…
     assert Path(asked[2]).parent == tmp_path / "lesson" and asked[2].endswith(".png")
+
+
+def test_a_session_named_without_its_type_is_saved_as_json_and_opens_again(qtbot, window, tmp_path, monkeypatch):
+    """Qt's own dialog adds no suffix: "lesson1" was written as is, and the open dialog's "Sessions (*.json)"
+    filter then hid it."""
+    from visualizer.session import read_session
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        lambda *args: (str(tmp_path / "lesson1"), "Sessions (*.json)"))
+    window.save_session_dialog()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lesson1.json"]
+    assert read_session(tmp_path / "lesson1.json")["sentence"] == window.state.sentence
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        lambda *args: (str(tmp_path / "lesson.v2"), "Sessions (*.json)"))
+    window.save_session_dialog()
+    assert (tmp_path / "lesson.v2.json").is_file()

@@ -202,6 +202,10 @@ def test_small_probabilities_keep_two_significant_digits():
     from visualizer.panels.output import probability
     assert [probability(p) for p in (0.91949, 0.0012, 0.00019, 3.4e-9, 0.0)] == \
         ["0.919", "0.001", "0.00019", "3.4e-09", "0.000"]
+    # written out down to a millionth (en-de's bars read "6.8e-05" beside "0.00019"); one that rounds up keeps
+    # the larger form ("0.001", not "0.00100")
+    assert [probability(p) for p in (6.8e-05, 1.23e-05, 9.99e-07, 0.000995)] == \
+        ["0.000068", "0.000012", "0.0000010", "0.001"]
 
 
 def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab):

@@ -147,6 +147,9 @@ def test_full_disk_is_a_clear_error_and_leaves_no_partial_file(window, tmp_path,
 def test_missing_folder_is_a_clear_error(window, tmp_path):
     with pytest.raises(ExportError, match="folder does not exist"):
         write_plot(window.exports.focused_export(), tmp_path / "nope" / "x.csv", "csv")
+    (tmp_path / "afile").write_text("")                        # a file where the folder should be: said so
+    with pytest.raises(ExportError, match="afile: is a file, not a folder"):
+        write_plot(window.exports.focused_export(), tmp_path / "afile" / "x.csv", "csv")
 
 
 def test_file_stem_from_titles():

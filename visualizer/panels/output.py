@@ -8,6 +8,8 @@ set_vocab() when a model is loaded; without them the bars are labelled with toke
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
@@ -52,8 +54,14 @@ def join_pieces(pieces: list[str]) -> str:
 
 
 def probability(p: float) -> str:
-    """A probability as text: three decimals, and two significant digits below 0.001 (0.00019, not 0.000)."""
-    return f"{p:.3f}" if p >= 0.001 or p == 0 else f"{p:.2g}"
+    """A probability as text: three decimals, and two significant digits below 0.001 written out (0.00019 and
+    0.000068, not 0.000 nor 6.8e-05) down to a millionth; smaller ones in powers of ten (1.2e-09)."""
+    rounded = float(f"{p:.2g}")
+    if rounded >= 0.001 or p == 0:
+        return f"{p:.3f}"
+    if rounded < 1e-6:
+        return f"{p:.2g}"
+    return f"{p:.{1 - math.floor(math.log10(rounded))}f}"
 
 
 def nice_limit(p_max: float) -> float:
