@@ -236,14 +236,22 @@ class Docks:
         try:
             if geometry is not None:
                 self.window.restoreGeometry(geometry)
-            self.restored = self.window.restoreState(state)
+            self.restored = self.restore_state(state)
         except TypeError:          # a stored value of the wrong type: keep the default layout
             self.restored = False
+
+    def restore_state(self, state) -> bool:
+        """QMainWindow.restoreState, then the dock tabs made readable again: the restore builds new tab bars, which
+        elided every title to its first letter ("L… E… M…") after presentation mode ended."""
+        done = self.window.restoreState(state)
+        self.readable_tabs()
+        QtCore.QTimer.singleShot(0, self.readable_tabs)     # tab bars Qt makes as the restored layout settles
+        return done
 
     def reset_layout(self) -> None:
         """Every dock back in its first place, shown."""
         self.restored = False
-        self.window.restoreState(self.default_layout)
+        self.restore_state(self.default_layout)
         for dock in self.docks.values():
             dock.show()
         if "layernorm" in self.docks:

@@ -40,7 +40,7 @@ class Presentation:
             actions.details.setChecked(before.get("details", True))
             w.showNormal()
             if before.get("layout") is not None:
-                w.restoreState(before["layout"])      # the docks as they were before the class
+                w.docking.restore_state(before["layout"])      # the docks as they were before the class
 
     def _size_docks(self) -> None:
         """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right

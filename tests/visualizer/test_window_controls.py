@@ -241,6 +241,9 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     # the docks' shares as before (offscreen, the window itself may come back a little wider)
     share = before[0] / sum(before)                  # the output panel's share of the column
     qtbot.waitUntil(lambda: abs(output.height() / (output.height() + layernorm.height()) - share) < 0.03)
+    # the restored layout's new tab bars show whole titles, as the first ones did (they read "L… E… M…")
+    bars = [b for b in window.findChildren(QtWidgets.QTabBar) if b.isVisible()]
+    assert bars and all(b.elideMode() == QtCore.Qt.TextElideMode.ElideNone and b.usesScrollButtons() for b in bars)
 
 
 def test_architecture_click_on_every_box_goes_there(qtbot, window):
