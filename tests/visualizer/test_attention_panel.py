@@ -210,3 +210,30 @@ def test_at_the_output_the_panel_shows_the_last_layer_which_the_linear_map_reads
     window.state.prev_sublayer()                                    # back into the last decoder layer
     assert panel.layer.isEnabled() and panel.shown_layer == window.state.layer
 
+
+
+def test_a_stage_without_attention_says_which_attention_the_panel_shows(qtbot, window, panel):
+    """At a feed-forward sublayer, an embedding or the output the caption names that stage while the heatmap shows
+    an attention sublayer: the line below the plots says which, until a hover reads a cell, and goes back to the
+    hint at an attention sublayer."""
+    from visualizer.panels.attention import stand_in
+    schema = window.trace.schema
+    window.state.update(stack="enc", layer=1, sublayer="ffn")
+    assert window.state.stage.sublayer == "ffn" and panel.shown_kind == "enc_self"
+    assert panel.hover.text() == ("The feed-forward sublayer has no attention weights: shown is layer 2's "
+                                  "encoder self-attention.")
+    panel._hovered(scene_pos(panel.focus, 1, 1))                     # a cell read out, then left: the note again
+    assert "weight" in panel.hover.text() and "feed-forward" not in panel.hover.text()
+    QtCore.QCoreApplication.sendEvent(panel.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    window.state.update(stack="enc", layer=1, sublayer="self")
+    assert panel.hover.text().startswith("Hover over a cell")
+    window.state.update(stack="tgt_embed", layer=0, sublayer="")
+    assert panel.hover.text().startswith("The embedding has no attention weights: shown is layer 1's decoder")
+    window.state.update(stack="output", layer=0, sublayer="")
+    last = schema.stack("dec").n_layers
+    assert panel.hover.text().startswith(f"The output layer has no attention weights: shown is layer {last}'s")
+    info = schema.kind("cross")
+    assert stand_in(schema, "dec", "cross", info, 0) == ()
+    short = stand_in(schema, "dec", "ffn", info, 0)
+    assert short[1:] == ("Feed-forward: no attention; layer 1's cross-attention shown",
+                         "Feed-forward: no attention", "no attention here")

@@ -20,6 +20,25 @@ LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
 
 
+
+def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, ...]:
+    """Why the panel shows attention at a stage that has none (an embedding, a feed-forward sublayer, the output
+    layer), longest form first; () at an attention sublayer. The caption named the feed-forward step while the
+    heatmap, unexplained, showed attention."""
+    keys = [st.key for st in schema.stacks]
+    if stack in keys and schema.kind_at(stack, sublayer) is not None:
+        return ()
+    if stack == OUTPUT:
+        what, short = "The output layer", "Output"
+    elif stack in keys:
+        name = schema.stack(stack).sublayer(sublayer).name
+        what, short = f"The {name} sublayer", name[:1].upper() + name[1:]
+    else:
+        what, short = "The embedding", "Embedding"
+    shown = f"layer {layer + 1}'s {info.title[:1].lower() + info.title[1:]}"
+    return (f"{what} has no attention weights: shown is {shown}.", f"{short}: no attention; {shown} shown",
+            f"{short}: no attention", "no attention here")
+
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -76,7 +95,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self._framed = None                             # (framed head or None, number of heads)
         # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
         self.hover = ElidedLabel()
-        self.hover.setText(*HOVER_HINT)
+        self.hint = HOVER_HINT                # the line below the plots off a cell: the hint, or the stage's note
+        self.hover.setText(*self.hint)
         self._pointer = None                  # the scene position of the last hover
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
@@ -166,8 +186,8 @@ class AttentionPanel(QtWidgets.QWidget):
         return QtCore.QSize(min(hint.width(), 520), hint.height())
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.stack == OUTPUT, state.head, state.step, self.mean.isChecked(),
-                self.shared.isChecked())
+        return (state.kind, state.layer, state.stack, state.sublayer, state.head, state.step, self.mean.isChecked(),
+                self.shared.isChecked())           # the stage: its note says when it has no attention of its own
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, trace, state) -> None:
@@ -232,6 +252,12 @@ class AttentionPanel(QtWidgets.QWidget):
             self.focus.set_crossed(focus_off)      # as its thumbnail: a short window hides the title that says so
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
+        # at a stage without attention the line below the plots says which attention is shown, until a hover
+        note = stand_in(schema, state.stack, state.sublayer, info, layer)
+        hint = (note[0], note[1:]) if note else HOVER_HINT
+        if hint != self.hint:
+            self.hint = hint
+            self._read_out(self._pointer, stale=True)
 
     @staticmethod
     def _same(shown, trace, key) -> bool:
@@ -254,7 +280,7 @@ class AttentionPanel(QtWidgets.QWidget):
         cell = self.focus.cell_at(pos) if pos is not None else None
         if cell is None or self.trace is None:
             if stale:
-                self.hover.setText(*HOVER_HINT)
+                self.hover.setText(*self.hint)
             return
         r, c = cell
         value = self.focus.shown[r, c]
