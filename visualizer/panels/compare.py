@@ -56,9 +56,8 @@ class ComparePanel(QtWidgets.QWidget):
         self.show_label = QtWidgets.QLabel("Show:")
         views.addWidget(self.show_label)
         for name, tip in VIEWS:
-            button = QtWidgets.QPushButton(name)
-            button.setCheckable(True)
-            button.setToolTip(tip)
+            button = QtWidgets.QRadioButton(name)       # its dot shows the choice in every theme (a checked push
+            button.setToolTip(tip)                        # button looked like the others in high contrast)
             self.choice.addButton(button)
             self.choice_buttons[name] = button
             views.addWidget(button)
