@@ -1,6 +1,8 @@
 """Notes about a result that its reader should have, shared by the window and the commands."""
 from __future__ import annotations
 
+import re
+
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
@@ -42,3 +44,66 @@ def first_step(trace) -> int:
         rows = trace.tokens(trace.schema.output_stack.tokens)
         return min(rows.index(mask), last) if mask in rows else 0
     return 0
+
+
+def unknown_pieces(trace) -> str | None:
+    """A note when the input holds the model's unknown token: emoji and letters outside its vocabulary all reach it
+    as that one token ("I love pizza 🍕" read "pizza <unk>"), and only an axis label showed it."""
+    unk = trace.schema.special.get("unk", "<unk>")
+    given = trace.tgt_tokens[: trace.prompt_rows() + 1] if trace.schema.layout == DECODER_ONLY else trace.src_tokens
+    n = sum(t == unk for t in given)
+    if not n or trace.meta.get("partial"):
+        return None
+    pieces = "piece of the input is" if n == 1 else "pieces of the input are"
+    return (f"{n} {pieces} unknown to the model (shown as {unk}): characters outside its "
+            "vocabulary, such as emoji, all reach it as that one token.")
+
+
+REPEATS = 3               # a block of words written this many times in a row is a loop
+
+
+def repeats_itself(trace) -> str | None:
+    """A note when the output loops ("es regnet es regnet es regnet."): a block of 1 to 4 pieces written REPEATS
+    times or more in a row. Small models do so on sentences unlike the ones they learned from; a class should
+    see that it is the model's failure, not the language's. None for a given target or a partial result."""
+    if trace.meta.get("mode") == "teacher-forced" or trace.meta.get("partial"):
+        return None
+    eos = trace.schema.special.get("eos")
+    out = [t for t in trace.out_tokens[trace.prompt_rows():] if t != eos]
+    for k in range(1, 5):
+        for i in range(len(out) - k * REPEATS + 1):
+            block = out[i:i + k]
+            if not any(any(c.isalnum() for c in t) for t in block):
+                continue                                     # "... ... ..." or "!!!" is no loop of words
+            n = 1
+            while out[i + n * k:i + (n + 1) * k] == block:
+                n += 1
+            if n >= REPEATS:
+                words = " ".join(block).replace(" ##", "").removeprefix("##")
+                return (f"The model repeats itself (“{words}” {n} times in a row): small models loop on "
+                        "sentences unlike the ones they learned from.")
+    return None
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“'])")
+
+
+def several_sentences(trace) -> str | None:
+    """A note when a translator is given several sentences (a paste): it learned from one at a time, and merged
+    three into one wrong translation. A break counts after . ! or ? that ends a part of two or more words and
+    before a capital or a digit ("Mr. Smith" is one sentence)."""
+    if trace.schema.layout != ENCODER_DECODER or trace.meta.get("partial"):
+        return None
+    parts = [p for p in SENTENCE_END.split(" ".join(str(trace.meta.get("sentence", "")).split()))]
+    n = 1 + sum(len(p.split()) >= 2 for p in parts[:-1])
+    if n < 2:
+        return None
+    return (f"The text holds {n} sentences: this model learned from one sentence at a time and may merge or drop "
+            "some. Translate them one by one.")
+
+
+def result_notes(trace, max_len: int) -> list[str]:
+    """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
+    notes = (several_sentences(trace), unknown_pieces(trace), repeats_itself(trace), stopped_early(trace),
+             prompt_fills(trace, max_len))
+    return [n for n in notes if n is not None]

@@ -217,7 +217,10 @@ class Docks:
         w, h = self.window.width(), self.window.height()
         right = self.docks.get("output") or self.docks.get("layernorm")
         if right is not None:
-            self.window.resizeDocks([self.docks["architecture"], right], [max(230, w // 6), max(360, int(w * 0.3))],
+            # a sixth and 30% of the width (the map at least 230 pixels, 18% on a screen under 1280): at 1024 pixels
+            # the old floors (230 and 360) left the heatmap's column 434 pixels
+            self.window.resizeDocks([self.docks["architecture"], right],
+                                    [max(w // 6, min(230, int(0.18 * w))), int(0.3 * w)],
                                     QtCore.Qt.Orientation.Horizontal)
         if "output" in self.docks and "layernorm" in self.docks:
             # a short window (1366x768) gives the output distribution 58% of the column: at 40% its ten bars
@@ -245,7 +248,7 @@ class Docks:
         elided every title to its first letter ("L… E… M…") after presentation mode ended."""
         done = self.window.restoreState(state)
         self.readable_tabs()
-        QtCore.QTimer.singleShot(0, self.readable_tabs)     # tab bars Qt makes as the restored layout settles
+        QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
         return done
 
     def reset_layout(self) -> None:

@@ -68,11 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:
         print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
-    from model.notes import prompt_fills, stopped_early
-    if (early := stopped_early(result.trace)) is not None:
-        print(f"note: {early}", file=sys.stderr)
-    if (full := prompt_fills(result.trace, lm.cfg.max_len)) is not None:
-        print(f"note: {full}", file=sys.stderr)
+    from model.notes import result_notes
+    for note in result_notes(result.trace, lm.cfg.max_len):
+        print(f"note: {note}", file=sys.stderr)
     print(result.text)
     if a.tree:
         from model.beam_tree import BeamTreeError, format_tree, tree_of

@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError
 from model.families import output_pieces
-from model.notes import first_step, prompt_fills, stopped_early
+from model.notes import first_step, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 
 from .ablation_actions import AblationActions
@@ -42,6 +42,8 @@ from .steady_label import SteadyLabel
 from .text_safety import breakable_html, isolate
 from .worker import one_torch_thread
 
+
+NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
 
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
@@ -112,6 +114,7 @@ class MainWindow(QtWidgets.QMainWindow):
         v.addWidget(self.caption)
         v.addWidget(self.attention, 1)
         self.setCentralWidget(central)
+        central.installEventFilter(self)     # the docks' splitters resize the centre alone: the caption may refit
         self.docking.dock()
         self.status_notice = QtWidgets.QLabel()
         self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
@@ -224,10 +227,8 @@ class MainWindow(QtWidgets.QMainWindow):
                          f"the last {result.truncated} token(s) were cut.")
         if not self.state.sentence.strip():
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
-        elif (early := stopped_early(t)) is not None:
-            notes.append(early)
-        if (full := prompt_fills(t, max_len)) is not None:
-            notes.append(full)
+        else:
+            notes += result_notes(t, max_len)
         self.inputs.notice.setText(" ".join(notes))
         self.inputs.notice.setVisible(bool(notes))
         cut = []
@@ -255,12 +256,22 @@ class MainWindow(QtWidgets.QMainWindow):
         800x600 window: the heatmap got 60 pixels); level 1 below 36 without them (a 768p projector at the
         presentation font: the heatmap got 180 pixels for 11 rows) or below 45 with them (a 720p or 768p laptop:
         the heatmap got 145 pixels for 12 tokens); else 0. Presentation mode is level 1 at least: smaller text
-        there (View ▸ Smaller text) gave more lines, brought the chips and the title back, and the heatmap shrank."""
-        lines = self.height() / QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()
+        there (View ▸ Smaller text) gave more lines, brought the chips and the title back, and the heatmap shrank.
+        Level 2 also when the centre column is under NARROW_CENTRE characters wide (1024×768 in class)."""
+        metrics = QtGui.QFontMetrics(QtWidgets.QApplication.font())
+        lines = self.height() / metrics.height()
         details = self.inputs.details_visible()
-        if lines < 33 or (details and lines < 36):
+        if lines < 33 or (details and lines < 36) or self._centre_chars(metrics) < NARROW_CENTRE:
             return 2
         return 1 if lines < 36 or (details and lines < 45) or self.isFullScreen() else 0
+
+    def _centre_chars(self, metrics: QtGui.QFontMetrics) -> float:
+        """The centre column's width in characters of the text font (a window not laid out yet: wide enough). At
+        1024×768 in presentation mode it held 41, the caption's explanation took seven lines, and the heatmap was
+        left 35 pixels wide."""
+        centre = self.centralWidget()
+        width = centre.width() if centre is not None and centre.isVisible() else 0
+        return width / max(1, metrics.averageCharWidth()) if width > 100 else float("inf")
 
     def compact_caption(self) -> bool:
         """The caption without its explanation (compact_level 2)."""
@@ -438,6 +449,12 @@ class MainWindow(QtWidgets.QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.refit_caption()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.centralWidget() and event.type() == QtCore.QEvent.Type.Resize:
+            QtCore.QTimer.singleShot(0, self, self.refit_caption)    # after the layout that resized it (not
+            # after the window is gone: the window as the timer's context)
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -237,3 +237,24 @@ def test_a_stage_without_attention_says_which_attention_the_panel_shows(qtbot, w
     short = stand_in(schema, "dec", "ffn", info, 0)
     assert short[1:] == ("Feed-forward: no attention; layer 1's cross-attention shown",
                          "Feed-forward: no attention", "no attention here")
+
+
+def test_a_narrow_canvas_gives_the_focused_head_the_room(qtbot, window, panel):
+    """At 1024×768 in class the row labels, the colour bar's label and three small heads a row left the focused
+    matrix 45 pixels wide: a narrow canvas gives it 5/6 of the width, the bar its numbers only, the small heads two
+    columns."""
+    from visualizer.panels.attention import NARROW_CANVAS
+    layout = panel.canvas.ci.layout
+    window.resize(1800, 900)
+    qtbot.waitUntil(lambda: panel.canvas.width() >= NARROW_CANVAS)
+    assert layout.columnStretchFactor(0) == 3 and panel.focus.colorbar.getAxis("left").label.isVisible()
+    window.resize(900, 700)
+    qtbot.waitUntil(lambda: panel.canvas.width() < NARROW_CANVAS)
+    assert layout.columnStretchFactor(0) == 5 and not panel.focus.colorbar.getAxis("left").label.isVisible()
+    qtbot.waitUntil(lambda: panel.focus.plot.vb.width() > panel.canvas.width() / 3)     # the matrix itself
+    H = len(panel.small)
+    columns = {round(hp.plot.pos().x()) for hp in panel.small}
+    assert len(columns) == min(2, H)
+    window.resize(1800, 900)
+    qtbot.waitUntil(lambda: panel.canvas.width() >= NARROW_CANVAS)
+    assert panel.focus.colorbar.getAxis("left").label.isVisible()

@@ -17,6 +17,7 @@ from .widgets import ElidedLabel, KindPicker
 
 
 LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
+NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the canvas, and its colour bar no label
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
 
 
@@ -149,7 +150,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.grid.clear()
         self.small = []
         self._small_shown = self._framed = None
-        cols = max(1, math.ceil(math.sqrt(H)))
+        cols = self._small_columns(H)
         for h in range(H):
             plot = self.grid.addPlot(row=h // cols, col=h % cols, enableMenu=False)   # menus: 5 ms a plot
             plot.hideAxis("left")
@@ -157,6 +158,18 @@ class AttentionPanel(QtWidgets.QWidget):
             hp = Heatmap(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False,
                          row_tokens=False, col_tokens=False, colormap=self.colormap)
             self.small.append(hp)
+
+    def _small_columns(self, H: int) -> int:
+        """The small heads' columns: a square grid, two in a narrow canvas (three titles "head 1" side by side held
+        the column 175 pixels wide at a class's font, and the focused head got what was left)."""
+        return min(2, H) if getattr(self, "_narrow", False) else max(1, math.ceil(math.sqrt(H)))
+
+    def _place_small(self) -> None:
+        cols = self._small_columns(len(self.small))
+        for h, hp in enumerate(self.small):
+            self.grid.removeItem(hp.plot)
+        for h, hp in enumerate(self.small):
+            self.grid.addItem(hp.plot, row=h // cols, col=h % cols)
 
     @staticmethod
     def _small_pt(pt: float) -> float:
@@ -267,7 +280,21 @@ class AttentionPanel(QtWidgets.QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
             self._pointer = None       # a later change of the heatmap shows the hint, not the cell it last read
+        if watched is self.canvas and event.type() == QtCore.QEvent.Type.Resize:
+            self._fit_width(event.size().width())
         return super().eventFilter(watched, event)
+
+    def _fit_width(self, width: int) -> None:
+        """A narrow canvas (a 1024-pixel screen, a 720p projector) gives the focused head a larger share and its
+        colour bar no label (the bar's numbers stay): its row labels, axis titles and colour bar at the class's
+        font had left the matrix 45 pixels wide."""
+        narrow = width < NARROW_CANVAS
+        if narrow == getattr(self, "_narrow", None):
+            return
+        self._narrow = narrow
+        self.canvas.ci.layout.setColumnStretchFactor(0, 5 if narrow else 3)
+        self.focus.show_colorbar_label(not narrow)
+        self._place_small()
 
     def _hovered(self, pos) -> None:
         self._pointer = pos

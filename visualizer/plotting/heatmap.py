@@ -99,6 +99,7 @@ class Heatmap:
         bar.setImageItem([], insert_in=self.plot)     # no image to control: its levels are set with the matrix'
         plain_numbers(bar)                            # a ColorBarItem is a PlotItem: its axes as the plot's
         self.colorbar, self.colorbar_label = bar, label
+        self._colorbar_label_on = True
         if self.levels is not None:
             bar.setLevels(self.levels)
             bar.axis.setTicks(colour_ticks(*self.levels))
@@ -139,6 +140,13 @@ class Heatmap:
         if points != self._colorbar_label_pt:
             self._colorbar_label_pt = points
             axis.setLabel(self.colorbar_label, color=self.foreground, **{"font-size": f"{points:g}pt"})
+            axis.showLabel(self._colorbar_label_on)
+
+    def show_colorbar_label(self, on: bool) -> None:
+        """The colour bar's label beside it, or its numbers alone (a narrow panel gives the matrix the room)."""
+        self._colorbar_label_on = on
+        if self.colorbar is not None:
+            self.colorbar.getAxis("left").showLabel(on)
 
     def _hatch(self) -> QtWidgets.QGraphicsRectItem:
         if self.hatch is None:
