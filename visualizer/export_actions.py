@@ -82,7 +82,8 @@ class ExportActions:
         return path
 
     def _panel_pictures(self, folder: Path) -> list[Path]:
-        """A PNG of every open panel at the size of its place in the window. A panel behind a tab is brought to
+        """A PNG of every open panel at the size of its place in the window, or its own when larger (a panel that
+        scrolls in its place is pictured whole). A panel behind a tab is brought to
         the front for its picture (grabbed behind the tab it came out 160 × 120, the size it last had); the
         layout and the tabs in front before come back after. A lazy panel never opened has no picture: it would
         be built for it, and one with a wider minimum than its tab's would widen the window's dock area."""
@@ -99,7 +100,8 @@ class ExportActions:
                     QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
                 path = folder / f"panel_{name}.png"
-                write_bytes(path, encode_png(dock.widget().grab().toImage()))
+                # the panel whole, not the part its scroll area shows (LayerNorm's stopped halfway down a chart)
+                write_bytes(path, encode_png(w.panels[name].grab().toImage()))
                 written.append(path)
         finally:
             for dock in in_front:
