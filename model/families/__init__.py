@@ -10,6 +10,8 @@ Nothing here imports torch until a model is opened.
 """
 from __future__ import annotations
 
+import difflib
+
 import importlib
 import json
 from pathlib import Path
@@ -56,7 +58,15 @@ def _cached(name: str) -> Path | None:
     """The local Hugging Face cache folder of a model id ('gpt2', 'Helsinki-NLP/opus-mt-en-de'); None when the
     name cannot be an id; ModelLoadError when it can but is not in the cache."""
     from .hf.folder import cached_snapshot, looks_like_id
-    return cached_snapshot(name) if looks_like_id(name) else None
+    if not looks_like_id(name):
+        return None
+    try:
+        return cached_snapshot(name)
+    except ModelLoadError:
+        near = difflib.get_close_matches(name, bundled_models(), n=2, cutoff=0.6) if "/" not in name else []
+        if near:          # a bundled name mistyped ("en-fe") was told how to download it from the Hub
+            raise ModelLoadError(f"{name}: no such model; did you mean {' or '.join(near)}?") from None
+        raise
 
 
 def load(name_or_folder: str | Path):

@@ -132,3 +132,16 @@ def test_evaluate_scores_an_hf_translator_with_its_own_translations(tmp_path, ca
     lm = load(folder)
     assert (tmp_path / "hyps.txt").read_text(encoding="utf-8").splitlines() == [
         translate(lm, s).text for s in ("the cat sat", "the dog runs")]
+
+
+def test_a_mistyped_bundled_name_is_answered_with_the_names_it_is_close_to(tmp_path, monkeypatch):
+    """"--model en-fe" was told to run `huggingface-cli download en-fe`; a bare id far from every bundled name
+    still is; and the window's check before opening says the same."""
+    from model.families import check
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for opening in (load, check):
+        with pytest.raises(ModelLoadError) as e:
+            opening("en-fe")
+        assert str(e.value).startswith("en-fe: no such model; did you mean en-fr or en-de?")
+    with pytest.raises(ModelLoadError, match="huggingface-cli download gpt3"):
+        load("gpt3")
