@@ -228,14 +228,21 @@ def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows
     assert {(st.stack, st.layer) for st in arch.folded} == {(k, l) for k in ("enc", "dec") for l in (0, 1, 2, 4)}
     assert Stage("enc", 3, "ffn") in arch.boxes
     assert_labels_fit_their_boxes(arch)
-    # a click on a folded layer goes to its first sublayer; the embedding or output keep the open layer
+    # a click on a folded layer goes to its first sublayer; at the output the last layer opens (the one the
+    # linear map reads, whose attention the panel shows), at an embedding the first (Alt+Home kept layer 2 open)
     box = next(st for st in arch.folded if st.stack == "enc" and st.layer == 1)
     qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[box].center().toPoint())
     assert state.stage == Stage("enc", 1, "self")
     arch.render(trace, state)
+    assert Stage("enc", 1, "ffn") in arch.boxes
     state.go_to(Stage(OUTPUT))
     arch.render(trace, state)
-    assert Stage("enc", 1, "ffn") in arch.boxes and Stage(OUTPUT) in arch.boxes
+    last = schema.stack("dec").n_layers - 1
+    assert Stage("dec", last, "ffn") in arch.boxes and Stage(OUTPUT) in arch.boxes
+    assert Stage("enc", 1, "ffn") not in arch.boxes
+    state.go_to(schema.stages()[0])                      # the source embedding
+    arch.render(trace, state)
+    assert Stage("enc", 0, "ffn") in arch.boxes and Stage("dec", last, "ffn") not in arch.boxes
     # with room enough nothing folds
     arch.resize(420, 1400)
     arch._layout()                       # (a widget not shown gets no resize event)

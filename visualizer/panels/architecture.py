@@ -18,6 +18,7 @@ EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
 TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
 FOLD_BELOW = 0.75       # … and below this share even without it, the layers other than the current one fold
 LAYER_COLOUR = "#eeeeee"        # a folded layer's box
+LAST_LAYER = 1 << 30            # open_layer at the output: each stack's last (clamped to its layers)
 # box colours by what a sublayer computes (attention, cross-attention, feed-forward)
 COLOURS = {kind: "#fdebd0" for kind in ATTENTION_KINDS} | {ATTENTION_CROSS: "#f9d9d9", FEED_FORWARD: "#dfeaf7",
                                                             GATED_MLP: "#dfeaf7"}
@@ -46,9 +47,11 @@ class ArchitectureMap(QtWidgets.QWidget):
 
     def render(self, trace, state) -> None:
         stage = state.stage
-        moved = self.folded and (stage not in self.boxes or stage in self.folded)
-        if stage.sublayer and stage.stack != OUTPUT:
-            self.open_layer = stage.layer
+        # the layer that keeps its sublayers: the current one; at an embedding the first (which reads it; Alt+Home
+        # kept the layer last seen open), at the output the last
+        opened = LAST_LAYER if stage.stack == OUTPUT else stage.layer if stage.sublayer else 0
+        moved = self.folded and (opened != self.open_layer or stage not in self.boxes or stage in self.folded)
+        self.open_layer = opened
         if trace.schema != self.schema or not self.boxes or moved:
             self.schema = trace.schema
             self._layout()
