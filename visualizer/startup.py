@@ -63,7 +63,7 @@ class Startup(QtCore.QObject):
         if self.helper is not None:
             self.helper.stop()                   # the live run came first: the other core is free again
 
-    def show_frame(self, frame, origin: str = "shown from a saved run") -> None:
+    def show_frame(self, frame, origin: str = "a saved run") -> None:
         """Show a frame (last_frame.Frame) until the model runs; origin: where it came from, for the status bar."""
         self.frame, self.frame_origin = frame, origin
         w = self.window
@@ -76,7 +76,7 @@ class Startup(QtCore.QObject):
         w = self.window
         if frame is not None and w.trace is None and w.runs.shown is None and \
                 frame_key(w.state.model_name, *w.state.run_fields()) == self.helper.key:
-            self.show_frame(frame, "translated in a helper process")
+            self.show_frame(frame, "translated while the app opened")
         if w.lm is None and self.loader.runs == 0:
             self._start_model_loader()
 

@@ -241,7 +241,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_model.setToolTip(self.state.model_name)
         self.status_tokens.setText(token_count(t))
         if self.lm is None:
-            self.status_time.setText(f"{self.startup.frame_origin}; the model is loading…")
+            self.status_time.setText(f"First look ({self.startup.frame_origin}); the model is loading…")
         elif t.meta.get("partial"):
             self.status_time.setText(f"input traced in {self.last_run_ms:.0f} ms; generating…")
         else:

@@ -80,7 +80,7 @@ def test_the_window_shows_the_helpers_frame_then_the_live_run(qtbot, tiny_model_
     with qtbot.waitSignal(w.trace_shown, timeout=30000):
         pass
     assert w.lm is None and w.startup.frame is not None
-    assert "helper process" in w.status_time.text() and "loading" in w.status_time.text()
+    assert w.status_time.text() == "First look (translated while the app opened); the model is loading…"
     shown = w.trace
     np.testing.assert_array_equal(w.attention.focused_array, shown.attention("enc_self", 0, 0))
     assert w.attention.focused_labels == (shown.src_tokens, shown.src_tokens)
