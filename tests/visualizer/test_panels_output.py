@@ -134,7 +134,7 @@ def test_the_chosen_token_is_found_by_its_id_when_two_pieces_read_alike(panel, t
     panel.render(tr, state_for(tr, step=step))
     assert panel.chosen_id == cid and panel.chosen_prob == pytest.approx(p[cid])
     assert panel.chosen_rank == int(np.sum(p > p[cid])) + 1 > 1
-    assert "p = " in panel.header.text() and f"rank {panel.chosen_rank}" in panel.header.text()
+    assert "p&nbsp;=&nbsp;" in panel.header.text() and f"rank&nbsp;{panel.chosen_rank}" in panel.header.text()   # kept together
 
 
 def test_a_trace_without_ids_still_finds_the_chosen_token_by_its_text(panel, trace, vocab):

@@ -280,8 +280,8 @@ class OutputPanel(QtWidgets.QWidget):
         max_bits = float(np.log2(kept)) if kept > 1 else 0.0
         if self.chosen_id is not None:
             taken = (f"<span style='color:{VERMILLION}'>■</span> {escape(self._taken)} "
-                     f"“<b>{escape(short(self.chosen_label, 24))}</b>”: p = {probability(self.chosen_prob)}, "
-                     f"rank {self.chosen_rank}")
+                     f"“<b>{escape(short(self.chosen_label, 24))}</b>”: p&nbsp;=&nbsp;{probability(self.chosen_prob)}, "
+                     f"rank&nbsp;{self.chosen_rank}")           # a narrow dock wrapped the rank's number alone
         elif self.chosen_label:
             taken = (f"taken: “{escape(short(self.chosen_label, 24))}” (load the model's vocabulary to find "
                      f"its bar)")
