@@ -36,3 +36,22 @@ def short_name(name: str) -> str:
         if part.startswith("models--") and parts[i + 1] == "snapshots":
             return part[len("models--"):].replace("--", "/")
     return str(Path(*parts[-2:]))
+
+
+SEED_SUMMARY = ("the math notes' worked example by hand: d_model 2, one head, numbers chosen to give the note's; "
+                "made for “The cat sat on the mat”, not a translator")
+
+
+def model_summary(name: str) -> str:
+    """One line saying what a bundled model is, for its entry in the window's model list: its card's title after the
+    name ("English → German (Multi30k, lowercased)"); "" when it has none. A class saw bare names (en-de, en-fr,
+    seed-example), and typed sentences to a lowercased image-caption model and to the 2-d example."""
+    if name == "seed-example":
+        return SEED_SUMMARY
+    folder = model_folder(name)
+    try:
+        first = (folder / "MODEL_CARD.md").read_text(encoding="utf-8").splitlines()[0] if folder else ""
+    except (OSError, UnicodeDecodeError, IndexError):
+        return ""
+    title = first.lstrip("# ").strip()
+    return title.split(": ", 1)[1] if title.startswith(f"{name}: ") else ""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui
 
-from model.assets import bundled_models
+from model.assets import bundled_models, model_summary
 
 from .controls import OPEN_FOLDER, show_from_start
 from .examples import load_examples
@@ -47,6 +47,10 @@ class Actions:
         w.inputs.model.clear()
         for name in bundled_models():
             w.inputs.model.addItem(name, name)
+            summary = model_summary(name)
+            if summary:
+                w.inputs.model.setItemData(w.inputs.model.count() - 1, f"{name}: {summary}",
+                                           QtCore.Qt.ItemDataRole.ToolTipRole)
         w.inputs.model.addItem(OPEN_FOLDER, None)
 
     def _examples(self, examples) -> None:

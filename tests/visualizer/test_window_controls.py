@@ -556,3 +556,18 @@ def test_a_narrow_centre_column_moves_the_captions_explanation_to_its_tooltip(qt
     QtCore.QCoreApplication.sendEvent(central, QtGui.QResizeEvent(central.size(), central.size()))
     qtbot.waitUntil(lambda: window.compact_level() == 2 and text not in html_unescape(window.caption.text()))
     assert text in html_unescape(window.caption.toolTip())
+
+
+def test_the_model_list_says_what_each_bundled_model_is(window):
+    """A class saw bare names (en-de, en-fr, seed-example) and typed its sentences to a lowercased image-caption
+    model and to the 2-d worked example."""
+    from model.assets import bundled_models
+    combo = window.inputs.model
+    tips = {combo.itemData(i): combo.itemData(i, QtCore.Qt.ItemDataRole.ToolTipRole) for i in range(combo.count())}
+    for name in bundled_models():
+        if name == "seed-example":
+            assert "not a translator" in tips[name]
+            continue
+        from model.assets import model_folder
+        title = (model_folder(name) / "MODEL_CARD.md").read_text(encoding="utf-8").splitlines()[0]
+        assert tips[name] == title.lstrip("# ") and " → " in tips[name]          # "en-de: English → German (…)"
