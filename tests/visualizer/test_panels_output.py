@@ -259,3 +259,24 @@ def test_prompt_steps_say_given_and_an_encoder_says_most_probable(qtbot, tmp_pat
                 assert "given (prompt)" in words and "greedy" not in words
             else:
                 assert "chosen (greedy)" in words and panel.chosen_rank == 1
+
+
+def test_the_plot_text_grows_with_a_larger_application_font_never_below_its_own(panel, trace):
+    """Presentation mode at 1080p sets 19.6-point text: the bars' tokens and numbers stayed at 12 points. They
+    follow it 2 points below, never below 12 (a 720p projector's 14 points keeps 12: its rows have no more room)."""
+    from PySide6 import QtGui
+
+    from visualizer.plotting.text import TICK_PT
+    panel.render(trace, state_for(trace))
+    axis = panel.plot.getAxis("left")
+    assert axis.base_font.pointSizeF() == TICK_PT
+    big = QtGui.QFont(panel.font())
+    big.setPointSizeF(19.6)
+    panel.setFont(big)                                   # as the application font reaches the panel
+    assert axis.base_font.pointSizeF() == 17.6 and panel.plot.getAxis("bottom").style["tickFont"].pointSizeF() == 17.6
+    assert all(item.textItem.font().pointSizeF() == 17.6 for item in panel.value_items)
+    assert "font-size: 18.6pt" in panel.plot.getAxis("bottom").labelString()
+    small = QtGui.QFont(big)
+    small.setPointSizeF(14)
+    panel.setFont(small)                                 # a 720p projector: the plots keep their own size
+    assert axis.base_font.pointSizeF() == TICK_PT

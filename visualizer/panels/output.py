@@ -134,6 +134,33 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens: list[str] = []             # the rows' tokens (the output stack's input)
         self._by_step = True                         # rows are generation steps (a decoder)
         self._taken = "chosen"
+        self._plot_pt = float(TICK_PT)
+        self._apply_fonts()
+
+    # --- text size -------------------------------------------------------------------------------
+    def _apply_fonts(self) -> None:
+        """The plot's text follows the application font, 2 points below it (presentation mode at 1080p: 19.6
+        points, the bars' tokens and numbers stayed at 12 beside it), never below the plots' own 12: at a 720p
+        projector's 14 points the ten rows' labels had to shrink to fit, and read smaller than before."""
+        pt = max(float(TICK_PT), round(self.font().pointSizeF() - 2, 1))
+        if pt == self._plot_pt:
+            return
+        self._plot_pt = pt
+        font = tick_font(pt)
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).setTickFont(font)
+        for item in self.value_items:
+            item.setFont(font)
+            item._look = None                       # laid out again at the new size
+        label_pt = pt + LABEL_PT - TICK_PT
+        self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground,
+                           **{"font-size": f"{label_pt:g}pt"})
+        self.plot.setLabel("bottom", "probability", color=self.box.foreground, **{"font-size": f"{label_pt:g}pt"})
+
+    def changeEvent(self, event) -> None:
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            self._apply_fonts()
+        super().changeEvent(event)
 
     # --- the window's protocol --------------------------------------------------------------------
     def set_vocab(self, pieces) -> None:
@@ -175,7 +202,7 @@ class OutputPanel(QtWidgets.QWidget):
         if self._by_step != trace.schema.output_stack.by_step:   # a decoder predicts the next token, an encoder each
             self._by_step = trace.schema.output_stack.by_step    # position's own
             self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground,
-                               **{"font-size": f"{LABEL_PT}pt"})
+                               **{"font-size": f"{self._plot_pt + LABEL_PT - TICK_PT:g}pt"})
         n_steps = int(trace["logits"].shape[0])
         self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
         self.temperature = T = self._temperature(state)
