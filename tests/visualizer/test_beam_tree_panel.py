@@ -241,3 +241,11 @@ def test_translate_prints_the_tree(run_command, tiny_model_dir, tiny_lm):
     assert sum("(pruned)" in line for line in lines) == tree.count(PRUNED)
     code, _, err = run_command(["translate", "the cat", "--model", str(tiny_model_dir), "--tree"], check=False)
     assert code == 2 and "--beam 2 or more" in err
+
+
+def test_the_legend_breaks_between_its_entries_never_inside_one(panel, qtbot):
+    """In a narrow dock "▢" stood at the end of one line and "finished" began the next."""
+    text = panel.legend.text()
+    entries = text.split(" &nbsp; ")
+    assert len(entries) == 4 and all(" " not in entry.split("</span>", 1)[1] for entry in entries)
+    assert [e.rsplit("&nbsp;", 1)[1] for e in entries] == ["chosen", "kept", "finished", "pruned"]

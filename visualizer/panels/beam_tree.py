@@ -408,10 +408,11 @@ class BeamTreePanel(QtWidgets.QWidget):
     def _legend(self) -> str:
         def swatch(fate: str, text: str) -> str:
             (colour, width), *_ = STYLE[fate]
-            return (f"<span style='color:{colour}; font-weight:bold'>{'━' if width > 2 else '─'}</span> "
+            return (f"<span style='color:{colour}; font-weight:bold'>{'━' if width > 2 else '─'}</span>&nbsp;"
                     f"{text}")
+        # a line breaks between entries, never inside one (a narrow dock put "▢" and "finished" on two lines)
         return " &nbsp; ".join([swatch(CHOSEN, "chosen"), swatch(KEPT, "kept"),
-                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span> finished",
+                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span>&nbsp;finished",
                                 swatch(PRUNED, "pruned")])
 
     # --- the mouse ------------------------------------------------------------------------------
