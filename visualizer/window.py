@@ -32,6 +32,7 @@ from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
+from .panels.widgets import ElidedLabel
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -119,7 +120,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_notice = QtWidgets.QLabel()
         self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
         self.status_notice.setVisible(False)
-        self.status_model = QtWidgets.QLabel()
+        self.status_model = ElidedLabel()     # squeezed (large text), it drops the shape, then the word "Model"
+        self.status_model.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
         self.status_tokens = QtWidgets.QLabel()
         self.status_time = QtWidgets.QLabel()
         self.statusBar().addWidget(self.status_notice)
@@ -237,8 +239,9 @@ class MainWindow(QtWidgets.QMainWindow):
                        f"input cut at {MAX_CHARS} characters")
         self.status_notice.setText(" · ".join(cut))
         self.status_notice.setVisible(bool(cut))
-        self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})")
-        self.status_model.setToolTip(self.state.model_name)
+        self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})",
+                                  (f"Model: {self.model_name}", self.model_name))
+        self.status_model.setToolTip(f"{self.state.model_name}: {t.schema.describe()}")
         self.status_tokens.setText(token_count(t))
         if self.lm is None:
             self.status_time.setText(f"First look ({self.startup.frame_origin}); the model is loading…")

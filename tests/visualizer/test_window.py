@@ -308,3 +308,22 @@ def test_a_long_unbroken_translation_wraps_instead_of_widening_the_window(qtbot,
     assert ("apid" * 6 + ZERO_WIDTH_SPACE) in window.inputs.translation.text()
     assert breakable_html("a <b> " + "x" * 30) == "a &lt;b&gt; " + "x" * 24 + ZERO_WIDTH_SPACE + "x" * 6
     assert breakable_html("short words stay whole") == "short words stay whole"
+
+
+def test_a_squeezed_status_bar_shortens_the_models_field_instead_of_overlapping(qtbot, window):
+    """With large text the model's field was cut mid-word under the next one ("8 hea7 source / 7 output")."""
+    from PySide6 import QtGui
+    font = QtGui.QFont(window.font())
+    font.setPointSizeF(20)
+    window.statusBar().setFont(font)
+    for w in (window.status_model, window.status_tokens, window.status_time):
+        w.setFont(font)
+    window.resize(900, 700)
+    qtbot.wait(100)
+    fields = (window.status_model, window.status_tokens, window.status_time)
+    assert all(b.x() - (a.x() + a.width()) >= 0 for a, b in zip(fields, fields[1:]))
+    shown = window.status_model.shown_text()
+    name = window.model_name
+    assert shown in (window.status_model.text(), f"Model: {name}", name) or shown.endswith("…")
+    assert window.status_model.fontMetrics().horizontalAdvance(shown) <= window.status_model.contentsRect().width()
+    assert window.status_model.text().startswith(f"Model: {name} (")
