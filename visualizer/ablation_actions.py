@@ -8,6 +8,8 @@ from PySide6 import QtWidgets
 from model.ablation import describe
 from model.families import can_ablate
 
+from .panels.widgets import ToneLabel
+
 
 def toggle_text(schema, head: tuple[str, int, int], off: bool) -> str:
     """A menu item's words for a head (kind, layer, head; 0-based) in the panels' own names, counted from 1:
@@ -24,8 +26,7 @@ class AblationActions:
         menu = w.menuBar().addMenu("&Heads")
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
         self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
-        self.note = QtWidgets.QLabel()
-        self.note.setStyleSheet("color: #b3261e")
+        self.note = ToneLabel("alert")
         w.statusBar().addPermanentWidget(self.note)
         w.exports.attention_menu.extra = self.add_to_menu
         self.state.subscribe(lambda changed: self.refresh())

@@ -6,6 +6,7 @@ from PySide6 import QtCore, QtWidgets
 from model.assets import short_name
 from model.config import DecodingSettings
 
+from .panels.widgets import ToneLabel
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
 
@@ -99,8 +100,7 @@ class InputBar(QtWidgets.QWidget):
         self.positional.setToolTip(POSITIONS_SWITCH["sinusoidal"])
         self.translation = SteadyLabel(grow_only=True)    # a new translation moves no panel (see SteadyLabel)
         self.translation.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.notice = QtWidgets.QLabel()
-        self.notice.setStyleSheet("color: #b35900; font-weight: bold")
+        self.notice = ToneLabel("warning", bold=True)
         self.notice.setVisible(False)
         self.notice.setWordWrap(True)          # on lines of its own rather than past the panel's edge
         policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)

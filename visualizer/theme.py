@@ -79,4 +79,8 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))
         app.setFont(font)
     pg.setConfigOptions(background=PLOT_BACKGROUND, foreground=PLOT_FOREGROUND, antialias=True)
+    for widget in app.allWidgets():          # widgets whose colours are a style sheet's (panels.widgets.ToneLabel)
+        changed = getattr(widget, "theme_changed", None)
+        if callable(changed):
+            changed()
     return theme

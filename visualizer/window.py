@@ -32,7 +32,7 @@ from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
-from .panels.widgets import ElidedLabel
+from .panels.widgets import ElidedLabel, ToneLabel
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -117,8 +117,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         central.installEventFilter(self)     # the docks' splitters resize the centre alone: the caption may refit
         self.docking.dock()
-        self.status_notice = QtWidgets.QLabel()
-        self.status_notice.setStyleSheet("color: #b35900; font-weight: bold")
+        self.status_notice = ToneLabel("warning", bold=True)
         self.status_notice.setVisible(False)
         self.status_model = ElidedLabel()     # squeezed (large text), it drops the shape, then the word "Model"
         self.status_model.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)

@@ -571,3 +571,19 @@ def test_the_model_list_says_what_each_bundled_model_is(window):
         from model.assets import model_folder
         title = (model_folder(name) / "MODEL_CARD.md").read_text(encoding="utf-8").splitlines()[0]
         assert tips[name] == title.lstrip("# ") and " → " in tips[name]          # "en-de: English → German (…)"
+
+
+def test_warnings_read_on_every_theme(qtbot, window):
+    """The dark theme's "1 head off" was dark red on near-black, its notices dark orange."""
+    from visualizer.panels.widgets import TONES
+    labels = {"warning": (window.status_notice, window.inputs.notice), "alert": (window.ablation.note,)}
+    try:
+        for theme in ("light", "dark", "high-contrast", "light"):
+            window.presentation.set_theme(theme, remember=False)
+            qtbot.wait(20)
+            dark = theme != "light"
+            for tone, shown in labels.items():
+                for label in shown:
+                    assert f"color: {TONES[tone][dark]}" in label.styleSheet(), (theme, tone)
+    finally:
+        window.presentation.set_theme("light", remember=False)

@@ -2,7 +2,7 @@
 a header line. (The plots themselves are drawn by visualizer/plotting.)"""
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..steady_label import SteadyLabel
 
@@ -73,6 +73,34 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
     def resizeEvent(self, event) -> None:
         self._arrange(2 if event.size().width() >= self.TWO_COLUMNS_FROM else 1)
         super().resizeEvent(event)
+
+
+TONES = {"warning": ("#b35900", "#ffb454"), "alert": ("#b3261e", "#ff8a80")}   # (on a light window, on a dark one)
+
+
+class ToneLabel(QtWidgets.QLabel):
+    """Text in a warning (orange) or alert (red) colour that reads on the window's theme: the dark shade on a light
+    window, a light one on a dark window (the dark theme's "1 head off" was dark red on near-black)."""
+
+    def __init__(self, tone: str, bold: bool = False, parent=None):
+        super().__init__(parent)
+        self.tone, self.bold = tone, bold
+        self._restyle()
+
+    def colour(self) -> str:
+        light, dark = TONES[self.tone]
+        window = QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window)    # the theme's, not the
+        return dark if window.lightness() < 128 else light                                 # sheet's
+
+    def theme_changed(self) -> None:
+        """Called by theme.apply_theme for every widget that has it (a widget with a style sheet gets no palette
+        change event of its own)."""
+        self._restyle()
+
+    def _restyle(self) -> None:
+        sheet = f"color: {self.colour()}" + ("; font-weight: bold" if self.bold else "")
+        if sheet != self.styleSheet():
+            self.setStyleSheet(sheet)
 
 
 def notice_label() -> QtWidgets.QLabel:
