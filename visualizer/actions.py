@@ -106,6 +106,10 @@ class Actions:
         self.details.setChecked(True)
         self.details.toggled.connect(w.inputs.set_details_visible)
         self.details.toggled.connect(lambda _: w.refit_caption())     # three rows more or less for the heatmap
+        self.alone = view.addAction("Heatmap alone", lambda: self.alone.setChecked(w.docking.toggle_alone()),
+                                    QtGui.QKeySequence("F9"))
+        self.alone.setCheckable(True)
+        self.alone.setToolTip("Hide every panel around the attention heatmap (F9 again brings them back)")
         view.addAction("Reset layout", w.reset_layout)
         view.addSeparator()
         self.present = view.addAction("Presentation mode", w.toggle_presentation, QtGui.QKeySequence("F11"))

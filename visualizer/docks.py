@@ -51,6 +51,7 @@ class Docks:
         self._keys: dict[str, object] = {}        # name -> the view_key each panel was last drawn with
         self._lazy = {entry.name: entry for entry in PANELS if entry.lazy}     # not built yet
         self._calls: dict[str, tuple] = {}        # the last set_vocab / set_model, for panels built later
+        self.alone_state = None                   # the layout before View ▸ Heatmap alone (None: not alone)
         self._when_built: dict[str, list] = {}    # name -> what to do with a lazy panel once it is built
         for entry in PANELS:
             if entry.lazy:
@@ -251,9 +252,22 @@ class Docks:
         QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
         return done
 
+    def toggle_alone(self) -> bool:
+        """The centre alone (View ▸ Heatmap alone, F9): every dock hidden so that the attention heatmap takes the
+        window, on a small projector above all; again: the docks as they were. Whether the centre is alone now."""
+        if self.alone_state is None:
+            self.alone_state = self.window.saveState()
+            for dock in self.docks.values():
+                dock.hide()
+            return True
+        state, self.alone_state = self.alone_state, None
+        self.restore_state(state)
+        return False
+
     def reset_layout(self) -> None:
         """Every dock back in its first place, shown."""
         self.restored = False
+        self.alone_state = None
         self.restore_state(self.default_layout)
         for dock in self.docks.values():
             dock.show()

@@ -443,6 +443,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Every dock back in its first place, shown; the toolbar too."""
         self.menus.nav_toolbar.show()
         self.docking.reset_layout()
+        self.menus.alone.setChecked(False)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -471,7 +472,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def closeEvent(self, event) -> None:
         if not self.isFullScreen():          # presentation mode is for one session, not the next start
-            self.settings.save_layout(self.saveGeometry(), self.saveState())
+            # nor is the heatmap alone: the docks as they were before it
+            self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
         self.runs.wait(10000)
         self.prefix.runner.wait(10000)
         training = self.panels.get("training")     # None: never opened, so no step was taken

@@ -587,3 +587,24 @@ def test_warnings_read_on_every_theme(qtbot, window):
                     assert f"color: {TONES[tone][dark]}" in label.styleSheet(), (theme, tone)
     finally:
         window.presentation.set_theme("light", remember=False)
+
+
+def test_the_heatmap_alone_hides_every_panel_and_brings_them_back(qtbot, window):
+    """F9: the attention heatmap takes the window (a small projector); again, the docks as they were, and a close
+    meanwhile saves the layout from before."""
+    shown = {n for n, d in window.docks.items() if not d.isHidden()}
+    width = window.attention.width()
+    window.menus.alone.trigger()
+    assert window.menus.alone.isChecked() and all(d.isHidden() for d in window.docks.values())
+    qtbot.waitUntil(lambda: window.attention.width() > width + 200)
+    window.menus.alone.trigger()
+    assert not window.menus.alone.isChecked()
+    assert {n for n, d in window.docks.items() if not d.isHidden()} == shown
+    window.menus.alone.trigger()
+    saved = []
+    window.settings.save_layout = lambda geometry, state: saved.append(state)
+    window.closeEvent(QtGui.QCloseEvent())
+    assert saved == [window.docking.alone_state]                          # the layout from before F9
+    window.reset_layout()
+    assert window.docking.alone_state is None and not window.docks["output"].isHidden()
+    assert not window.menus.alone.isChecked()
