@@ -55,7 +55,9 @@ class Actions:
 
     def _examples(self, examples) -> None:
         for ex in load_examples():
-            act = examples.addAction(ex.sentence)
+            # the topic in the menu's second column (after a tab, where shortcuts stand): a class saw sentences
+            # only, the tooltip that says what each shows came on hover
+            act = examples.addAction(f"{ex.sentence}\t{ex.topic}")
             act.setToolTip(ex.shows)
             act.setStatusTip(ex.shows)
             act.triggered.connect(lambda _=False, s=ex.sentence: show_from_start(self.window.inputs.sentence, s))

@@ -12,6 +12,11 @@ class Example:
     sentence: str
     shows: str
 
+    @property
+    def topic(self) -> str:
+        """What it shows in a few words, its explanation's opening ("Word reordering", "A long-range dependency")."""
+        return self.shows.split(":")[0].split(";")[0].split(".")[0].strip()
+
 
 def load_examples(language: str = "en") -> list[Example]:
     data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))

@@ -608,3 +608,15 @@ def test_the_heatmap_alone_hides_every_panel_and_brings_them_back(qtbot, window)
     window.reset_layout()
     assert window.docking.alone_state is None and not window.docks["output"].isHidden()
     assert not window.menus.alone.isChecked()
+
+
+def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, window):
+    """A class saw the sentences only; what each one shows was a tooltip, on hover."""
+    from visualizer.examples import load_examples
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Examples")
+    acts = [a for a in menu.actions() if not a.isSeparator()]
+    examples = load_examples()
+    assert [a.text() for a in acts] == [f"{e.sentence}\t{e.topic}" for e in examples]
+    assert examples[0].topic == "Word reordering" and all(0 < len(e.topic) <= 40 for e in examples)
+    acts[5].trigger()
+    assert window.inputs.sentence.text() == examples[5].sentence
