@@ -165,11 +165,16 @@ class AttentionPanel(QtWidgets.QWidget):
         return min(2, H) if getattr(self, "_narrow", False) else max(1, math.ceil(math.sqrt(H)))
 
     def _place_small(self) -> None:
-        cols = self._small_columns(len(self.small))
-        for h, hp in enumerate(self.small):
-            self.grid.removeItem(hp.plot)
-        for h, hp in enumerate(self.small):
-            self.grid.addItem(hp.plot, row=h // cols, col=h % cols)
+        """The small heads in the columns the canvas' width asks for: built again (as for another number of
+        heads, not moved: a plot taken out of its scene and put back is a path pyqtgraph does not keep), and
+        drawn."""
+        H = len(self.small)
+        if not H:
+            return
+        self.small = []
+        self._ensure_small(H)
+        if self.trace is not None:
+            self.render(self.trace, self.state)
 
     @staticmethod
     def _small_pt(pt: float) -> float:
