@@ -46,6 +46,15 @@ from .worker import one_torch_thread
 
 NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
 
+
+class Centre(QtWidgets.QWidget):
+    """The window's centre column (inputs, caption, attention), saying when its size changes."""
+    resized = QtCore.Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -108,14 +117,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.attention.cmap_group.triggered.connect(lambda act: self.settings.set("colormap", act.text()))
         self.docking.when_built("training", lambda panel: panel.weights_changed.connect(
             lambda: self.runs.request(self.lm)))
-        central = QtWidgets.QWidget()
+        central = Centre()
         v = QtWidgets.QVBoxLayout(central)
         v.setContentsMargins(0, 0, 0, 0)
         v.addWidget(self.inputs)
         v.addWidget(self.caption)
         v.addWidget(self.attention, 1)
         self.setCentralWidget(central)
-        central.installEventFilter(self)     # the docks' splitters resize the centre alone: the caption may refit
+        # the docks' splitters resize the centre alone: the caption may refit, once the layout has settled (a
+        # queued call, dropped if the window is gone; an event filter on the window ran while it was destroyed)
+        central.resized.connect(self.refit_caption, QtCore.Qt.ConnectionType.QueuedConnection)
         self.docking.dock()
         self.status_notice = ToneLabel("warning", bold=True)
         self.status_notice.setVisible(False)
@@ -453,11 +464,6 @@ class MainWindow(QtWidgets.QMainWindow):
         super().resizeEvent(event)
         self.refit_caption()
 
-    def eventFilter(self, watched, event) -> bool:
-        if watched is self.centralWidget() and event.type() == QtCore.QEvent.Type.Resize:
-            QtCore.QTimer.singleShot(0, self, self.refit_caption)    # after the layout that resized it (not
-            # after the window is gone: the window as the timer's context)
-        return super().eventFilter(watched, event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

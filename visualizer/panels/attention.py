@@ -40,6 +40,15 @@ def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, 
     return (f"{what} has no attention weights: shown is {shown}.", f"{short}: no attention; {shown} shown",
             f"{short}: no attention", "no attention here")
 
+
+class Canvas(pg.GraphicsLayoutWidget):
+    """The panel's plots, saying when their width changes (a narrow canvas gives the focused head more room)."""
+    resized = QtCore.Signal(int)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit(self.width())           # (pyqtgraph calls it with no event too)
+
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -81,7 +90,7 @@ class AttentionPanel(QtWidgets.QWidget):
             w.setToolTip({self.kind: "Which attention sublayer: its heads in every layer of its stack",
                           self.layer: LAYER_TIP,
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
-        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas = Canvas()
         self.canvas.setBackground("w")
         self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2, enableMenu=False), font_size=12)
         self.colorbar = self.focus.add_colorbar("attention weight", width=16)
@@ -118,6 +127,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._apply_fonts()
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
         self.canvas.installEventFilter(self)        # the pointer leaving: no cell is under it any more
+        self.canvas.resized.connect(self._fit_width)
         self.canvas.scene().sigMouseClicked.connect(self._clicked)
 
     # --- reading back (tests, export) ---------------------------------------------------------
@@ -285,8 +295,6 @@ class AttentionPanel(QtWidgets.QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
             self._pointer = None       # a later change of the heatmap shows the hint, not the cell it last read
-        if watched is self.canvas and event.type() == QtCore.QEvent.Type.Resize:
-            self._fit_width(event.size().width())
         return super().eventFilter(watched, event)
 
     def _fit_width(self, width: int) -> None:
