@@ -94,7 +94,7 @@ def several_sentences(trace) -> str | None:
     before a capital or a digit ("Mr. Smith" is one sentence)."""
     if trace.schema.layout != ENCODER_DECODER or trace.meta.get("partial"):
         return None
-    parts = [p for p in SENTENCE_END.split(" ".join(str(trace.meta.get("sentence", "")).split()))]
+    parts = SENTENCE_END.split(" ".join(str(trace.meta.get("sentence", "")).split()))
     n = 1 + sum(len(p.split()) >= 2 for p in parts[:-1])
     if n < 2:
         return None

@@ -55,6 +55,7 @@ class Centre(QtWidgets.QWidget):
         super().resizeEvent(event)
         self.resized.emit()
 
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -463,7 +464,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.refit_caption()
-
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -11,7 +11,6 @@ Nothing here imports torch until a model is opened.
 from __future__ import annotations
 
 import difflib
-
 import importlib
 import json
 from pathlib import Path

@@ -21,7 +21,6 @@ NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
 
 
-
 def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, ...]:
     """Why the panel shows attention at a stage that has none (an embedding, a feed-forward sublayer, the output
     layer), longest form first; () at an attention sublayer. The caption named the feed-forward step while the
@@ -48,6 +47,7 @@ class Canvas(pg.GraphicsLayoutWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.resized.emit(self.width())           # (pyqtgraph calls it with no event too)
+
 
 class AttentionPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
@@ -90,6 +90,7 @@ class AttentionPanel(QtWidgets.QWidget):
             w.setToolTip({self.kind: "Which attention sublayer: its heads in every layer of its stack",
                           self.layer: LAYER_TIP,
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
+        self._narrow: bool | None = None        # the canvas is narrow (see _fit_width); None: not sized yet
         self.canvas = Canvas()
         self.canvas.setBackground("w")
         self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2, enableMenu=False), font_size=12)
@@ -172,7 +173,7 @@ class AttentionPanel(QtWidgets.QWidget):
     def _small_columns(self, H: int) -> int:
         """The small heads' columns: a square grid, two in a narrow canvas (three titles "head 1" side by side held
         the column 175 pixels wide at a class's font, and the focused head got what was left)."""
-        return min(2, H) if getattr(self, "_narrow", False) else max(1, math.ceil(math.sqrt(H)))
+        return min(2, H) if self._narrow else max(1, math.ceil(math.sqrt(H)))
 
     def _place_small(self) -> None:
         """The small heads in the columns the canvas' width asks for: built again (as for another number of
@@ -302,7 +303,7 @@ class AttentionPanel(QtWidgets.QWidget):
         colour bar no label (the bar's numbers stay): its row labels, axis titles and colour bar at the class's
         font had left the matrix 45 pixels wide."""
         narrow = width < NARROW_CANVAS
-        if narrow == getattr(self, "_narrow", None):
+        if narrow == self._narrow:
             return
         self._narrow = narrow
         self.canvas.ci.layout.setColumnStretchFactor(0, 5 if narrow else 3)

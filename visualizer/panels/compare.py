@@ -71,6 +71,8 @@ class ComparePanel(QtWidgets.QWidget):
         self.diff = HeatmapBox("B − A", "query", "key", colormap=SIGNED_COLORMAP, bar_label="B − A",
                                min_height=200)
         self.boxes = {"A": self.a, "B": self.b, "B − A": self.diff}
+        for box in self.boxes.values():
+            box.setMinimumWidth(NARROWEST)           # three in a row must not hold the panel wider than the rule
         self.outputs = QtWidgets.QLabel()
         self.outputs.setWordWrap(True)
         self.grid = QtWidgets.QGridLayout()
@@ -119,7 +121,6 @@ class ComparePanel(QtWidgets.QWidget):
             for i, box in enumerate((self.a, self.b, self.diff)):
                 self.grid.removeWidget(box)
                 self.grid.addWidget(box, 0, i if wide else 0)
-                box.setMinimumWidth(NARROWEST)       # three in a row must not hold the panel wider than the rule
         there = [] if not self._comparing else ["A", "B"] + (["B − A"] if self.difference is not None else [])
         shown = there if wide else [self.chosen()] if self.chosen() in there else there[1:2]
         for name, box in self.boxes.items():

@@ -152,10 +152,13 @@ class OutputPanel(QtWidgets.QWidget):
         for item in self.value_items:
             item.setFont(font)
             item._look = None                       # laid out again at the new size
-        label_pt = pt + LABEL_PT - TICK_PT
-        self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground,
-                           **{"font-size": f"{label_pt:g}pt"})
-        self.plot.setLabel("bottom", "probability", color=self.box.foreground, **{"font-size": f"{label_pt:g}pt"})
+        self._axis_titles()
+
+    def _axis_titles(self) -> None:
+        """The axes' titles, 1 point above their numbers: what a row is (a decoder's next token, an encoder's own)."""
+        size = {"font-size": f"{self._plot_pt + LABEL_PT - TICK_PT:g}pt"}
+        self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground, **size)
+        self.plot.setLabel("bottom", "probability", color=self.box.foreground, **size)
 
     def changeEvent(self, event) -> None:
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
@@ -201,8 +204,7 @@ class OutputPanel(QtWidgets.QWidget):
             return
         if self._by_step != trace.schema.output_stack.by_step:   # a decoder predicts the next token, an encoder each
             self._by_step = trace.schema.output_stack.by_step    # position's own
-            self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground,
-                               **{"font-size": f"{self._plot_pt + LABEL_PT - TICK_PT:g}pt"})
+            self._axis_titles()
         n_steps = int(trace["logits"].shape[0])
         self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
         self.temperature = T = self._temperature(state)

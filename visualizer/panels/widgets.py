@@ -85,7 +85,7 @@ class ToneLabel(QtWidgets.QLabel):
     def __init__(self, tone: str, bold: bool = False, parent=None):
         super().__init__(parent)
         self.tone, self.bold = tone, bold
-        self._restyle()
+        self.theme_changed()
 
     def colour(self) -> str:
         light, dark = TONES[self.tone]
@@ -93,11 +93,8 @@ class ToneLabel(QtWidgets.QLabel):
         return dark if window.lightness() < 128 else light                                 # sheet's
 
     def theme_changed(self) -> None:
-        """Called by theme.apply_theme for every widget that has it (a widget with a style sheet gets no palette
-        change event of its own)."""
-        self._restyle()
-
-    def _restyle(self) -> None:
+        """The colour for the theme now on screen; theme.apply_theme calls it for every widget that has it (a
+        widget with a style sheet gets no palette change event of its own)."""
         sheet = f"color: {self.colour()}" + ("; font-weight: bold" if self.bold else "")
         if sheet != self.styleSheet():
             self.setStyleSheet(sheet)

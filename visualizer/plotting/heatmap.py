@@ -24,13 +24,13 @@ from .token_axis import TokenAxis
 LABEL_MARGIN_PX = 4      # a QGraphicsTextItem's document margin, at each end of an axis label
 
 
-
 def plain_numbers(plot: pg.PlotItem) -> None:
     """No SI prefix on any of a plot's four axes ("μ (x0.001)" reads as a unit). The hidden right and top axes
-    count too: with the prefix on, every range change typesets their empty labels again (setHtml) and repaints
-    them, a third of the axis work of a change of attention kind."""
+    too: with the prefix on, every range change typeset their empty labels again (no measurable time, though:
+    benchmarks/gui_speed.py --views-only gives the same figures with and without)."""
     for name in ("left", "bottom", "right", "top"):
         plot.getAxis(name).enableAutoSIPrefix(False)
+
 
 class Heatmap:
     """A PlotItem holding one matrix: image, hatch under masked cells, token axes, an optional highlighted row

@@ -75,10 +75,11 @@ class HFTokenizer:
         self.tok, self.target = tok, target
         self.vocab = None if target else source_vocabulary(tok)
         self._size = size
-        backend = getattr(tok, "backend_tokenizer", None)
-        self._decoder = getattr(backend, "decoder", None) if backend is not None else _sentencepiece_decoder(tok)
-        self._special = set(tok.all_special_tokens)
         self._starts = word_start_marks(tok)
+        backend = getattr(tok, "backend_tokenizer", None)
+        self._decoder = getattr(backend, "decoder", None) if backend is not None else \
+            _sentencepiece_decoder(self._starts)
+        self._special = set(tok.all_special_tokens)
 
     @property
     def vocab_size(self) -> int:
@@ -128,6 +129,7 @@ class HFTokenizer:
         tokens = self.tokens(ids)
         out = [self.piece(t) for t in tokens]
         for i, p in enumerate(out):
+            # (only where this class put the mark: BERT's own "##ing" is its decoder's, and stays)
             if p.startswith("##") and self._starts and (i == 0 or tokens[i - 1] in self._special
                                                         or tokens[i - 1] in self._starts):
                 out[i] = p[2:]
@@ -173,9 +175,10 @@ def word_start_marks(tok) -> tuple[str, ...]:
     return tuple(m for m in (WORD_START, BYTE_SPACE) if any(t.startswith(m) for t in vocab))
 
 
-def _sentencepiece_decoder(tok):
-    """The Metaspace decoder for a slow tokenizer whose pieces mark word starts with ▁ (sentencepiece); None else."""
-    if not any(t.startswith(WORD_START) for t in tok.get_vocab()):
+def _sentencepiece_decoder(starts: tuple[str, ...]):
+    """The Metaspace decoder for a slow tokenizer whose pieces mark word starts with ▁ (sentencepiece; starts: its
+    word_start_marks); None else."""
+    if WORD_START not in starts:
         return None
     from tokenizers import decoders
     return decoders.Metaspace()
