@@ -120,3 +120,35 @@ def test_requests_made_while_the_worker_is_busy_are_all_done_in_order(qtbot, tin
     expected = GradientStepper(lm).evaluate(s.sentence, s.target, "cross", 1, 1)     # the weights after two steps
     np.testing.assert_allclose(panel.losses, expected.token_losses, rtol=1e-5)
     np.testing.assert_allclose(panel.grad_images["W_K"].image, expected.grads["W_K"], rtol=1e-4, atol=1e-7)
+
+
+def test_a_cleared_target_or_another_model_empties_the_plots(qtbot, tiny_model_dir):
+    """The bars and gradients belong to one sentence, target and model: with the target gone, or another model
+    open, none of them stays on screen; the loss axis reads nats, never "nats (x0.001)"."""
+    lm = load(tiny_model_dir)
+    panel, s, tr = shown_panel(qtbot, lm)
+    assert len(panel.bars.opts["height"]) == len(lm.tgt_tok.encode(s.target)) + 1
+    assert not panel.loss_plot.getAxis("left").autoSIPrefix
+    s.update(target="")
+    panel.render(tr, s)
+    assert len(panel.bars.opts["height"]) == 0 and panel.loss_plot.getAxis("bottom").labels == []
+    assert all(img.image is None for img in panel.grad_images.values())
+    panel, s, tr = shown_panel(qtbot, lm)
+    panel.set_model(load(tiny_model_dir))
+    assert len(panel.bars.opts["height"]) == 0 and panel.losses is None
+
+
+def test_a_late_result_for_a_cleared_target_is_not_shown(qtbot, tiny_model_dir):
+    lm = load(tiny_model_dir)
+    panel = TrainingStepPanel()
+    qtbot.addWidget(panel)
+    panel.set_model(lm)
+    s = ViewState(sentence="the cat sat on the mat", target="le chat")
+    s.set_shape(lm.schema, 5)
+    tr = translate(lm, s.sentence, target=s.target).trace
+    panel.render(tr, s)                    # the worker computes it ...
+    assert panel.wait()                    # ... and is done; its result waits in the event queue
+    s.update(target="")
+    panel.render(tr, s)                    # the target is cleared before the result is delivered
+    qtbot.wait(100)
+    assert len(panel.bars.opts["height"]) == 0 and "Type a reference" in panel.status.text()

@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..plotting.colormaps import GRADIENT_COLORMAP
+from ..plotting.heatmap import plain_numbers
 from ..plotting.titles import free_title_width
 from ..plotting.token_axis import TokenAxis
 from ..worker import ModelRunner, one_torch_thread
@@ -63,6 +64,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
                                             axisItems={"bottom": TokenAxis("bottom")}, enableMenu=False)
         self.loss_plot.setLabel("left", "−ln P(reference token), nats")      # natural log, as training uses
+        plain_numbers(self.loss_plot)           # 0.25 nats, never "250" under "nats (x0.001)"
         free_title_width(self.loss_plot.titleLabel)
         self.loss_plot.setTitle("Cross-entropy loss per reference token")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush="#3b75af")
@@ -73,8 +75,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
             plot = self.plots.addPlot(row=1, col=col, enableMenu=False)     # the right-click menu is plot_menu's
             plot.setLabel("left", "d_model")
             plot.setLabel("bottom", "d_k")
-            for side in ("left", "bottom"):       # row and column numbers: never "d_model (x0.001)"
-                plot.getAxis(side).enableAutoSIPrefix(False)
+            plain_numbers(plot)                   # row and column numbers: never "d_model (x0.001)"
             plot.invertY(True)
             free_title_width(plot.titleLabel)     # three titles side by side must not widen a narrow dock
             plot.setTitle(f"∂L/∂{name}")                  # of the head the status line names
@@ -89,6 +90,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.losses: np.ndarray | None = None
         self.grads: dict[str, np.ndarray] = {}
         self.history: list[tuple[float, float]] = []
+        self._view: tuple | None = None         # the view whose loss and gradients are to be shown
 
     def set_model(self, lm) -> None:
         from model.gradient_step import GradientStepper     # torch: imported once a model is open
@@ -99,6 +101,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.step_button.setEnabled(False)      # render enables it once there is a target
         self.reset_button.setEnabled(False)
         self.history.clear()
+        self._clear()
         with self._lock:                        # what was asked of the last model is no longer wanted
             self._changes, self._wanted = [], None
 
@@ -123,8 +126,10 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.step_button.setEnabled(enabled)
         self.reset_button.setEnabled(self.steps_taken() > 0)
         if not enabled:
+            self._view = None
             with self._lock:
                 self._wanted = None
+            self._clear()                       # the last target's loss is not this view's
             self.status.setText(getattr(self, "unsupported", "") or
                                 "Type a reference translation in the target field: the loss and its gradients "
                                 "are computed for it under teacher forcing.")
@@ -135,8 +140,9 @@ class TrainingStepPanel(QtWidgets.QWidget):
         if kind not in schema.kind_names:
             kind = schema.kinds[0].name
         layer = min(state.layer, schema.stack(schema.kind(kind).stack).n_layers - 1)
+        self._view = (state.sentence, target, kind, layer, state.head)
         with self._lock:
-            self._wanted = (state.sentence, target, kind, layer, state.head)
+            self._wanted = self._view
         self._submit()
 
     def _submit(self) -> None:
@@ -171,8 +177,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
             self.weights_changed.emit()
         with self._lock:
             newer = self._wanted is not None    # a newer view is on its way: show that one
-        if done.view is None or newer:
-            return
+        if done.view is None or newer or done.view != self._view:
+            return                              # the view on screen is another one (its target cleared, say)
         if isinstance(done.result, str):
             self.status.setText(done.result)
         else:
@@ -196,6 +202,14 @@ class TrainingStepPanel(QtWidgets.QWidget):
             text += f"; last step: {before:.4f} → {after:.4f} ({steps} step{'s' if steps != 1 else ''} taken)"
         title = self.stepper.lm.schema.kind(kind).title
         self.status.setText(text + f". Gradients for {title}, layer {layer + 1}, head {head + 1}.")
+
+    def _clear(self) -> None:
+        """Empty plots: no bars, labels or gradients of a sentence, target or model no longer on screen."""
+        self.losses, self.grads = None, {}
+        self.bars.setOpts(x=[], height=[], width=0.7)
+        self.loss_plot.getAxis("bottom").set_labels([])
+        for img in self.grad_images.values():
+            img.clear()
 
     def _change(self, what: str, change: Callable[[], Any]) -> None:
         with self._lock:
