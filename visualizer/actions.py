@@ -60,8 +60,14 @@ class Actions:
             act = examples.addAction(f"{ex.sentence}\t{ex.topic}")
             act.setToolTip(ex.shows)
             act.setStatusTip(ex.shows)
-            act.triggered.connect(lambda _=False, s=ex.sentence: show_from_start(self.window.inputs.sentence, s))
+            act.triggered.connect(lambda _=False, s=ex.sentence: self.show_example(s))
         examples.setToolTipsVisible(True)
+
+    def show_example(self, sentence: str) -> None:
+        """A new sentence, translated by the model: a target typed for the sentence before is not its translation."""
+        inputs = self.window.inputs
+        inputs.target.clear()
+        show_from_start(inputs.sentence, sentence)
 
     def _navigate(self, nav) -> None:
         w, state = self.window, self.window.state

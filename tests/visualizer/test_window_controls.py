@@ -620,3 +620,13 @@ def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, win
     assert examples[0].topic == "Word reordering" and all(0 < len(e.topic) <= 40 for e in examples)
     acts[5].trigger()
     assert window.inputs.sentence.text() == examples[5].sentence
+
+
+def test_an_example_is_translated_not_forced_through_the_last_target(qtbot, window):
+    """A target typed for one sentence showed as another example's "translation", at p = 0.00005."""
+    from visualizer.examples import load_examples
+    window.inputs.target.setText("le chat")
+    assert window.state.target == "le chat"
+    window.menus.show_example(load_examples()[2].sentence)
+    assert window.inputs.target.text() == "" and window.state.target == ""
+    assert window.state.sentence == load_examples()[2].sentence
