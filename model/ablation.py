@@ -66,12 +66,16 @@ def spec(ablation: Ablation) -> str:
     return f"{kind}:{layer + 1}:{head + 1}"
 
 
-def describe(ablations) -> str:
-    """'2 heads off: cross:1:1, cross:1:2' (a few named), or '' when none are."""
+def describe(ablations, schema=None) -> str:
+    """'2 heads off: cross:1:1, cross:1:2' (a few named, as --ablate spells them), or '' when none are; with a
+    schema, in the panels' words: '2 heads off: Cross L1 H1, Cross L1 H2'."""
     if not ablations:
         return ""
     names = sorted(ablations)
-    listed = ", ".join(spec(a) for a in names[:6]) + (", …" if len(names) > 6 else "")
+
+    def name(a) -> str:
+        return f"{schema.kind(a[0]).label} L{a[1] + 1} H{a[2] + 1}" if schema is not None else spec(a)
+    listed = ", ".join(name(a) for a in names[:6]) + (", …" if len(names) > 6 else "")
     return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {listed}"
 
 

@@ -24,6 +24,7 @@ class AblationActions:
         self.window = w = window
         self.state = w.state
         menu = w.menuBar().addMenu("&Heads")
+        menu.aboutToShow.connect(self.refresh)  # the focused head as it is now (the first run came after the last change)
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
         self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
         self.note = ToneLabel("alert")
@@ -39,8 +40,8 @@ class AblationActions:
     def focused(self) -> tuple[str, int, int] | None:
         """(kind, layer, head) of the attention panel's focused head, 0-based; None for the mean of heads."""
         a = self.window.attention
-        if self.window.trace is None or a.mean.isChecked():
-            return None
+        if self.window.trace is None or a.mean.isChecked() or a.shown_kind not in self.state.schema.kind_names:
+            return None                         # (no head drawn yet)
         return a.shown_kind, a.shown_layer, a.shown_head
 
     def toggle_focused_head(self) -> None:
@@ -66,10 +67,11 @@ class AblationActions:
     def refresh(self) -> None:
         head = self.focused()
         off = head is not None and head in self.state.ablations
-        self.toggle_focused.setText("Switch the focused head on again" if off else "Switch the focused head off")
+        self.toggle_focused.setText(toggle_text(self.state.schema, head, off) + " (the focused head)" if head else
+                                    "Switch the focused head off (choose a head, not the mean)")
         self.toggle_focused.setEnabled(head is not None and self.allowed())
         self.reset.setEnabled(bool(self.state.ablations))
-        text = describe(self.state.ablations)
+        text = describe(self.state.ablations, self.state.schema)
         self.note.setText(text)
         self.note.setToolTip("Right-click a head in the attention panel (or use the Heads menu) to switch it on "
                              "again" if text else "")

@@ -23,7 +23,8 @@ def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
     assert window.attention.focus.crossed
     window.state.update(head=0)
     assert not window.attention.focus.crossed
-    assert window.ablation.note.text() == "1 head off: cross:1:2"
+    cross = window.state.schema.kind("cross").label                    # the panels' words, not --ablate's
+    assert window.ablation.note.text() == f"1 head off: {cross} L1 H2" and "cross:" not in cross
     assert window.ablation.reset.isEnabled()
     window.state.update(layer=1)                          # another layer: nothing crossed there
     assert [hp.crossed for hp in window.attention.small] == [False, False]
@@ -32,6 +33,19 @@ def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
     window.state.update(layer=0)
     assert [hp.crossed for hp in window.attention.small] == [False, False]
     assert not window.ablation.note.isVisible()
+
+
+def test_the_heads_menu_names_the_focused_head_from_the_first_run(qtbot, window):
+    """The item was greyed out until the state changed once after start-up, though head 1 was focused."""
+    heads = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Heads")
+    heads.aboutToShow.emit()
+    act = window.ablation.toggle_focused
+    assert act.isEnabled()
+    k, l, h = window.ablation.focused()
+    label = window.state.schema.kind(k).label
+    assert act.text() == f"Switch off {label}, layer {l + 1}, head {h + 1} (the focused head)"
+    act.trigger()
+    assert window.state.ablations == {(k, l, h)}
 
 
 def test_the_attention_menu_switches_the_focused_head(qtbot, window):
