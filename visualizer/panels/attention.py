@@ -326,12 +326,13 @@ class AttentionPanel(QtWidgets.QWidget):
         r, c = cell
         value = self.focus.shown[r, c]
         query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
-        row, col = r + 1, c + 1                  # counted from 1, as layers and heads are
-        text = (f"query “{query}” (row {row}) → key “{key}” (column {col}): "
-                + ("masked — this cell gets no attention" if masked else f"weight {float(value):.6f}"))
-        short = f"“{query}” → “{key}”: " + ("masked" if masked else f"{float(value):.6f}")
-        self.hover.setText(text, shorter=(f"“{query}” (row {row}) → “{key}” (column {col}): "
-                                          + ("masked" if masked else f"{float(value):.6f}"), short))
+        # positions from 0, as PE(pos), the Math tab and the generation steps count them
+        weight = "masked" if masked else f"{float(value):.6f}"
+        text = (f"query “{query}” (position {r}) → key “{key}” (position {c}): "
+                + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
+        tight = f"“{query}”→“{key}” " + ("masked" if masked else f"{float(value):.3g}")   # a projector's narrow row
+        self.hover.setText(text, shorter=(f"“{query}” (position {r}) → “{key}” (position {c}): {weight}",
+                                          f"“{query}” → “{key}”: {weight}", tight))
 
     def _clicked(self, event) -> None:
         self.focus_head_at(event.scenePos())
