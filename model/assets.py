@@ -38,6 +38,18 @@ def short_name(name: str) -> str:
     return str(Path(*parts[-2:]))
 
 
+def model_data_licence(name: str) -> str:
+    """The "Data and licence" section of a bundled model's card (markdown, without its heading): the data it was
+    trained on, the licence and the attribution that licence asks for; "" when there is none."""
+    folder = model_folder(name)
+    try:
+        card = (folder / "MODEL_CARD.md").read_text(encoding="utf-8") if folder else ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+    section = card.split("\n## Data and licence\n", 1)[1] if "\n## Data and licence\n" in card else ""
+    return section.split("\n## ", 1)[0].strip()
+
+
 SEED_SUMMARY = ("the math notes' worked example by hand: d_model 2, one head, numbers chosen to give the note's; "
                 "made for “The cat sat on the mat”, not a translator")
 

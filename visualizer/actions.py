@@ -22,7 +22,8 @@ STEPS = (("First stage", "« First", "Alt+Home", "first", False),
          ("Previous step", "◀ Step", "Alt+,", "prev_step", True),
          ("Next step", "Step ▶", "Alt+.", "next_step", False))
 # presenter remotes send PageDown / PageUp: walk the whole pipeline with one key
-REMOTE = (("PgDown", "next_sublayer"), ("PgUp", "prev_sublayer"))
+REMOTE = (("PgDown", "next_sublayer", "Next stage (a presenter's remote)"),
+          ("PgUp", "prev_sublayer", "Previous stage (a presenter's remote)"))
 
 
 class Actions:
@@ -86,8 +87,8 @@ class Actions:
             nav.addAction(act)
             self.nav_toolbar.addAction(act)
             self.step_actions[label] = act
-        for keys, method in REMOTE:
-            act = QtGui.QAction(w)
+        for keys, method, text in REMOTE:
+            act = QtGui.QAction(text, w)          # the text for Help ▸ Keyboard shortcuts
             act.setShortcut(QtGui.QKeySequence(keys))
             act.triggered.connect(lambda _=False, f=getattr(state, method): f())
             w.addAction(act)

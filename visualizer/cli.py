@@ -6,6 +6,8 @@ import sys
 
 from model.command_line import ArgumentParser, UsageError, command, model_argument, writable_file
 
+from . import version
+
 SUBCOMMANDS = ("train", "evaluate", "translate", "export", "check-translations", "metrics", "animate", "convert")
 
 
@@ -25,6 +27,7 @@ def app_main(argv: list[str]) -> int:
     p = ArgumentParser(prog="attention-visualizer",
                                 description="See inside a transformer translating your sentence, live. "
                                             f"Subcommands: {', '.join(SUBCOMMANDS)} (each with --help).")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     model_argument(p)
     p.add_argument("--sentence", help="the sentence to start with")
     p.add_argument("--target", help="a translation to force through the decoder")

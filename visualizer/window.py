@@ -9,6 +9,7 @@
     beam_prefix.BeamPrefix      a hypothesis of the beam tree on screen, with a banner back to the translation
     export_actions.ExportActions  the focused heatmap and Export all
     presentation.Presentation   presentation mode, text size, themes
+    help.HelpMenu               how to read the window (F1), the keyboard shortcuts, About
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
+from .help import HelpMenu
 from .panels.widgets import ElidedLabel, ToneLabel
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
@@ -91,6 +93,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.menus = Actions(self)
         self.ablation = AblationActions(self)
         self.animation = AnimationActions(self)
+        self.help = HelpMenu(self)                 # last: the menu bar's last menu
         ShortcutsOverFields(self, (self.inputs.sentence, self.inputs.target))
         self.docking.start_layout(self.settings, restore_layout)
         self.state.subscribe(self._on_state)

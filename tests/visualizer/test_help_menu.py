@@ -1,0 +1,70 @@
+"""Help: the guide names the panels by their tab titles, the shortcut sheet lists every action that has keys
+(read from the menus, so it cannot disagree with them), and About gives each bundled model's data licence."""
+from __future__ import annotations
+
+import re
+
+from PySide6 import QtGui
+
+from model.assets import bundled_models, model_data_licence
+from visualizer import version
+from visualizer.help import about_markdown, guide_html, shortcut_rows
+from visualizer.panels.registry import PANELS
+
+
+def all_actions(menu):
+    for act in menu.actions():
+        if act.menu() is not None:
+            yield from all_actions(act.menu())
+        elif not act.isSeparator():
+            yield act
+
+
+def test_the_shortcut_sheet_lists_every_action_with_keys_once(qtbot, window):
+    rows = shortcut_rows(window)
+    listed = {(a, k) for _, a, k in rows}
+    for top in window.menuBar().actions():
+        for act in all_actions(top.menu()):
+            for key in act.shortcuts():
+                text = act.text().split("\t")[0].replace("&", "")
+                assert any(a == text and key.toString(QtGui.QKeySequence.SequenceFormat.NativeText) in k
+                           for a, k in listed), text
+    assert ("Heatmap alone", "F9") in listed and ("Presentation mode", "F11") in listed
+    assert any(m == "View ▸ Go to panel" for m, _, _ in rows)               # submenus by their path
+    assert [(m, a) for m, a, k in rows if k == "PgDown"] == [("Window", "Next stage (a presenter's remote)")]
+    keys = [k for _, _, k in rows]
+    assert len(keys) == len(set(keys)), "two actions share keys"
+
+
+def test_the_help_menu_opens_its_three_texts(qtbot, window):
+    helps = window.help
+    guide = helps.guide.shortcut().toString()
+    assert guide == QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.HelpContents).toString()
+    shown = helps.show_guide()
+    assert shown.isVisible() and "query" in shown.text.toPlainText()
+    assert helps.show_guide() is shown                                    # one window, raised again
+    sheet = helps.show_shortcuts().text.toPlainText()
+    assert "Export focused heatmap" in sheet and "Ctrl+E" in sheet
+    about = helps.show_about().text.toPlainText()
+    assert version() in about
+    for d in helps.dialogs.values():
+        d.close()
+
+
+def test_the_guide_uses_the_tab_titles_and_the_conventions_of_the_panels():
+    text = re.sub("<[^>]+>", "", guide_html())
+    for name in ("architecture", "output", "training", "compare", "metrics", "beam_tree", "inspector"):
+        title = next(p.title for p in PANELS if p.name == name)
+        assert title in text, title
+    assert "Positions count from 0" in text and "##" in text and "␣" in text
+
+
+def test_about_carries_each_bundled_models_licence_and_attribution():
+    about = about_markdown()
+    for name in bundled_models():
+        assert f"**{name}**" in about
+        assert model_data_licence(name) in about
+    if "en-fr" in bundled_models():                                       # the attribution CC-BY asks for
+        assert "www.manythings.org/anki and tatoeba.org" in model_data_licence("en-fr")
+    if "en-de" in bundled_models():
+        assert "Elliott" in model_data_licence("en-de")

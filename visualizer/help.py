@@ -1,0 +1,161 @@
+"""The Help menu: how to read the window (F1), the keyboard shortcuts (read from the window's own actions, so the
+sheet never disagrees with the menus) and About (version, licences, and each bundled model's data and licence
+from its model card)."""
+from __future__ import annotations
+
+import html
+import platform
+
+import PySide6
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from model.assets import bundled_models, model_data_licence, model_summary
+
+from . import version
+from .panels.registry import PANELS
+
+TITLES = {p.name: p.title for p in PANELS}
+
+
+def guide_html() -> str:
+    """How to read the window, in the words a first-time student needs; the panels by their tab titles."""
+    t = {k: f"<b>{html.escape(v)}</b>" for k, v in TITLES.items()}
+    return f"""
+<h2>How to read this window</h2>
+<h3>The pipeline</h3>
+<p>The {t['architecture']} on the left shows the model's stages in the order the numbers flow: embedding +
+positional encoding, then each layer's sublayers (every one followed by Add &amp; Norm), then linear + softmax.
+Click a box to go there. The toolbar steps through stages, layers, heads and generation steps; a presenter's
+remote (Page Down / Page Up) walks through every stage.</p>
+<h3>The attention heatmap</h3>
+<p>Each <b>row</b> is a <i>query</i>: the token that is looking. Each <b>column</b> is a <i>key</i>: a token
+it looks at. A row's weights add up to 1 (a softmax): the bright cells are where that token takes its
+information from. <b>Hatched</b> cells are masked: in the decoder a token may not look at the tokens after it.
+Hover over a cell to read its exact weight. The small heatmaps beside the large one are the other heads of the
+same layer: click one to look at it closely, or tick <b>Mean over heads</b>. By default one colour scale spans
+all heads of a layer, so that heads compare (<b>Colours</b> changes that).</p>
+<h3>Tokens</h3>
+<p>Text is cut into pieces of a fixed vocabulary. <b>##</b> marks a piece that continues the word before it
+(“tap ##is” is “tapis”); <b>␣</b> is a piece that is a space alone; <b>&lt;s&gt;</b> starts the decoder's
+input and <b>&lt;/s&gt;</b> ends a sentence. Positions count from 0, as in
+PE(pos, 2i) = sin(pos / 10000<sup>2i/d<sub>model</sub></sup>).</p>
+<h3>Generation steps</h3>
+<p>The decoder writes one token a step. At each step the {t['output']} shows the probability of every
+possible next token; the chosen one is marked. Type a translation of your own in the <b>Target</b> field to
+force it through the decoder (teacher forcing): the {t['training']} tab then shows its loss, token by token,
+and can take one gradient step on it.</p>
+<h3>Experiments</h3>
+<p>Right-click a head to switch it off (the <b>Heads</b> menu switches every head on again) and watch the
+translation change; {t['compare']} sets two runs side by side; {t['metrics']} measures every head;
+{t['beam_tree']} shows what beam search kept and dropped; {t['inspector']} writes out the numbers of one
+token's computation.</p>
+<h3>On a projector</h3>
+<p><b>F11</b>: presentation mode (large, high-contrast text). <b>F9</b>: the heatmap alone, with room for
+every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>: export the heatmap as a
+picture.</p>
+"""
+
+
+def shortcut_rows(window) -> list[tuple[str, str, str]]:
+    """(menu, action, keys) of every action of the window that has a shortcut, in menu order; then the window's
+    own (a presenter remote's keys), under "Window"."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(menu: QtWidgets.QMenu, path: str) -> None:
+        for act in menu.actions():
+            if act.menu() is not None:
+                walk(act.menu(), f"{path} ▸ {act.menu().title().replace('&', '')}")
+            elif not act.isSeparator() and act.shortcuts():
+                keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts())
+                rows.append((path, act.text().split("\t")[0].replace("&", ""), keys))
+
+    for top in window.menuBar().actions():
+        if top.menu() is not None:
+            walk(top.menu(), top.menu().title().replace("&", ""))
+    for act in window.actions():
+        if act.text() and act.shortcuts():
+            keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts())
+            rows.append(("Window", act.text(), keys))
+    return rows
+
+
+def shortcuts_html(window) -> str:
+    cells = "".join(f"<tr><td>{html.escape(m)}</td><td>{html.escape(a)}</td><td><b>{html.escape(k)}</b></td></tr>"
+                    for m, a, k in shortcut_rows(window))
+    return ("<h2>Keyboard shortcuts</h2><p>They work while the cursor is in a text field too.</p>"
+            "<table cellspacing='0' cellpadding='4'><tr><th align='left'>Menu</th><th align='left'>Action</th>"
+            f"<th align='left'>Keys</th></tr>{cells}</table>")
+
+
+def about_markdown() -> str:
+    """Version, licences and every bundled model's data and its licence (the attribution its licence asks for)."""
+    parts = [f"## Attention Visualizer {version()}",
+             "See inside a transformer translating your sentence, live. MIT licence.",
+             f"Python {platform.python_version()}, Qt {QtCore.qVersion()}, PySide6 {PySide6.__version__}.",
+             "### The bundled models"]
+    for name in bundled_models():
+        summary = model_summary(name)
+        parts.append(f"**{name}**" + (f": {summary}" if summary else ""))
+        licence = model_data_licence(name)
+        if licence:
+            parts.append(licence)
+    return "\n\n".join(parts)
+
+
+class HelpDialog(QtWidgets.QDialog):
+    """A text to read beside the window (not modal: the window stays usable), closed with Esc or Close."""
+
+    def __init__(self, title: str, parent=None, *, html_text: str = "", markdown: str = ""):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.text = QtWidgets.QTextBrowser()
+        self.text.setOpenLinks(False)                 # a link (the licence's attribution) is read, not followed:
+        self.text.setOpenExternalLinks(False)         # nothing may reach the network, nor blank the text
+        self.set_text(html_text=html_text, markdown=markdown)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.close)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addWidget(buttons)
+        screen = (parent.screen() if parent is not None else QtGui.QGuiApplication.primaryScreen())
+        room = screen.availableGeometry().size() if screen is not None else QtCore.QSize(1024, 768)
+        self.resize(min(760, int(room.width() * 0.9)), min(700, int(room.height() * 0.85)))
+
+    def set_text(self, *, html_text: str = "", markdown: str = "") -> None:
+        if markdown:
+            self.text.setMarkdown(markdown)
+        else:
+            self.text.setHtml(html_text)
+
+
+class HelpMenu:
+    def __init__(self, window):
+        self.window = w = window
+        self.dialogs: dict[str, HelpDialog] = {}
+        menu = w.menuBar().addMenu("&Help")
+        self.guide = menu.addAction("How to read this window", self.show_guide,
+                                    QtGui.QKeySequence.StandardKey.HelpContents)
+        self.shortcuts = menu.addAction("Keyboard shortcuts", self.show_shortcuts, QtGui.QKeySequence("Ctrl+/"))
+        menu.addSeparator()
+        self.about = menu.addAction("About Attention Visualizer", self.show_about)
+        menu.addAction("About Qt", QtWidgets.QApplication.aboutQt)
+
+    def _show(self, key: str, title: str, **text) -> HelpDialog:
+        dialog = self.dialogs.get(key)
+        if dialog is None:
+            dialog = self.dialogs[key] = HelpDialog(title, self.window, **text)
+        else:
+            dialog.set_text(**text)                   # anew: the shortcuts follow the menus as they are now
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
+    def show_guide(self) -> HelpDialog:
+        return self._show("guide", "How to read this window", html_text=guide_html())
+
+    def show_shortcuts(self) -> HelpDialog:
+        return self._show("shortcuts", "Keyboard shortcuts", html_text=shortcuts_html(self.window))
+
+    def show_about(self) -> HelpDialog:
+        return self._show("about", "About Attention Visualizer", markdown=about_markdown())
