@@ -283,6 +283,9 @@ class AttentionPanel(QtWidgets.QWidget):
         self.focus.highlight_row(step_row)
         # at a stage without attention the line below the plots says which attention is shown, until a hover
         note = stand_in(schema, state.stack, state.sublayer, info, layer)
+        for hp in (self.focus, *self.small):     # a student read the FFN stage's stand-in as the FFN's attention
+            if hp.dimmed != bool(note):
+                hp.set_dimmed(bool(note))
         hint = (note[0], note[1:]) if note else HOVER_HINT
         if hint != self.hint:
             self.hint = hint

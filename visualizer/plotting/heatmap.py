@@ -32,6 +32,9 @@ def plain_numbers(plot: pg.PlotItem) -> None:
         plot.getAxis(name).enableAutoSIPrefix(False)
 
 
+DIMMED = 0.3             # a stand-in matrix's opacity (see Heatmap.set_dimmed)
+
+
 class Heatmap:
     """A PlotItem holding one matrix: image, hatch under masked cells, token axes, an optional highlighted row
     and colour bar. A view change gives it a new matrix: the image, axes and bar are reused, never rebuilt.
@@ -286,6 +289,17 @@ class Heatmap:
             return
         self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self._shape[1], 1))
         self.row_box.setVisible(True)
+
+    @property
+    def dimmed(self) -> bool:
+        return self.image.opacity() < 1
+
+    def set_dimmed(self, on: bool) -> None:
+        """Faded cells: the matrix stands in for a stage that has no attention of its own (a feed-forward
+        sublayer, the embedding, the output layer), and must not read as that stage's."""
+        self.image.setOpacity(DIMMED if on else 1.0)
+        if self.hatch is not None:
+            self.hatch.setOpacity(DIMMED if on else 1.0)
 
     @property
     def crossed(self) -> bool:
