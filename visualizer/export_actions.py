@@ -2,6 +2,8 @@
 every open panel into a folder (Export all)."""
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -99,7 +101,7 @@ class ExportActions:
                     dock.raise_()
                     QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
-                path = folder / f"panel_{name}.png"
+                path = folder / panel_file(name)
                 # the panel whole, not the part its scroll area shows (LayerNorm's stopped halfway down a chart)
                 write_bytes(path, encode_png(w.panels[name].grab().toImage()))
                 written.append(path)
@@ -128,6 +130,13 @@ class ExportActions:
                                 "Export failed", ExportError)
         if written is not None:
             w.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 8000)
+
+
+def panel_file(name: str) -> str:
+    """Export all's file for a panel, named as its tab is ("panel_math.png", not the code's "panel_inspector")."""
+    from .panels.registry import PANELS
+    title = next((p.title for p in PANELS if p.name == name), name)
+    return f"panel_{re.sub(r'[^a-z0-9]+', '_', title.lower()).strip('_')}.png"
 
 
 def progress_dialog(parent, label: str):

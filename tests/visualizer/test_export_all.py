@@ -6,6 +6,7 @@ import pytest
 from PySide6 import QtGui
 
 from visualizer.export import heatmap_specs, read_heatmap_csv
+from visualizer.export_actions import panel_file
 
 
 def show_sentence(qtbot, window, text):
@@ -22,8 +23,9 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
     specs = heatmap_specs(window.trace, window.lm.name)
     names = {p.name for p in written}
     assert {f"{s.stem}.png" for s in specs} <= names
-    open_panels = {f"panel_{n}.png" for n, d in window.docks.items() if not d.isHidden() and n in window.panels}
+    open_panels = {panel_file(n) for n, d in window.docks.items() if not d.isHidden() and n in window.panels}
     assert open_panels <= names and "panel_layernorm.png" in names
+    assert panel_file("inspector") == "panel_math.png" and panel_file("flow") == "panel_rollout_and_lines.png"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for p in written:
         assert p.name == "head_metrics.csv" or not QtGui.QImage(str(p)).isNull(), p
@@ -68,11 +70,11 @@ def test_a_panel_behind_a_tab_is_pictured_at_its_tab_size_and_the_tabs_come_back
     written = {p.name for p in window.exports.export_all(str(tmp_path), "png")}
     size = front.widget().size()                          # the place of the panels of this tab group
     for dock in [front, *built]:
-        picture = QtGui.QImage(str(tmp_path / f"panel_{name[dock]}.png"))
+        picture = QtGui.QImage(str(tmp_path / panel_file(name[dock])))
         panel = window.panels[name[dock]]
         assert picture.size() == panel.size() * picture.devicePixelRatio(), name[dock]    # the panel whole
         assert picture.width() >= size.width() - 20 and picture.height() >= size.height() - 20, name[dock]
-    assert {f"panel_{name[d]}.png" for d in behind if d not in built}.isdisjoint(written)
+    assert {panel_file(name[d]) for d in behind if d not in built}.isdisjoint(written)
     assert all(name[d] not in window.panels for d in behind if d not in built)       # and were not built for it
     assert not front.visibleRegion().isEmpty() and all(d.visibleRegion().isEmpty() for d in behind)
     assert front.size() == before
