@@ -27,24 +27,43 @@ THEMES = {
 }
 
 
-class VisibleChecks(QtWidgets.QProxyStyle):
-    """Fusion, with check boxes that show on black: Fusion draws a box's frame in the window colour darkened,
-    black on black in the high-contrast theme (an unchecked box was invisible, a checked one a faint grey tick).
-    Here the frame is the text colour and a checked box is filled with the highlight. (A style sheet would do it
-    too, but an application style sheet stops the application font from reaching the widgets: presentation
+class VisibleControls(QtWidgets.QProxyStyle):
+    """Fusion, with controls that show on black. Fusion draws a check box's frame, and the frames of text fields,
+    spin boxes and drop-down lists, in the window colour darkened: black on black in the high-contrast theme (an
+    unchecked box was invisible; the sentence and target fields and the layer and head boxes read as plain text).
+    Here those frames are the placeholder grey and a checked box is filled with the highlight. (A style sheet would
+    do it too, but an application style sheet stops the application font from reaching the widgets: presentation
     mode's larger text.)"""
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
-        if element != QtWidgets.QStyle.PrimitiveElement.PE_IndicatorCheckBox:
-            return
-        on = bool(option.state & QtWidgets.QStyle.StateFlag.State_On)
-        enabled = bool(option.state & QtWidgets.QStyle.StateFlag.State_Enabled)
+        pe = QtWidgets.QStyle.PrimitiveElement
+        if element == pe.PE_IndicatorCheckBox:
+            on = bool(option.state & QtWidgets.QStyle.StateFlag.State_On)
+            enabled = bool(option.state & QtWidgets.QStyle.StateFlag.State_Enabled)
+            painter.save()
+            painter.setPen(QtGui.QPen(option.palette.text().color() if enabled else QtGui.QColor("#808080"), 2))
+            painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
+            painter.drawRect(QtCore.QRectF(option.rect).adjusted(1, 1, -1, -1))
+            painter.restore()
+        elif element == pe.PE_FrameLineEdit and not isinstance(widget, QtWidgets.QAbstractSpinBox):
+            self._frame(option, painter)
+
+    def drawComplexControl(self, control, option, painter, widget=None) -> None:
+        super().drawComplexControl(control, option, painter, widget)
+        cc = QtWidgets.QStyle.ComplexControl
+        if control in (cc.CC_SpinBox, cc.CC_ComboBox):
+            self._frame(option, painter)
+
+    @staticmethod
+    def _frame(option, painter) -> None:
         painter.save()
-        painter.setPen(QtGui.QPen(option.palette.text().color() if enabled else QtGui.QColor("#808080"), 2))
-        painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
-        painter.drawRect(QtCore.QRectF(option.rect).adjusted(1, 1, -1, -1))
+        painter.setPen(QtGui.QPen(option.palette.placeholderText().color(), 1.5))
+        painter.setBrush(QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
+        painter.drawRoundedRect(QtCore.QRectF(option.rect).adjusted(0.75, 0.75, -0.75, -0.75), 2, 2)
         painter.restore()
+
+
 # Plots are figures: black on white in every theme, like the exported files, and as readable on a projector
 # as ink on paper. Only the window around them follows the theme.
 PLOT_BACKGROUND, PLOT_FOREGROUND = "w", "k"
@@ -70,7 +89,7 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
     """Set the application's palette, font size and pyqtgraph's default colours; returns the theme."""
     theme = THEMES.get(name, THEMES["light"])
     if theme.name == "high-contrast":
-        app.setStyle(VisibleChecks("Fusion"))        # the application owns it (and deletes the one before)
+        app.setStyle(VisibleControls("Fusion"))        # the application owns it (and deletes the one before)
     else:
         app.setStyle("Fusion")
     app.setPalette(palette(theme))

@@ -70,7 +70,22 @@ def test_a_check_box_can_be_seen_in_the_high_contrast_theme(qapp, qtbot):
         assert yellow and not any(c[0] > 230 and c[1] > 180 and c[2] < 60 for c in unchecked)
     finally:
         apply_theme(qapp, "light", point_size=10)
-    assert type(qapp.style()).__name__ != "VisibleChecks"
+    assert type(qapp.style()).__name__ != "VisibleControls"
+
+
+def test_text_fields_and_spin_boxes_have_a_frame_on_black(qapp, qtbot):
+    """The sentence and target fields and the layer and head boxes read as plain text in the high-contrast theme:
+    Fusion drew their frames black on black. The left edge's middle pixels are read back."""
+    apply_theme(qapp, "high-contrast", point_size=14)
+    try:
+        for field in (QtWidgets.QLineEdit(), QtWidgets.QSpinBox(), QtWidgets.QComboBox()):
+            qtbot.addWidget(field)
+            field.resize(200, field.sizeHint().height())
+            image = field.grab().toImage()
+            edge = [image.pixelColor(x, image.height() // 2).lightness() for x in range(3)]
+            assert max(edge) > 120, (type(field).__name__, edge)
+    finally:
+        apply_theme(qapp, "light", point_size=10)
 
 
 @pytest.mark.parametrize("name", ["light", "dark", "high-contrast"])
