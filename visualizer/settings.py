@@ -9,7 +9,7 @@ from PySide6 import QtCore
 from .file_schema import SETTINGS_RANGES
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
-DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "shared_scale": True,
+DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "colour_scale": "layer",
             "folder": ""}        # where file dialogs open (visualizer/folders.py)
 
 
@@ -68,7 +68,8 @@ class Settings:
         if not isinstance(value, str):
             raise ValueError(f"{value!r} is not text")
         from .theme import COLORMAPS, THEMES   # here: it imports pyqtgraph, and a start reads the frame first
-        choices = {"theme": THEMES, "colormap": COLORMAPS}.get(key)
+        from .plotting.colormaps import COLOUR_SCALES
+        choices = {"theme": THEMES, "colormap": COLORMAPS, "colour_scale": COLOUR_SCALES}.get(key)
         if choices is not None and value not in choices:
             raise ValueError(f"{value!r} is not one of {', '.join(choices)}")
         return value

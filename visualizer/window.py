@@ -116,8 +116,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels, self.docks = self.docking.panels, self.docking.docks
         self.attention, self.architecture = self.panels["attention"], self.panels["architecture"]
         self.attention.set_colormap(self.settings.get("colormap"))
-        self.attention.shared.setChecked(self.settings.get("shared_scale"))
-        self.attention.shared.toggled.connect(lambda on: self.settings.set("shared_scale", on))
+        self.attention.set_colour_scale(self.settings.get("colour_scale"))
+        self.attention.scale_group.triggered.connect(
+            lambda _: self.settings.set("colour_scale", self.attention.colour_scale()))
         self.attention.cmap_group.triggered.connect(lambda act: self.settings.set("colormap", act.text()))
         self.docking.when_built("training", lambda panel: panel.weights_changed.connect(
             lambda: self.runs.request(self.lm)))

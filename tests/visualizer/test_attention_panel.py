@@ -91,10 +91,10 @@ def test_mean_over_heads_shows_the_mean_and_disables_the_head_box(qtbot, window,
 def test_shared_colour_scale_versus_one_scale_per_head(qtbot, window, panel):
     window.state.update(kind="enc_self", layer=0)
     weights = window.trace.attention("enc_self", 0)
-    panel.shared.setChecked(True)
+    panel.set_colour_scale("layer")
     tops = [hp.levels[1] for hp in panel.small]
     assert np.allclose(tops, weights.max())
-    panel.shared.setChecked(False)
+    panel.set_colour_scale("head")
     tops = [hp.levels[1] for hp in panel.small]
     assert np.allclose(tops, weights.reshape(len(weights), -1).max(1))
     # the pixels follow: each head's largest weight has the colour map's last colour
@@ -102,6 +102,10 @@ def test_shared_colour_scale_versus_one_scale_per_head(qtbot, window, panel):
     for h, hp in enumerate(panel.small):
         r, c = np.unravel_index(np.argmax(weights[h]), weights[h].shape)
         np.testing.assert_array_equal(hp.image.image[r, c], lut[-1])
+    panel.set_colour_scale("one")                    # 0 … 1: layers and sentences compare
+    assert [hp.levels for hp in (panel.focus, *panel.small)] == [(0.0, 1.0)] * (1 + len(panel.small))
+    assert window.settings.get("colour_scale") == "one"
+    assert [a.isChecked() for a in panel.scale_actions.values()] == [False, False, True]
 
 
 def test_colour_maps_are_colour_blind_safe_and_apply_everywhere(qtbot, window, panel):
@@ -193,7 +197,7 @@ def test_small_heads_show_their_own_layers_images_from_the_cache_and_the_warm_up
     for layer in [*range(n_layers), 0]:                       # the last one seen before: from the cache
         window.state.update(kind=kind, layer=layer)
         weights, mask = window.trace.attention(kind, layer), window.trace.mask(kind, layer)
-        levels = head_levels(weights, panel.shared.isChecked())
+        levels = head_levels(weights, panel.colour_scale())
         for h, hp in enumerate(panel.small):
             expected = coloured(weights[h], mask, levels[h], hp.lut, hp.max_pixels)
             np.testing.assert_array_equal(hp.image.image, expected)

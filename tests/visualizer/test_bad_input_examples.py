@@ -227,11 +227,11 @@ def test_settings_with_bad_values_fall_back_with_a_notice(tmp_path):
 
     from visualizer.settings import Settings
     path = tmp_path / "settings.ini"
-    path.write_text("[General]\nfont_size=1e9\ntheme=neon\nshared_scale=maybe\ncolormap=magma\n", encoding="utf-8")
+    path.write_text("[General]\nfont_size=1e9\ntheme=neon\ncolour_scale=maybe\ncolormap=magma\n", encoding="utf-8")
     s = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
-    assert (s.get("font_size"), s.get("theme"), s.get("shared_scale"), s.get("colormap")) == \
-        (11.0, "light", True, "magma")
-    assert [n.split(":")[0] for n in s.notices] == ["setting font_size", "setting theme", "setting shared_scale"]
+    assert (s.get("font_size"), s.get("theme"), s.get("colour_scale"), s.get("colormap")) == \
+        (11.0, "light", "layer", "magma")
+    assert [n.split(":")[0] for n in s.notices] == ["setting font_size", "setting theme", "setting colour_scale"]
     assert "'neon' is not one of" in s.notices[1]
 
 

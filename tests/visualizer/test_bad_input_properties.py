@@ -100,7 +100,7 @@ def test_any_session_file_is_read_or_refused_in_one_line(tmp_path, field, value,
 
 @settings(max_examples=100, deadline=timedelta(seconds=10), derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(values=st.dictionaries(st.sampled_from(["theme", "font_size", "colormap", "model", "shared_scale"]),
+@given(values=st.dictionaries(st.sampled_from(["theme", "font_size", "colormap", "model", "colour_scale"]),
                               st.text(max_size=10) | st.integers(-2**63, 2**63 - 1) | st.floats() | st.booleans(),
                               max_size=5),
        raw=st.none() | st.binary(max_size=60))
@@ -108,6 +108,7 @@ def test_any_settings_give_valid_values(tmp_path, values, raw):
     from PySide6 import QtCore
 
     from visualizer.settings import DEFAULTS, Settings
+    from visualizer.plotting.colormaps import COLOUR_SCALES
     from visualizer.theme import COLORMAPS, THEMES
     path = tmp_path / "settings.ini"
     q = QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat)
@@ -120,7 +121,7 @@ def test_any_settings_give_valid_values(tmp_path, values, raw):
     got = {k: s.get(k) for k in DEFAULTS}
     assert got["theme"] in THEMES and got["colormap"] in COLORMAPS and isinstance(got["model"], str)
     assert isinstance(got["font_size"], float) and 6 <= got["font_size"] <= 48
-    assert isinstance(got["shared_scale"], bool)
+    assert got["colour_scale"] in COLOUR_SCALES
     assert all("\n" not in n for n in s.notices)
 
 

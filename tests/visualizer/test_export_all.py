@@ -110,13 +110,14 @@ def test_every_export_colours_as_the_window_does(qtbot, window, tmp_path, monkey
     monkeypatch.setattr(figure_module.HeatmapFigure, "show_matrix", lambda self, *a: shown.append(a) or show(self, *a))
     a = window.attention
     window.state.update(kind="cross", layer=1, head=1)
-    for shared, rule, cmap in ((True, "layer", "magma"), (False, "head", "cividis")):
-        a.shared.setChecked(shared)
+    for rule, cmap in (("layer", "magma"), ("head", "cividis"), ("one", "viridis")):
+        a.set_colour_scale(rule)
         a.set_colormap(cmap)
         window.state.update(head=0)
         window.state.update(head=1)
         weights = window.trace.attention("cross", 1)
-        assert a.focus.levels == (0.0, pytest.approx(float(weights.max() if shared else weights[1].max())))
+        top = {"layer": weights.max(), "head": weights[1].max(), "one": 1.0}[rule]
+        assert a.focus.levels == (0.0, pytest.approx(float(top)))
         window.exports.export_all(str(tmp_path / rule), "png")
         specs, kwargs = seen[-1]
         assert kwargs["colormap"] == cmap

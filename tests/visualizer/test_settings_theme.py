@@ -15,10 +15,10 @@ def test_settings_round_trip_and_bad_values(tmp_path, qapp):
     assert s.get("theme") == "light" and s.get("font_size") == 11.0
     s.set("theme", "high-contrast")
     s.set("font_size", 20)
-    s.set("shared_scale", True)
+    s.set("colour_scale", "one")
     s.sync()
     t = Settings(QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))
-    assert t.get("theme") == "high-contrast" and t.get("font_size") == 20.0 and t.get("shared_scale") is True
+    assert t.get("theme") == "high-contrast" and t.get("font_size") == 20.0 and t.get("colour_scale") == "one"
     t.set("theme", "purple")
     t.set("font_size", "huge")
     assert t.get("theme") == "light" and t.get("font_size") == 11.0

@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.ablation import ablated_heads
 from model.schema import OUTPUT
 
-from ..plotting.colormaps import COLORMAP, COLORMAPS, HIGHLIGHT, colour_levels
+from ..plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES, HIGHLIGHT, colour_levels
 from ..plotting.heatmap import Heatmap
 from .thumbnails import THUMBNAIL_PIXELS, Thumbnails, head_levels
 from .widgets import ElidedLabel, KindPicker
@@ -18,6 +18,9 @@ from .widgets import ElidedLabel, KindPicker
 
 LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
 NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the canvas, and its colour bar no label
+SCALE_LABELS = {"layer": "0 … the layer's largest weight (heads compare)",      # the Colours menu's words
+                "head": "0 … each head's own largest weight",
+                "one": "0 … 1 (layers and sentences compare)"}
 HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
 
 
@@ -58,17 +61,22 @@ class AttentionPanel(QtWidgets.QWidget):
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)
         self.mean = QtWidgets.QCheckBox("Mean over heads")
         self.mean.setToolTip("Show the mean of all heads' weights in the large heatmap")
-        # colour options in one drop-down button: the shared scale and the colour map
+        # colour options in one drop-down button: the colour scale and the colour map
         self.colours = QtWidgets.QToolButton(text="Colours")
         self.colours.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         self.colours.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
         menu = QtWidgets.QMenu(self.colours)
         menu.setToolTipsVisible(True)
-        self.shared = menu.addAction("One colour scale for all heads")
-        self.shared.setCheckable(True)
-        self.shared.setChecked(True)
-        self.shared.setToolTip("On: every head 0 … the largest weight of the layer, so heads compare. "
-                               "Off: each head 0 … its own largest weight.")
+        menu.addSection("Colour scale")
+        self.scale_group = QtGui.QActionGroup(self)
+        self.scale_actions: dict[str, QtGui.QAction] = {}     # COLOUR_SCALES' rules: the panel's and exports'
+        for rule, label in SCALE_LABELS.items():
+            act = menu.addAction(label)
+            act.setCheckable(True)
+            act.setChecked(rule == "layer")
+            act.setToolTip(f"Colours from {COLOUR_SCALES[rule]}")
+            self.scale_group.addAction(act)
+            self.scale_actions[rule] = act
         menu.addSection("Colour map (colour-blind safe)")
         self.cmap_group = QtGui.QActionGroup(self)
         self.cmap_actions = {}
@@ -123,8 +131,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
         self.layer.valueChanged.connect(self._layer_changed)
         self.head.valueChanged.connect(lambda v: self.state.update(head=v - 1))
-        for box in (self.mean, self.shared):
-            box.toggled.connect(lambda _: self.trace is not None and self.render(self.trace, self.state))
+        self.mean.toggled.connect(lambda _: self.trace is not None and self.render(self.trace, self.state))
+        self.scale_group.triggered.connect(lambda _: self.trace is not None and self.render(self.trace, self.state))
         self._apply_fonts()
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
         self.canvas.installEventFilter(self)        # the pointer leaving: no cell is under it any more
@@ -143,7 +151,10 @@ class AttentionPanel(QtWidgets.QWidget):
 
     def colour_scale(self) -> str:
         """The colour scale rule (plotting.colormaps.COLOUR_SCALES) the Colours menu sets, for the panel and exports."""
-        return "layer" if self.shared.isChecked() else "head"
+        return next(rule for rule, act in self.scale_actions.items() if act.isChecked())
+
+    def set_colour_scale(self, rule: str) -> None:
+        self.scale_actions[rule if rule in self.scale_actions else "layer"].trigger()
 
     def set_colormap(self, name: str) -> None:
         self.colormap = name
@@ -216,7 +227,7 @@ class AttentionPanel(QtWidgets.QWidget):
 
     def view_key(self, state):
         return (state.kind, state.layer, state.stack, state.sublayer, state.head, state.step, self.mean.isChecked(),
-                self.shared.isChecked())           # the stage: its note says when it has no attention of its own
+                self.colour_scale())           # the stage: its note says when it has no attention of its own
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, trace, state) -> None:
@@ -247,11 +258,12 @@ class AttentionPanel(QtWidgets.QWidget):
                               else LAYER_TIP)
         self._ensure_small(H)
         # a head or step change leaves the small multiples' matrices as they are: only the red frame moves
-        small_key = (kind, layer, self.shared.isChecked(), H)
+        scale = self.colour_scale()
+        small_key = (kind, layer, scale, H)
         if not self._same(self._small_shown, trace, small_key):
-            images = self.thumbnails.images(trace, kind, layer, self.shared.isChecked(), self.colormap,
+            images = self.thumbnails.images(trace, kind, layer, scale, self.colormap,
                                             self.small[0].lut)
-            levels = head_levels(weights, self.shared.isChecked())
+            levels = head_levels(weights, scale)
             for h, hp in enumerate(self.small):
                 hp.show_matrix(weights[h], mask, rows, cols, f"head {h + 1}", levels=levels[h], max_labels=0,
                                max_pixels=THUMBNAIL_PIXELS, pixels=images[h])
@@ -268,12 +280,12 @@ class AttentionPanel(QtWidgets.QWidget):
             # the head just left keeps a thin red outline beside the new frame (seen on a real X server)
             self.canvas.viewport().update()
         focus_off = framed is not None and (kind, layer, framed) in off
-        focus_key = (kind, layer, framed, self.shared.isChecked(), focus_off)
+        focus_key = (kind, layer, framed, scale, focus_off)
         if not self._same(self._focus_shown, trace, focus_key):
             focused = weights.mean(0) if self.mean.isChecked() else weights[head]
             which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}" + (
                 " (switched off)" if focus_off else "")
-            levels = colour_levels(weights, focused, self.colour_scale())
+            levels = colour_levels(weights, focused, scale)
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)

@@ -19,34 +19,33 @@ THUMBNAIL_PIXELS = 256
 MOST = 96            # images sets kept (a set: the heads of one kind and layer); a GPT-2-sized model has 12 layers
 
 
-def head_levels(weights: np.ndarray, shared: bool) -> list[tuple[float, float]]:
-    """Each head's colour scale: 0 to the largest weight of all heads (shared) or of its own (colour_levels)."""
-    if shared:
-        return [colour_levels(weights, weights, "layer")] * len(weights)
-    return [colour_levels(weights, w, "head") for w in weights]
+def head_levels(weights: np.ndarray, scale: str) -> list[tuple[float, float]]:
+    """Each head's colour scale under a COLOUR_SCALES rule (colour_levels): 0 to the largest weight of the layer's
+    heads ("layer"), of its own ("head"), or 0 to 1 ("one")."""
+    return [colour_levels(weights, w, scale) for w in weights]
 
 
 class Thumbnails:
-    """Images of a trace's heads by (kind, layer, shared scale, colour map name); lut: that map's table."""
+    """Images of a trace's heads by (kind, layer, colour scale rule, colour map name); lut: that map's table."""
 
     def __init__(self):
         self._images: dict[tuple, list[np.ndarray]] = {}
         self._lock = threading.Lock()
         self.background = TraceBackground("thumbnails")
 
-    def images(self, trace, kind: str, layer: int, shared: bool, cmap: str, lut) -> list[np.ndarray]:
+    def images(self, trace, kind: str, layer: int, scale: str, cmap: str, lut) -> list[np.ndarray]:
         """The heads' images of one layer (coloured now unless done before); starts the background colouring of
         the kind's other layers when the trace is new."""
         if self.background.follow(trace):
             with self._lock:
                 self._images = {}
-        key = (kind, layer, shared, cmap)
+        key = (kind, layer, scale, cmap)
         with self._lock:
             got = self._images.get(key)
         if got is None:
-            got = self._store(trace, key, make(trace, kind, layer, shared, lut))
+            got = self._store(trace, key, make(trace, kind, layer, scale, lut))
             self.background.submit(lambda t: range(t.n_layers(t.schema.kind(kind).stack)),
-                                   lambda t, other: self._fill(t, (kind, other, shared, cmap), lut))
+                                   lambda t, other: self._fill(t, (kind, other, scale, cmap), lut))
         return got
 
     def _fill(self, trace, key: tuple, lut) -> None:
@@ -64,9 +63,9 @@ class Thumbnails:
             return self._images.setdefault(key, images)
 
 
-def make(trace, kind: str, layer: int, shared: bool, lut) -> list[np.ndarray]:
+def make(trace, kind: str, layer: int, scale: str, lut) -> list[np.ndarray]:
     """The images of the heads of one layer, as Heatmap.show_matrix(..., max_pixels=THUMBNAIL_PIXELS) colours them."""
     weights = trace.attention(kind, layer)
     mask = trace.mask(kind, layer)
-    levels = head_levels(weights, shared)
+    levels = head_levels(weights, scale)
     return [coloured(w, mask, lv, lut, THUMBNAIL_PIXELS) for w, lv in zip(weights, levels)]

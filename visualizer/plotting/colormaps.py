@@ -16,7 +16,7 @@ HIGHLIGHT = "#ff3b30"           # the focused head's frame, the generation step'
 
 
 COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",
-                 "head": "0 to each head's own largest weight (the window with one scale for all heads off)",
+                 "head": "0 to each head's own largest weight",
                  "one": "0 to 1 (figures of different layers and sentences compare)"}
 
 
