@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from .text import THINNED_SCALE, scaled_fonts, short, tick_font
 
@@ -14,10 +14,13 @@ _WIDTHS: dict[tuple, dict[str, float]] = {}     # (QFont.key(), line height) -> 
 class TokenAxis(pg.AxisItem):
     """An axis labelled with tokens, label i at coordinate positions[i] (default i: cell or bar i is centred on i).
 
-    Labels never overlap: when they do not all fit, they are drawn a little smaller, then (on a bottom axis) on
-    two staggered lines, then smaller still (text.label_sizes: down to 8.4 pt, the normal size's 0.7), and only
-    then are labels left out, drawn at 0.7 of the set size (smaller labels only where that saves every one): a
-    row without its token cannot be read at all, a smaller one can. The fitting happens at paint time from the
+    Labels never overlap: when they do not all fit, they are drawn a little smaller; then, on a bottom axis, on
+    two staggered lines down to 0.8 of the set size, then turned upright (reading upwards, a line's height apart)
+    at those sizes, then either at the sizes below, down to 8.4 pt (text.label_sizes: the normal size's 0.7); a
+    left axis only shrinks. Only then are
+    labels left out, in the way of 0.7 of the set size or more that shows the most (smaller labels only where that
+    saves every one): a column without its token cannot be read at all, a smaller or upright one can (a projector
+    at 1024 × 768 showed 6 of 11 columns' tokens, the others in 9-pixel type). The fitting happens at paint time from the
     axis' length in pixels, so resizing a dock fits the labels again. max_labels caps how many labels are drawn
     (0: none).
     """
@@ -39,6 +42,8 @@ class TokenAxis(pg.AxisItem):
         # the fits of the last few label sets: switching attention kinds back and forth finds its fits again
         self._fit_sets: dict[tuple, dict[tuple, tuple]] = {}
         self.staggered = False
+        self.upright = False               # the labels drawn turned a quarter (a bottom axis' last way to show all)
+        self._was_upright = False
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else tick_font()
@@ -60,10 +65,11 @@ class TokenAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
-    def _extents(self, font: QtGui.QFont) -> np.ndarray:
-        """The room each label needs along the axis at font: its width (with a gap), or a line's height."""
+    def _extents(self, font: QtGui.QFont, upright: bool = False) -> np.ndarray:
+        """The room each label needs along the axis at font: its width (with a gap), or a line's height (a left
+        axis, or upright labels)."""
         metrics = QtGui.QFontMetricsF(font)
-        if self.orientation in ("bottom", "top"):
+        if self.orientation in ("bottom", "top") and not upright:
             gap = 0.6 * metrics.height()
             # measured once per font and screen resolution: 512 labels took 2 ms a font
             widths = _WIDTHS.setdefault((font.key(), metrics.height()), {})
@@ -84,12 +90,13 @@ class TokenAxis(pg.AxisItem):
     def label_indices(self, length_px: float, lo: float, hi: float, font: QtGui.QFont | None = None,
                       lines: int = 1) -> list[int]:
         """Indices of the labels to draw at font: in order, each one placed if it clears the one before it on its
-        line (lines = 2: shown labels alternate between two lines)."""
+        line (lines = 2: shown labels alternate between two lines; 0: upright labels, one line)."""
         lo, hi = sorted((lo, hi))
         least = self._least_step()
         if not self.labels or not least or length_px <= 0 or hi <= lo:
             return []
-        widths = self._extents(font or self.base_font)
+        widths = self._extents(font or self.base_font, upright=lines == 0)
+        lines = max(lines, 1)
         per_unit = length_px / (hi - lo)
         shown, right, last = [], [-np.inf] * lines, -least
         for i, pos in enumerate(self.positions):
@@ -116,23 +123,27 @@ class TokenAxis(pg.AxisItem):
             fonts = list(scaled_fonts(self.base_font))
             tries = [(f, 1) for f in fonts[:2]]
             if self.orientation == "bottom":
-                tries += [(f, 2) for f in fonts]
+                # staggered down to 0.8 of the set size, then upright there; then both again at the smaller sizes
+                big = [f for f in fonts if f.pointSizeF() >= 0.8 * self.base_font.pointSizeF() - 1e-6]
+                small = fonts[len(big):]
+                tries += [(f, 2) for f in big] + [(f, 0) for f in big] + [(f, n) for f in small for n in (2, 0)]
             else:
                 tries += [(f, 1) for f in fonts[2:]]
             least_size = THINNED_SCALE * self.base_font.pointSizeF() - 1e-6
-            thinned = None               # the smallest try that may thin: labels smaller than that only if all show
-            for font, lines in tries:
+            thinned, best = None, None   # of the tries that may thin (labels smaller than those only if all
+            for font, lines in tries:    # show), the one that shows the most, at the largest size that does
                 shown = self.label_indices(length_px, lo, hi, font, lines)
                 if len(shown) >= may:
                     break
-                if thinned is None or font.pointSizeF() >= least_size:
-                    thinned = (font, shown, lines)
+                rank = (len(shown), font.pointSizeF())
+                if thinned is None or (font.pointSizeF() >= least_size and rank > best):
+                    thinned, best = (font, shown, lines), rank
             else:
                 font, shown, lines = thinned
             if len(self._fits) > 8:          # the axis was resized many times: keep only the newest
                 self._fits.clear()
             fit = self._fits[key] = (font, shown, lines)
-        self.staggered = fit[2] == 2
+        self.staggered, self.upright = fit[2] == 2, fit[2] == 0
         return fit[0], fit[1]
 
     def _length(self) -> float:
@@ -160,7 +171,32 @@ class TokenAxis(pg.AxisItem):
         # then overlap the axis title by a third of a line. Reserve their full height.
         if self.staggered and self.orientation in ("bottom", "top"):
             x = x / 0.8
+        if self.orientation == "bottom":
+            if self.upright:                   # the longest label shown, turned upright
+                metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
+                shown = self.fitted(self._length(), *self.range)[1]
+                x = max((metrics.horizontalAdvance(self.labels[i]) for i in shown), default=0.0) + 4
+            if self.upright != self._was_upright:      # the room grows only, but not upright labels' room
+                self._was_upright = self.upright        # for labels that lie down again
+                self.textHeight = 0
         return super()._updateMaxTextSize(x)
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if not self.upright:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])      # the line and the ticks
+        metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
+        room, line = max(self.textHeight, 1.0), metrics.height()
+        p.save()
+        p.setPen(self.textPen())
+        for rect, _flags, text in textSpecs:    # each label reads upwards and ends under its column's tick
+            p.save()
+            p.translate(rect.center().x(), rect.top())
+            p.rotate(-90)
+            p.drawText(QtCore.QRectF(-room, -line / 2, room, line),
+                       int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+            p.restore()
+        p.restore()
 
     def visible_labels(self) -> list[str]:
         """The labels drawn at the axis' current size (for tests and screenshots)."""
