@@ -11,10 +11,14 @@ work failed); either prints `error: <message>` on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import errno
 import functools
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Callable
@@ -145,24 +149,95 @@ def write_report(exc: BaseException, name: str, argv: list[str]) -> Path | None:
         return None
 
 
-def command(main: Callable[[list[str] | None], int]) -> Callable[[list[str] | None], int]:
-    """Wrap a command's main(argv): text arguments, UsageError/CommandError as one line, and no traceback."""
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a kill, a closed terminal) during a command: raised as Ctrl+C is, so that what a
+    half-done write holds is removed on the way out (files.atomic_write), and the exit code is 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_held = {"depth": 0, "signal": None}      # stops_between_steps' state: how deep, and a signal that came inside
+
+
+def _stop(signum, _frame) -> None:
+    if _held["depth"]:
+        _held["signal"] = signum              # raised by check_stop, between two steps
+        return
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def stops_between_steps():
+    """Inside, SIGTERM, SIGHUP and Ctrl+C are held until check_stop() (call it between two steps: two figures, two
+    frames) or the end of the block. Work that draws with Qt needs it: Qt calls Python code from C++ (a paint, a
+    layout), where an exception raised by a signal is printed, with its traceback, and lost, and the work goes on."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, _stop)
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    check_stop()
+
+
+def check_stop() -> None:
+    """Raise the stop a signal held by stops_between_steps asked for (KeyboardInterrupt for Ctrl+C)."""
+    signum, _held["signal"] = _held["signal"], None
+    if signum is not None:
+        raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
+
+
+WRITE_ERRORS = {getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EIO", "EFBIG") if hasattr(errno, n)}
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def command(main: Callable[[list[str] | None], int] | None = None, *, signals: bool = True):
+    """Wrap a command's main(argv): text arguments, UsageError/CommandError as one line, a full disk or a closed
+    output as one line, and no traceback. signals: SIGTERM and SIGHUP stop it as Ctrl+C does (the window's own
+    start says False: a Python exception cannot stop Qt's event loop)."""
+    if main is None:
+        return functools.partial(command, signals=signals)
+
     @functools.wraps(main)
     def run(argv: list[str] | None = None) -> int:
         argv = text_args(list(sys.argv[1:] if argv is None else argv))
+        previous = {}
+        if signals and threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                previous[sig] = signal.signal(sig, _stop)
         try:
-            return main(argv)
+            code = main(argv)
+            sys.stdout.flush()                           # a full disk says so here, not at the interpreter's exit
+            return code
         except (UsageError, CommandError) as e:
             return fail(str(e), e.code)
+        except Stopped as e:
+            return fail(f"stopped ({signal.Signals(e.signum).name})", 128 + e.signum)
         except KeyboardInterrupt:
             return fail("interrupted", 130)
         except BrokenPipeError:                          # `… | head`: the reader left; nothing to say
             return 1
+        except OSError as e:
+            if e.errno not in WRITE_ERRORS:
+                return unexpected(e, main, argv)
+            where = f" {e.filename}" if e.filename else " the output"
+            return fail(f"could not write{where} ({e.strerror or e})")
         except Exception as e:                           # a bug: one line here, the whole report in the log
-            where = write_report(e, main.__module__, argv)
-            detail = f"{type(e).__name__}: {one_line(str(e))[:200]}"
-            return fail(f"unexpected {detail}; "
-                        + (f"the full report is in {where}" if where else "no report could be written"))
+            return unexpected(e, main, argv)
         finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             run._active = False
     return run
+
+
+def unexpected(e: BaseException, main, argv: list[str]) -> int:
+    where = write_report(e, main.__module__, argv)
+    detail = f"{type(e).__name__}: {one_line(str(e))[:200]}"
+    return fail(f"unexpected {detail}; " + (f"the full report is in {where}" if where else "no report could be written"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
+from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
+                                stops_between_steps, writable_file)
 
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -70,8 +71,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from .export import ExportError
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attention-visualizer animate"])
-    with tqdm(total=len(specs), desc="frames", unit="frame", file=sys.stderr, leave=False) as bar:
-        frames = render_frames(specs, progress=lambda done, total: bar.update(1))
+    with tqdm(total=len(specs), desc="frames", unit="frame", file=sys.stderr, leave=False) as bar, \
+            stops_between_steps():       # a kill or Ctrl+C stops between two frames (Qt draws them)
+        def progress(_done: int, _total: int) -> None:
+            bar.update(1)
+            check_stop()
+        frames = render_frames(specs, progress=progress)
     try:
         write_animation(frames, a.out, a.fps)
     except ExportError as e:

@@ -155,7 +155,7 @@ def read_session_arg(path: str, must_have_model: bool) -> dict:
     return changes
 
 
-@command
+@command(signals=False)       # the window's start; each subcommand's own wrapper stops on SIGTERM and SIGHUP
 def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         cmd, rest = argv[0], argv[1:]

@@ -5,7 +5,8 @@ import dataclasses
 import os
 import sys
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_folder
+from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
+                                stops_between_steps, writable_folder)
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
@@ -56,13 +57,24 @@ def main(argv: list[str] | None = None) -> int:
     if a.format != "csv":
         from PySide6 import QtWidgets
         app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attention-visualizer export"])
+    specs = heatmap_specs(result.trace, lm.name, colour_scale=a.colour_scale)
+    if a.no_title:
+        specs = [dataclasses.replace(s, title="") for s in specs]
+    done = [0]
+
+    def progress(n: int, _total: int) -> None:
+        done[0] = n
+        check_stop()                     # a kill or Ctrl+C stops here, between two whole figures
     try:
-        specs = heatmap_specs(result.trace, lm.name, colour_scale=a.colour_scale)
-        if a.no_title:
-            specs = [dataclasses.replace(s, title="") for s in specs]
-        written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size)
+        with stops_between_steps():
+            written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size,
+                                      progress=progress)
     except ExportError as e:
         raise CommandError(str(e)) from None
+    except KeyboardInterrupt:
+        print(f"note: {done[0]} of {len(specs)} figures were written to {a.out} before the stop; each is whole",
+              file=sys.stderr)
+        raise
     print(f"translation: {result.text}")
     print(f"exported {len(written)} files to {a.out}")
     del app

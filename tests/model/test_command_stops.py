@@ -1,0 +1,80 @@
+"""A command stopped by SIGTERM or SIGHUP (a kill, a closed terminal) cleans up as after Ctrl+C and exits 128 + the
+signal; inside stops_between_steps the stop waits for the step's end (Qt swallows exceptions raised in its paint
+callbacks); a full disk on the output is one line, not an "unexpected" error."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from model.command_line import check_stop, command, stops_between_steps
+from model.files import atomic_write
+
+
+def test_sigterm_during_a_write_leaves_no_file_and_exits_143(tmp_path, capsys):
+    target = tmp_path / "figure.png"
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(b"half a picture")
+            os.kill(os.getpid(), signal.SIGTERM)      # delivered here, inside the write
+            f.write(b"the other half")
+
+    @command
+    def main(argv):
+        atomic_write(target, write)
+        return 0
+
+    assert main([]) == 128 + signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []            # neither the file nor its temporary
+    assert capsys.readouterr().err.strip() == "error: stopped (SIGTERM)"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL       # the handler before is back
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this system")
+def test_sighup_stops_as_sigterm_does(capsys):
+    @command
+    def main(argv):
+        os.kill(os.getpid(), signal.SIGHUP)
+        raise AssertionError("not reached")
+
+    assert main([]) == 128 + signal.SIGHUP and "stopped (SIGHUP)" in capsys.readouterr().err
+
+
+def test_a_stop_inside_a_step_waits_for_the_step_to_end(capsys):
+    steps = []
+
+    @command
+    def main(argv):
+        with stops_between_steps():
+            for n in range(3):
+                if n == 1:
+                    os.kill(os.getpid(), signal.SIGTERM)   # in the middle of step 1 (a Qt paint, say)
+                steps.append(n)                            # step 1 still ends
+                check_stop()
+        return 0
+
+    assert main([]) == 143 and steps == [0, 1]
+
+
+def test_ctrl_c_inside_a_step_is_held_too_and_says_interrupted(capsys):
+    @command
+    def main(argv):
+        with stops_between_steps():
+            os.kill(os.getpid(), signal.SIGINT)
+            return 0                                       # the block's end raises it
+
+    assert main([]) == 130 and "interrupted" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_full_output_is_one_line_naming_what_could_not_be_written(capsys):
+    import errno
+
+    @command
+    def main(argv):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    assert main([]) == 1
+    assert capsys.readouterr().err.strip() == "error: could not write the output (No space left on device)"
