@@ -51,7 +51,8 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header",
-                                  "a layer missing", "another model's weights", "a larger tokenizer"])
+                                  "a layer missing", "another model's weights", "a larger tokenizer",
+                                  "a count as words", "no heads"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -69,6 +70,11 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         save_file({k: (v[: size - 5] if v.shape[0] == size else v) for k, v in load_file(weights).items()}, weights,
                   {"format": "pt"})
         expect = f"the tokenizer has {size} tokens but the model's embedding table only {size - 5} rows"
+    elif case in ("a count as words", "no heads"):   # the commands said "unexpected TypeError / ZeroDivisionError"
+        config = json.loads((folder / "config.json").read_text())
+        wrong = {"n_layer": "two"} if case == "a count as words" else {"n_head": 0}
+        (folder / "config.json").write_text(json.dumps({**config, **wrong}))
+        expect = f"{folder / 'config.json'}: not a valid GPT-2 config ("
     elif case == "bin only":
         weights.rename(folder / "pytorch_model.bin")
         expect = "pytorch_model.bin"

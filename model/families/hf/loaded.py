@@ -53,9 +53,9 @@ class HFModel:
 def open_model(folder: Path, name: str | None, fam) -> HFModel:
     """Open a folder with a family's module (fam): checks first, then weights (safetensors only, never remote code)."""
     config = read_config(folder)
+    schema = schema_of_folder(folder, fam)       # a config value of the wrong type, named (the commands came here)
     auto_name = fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO
     check_folder(folder, auto_name, name or str(folder.resolve()))
-    schema = fam.schema_of_config(config)
     tf = transformers()
     import torch
     tokenizer = open_tokenizer(folder)
