@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -36,11 +37,20 @@ def save_session(path: str | Path, state: ViewState) -> None:
         raise SessionError(str(e)) from None
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(text: str) -> str:
+    """Text with each lone surrogate (half of a UTF-16 pair, which JSON's \\ud800 can spell) as U+FFFD: the
+    tokenizers refuse such text ("TextInputSequence must be str"), as the command line's arguments do."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 def read_session(path: str | Path) -> dict:
     """The changes to apply to a ViewState (run fields and view fields), validated (see file_schema.SESSION)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))     # (a BOM, as Notepad writes one, is skipped)
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
     except json.JSONDecodeError as e:     # where it broke, in a person's words (the parser's follow in brackets)
@@ -48,13 +58,16 @@ def read_session(path: str | Path) -> dict:
                            f"{e.lineno}, column {e.colno} ({e.msg})") from None
     except (UnicodeDecodeError, RecursionError) as e:
         raise SessionError(f"{path}: not a session file (not readable text: {str(e).splitlines()[0]})") from None
+    except ValueError as e:               # a number of thousands of digits (Python's limit for reading one)
+        raise SessionError(f"{path}: the file is damaged or was changed by hand ({str(e).split(';')[0]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
     try:
         fields = validate(data, SESSION)
         decoding = validate(fields["decoding"], DECODING, "decoding")
         view = fields["view"]
-        changes = {"model_name": fields["model"], "sentence": fields["sentence"], "target": fields["target"] or "",
+        changes = {"model_name": fields["model"], "sentence": whole_characters(fields["sentence"]),
+                   "target": whole_characters(fields["target"] or ""),
                    "positional": fields["positional"], "decoding": DecodingSettings(**decoding)}
         for k in VIEW_KEYS:
             if k in view:

@@ -117,6 +117,23 @@ def test_session_with_bad_field_is_named_at_the_door(run_command, tmp_path, fiel
     assert path.read_text(encoding="utf-8") == text and not (tmp_path / "shot.png").exists()
 
 
+def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
+    """A lone surrogate (JSON's \\ud800) in the sentence made the run fail inside the tokenizer; a number of 5,000
+    digits was an "unexpected ValueError"; a BOM, as Notepad saves one, was refused."""
+    from visualizer.session import SessionError, read_session
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(dict(SESSION, sentence="the \ud800 cat", target="le \udfff")), encoding="utf-8")
+    got = read_session(path)
+    assert got["sentence"] == "the \ufffd cat" and got["target"] == "le \ufffd"
+    got["sentence"].encode("utf-8")                                  # whole characters: the tokenizers take it
+    path.write_text(json.dumps(dict(SESSION, decoding={"method": "sample", "seed": 0}))
+                    .replace('"seed": 0', '"seed": ' + "9" * 5000), encoding="utf-8")
+    with pytest.raises(SessionError, match="damaged or was changed by hand"):
+        read_session(path)
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(SESSION).encode("utf-8"))
+    assert read_session(path)["sentence"] == "the cat"
+
+
 def test_screenshot_of_a_session_whose_model_is_missing_exits_1(run_command, tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(dict(SESSION, model=str(tmp_path / "gone"))), encoding="utf-8")
