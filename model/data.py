@@ -48,6 +48,8 @@ def read_tsv(path: str | Path, strict: bool = False) -> Corpus:
         problem = None
         if len(parts) < 2:
             problem = "no TAB between source and target"
+        elif len(parts) > 2:                  # the third field was dropped without a word
+            problem = f"{len(parts)} TAB-separated fields, 2 expected (source and target)"
         elif not parts[0].strip() or not parts[1].strip():
             problem = "empty source or target"
         if problem:

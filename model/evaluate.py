@@ -92,7 +92,8 @@ def score(hyps: list[str], refs: list[list[str]], lowercase: bool = False) -> tu
 class Comparison:
     """sacreBLEU's paired bootstrap resampling of two systems' BLEU on the same sentences (as Moses'
     bootstrap-hypothesis-difference-significance.pl): p is the chance of a difference this large if both were
-    equally good; each interval is the 95% range of that system's BLEU over the resamples."""
+    equally good; each interval is that system's BLEU over the resamples, mean ± sacreBLEU's 95% half-width, held
+    inside 0–100 (a small set's spread reached past 100)."""
     bleu_a: float
     bleu_b: float
     p_value: float
@@ -122,8 +123,12 @@ def compare(hyps_a: list[str], hyps_b: list[str], refs: list[list[str]], lowerca
     _, results = PairedTest([("a", hyps_a), ("b", hyps_b)], {"BLEU": BLEU(lowercase=lowercase)}, _streams(refs),
                             test_type="bs", n_samples=resamples)()
     a, b = results["BLEU"]
-    return Comparison(a.score, b.score, b.p_value, (a.mean - a.ci, a.mean + a.ci), (b.mean - b.ci, b.mean + b.ci),
-                      resamples)
+    return Comparison(a.score, b.score, b.p_value, _within(a.mean, a.ci), _within(b.mean, b.ci), resamples)
+
+
+def _within(mean: float, half: float) -> tuple[float, float]:
+    """mean ± half, held inside BLEU's 0–100."""
+    return max(0.0, mean - half), min(100.0, mean + half)
 
 
 def _load_any(name: str):

@@ -181,7 +181,10 @@ class Run:
             torch.backends.cuda.matmul.allow_tf32 = True
         self.ckpt_dir = self.out / "checkpoints"
         if self.main:
-            self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:              # a place no folder can be made in (under /proc, say)
+                raise UsageError(f"--out {self.out}: cannot create the folder ({e.strerror})") from None
         self.barrier()
 
     def barrier(self):

@@ -101,3 +101,13 @@ def test_alternatives_joined_by_bars_become_references_of_their_own(tiny_model_d
     assert split == pytest.approx(100.0) and "references 9" in out
     out, joined = bleu()
     assert joined < 100.0 and "references 3" in out
+
+
+def test_a_small_sets_ranges_stay_inside_0_to_100():
+    """Three sentences, one of them exact: the spread of the resampled BLEU reached [6.29, 106.29]."""
+    refs = ["the cat sat on the mat", "a red car runs fast", "the big dog sat on a blue mat"]
+    hyps_a = [refs[0], "a car", "dog"]
+    hyps_b = [refs[0], refs[1], "the big dog"]
+    c = compare(hyps_a, hyps_b, [[r] for r in refs])
+    for low, high in (c.interval_a, c.interval_b):
+        assert 0.0 <= low <= high <= 100.0

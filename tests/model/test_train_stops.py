@@ -134,3 +134,11 @@ def test_torchrun_on_a_corpus_too_small_for_its_processes_stops_at_once(tmp_path
     assert ("error: the corpus makes 1 batch(es) of --max-tokens 4096, fewer than the 2 processes: give a smaller "
             "--max-tokens (about 2048) or fewer processes") in proc.stderr
     assert kept(before, snapshot(tmp_path)) and not (tmp_path / "run" / "model").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where no folder can be made")
+def test_an_out_folder_that_cannot_be_made_is_a_usage_error(tmp_path, capsys):
+    tsv = synthetic_tsv(tmp_path / "c.tsv", 20)
+    assert train_main(["--tsv", str(tsv), "--out", "/proc/av-run", "--steps", "1", *TINY]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: --out /proc/av-run: cannot create the folder (No such file or directory)"

@@ -75,6 +75,9 @@ def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, ti
     assert out.splitlines()[0].endswith("skipped 2") and out.startswith("sentences 2 ")
     code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--strict"])
     assert code == 2 and err == f"error: {tsv}:2: no TAB between source and target\n"
+    tsv.write_text("the cat\tle chat\nthe dog\tle chien\tun chien\n", encoding="utf-8")   # a third field was dropped
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--strict"])
+    assert code == 2 and err == f"error: {tsv}:2: 3 TAB-separated fields, 2 expected (source and target)\n"
 
 
 def test_evaluate_limit_zero_is_refused_and_one_scores_one_sentence(run_command, tiny_model_dir, tmp_path):
