@@ -116,6 +116,8 @@ def writable_file(path: str | Path, what: str) -> Path:
         folder = write_target(path).parent          # a link is written through, to its target
     except NotRegularFileError:
         raise UsageError(f"{what} {path}: {NOT_REGULAR}; give a file name") from None
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{what} {path}: {folder} is a file, not a folder")
     if not folder.is_dir():
         raise UsageError(f"{what} {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):

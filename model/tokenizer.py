@@ -23,6 +23,12 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def blank(text: str) -> bool:
+    """Nothing to read in text: white space, control and invisible characters only (zero-width spaces were
+    translated as if they were a sentence)."""
+    return not clean_text(text)
+
+
 def readable(piece: str) -> str:
     """A piece as users should see it: word starts bare, word continuations as '##piece'."""
     if piece in SPECIALS:

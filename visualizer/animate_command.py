@@ -7,6 +7,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
                                 stops_between_steps, writable_file)
+from model.tokenizer import blank
 
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     a = p.parse_args(argv)
-    if not a.text.strip():
+    if blank(a.text):
         raise UsageError("nothing to animate: the text is empty")
     if not 0.1 <= a.fps <= 60:
         raise UsageError("--fps must be between 0.1 and 60")

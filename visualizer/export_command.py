@@ -7,6 +7,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
                                 stops_between_steps, writable_folder)
+from model.tokenizer import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
-    if not a.text.strip():
+    if blank(a.text):
         raise UsageError("nothing to export: the sentence is empty")
     if not 0.1 <= a.scale <= 8:
         raise UsageError("--scale must be between 0.1 and 8")

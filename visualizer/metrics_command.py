@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
+from model.tokenizer import blank
 
 from .translate_command import ablate_arg, load_model_arg, run_translation
 
@@ -20,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
     a = p.parse_args(argv)
-    if not a.text.strip():
+    if blank(a.text):
         raise UsageError("nothing to measure: the text is empty")
     if a.out:
         writable_file(a.out, "--out")

@@ -8,14 +8,17 @@ import sys
 from model.ablation import AblationError, expand, parse_spec
 from model.families import require, title, writes_text
 from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
+from model.tokenizer import blank
 
 
 def load_model_arg(name: str | None):
     """The model of --model (default: en-fr if bundled); UsageError when it cannot be opened."""
     from model import ModelLoadError, load
+    from model.families import check
 
     from .state import default_model
     try:
+        check(name or default_model())          # what the window checks first, in the window's words
         return load(name or default_model())
     except ModelLoadError as e:
         raise UsageError(str(e)) from None
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tree", action="store_true",
                    help="also print the beam search's tree: every hypothesis kept or finished, with its log p")
     a = p.parse_args(argv)
-    if not a.text.strip():
+    if blank(a.text):
         raise UsageError("nothing to translate: the text is empty")
     if a.tree and a.beam < 2:
         raise UsageError("--tree shows a beam search: give --beam 2 or more")

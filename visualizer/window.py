@@ -23,6 +23,7 @@ from model.assets import ModelLoadError
 from model.families import output_pieces
 from model.notes import first_step, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
+from model.tokenizer import blank
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
@@ -242,7 +243,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if result.truncated:
             notes.append(f"The sentence is longer than the model's {max_len} tokens: "
                          f"the last {result.truncated} token(s) were cut.")
-        if not self.state.sentence.strip():
+        if blank(self.state.sentence):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         else:
             notes += result_notes(t, max_len)

@@ -120,6 +120,10 @@ def check(name_or_folder: str | Path) -> None:
         from .hf.folder import check_folder
         check_folder(folder)
     else:                           # this app's folders: the files model.checkpoint reads
+        pickled = [p.name for p in (folder / "pytorch_model.bin", folder / "model.pt") if p.is_file()]
+        if pickled and not (folder / WEIGHTS).is_file():
+            raise ModelLoadError(f"{folder}: only {pickled[0]} (a pickle, which can run code when loaded); this app "
+                                 f"loads {WEIGHTS} only")
         for name in (WEIGHTS, SRC_TOK, TGT_TOK):
             if not (folder / name).is_file():
                 raise ModelLoadError(f"{folder / name}: file is missing")

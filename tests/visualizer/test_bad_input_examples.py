@@ -41,7 +41,7 @@ def test_an_argument_that_is_not_utf8_is_replaced_with_a_notice(command, tiny_mo
 
 
 def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
-    for text in ("", "   "):
+    for text in ("", "   ", "\u200b\u200b", "\u2060 \ufeff"):          # zero-width characters were translated
         code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
         assert (code, out) == (2, "") and err == "error: nothing to translate: the text is empty\n"
 
@@ -105,6 +105,18 @@ def test_export_into_a_file_is_refused_before_the_work(run_command, tiny_model_d
     code, out, err = run_command(["export", "the cat", "--out", str(a_file), "--model", str(tiny_model_dir)])
     assert code == 2 and err == f"error: --out {a_file}: is a file, not a folder\n"
     assert a_file.read_text(encoding="utf-8") == "mine"
+    code, out, err = run_command(["metrics", "the cat", "--out", str(a_file / "m.csv"), "--model",
+                                  str(tiny_model_dir)])            # it said "the folder … does not exist"
+    assert code == 2 and err == f"error: --out {a_file / 'm.csv'}: {a_file} is a file, not a folder\n"
+
+
+def test_a_model_folder_with_pickled_weights_only_says_so(run_command, tiny_model_dir, tmp_path):
+    import shutil
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "model.safetensors").rename(folder / "pytorch_model.bin")
+    code, out, err = run_command(["translate", "the cat", "--model", str(folder)])
+    assert code == 2 and "only pytorch_model.bin (a pickle, which can run code when loaded)" in err
 
 
 @pytest.mark.parametrize("field, value, words", [
