@@ -141,6 +141,7 @@ class InputBar(QtWidgets.QWidget):
         self.model.setMinimumContentsLength(MODEL_CHARS)
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)
+        self.target.textChanged.connect(self._enable)      # a given target is read, not decoded
         self._enable()
 
     def set_details_visible(self, on: bool) -> None:
@@ -207,11 +208,19 @@ class InputBar(QtWidgets.QWidget):
 
     def _enable(self) -> None:
         m = self.method.currentData()
-        writes = self._writes                        # an encoder-only model fills every position at once
+        forced = self._writes and bool(self.target.text().strip())
+        # an encoder-only model fills every position at once; with a target the decoder reads it (teacher forcing):
+        # neither decodes (the temperature still shapes the output panel's distribution)
+        writes = self._writes and not forced
         self.method.setEnabled(writes)
         self.beam.setEnabled(writes and m == "beam")
         self.top_k.setEnabled(writes and m == "sample")
         self.seed.setEnabled(writes and m == "sample")
+        self.method.setToolTip(
+            "This model fills every position at once: no decoding to choose (the temperature still shapes the "
+            "output panel)" if not self._writes else
+            "A target is given: the decoder reads it (teacher forcing), nothing is decoded; clear the target to "
+            "decode" if forced else "")
 
     def settings(self) -> DecodingSettings:
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
@@ -230,8 +239,6 @@ class InputBar(QtWidgets.QWidget):
         # step (the temperature still shapes the output panel's distribution)
         self._writes = target is not None
         self._enable()
-        self.method.setToolTip("" if self._writes else "This model fills every position at once: no decoding to "
-                               "choose (the temperature still shapes the output panel)")
 
     def show_positions(self, positions: str) -> None:
         """Say what the positions switch does for the open model (one of model.schema.POSITIONS); a model without

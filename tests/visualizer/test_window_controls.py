@@ -51,8 +51,11 @@ def test_target_field_runs_the_decoder_teacher_forced(qtbot, window):
     window.state.update(kind="cross", layer=1, head=1)
     np.testing.assert_array_equal(window.attention.focused_array, expected.attention("cross", 1, 1))
     assert "given target" in window.inputs.translation.text()
+    i = window.inputs                       # a target is read, not decoded: the decoding choices do nothing
+    assert not i.method.isEnabled() and "teacher forcing" in i.method.toolTip() and i.temperature.isEnabled()
     window.inputs.target.clear()
     wait_idle(qtbot, window, lambda t: t.meta["mode"] == "greedy")
+    assert i.method.isEnabled() and i.method.toolTip() == ""
 
 
 def test_decoding_controls_switch_to_beam_search(qtbot, window):
