@@ -31,9 +31,21 @@ def _open_lines(path: Path):
             for n, line in enumerate(f, 1):
                 yield n, line.rstrip("\r\n")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise CorpusError(f"{path}: not UTF-8 text ({_encoding_hint(path) or f'{e.reason} at byte {e.start}'})") \
+            from None
     except OSError as e:
         raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def _encoding_hint(path: Path) -> str:
+    """What a file that is not UTF-8 looks like, when its first bytes say (a spreadsheet's "Unicode text")."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(2)
+    except OSError:
+        return ""
+    return "it is UTF-16, as a spreadsheet's \"Unicode text\" is: save it as UTF-8" \
+        if start in (b"\xff\xfe", b"\xfe\xff") else ""
 
 
 def read_tsv(path: str | Path, strict: bool = False) -> Corpus:

@@ -80,6 +80,17 @@ def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, ti
     assert code == 2 and err == f"error: {tsv}:2: 3 TAB-separated fields, 2 expected (source and target)\n"
 
 
+def test_a_utf16_tsv_is_named_for_what_it_is(run_command, tiny_model_dir, tmp_path):
+    tsv = tmp_path / "u16.tsv"
+    tsv.write_bytes("the cat\tle chat\n".encode("utf-16"))                 # with its BOM, as spreadsheets save
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
+    assert code == 2 and err == f"error: {tsv}: not UTF-8 text (it is UTF-16, as a spreadsheet's \"Unicode text\" " \
+        "is: save it as UTF-8)\n"
+    tsv.write_bytes(b"the cat\tle ch\xe2t\n")                               # Latin-1: where it breaks, as before
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
+    assert code == 2 and "not UTF-8 text (invalid continuation byte at byte 13)" in err
+
+
 def test_evaluate_limit_zero_is_refused_and_one_scores_one_sentence(run_command, tiny_model_dir, tmp_path):
     """--limit 0 scored every sentence."""
     tsv = tmp_path / "t.tsv"
