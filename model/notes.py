@@ -1,6 +1,7 @@
 """Notes about a result that its reader should have, shared by the window and the commands."""
 from __future__ import annotations
 
+import math
 import re
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
@@ -102,8 +103,33 @@ def several_sentences(trace) -> str | None:
             "some. Translate them one by one.")
 
 
+UNLIKELY_TARGET = 0.05     # a given target whose tokens the model gives less than this, on average, gets a note
+
+
+def unlikely_target(trace) -> str | None:
+    """A note when a given target (teacher forcing) is far from anything the model would write for the sentence:
+    the geometric mean of its tokens' probabilities under 0.05. A target typed for one sentence stayed when the
+    sentence changed, and showed as its "translation" with p = 0.00005 in a corner of the output panel. (The
+    bundled en-fr gives its own and other right translations 0.18 to 0.89, other sentences' 0.003 to 0.025.)"""
+    if trace.meta.get("mode") != "teacher-forced" or trace.meta.get("partial") or "logits" not in trace.arrays:
+        return None
+    logs = []
+    for step in range(trace.n_steps):
+        i = trace.out_id(step)
+        if i is None:
+            return None
+        logs.append(math.log(max(float(trace.probs(step)[i]), 1e-300)))
+    if not logs:
+        return None
+    mean = math.exp(sum(logs) / len(logs))
+    if mean >= UNLIKELY_TARGET:
+        return None
+    return (f"The model finds the given target very unlikely for this sentence (its tokens get p = {mean:.2g} each, "
+            "on average): is it this sentence's translation? Clear the target to see the model's own.")
+
+
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
-    notes = (several_sentences(trace), unknown_pieces(trace), repeats_itself(trace), stopped_early(trace),
-             prompt_fills(trace, max_len))
+    notes = (unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), repeats_itself(trace),
+             stopped_early(trace), prompt_fills(trace, max_len))
     return [n for n in notes if n is not None]
