@@ -51,6 +51,14 @@ def test_the_help_menu_opens_its_three_texts(qtbot, window):
         d.close()
 
 
+def test_the_heatmaps_hint_points_to_the_guide(qtbot, window):
+    """A first-time student saw no Help at all: the line under the heatmap names F1 where there is room."""
+    hint = window.attention.hover
+    hint.resize(2000, 30)
+    assert hint.shown_text().endswith("F1 explains the window.")
+    assert window.help.guide.shortcut().toString() == "F1"
+
+
 def test_the_guide_uses_the_tab_titles_and_the_conventions_of_the_panels():
     text = re.sub("<[^>]+>", "", guide_html())
     for name in ("architecture", "output", "training", "compare", "metrics", "beam_tree", "inspector"):

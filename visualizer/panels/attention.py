@@ -21,7 +21,8 @@ NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the
 SCALE_LABELS = {"layer": "0 … the layer's largest weight (heads compare)",      # the Colours menu's words
                 "head": "0 … each head's own largest weight",
                 "one": "0 … 1 (layers and sentences compare)"}
-HOVER_HINT = ("Hover over a cell to read its exact weight.", ("Hover a cell: its weight.",))
+HOVER_HINT = ("Hover over a cell to read its exact weight; F1 explains the window.",      # (Help ▸ How to read)
+              ("Hover over a cell to read its exact weight.", "Hover a cell: its weight."))
 
 
 def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, ...]:
