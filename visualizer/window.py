@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.assets import ModelLoadError
+from model.assets import ModelLoadError, model_summary
 from model.families import output_pieces
 from model.notes import first_step, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
@@ -397,8 +397,10 @@ class MainWindow(QtWidgets.QMainWindow):
         name = self.inputs.model.itemData(index)
         if name is None:
             self.open_model_folder()
-        elif name != self.state.model_name:
-            self.open_model(name)
+        elif name != self.state.model_name and self.open_model(name):
+            summary = model_summary(name)         # what it was trained on, at the moment it is chosen (the list's
+            if summary:                           # tooltips said it; a class typed sentences to a caption model)
+                self.statusBar().showMessage(f"{name}: {summary}", 10000)
 
     def open_model_folder(self) -> None:
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder", str(start_folder(self)))

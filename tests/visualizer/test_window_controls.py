@@ -95,6 +95,8 @@ def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_mode
     wait_idle(qtbot, window, lambda t: t.meta.get("model") == "seed-example")
     assert window.lm.name == "seed-example" and "seed-example" in window.status_model.text()
     assert "seed-example" in window.windowTitle()
+    from model.assets import model_summary              # what it is, said as it is chosen
+    assert window.statusBar().currentMessage() == f"seed-example: {model_summary('seed-example')}"
 
 
 def test_plain_keys_in_the_sentence_field_edit_text_and_do_not_step(qtbot, window):
