@@ -52,7 +52,7 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header",
                                   "a layer missing", "another model's weights", "a larger tokenizer",
-                                  "a count as words", "no heads"])
+                                  "a count as words", "no heads", "a width as words", "a smaller vocabulary"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -75,6 +75,14 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         wrong = {"n_layer": "two"} if case == "a count as words" else {"n_head": 0}
         (folder / "config.json").write_text(json.dumps({**config, **wrong}))
         expect = f"{folder / 'config.json'}: not a valid GPT-2 config ("
+    elif case == "a width as words":     # blamed on the tokenizer ("cannot read its tokenizer (Validation error…")
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "n_inner": "x"}))
+        expect = f"{folder / 'config.json'}: not a valid GPT-2 config for transformers ("
+    elif case == "a smaller vocabulary":  # "…look at the above report!", a report printed to nobody
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "vocab_size": 10}))
+        expect = "cannot load the weights (the tensors' shapes do not match config.json's sizes"
     elif case == "bin only":
         weights.rename(folder / "pytorch_model.bin")
         expect = "pytorch_model.bin"

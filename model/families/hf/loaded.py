@@ -58,6 +58,12 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     check_folder(folder, auto_name, name or str(folder.resolve()))
     tf = transformers()
     import torch
+    try:                  # transformers' own reading of the config first: its errors came out as the tokenizer's
+        tf.AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+    except Exception as e:
+        raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config for transformers "
+                             f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
+            from None
     tokenizer = open_tokenizer(folder)
     # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
     target = open_tokenizer(folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
@@ -67,7 +73,10 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
                                            trust_remote_code=False, attn_implementation="eager", dtype=torch.float32,
                                            output_loading_info=True)
     except Exception as e:     # shape mismatches, damaged tensors, configs transformers cannot read
-        raise ModelLoadError(f"{folder}: cannot load the weights ({str(e).strip().splitlines()[0][:200]})") from None
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        if "ignore_mismatched_sizes" in first:     # its words point at a report it printed to nobody
+            first = "the tensors' shapes do not match config.json's sizes (vocab_size, positions, widths)"
+        raise ModelLoadError(f"{folder}: cannot load the weights ({first})") from None
     check_weights_complete(folder, model, info, tokenizer)
     model.eval()
     c = model.config
