@@ -9,7 +9,7 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, check_
                                 stops_between_steps, writable_file)
 from model.tokenizer import blank
 
-from .translate_command import ablate_arg, load_model_arg, run_translation
+from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
 
 
 def layer_arg(text: str) -> int:
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
     model_argument(p)
-    p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
+    p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     a = p.parse_args(argv)

@@ -11,7 +11,7 @@ from model.tokenizer import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import ablate_arg, load_model_arg, run_translation
+from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
 
 
 @command
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.add_argument("--format", default="png", choices=["png", "svg", "pdf", "csv"])
     model_argument(p)
-    p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
+    p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
     p.add_argument("--colour-scale", default="layer", choices=list(COLOUR_SCALES),
                    help="what the colours span: " + "; ".join(f"{k}: {v}" for k, v in COLOUR_SCALES.items()))

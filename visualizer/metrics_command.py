@@ -7,7 +7,7 @@ from pathlib import Path
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 from model.tokenizer import blank
 
-from .translate_command import ablate_arg, load_model_arg, run_translation
+from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
 
 
 @command
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
                        description="Per-head attention metrics (entropy, distance, shares) of a sentence, as CSV.")
     p.add_argument("text", help="the source sentence")
     model_argument(p)
-    p.add_argument("--target", default=None, help="teacher-force the decoder through this translation")
+    p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")

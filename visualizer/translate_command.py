@@ -24,6 +24,13 @@ def load_model_arg(name: str | None):
         raise UsageError(str(e)) from None
 
 
+def target_arg(text: str) -> str:
+    """An argparse type for --target: a translation to force; a blank one is refused (it meant no target, silently)."""
+    if blank(text):
+        raise argparse.ArgumentTypeError("it is empty: give a translation to force, or leave --target out")
+    return text
+
+
 def ablate_arg(text: str):
     """An argparse type for --ablate: KIND:LAYER:HEAD, 1-based, 'all' for every layer or head."""
     try:

@@ -46,6 +46,13 @@ def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
         assert (code, out) == (2, "") and err == "error: nothing to translate: the text is empty\n"
 
 
+def test_a_blank_target_is_refused_not_taken_for_none(run_command, tiny_model_dir, tmp_path):
+    for command in (["export", "the cat", "--out", str(tmp_path / "f")], ["metrics", "the cat"]):
+        code, out, err = run_command([*command, "--target", " \u200b ", "--model", str(tiny_model_dir)])
+        assert code == 2 and "argument --target: it is empty: give a translation to force, or leave --target out" in err
+    assert not (tmp_path / "f").exists()
+
+
 def test_beam_zero_is_a_usage_error_not_greedy(run_command, tiny_model_dir):
     code, out, err = run_command(["translate", "the cat", "--beam", "0", "--model", str(tiny_model_dir)])
     assert code == 2 and out == ""
