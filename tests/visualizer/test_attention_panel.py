@@ -268,3 +268,21 @@ def test_a_narrow_canvas_gives_the_focused_head_the_room(qtbot, window, panel):
     window.resize(1800, 900)
     qtbot.waitUntil(lambda: panel.canvas.width() >= NARROW_CANVAS)
     assert panel.focus.colorbar.getAxis("left").label.isVisible()
+
+
+def test_when_labels_are_left_out_the_line_below_says_how_to_read_them(qtbot, window, panel):
+    """At 1024 × 768 in presentation mode a class could not tell which column was "garden": with some labels left
+    out, the line below the heatmap says to hover or press F9; with room for all, the usual hint."""
+    from visualizer.panels.attention import HOVER_HINT, LABELS_HIDDEN_HINT
+    window.resize(1800, 1000)
+    window.inputs.sentence.setText("the cat sat on the mat")
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat sat on the mat"
+                    and not window.runs.runner.busy)
+    qtbot.waitUntil(lambda: not panel.focus.labels_hidden())
+    qtbot.waitUntil(lambda: panel.hint == HOVER_HINT)
+    window.inputs.sentence.setText(" ".join(["the cat sat on the mat"] * 8))        # 48 tokens
+    window.resize(700, 500)
+    qtbot.waitUntil(lambda: panel.focus.labels_hidden(), timeout=10000)
+    qtbot.waitUntil(lambda: panel.hint == LABELS_HIDDEN_HINT, timeout=10000)
+    bottom = panel.focus.plot.getAxis("bottom")
+    assert len(bottom.visible_labels()) < len(bottom.labels)

@@ -21,8 +21,11 @@ NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the
 SCALE_LABELS = {"layer": "0 … the layer's largest weight (heads compare)",      # the Colours menu's words
                 "head": "0 … each head's own largest weight",
                 "one": "0 … 1 (layers and sentences compare)"}
+LABELS_HIDDEN_HINT = ("Some tokens have no label here: hover over a cell to read its tokens, or press F9 to give "
+                      "the heatmap the window.", ("Some labels are hidden: hover over a cell, or press F9.",
+                                                  "Labels hidden: hover, or F9.", "F9: every label"))
 HOVER_HINT = ("Hover over a cell to read its exact weight; F1 explains the window.",      # (Help ▸ How to read)
-              ("Hover over a cell to read its exact weight.", "Hover a cell: its weight."))
+              ("Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
 
 
 def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, ...]:
@@ -116,6 +119,7 @@ class AttentionPanel(QtWidgets.QWidget):
         # one line that never widens the panel (a long read-out ends in “…” at the edge; its tooltip has it whole)
         self.hover = ElidedLabel()
         self.hint = HOVER_HINT                # the line below the plots off a cell: the hint, or the stage's note
+        self._stage_hint: tuple | None = None   # the stage's note (stand_in) in view, if any
         self.hover.setText(*self.hint)
         self._pointer = None                  # the scene position of the last hover
         below = QtWidgets.QHBoxLayout()
@@ -299,7 +303,14 @@ class AttentionPanel(QtWidgets.QWidget):
         for hp in (self.focus, *self.small):     # a student read the FFN stage's stand-in as the FFN's attention
             if hp.dimmed != bool(note):
                 hp.set_dimmed(bool(note))
-        hint = (note[0], note[1:]) if note else HOVER_HINT
+        self._stage_hint = (note[0], note[1:]) if note else None
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        """The line below the plots, off a cell: the stage's note where it has no attention of its own; else, when
+        the heatmap has no room for every token's label, how to read them (a class at 1024 × 768 could not tell
+        which column was "garden"); else the hint."""
+        hint = self._stage_hint or (LABELS_HIDDEN_HINT if self.focus.labels_hidden() else HOVER_HINT)
         if hint != self.hint:
             self.hint = hint
             self._read_out(self._pointer, stale=True)
@@ -318,6 +329,7 @@ class AttentionPanel(QtWidgets.QWidget):
         """A narrow canvas (a 1024-pixel screen, a 720p projector) gives the focused head a larger share and its
         colour bar no label (the bar's numbers stay): its row labels, axis titles and colour bar at the class's
         font had left the matrix 45 pixels wide."""
+        QtCore.QTimer.singleShot(0, self, self._update_hint)    # once the plots have their new size
         narrow = width < NARROW_CANVAS
         if narrow == self._narrow:
             return
@@ -346,7 +358,8 @@ class AttentionPanel(QtWidgets.QWidget):
         weight = "masked" if masked else f"{float(value):.6f}"
         text = (f"query “{query}” (position {r}) → key “{key}” (position {c}): "
                 + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
-        tight = f"“{query}”→“{key}” " + ("masked" if masked else f"{float(value):.3g}")   # a projector's narrow row
+        # a projector's narrow row
+        tight = f"“{query}”→“{key}” " + ("masked" if masked else f"{float(value):.3g}")
         self.hover.setText(text, shorter=(f"“{query}” (position {r}) → “{key}” (position {c}): {weight}",
                                           f"“{query}” → “{key}”: {weight}", tight))
 

@@ -290,6 +290,15 @@ class Heatmap:
         self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self._shape[1], 1))
         self.row_box.setVisible(True)
 
+    def labels_hidden(self) -> bool:
+        """Whether some row or column has no label at the axes' present size (TokenAxis thinned them)."""
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            labels = getattr(axis, "labels", None)
+            if labels and axis.max_labels != 0 and axis.isVisible() and len(axis.visible_labels()) < len(labels):
+                return True
+        return False
+
     @property
     def dimmed(self) -> bool:
         return self.image.opacity() < 1
