@@ -53,7 +53,9 @@ def test_the_help_menu_opens_its_three_texts(qtbot, window):
 
 def test_the_heatmaps_hint_points_to_the_guide(qtbot, window):
     """A first-time student saw no Help at all: the line under the heatmap names F1 where there is room."""
+    from visualizer.panels.attention import HOVER_HINT
     hint = window.attention.hover
+    hint.setText(*HOVER_HINT)
     hint.resize(2000, 30)
     assert hint.shown_text().endswith("F1 explains the window.")
     assert window.help.guide.shortcut().toString() == "F1"
