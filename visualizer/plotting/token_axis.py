@@ -43,7 +43,8 @@ class TokenAxis(pg.AxisItem):
         self._fit_sets: dict[tuple, dict[tuple, tuple]] = {}
         self.staggered = False
         self.upright = False               # the labels drawn turned a quarter (a bottom axis' last way to show all)
-        self._was_upright = False
+        self._may_shrink = False           # the axis' length changed: its labels' room may shrink once
+        self._last_length = 0.0
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else tick_font()
@@ -176,10 +177,16 @@ class TokenAxis(pg.AxisItem):
                 metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
                 shown = self.fitted(self._length(), *self.range)[1]
                 x = max((metrics.horizontalAdvance(self.labels[i]) for i in shown), default=0.0) + 4
-            if self.upright != self._was_upright:      # the room grows only, but not upright labels' room
-                self._was_upright = self.upright        # for labels that lie down again
-                self.textHeight = 0
+            if self._may_shrink:               # the room grows only (a view change must not lay the plot out
+                self._may_shrink = False        # again: +5 ms a change of attention kind), except after the
+                self.textHeight = 0             # axis' length changed, when the plot is laid out anyway
         return super()._updateMaxTextSize(x)
+
+    def resizeEvent(self, event=None) -> None:
+        length = self._length()
+        if abs(length - getattr(self, "_last_length", 0.0)) > 0.5:   # (called in __init__ too) not the height
+            self._last_length, self._may_shrink = length, True       # this axis asked for itself
+        super().resizeEvent(event)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         if not self.upright:
