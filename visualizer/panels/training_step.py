@@ -63,7 +63,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.plots.setBackground("w")
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
                                             axisItems={"bottom": TokenAxis("bottom")}, enableMenu=False)
-        self.loss_plot.setLabel("left", "−ln P(reference token), nats")      # natural log, as training uses
+        # natural log, as training uses; short: a dock's plot is short, and the title names the token
+        self.loss_plot.setLabel("left", "−ln P (nats)")
         plain_numbers(self.loss_plot)           # 0.25 nats, never "250" under "nats (x0.001)"
         free_title_width(self.loss_plot.titleLabel)
         self.loss_plot.setTitle("Cross-entropy loss per reference token")
