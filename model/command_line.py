@@ -242,4 +242,5 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
 def unexpected(e: BaseException, main, argv: list[str]) -> int:
     where = write_report(e, main.__module__, argv)
     detail = f"{type(e).__name__}: {one_line(str(e))[:200]}"
-    return fail(f"unexpected {detail}; " + (f"the full report is in {where}" if where else "no report could be written"))
+    return fail(f"unexpected {detail}; "
+                + (f"the full report is in {where}" if where else "no report could be written"))

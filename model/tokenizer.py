@@ -1,32 +1,17 @@
 """Subword tokenizers (the `tokenizers` library), one for the source side and one for the target side."""
 from __future__ import annotations
 
-import re
-import unicodedata
 from pathlib import Path
 from typing import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from .config import BOS, EOS, PAD, UNK
+from .text import clean_text
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
 WORD_START = "\u2581"                                   # the Metaspace marker "▁"
-INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
-
-
-def clean_text(text: str) -> str:
-    """NFKC, control and invisible format characters removed, runs of white space folded."""
-    text = unicodedata.normalize("NFKC", text)
-    text = INVISIBLE.sub(" ", text)
-    return " ".join(text.split())
-
-
-def blank(text: str) -> bool:
-    """Nothing to read in text: white space, control and invisible characters only (zero-width spaces were
-    translated as if they were a sentence)."""
-    return not clean_text(text)
 
 
 def readable(piece: str) -> str:

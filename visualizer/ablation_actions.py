@@ -24,7 +24,8 @@ class AblationActions:
         self.window = w = window
         self.state = w.state
         menu = w.menuBar().addMenu("&Heads")
-        menu.aboutToShow.connect(self.refresh)  # the focused head as it is now (the first run came after the last change)
+        # the focused head as it is now when the menu opens (the first run came after the last change of state)
+        menu.aboutToShow.connect(self.refresh)
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
         self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
         self.note = ToneLabel("alert")

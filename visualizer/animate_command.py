@@ -7,7 +7,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
                                 stops_between_steps, writable_file)
-from model.tokenizer import blank
+from model.text import blank
 
 from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
 

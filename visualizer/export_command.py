@@ -7,7 +7,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
                                 stops_between_steps, writable_folder)
-from model.tokenizer import blank
+from model.text import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES

@@ -66,17 +66,19 @@ def shortcut_rows(window) -> list[tuple[str, str, str]]:
             if act.menu() is not None:
                 walk(act.menu(), f"{path} ▸ {act.menu().title().replace('&', '')}")
             elif not act.isSeparator() and act.shortcuts():
-                keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts())
-                rows.append((path, act.text().split("\t")[0].replace("&", ""), keys))
+                rows.append((path, act.text().split("\t")[0].replace("&", ""), _keys(act)))
 
     for top in window.menuBar().actions():
         if top.menu() is not None:
             walk(top.menu(), top.menu().title().replace("&", ""))
     for act in window.actions():
         if act.text() and act.shortcuts():
-            keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts())
-            rows.append(("Window", act.text(), keys))
+            rows.append(("Window", act.text(), _keys(act)))
     return rows
+
+
+def _keys(act: QtGui.QAction) -> str:
+    return ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts())
 
 
 def shortcuts_html(window) -> str:

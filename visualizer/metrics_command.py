@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
-from model.tokenizer import blank
+from model.text import blank
 
 from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
 

@@ -8,7 +8,7 @@ import sys
 from model.ablation import AblationError, expand, parse_spec
 from model.families import require, title, writes_text
 from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
-from model.tokenizer import blank
+from model.text import blank
 
 
 def load_model_arg(name: str | None):

@@ -23,7 +23,7 @@ from model.assets import ModelLoadError, model_summary
 from model.families import output_pieces
 from model.notes import first_step, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
-from model.tokenizer import blank
+from model.text import blank
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields

@@ -29,9 +29,11 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     panel._hovered(scene_pos(panel.focus, 2, 3))
     text = panel.hover.text()
     # positions from 0, as the Math tab's "position 2: …" and PE(pos) count them
-    assert text == f"query “{rows[2]}” (position 2) → key “{cols[3]}” (position 3): weight {float(w[2, 3]):.6f}"
+    assert text == (f"query “{rows[2]}” (position 2) → key “{cols[3]}” (position 3): "
+                    f"weight {float(w[2, 3]):.6f}")
     panel.hover.resize(panel.hover.fontMetrics().horizontalAdvance(f"“{rows[2]}”→“{cols[3]}” 0.0000") + 4, 30)
-    assert panel.hover.shown_text() == f"“{rows[2]}”→“{cols[3]}” {float(w[2, 3]):.3g}"   # a projector's narrow row
+    # a projector's narrow row
+    assert panel.hover.shown_text() == f"“{rows[2]}”→“{cols[3]}” {float(w[2, 3]):.3g}"
 
 
 def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, panel):

@@ -206,7 +206,8 @@ def test_the_export_command_takes_a_colour_scale_and_a_colour_map(qapp, tiny_mod
     import visualizer.export as export
     from visualizer.export_command import main as export_main
     seen = []
-    monkeypatch.setattr(export, "export_heatmaps", lambda specs, out, fmt, scale, colormap=None, size=None, progress=None:
+    monkeypatch.setattr(export, "export_heatmaps",
+                        lambda specs, out, fmt, scale, colormap=None, size=None, progress=None:
                         seen.append(([s.levels for s in specs], colormap)) or [])
     assert export_main(["the cat sat", "--out", str(tmp_path / "a"), "--model", str(tiny_model_dir)]) == 0
     assert export_main(["the cat sat", "--out", str(tmp_path / "b"), "--model", str(tiny_model_dir),

@@ -41,7 +41,8 @@ from safetensors import SafetensorError
 
 from ...assets import CONFIG
 from ...config import BOS, EOS, PAD, UNK
-from ...tokenizer import INVISIBLE, SPECIALS
+from ...text import INVISIBLE
+from ...tokenizer import SPECIALS
 from .folder import TARGET_TOKENIZER, transformers
 
 MARIAN_LN_EPS = 1e-5                      # torch's default, which Marian's LayerNorms use and cannot change
