@@ -278,6 +278,56 @@ def test_a_narrow_canvas_gives_the_focused_head_the_room(qtbot, window, panel):
     assert panel.focus.colorbar.getAxis("left").label.isVisible()
 
 
+def test_a_narrower_canvas_puts_the_small_heads_in_a_strip_under_the_focused_one(qtbot, window, panel):
+    """At 1024 × 768 in class two columns of small heads beside the focused one left its matrix 75 pixels wide
+    and 4 of 12 columns labelled: under STRIP_CANVAS they go in one short row under it, and the matrix is wider
+    than half the canvas. The colour bar's numbers are smaller than the token labels there."""
+    from visualizer.panels.attention import STRIP_CANVAS, STRIP_COLUMNS
+    window.resize(1800, 900)
+    qtbot.waitUntil(lambda: panel.canvas.width() >= STRIP_CANVAS)
+    wide_bar_pt = panel.focus.colorbar.axis.style["tickFont"].pointSizeF()
+    window.resize(800, 700)
+    qtbot.waitUntil(lambda: panel.canvas.width() < STRIP_CANVAS)
+    H = len(panel.small)
+    assert 1 < H <= STRIP_COLUMNS
+    qtbot.waitUntil(lambda: len({round(hp.plot.mapToScene(0, 0).y()) for hp in panel.small}) == 1)    # one row
+    focus_bottom = panel.focus.plot.mapToScene(panel.focus.plot.boundingRect().bottomLeft()).y()
+    assert all(hp.plot.mapToScene(0, 0).y() >= focus_bottom - 1 for hp in panel.small)            # under it
+    assert len({round(hp.plot.mapToScene(0, 0).x()) for hp in panel.small}) == H
+    qtbot.waitUntil(lambda: panel.focus.plot.vb.width() > panel.canvas.width() / 2)
+    assert panel.grid.geometry().height() < panel.canvas.height() / 3
+    assert panel.focus.colorbar.axis.style["tickFont"].pointSizeF() < wide_bar_pt
+    hp = panel.small[H - 1]                        # a click on the strip's last head focuses that head
+
+    class Click:
+        def scenePos(self):
+            return hp.plot.sceneBoundingRect().center()
+
+    panel._clicked(Click())
+    assert window.state.head == H - 1 and panel.shown_head == H - 1
+    window.resize(1800, 900)                       # beside the focused head again
+
+    def beside() -> bool:
+        right = panel.focus.plot.mapToScene(panel.focus.plot.boundingRect().topRight()).x()
+        return all(hp.plot.mapToScene(0, 0).x() >= right - 1 for hp in panel.small)
+    qtbot.waitUntil(beside)
+
+
+def test_the_line_below_follows_the_labels_when_the_matrix_gets_room_without_a_resize(qtbot, window, panel):
+    """At 1280 × 720 in class the colour bar's numbers got smaller after the hint was chosen: the matrix got the
+    room to label every token, yet the line below still said some were left out. It follows the matrix' size."""
+    from visualizer.panels.attention import HOVER_HINT, LABELS_HIDDEN_HINT
+    from visualizer.plotting.text import tick_font
+    window.resize(1800, 900)
+    qtbot.waitUntil(lambda: not panel.focus.labels_hidden() and panel.hint == HOVER_HINT)
+    qtbot.wait(300)                                       # the layout settled
+    panel.hint = LABELS_HIDDEN_HINT                       # as chosen for the matrix' room a moment before
+    width = panel.focus.plot.vb.width()
+    panel.focus.set_colorbar_font(tick_font(6))           # the bar narrower, the canvas as it was
+    qtbot.waitUntil(lambda: panel.focus.plot.vb.width() > width)
+    qtbot.waitUntil(lambda: panel.hint == HOVER_HINT)
+
+
 def test_when_labels_are_left_out_the_line_below_says_how_to_read_them(qtbot, window, panel):
     """At 1024 × 768 in presentation mode a class could not tell which column was "garden": with some labels left
     out, the line below the heatmap says to hover or press F9; with room for all, the usual hint."""
@@ -288,9 +338,11 @@ def test_when_labels_are_left_out_the_line_below_says_how_to_read_them(qtbot, wi
                     and not window.runs.runner.busy)
     qtbot.waitUntil(lambda: not panel.focus.labels_hidden())
     qtbot.waitUntil(lambda: panel.hint == HOVER_HINT)
-    window.inputs.sentence.setText(" ".join(["the cat sat on the mat"] * 8))        # 48 tokens
+    long = " ".join(["the cat sat on the mat"] * 8)                                # 48 tokens
+    window.inputs.sentence.setText(long)
     window.resize(700, 500)
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == long and not window.runs.runner.busy, timeout=10000)
     qtbot.waitUntil(lambda: panel.focus.labels_hidden(), timeout=10000)
     qtbot.waitUntil(lambda: panel.hint == LABELS_HIDDEN_HINT, timeout=10000)
-    bottom = panel.focus.plot.getAxis("bottom")
-    assert len(bottom.visible_labels()) < len(bottom.labels)
+    axes = [panel.focus.plot.getAxis(name) for name in ("left", "bottom")]
+    assert any(len(axis.visible_labels()) < len(axis.labels) == 49 for axis in axes)

@@ -12,12 +12,16 @@ from model.schema import OUTPUT
 
 from ..plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES, HIGHLIGHT, colour_levels
 from ..plotting.heatmap import Heatmap
+from ..plotting.text import tick_font
 from .thumbnails import THUMBNAIL_PIXELS, Thumbnails, head_levels
 from .widgets import ElidedLabel, KindPicker
 
 
 LAYER_TIP = "Layer of the stack (Alt+Up / Alt+Down)"
 NARROW_CANVAS = 640       # pixels: under this the focused head takes 5/6 of the canvas, and its colour bar no label
+STRIP_CANVAS = 560        # pixels: under this the small heads go in a strip under the focused head
+STRIP_COLUMNS = 8         # the most small heads side by side in a row under the focused one
+STRIP_MATRIX = 28         # pixels: the height of a small head's matrix in that strip
 SCALE_LABELS = {"layer": "0 … the layer's largest weight (heads compare)",      # the Colours menu's words
                 "head": "0 … each head's own largest weight",
                 "one": "0 … 1 (layers and sentences compare)"}
@@ -103,11 +107,12 @@ class AttentionPanel(QtWidgets.QWidget):
                           self.layer: LAYER_TIP,
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self._narrow: bool | None = None        # the canvas is narrow (see _fit_width); None: not sized yet
+        self._strip = False                     # the small heads in a strip under the focused one (_fit_width)
         self.canvas = Canvas()
         self.canvas.setBackground("w")
-        self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, rowspan=2, enableMenu=False), font_size=12)
+        self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, enableMenu=False), font_size=12)
         self.colorbar = self.focus.add_colorbar("attention weight", width=16)
-        self.grid = self.canvas.addLayout(row=0, col=1)
+        self.grid = self.canvas.addLayout(row=0, col=1)     # the small heads: beside the focused one, or under it
         # the focused head takes three quarters of the width, whatever its title (a share that followed the
         # title's length would resize and redraw every head at each change of attention kind)
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
@@ -142,6 +147,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
         self.canvas.installEventFilter(self)        # the pointer leaving: no cell is under it any more
         self.canvas.resized.connect(self._fit_width)
+        # the matrix' room changes after the canvas' width too (a smaller colour bar, the strip): labels may fit now
+        self.focus.plot.vb.sigResized.connect(lambda *_: QtCore.QTimer.singleShot(0, self, self._update_hint))
         self.canvas.scene().sigMouseClicked.connect(self._clicked)
 
     # --- reading back (tests, export) ---------------------------------------------------------
@@ -185,23 +192,47 @@ class AttentionPanel(QtWidgets.QWidget):
             hp = Heatmap(plot, font_size=self._small_pt(self.font().pointSizeF()), labels=False,
                          row_tokens=False, col_tokens=False, colormap=self.colormap)
             self.small.append(hp)
+        self._fit_strip()
 
     def _small_columns(self, H: int) -> int:
-        """The small heads' columns: a square grid, two in a narrow canvas (three titles "head 1" side by side held
-        the column 175 pixels wide at a class's font, and the focused head got what was left)."""
+        """The small heads' columns: a square grid beside the focused head, two in a narrow canvas (three titles
+        "head 1" side by side held the column 175 pixels wide at a class's font); in a strip under it, rows of at
+        most STRIP_COLUMNS."""
+        if self._strip:
+            return math.ceil(H / math.ceil(H / STRIP_COLUMNS))
         return min(2, H) if self._narrow else max(1, math.ceil(math.sqrt(H)))
 
     def _place_small(self) -> None:
-        """The small heads in the columns the canvas' width asks for: built again (as for another number of
-        heads, not moved: a plot taken out of its scene and put back is a path pyqtgraph does not keep), and
-        drawn."""
+        """The small heads beside the focused one, or in a strip under it (see _fit_width): built again (as for
+        another number of heads, not moved: a plot taken out of its scene and put back is a path pyqtgraph does not
+        keep), and drawn."""
         H = len(self.small)
+        layout = self.canvas.ci
+        layout.removeItem(self.grid)
+        self.grid = layout.addLayout(row=1, col=0) if self._strip else layout.addLayout(row=0, col=1)
+        layout.layout.setColumnStretchFactor(0, 5 if self._narrow else 3)
+        layout.layout.setColumnStretchFactor(1, 0 if self._strip else 1)
+        layout.layout.setRowStretchFactor(0, 4 if self._strip else 1)
+        layout.layout.setRowStretchFactor(1, 1 if self._strip else 0)
         if not H:
             return
         self.small = []
         self._ensure_small(H)
         if self.trace is not None:
             self.render(self.trace, self.state)
+
+    def _fit_strip(self) -> None:
+        """The strip under the focused head as short as its titles and matrices STRIP_MATRIX pixels high allow (a
+        canvas 260 pixels high in class: a taller strip left the focused matrix 55 pixels)."""
+        if not (self._strip and self.small):
+            self.grid.setMaximumHeight(1e6)
+            return
+        self.grid.layout.setContentsMargins(2, 2, 2, 2)
+        font = QtGui.QFont(self.font())
+        font.setPointSizeF(self._small_pt(self.font().pointSizeF()) + 2)     # the titles' size (Heatmap.set_title)
+        title = 1.7 * QtGui.QFontMetricsF(font).height()        # pyqtgraph's title row: the text and its margins
+        rows = math.ceil(len(self.small) / self._small_columns(len(self.small)))
+        self.grid.setMaximumHeight(rows * (title + STRIP_MATRIX) + 4)
 
     @staticmethod
     def _small_pt(pt: float) -> float:
@@ -219,7 +250,16 @@ class AttentionPanel(QtWidgets.QWidget):
         self.focus.set_font_size(pt + 1)
         for hp in self.small:
             hp.set_font_size(self._small_pt(pt))
-        self.focus.set_colorbar_font(self.focus.font, label_points=pt)
+        self._fit_strip()
+        self._fit_focus_text()
+
+    def _fit_focus_text(self) -> None:
+        """In a narrow canvas the colour bar's numbers and the axis titles are smaller than the token labels (at a
+        class's font the bar's numbers ran into each other, and "query (row)" was cut by the short matrix)."""
+        pt = self.font().pointSizeF()
+        small = tick_font(max(9.0, round(0.7 * pt, 1))) if self._narrow else self.focus.font
+        self.focus.set_colorbar_font(small, label_points=pt)
+        self.focus.set_axis_title_points(small.pointSizeF() + 1 if self._narrow else None)
 
     def changeEvent(self, event) -> None:
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
@@ -326,16 +366,17 @@ class AttentionPanel(QtWidgets.QWidget):
         return super().eventFilter(watched, event)
 
     def _fit_width(self, width: int) -> None:
-        """A narrow canvas (a 1024-pixel screen, a 720p projector) gives the focused head a larger share and its
-        colour bar no label (the bar's numbers stay): its row labels, axis titles and colour bar at the class's
-        font had left the matrix 45 pixels wide."""
+        """A narrow canvas (a 720p projector) gives the focused head a larger share, its colour bar no label and
+        smaller numbers: its row labels, axis titles and colour bar at the class's font had left the matrix 45
+        pixels wide. A narrower one (1024 × 768 in class) puts the small heads in a strip under it: two columns
+        of them beside it still left the matrix 75 pixels wide and 4 of 12 columns labelled."""
         QtCore.QTimer.singleShot(0, self, self._update_hint)    # once the plots have their new size
-        narrow = width < NARROW_CANVAS
-        if narrow == self._narrow:
+        narrow, strip = width < NARROW_CANVAS, width < STRIP_CANVAS
+        if (narrow, strip) == (self._narrow, self._strip):
             return
-        self._narrow = narrow
-        self.canvas.ci.layout.setColumnStretchFactor(0, 5 if narrow else 3)
+        self._narrow, self._strip = narrow, strip
         self.focus.show_colorbar_label(not narrow)
+        self._fit_focus_text()
         self._place_small()
 
     def _hovered(self, pos) -> None:

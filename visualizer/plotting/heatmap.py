@@ -63,6 +63,7 @@ class Heatmap:
         self.font_size = font_size
         self._title: str | None = None
         self._title_on = True
+        self._axis_title_points: float | None = None     # None: 1 point larger than the ticks
         plain_numbers(plot)                      # row and column numbers: never "dimension (x0.001)"
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
@@ -184,12 +185,22 @@ class Heatmap:
         self.font = tick_font(points)
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setTickFont(self.font)
-        if self.axis_labels:
-            style = {"color": self.foreground, "font-size": f"{points + 1:g}pt"}
-            self.plot.setLabel("left", self.axis_labels[0], **style)
-            self.plot.setLabel("bottom", self.axis_labels[1], **style)
+        self._set_axis_titles()
         if self._title is not None:
             self.set_title(self._title)
+
+    def set_axis_title_points(self, points: float | None) -> None:
+        """The axis titles ("query (row)", "key (column)") at this size; None: 1 point larger than the ticks."""
+        if points != self._axis_title_points:
+            self._axis_title_points = points
+            self._set_axis_titles()
+
+    def _set_axis_titles(self) -> None:
+        if self.axis_labels and self.font_size is not None:
+            points = self._axis_title_points or self.font_size + 1
+            style = {"color": self.foreground, "font-size": f"{points:g}pt"}
+            self.plot.setLabel("left", self.axis_labels[0], **style)
+            self.plot.setLabel("bottom", self.axis_labels[1], **style)
 
     def set_title(self, title: str) -> None:
         """The title (plain text), 2 points larger than the tick labels; kept while the title is hidden."""
