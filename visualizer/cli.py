@@ -62,8 +62,6 @@ def app_main(argv: list[str]) -> int:
     from .settings import Settings
 
     settings = Settings()
-    for notice in settings.notices:
-        print(f"note: {notice}", file=sys.stderr)
     first = first_run.first_frame(start, settings.frame_path(), helper) if in_background else None
     from .theme import apply_theme
     from .window import MainWindow
@@ -87,6 +85,8 @@ def app_main(argv: list[str]) -> int:
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
     window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
                         restore_layout=not a.screenshot, first=first)
+    for notice in settings.notices:           # bad values read so far, the saved layout's too
+        print(f"note: {notice}", file=sys.stderr)
     if a.size:
         window.resize(*a.size)
     elif a.screenshot and not a.presentation:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6 import QtCore
@@ -23,6 +24,7 @@ class Settings:
         self.notices: list[str] = []
         if self.q.status() != QtCore.QSettings.Status.NoError:
             self._set_aside()
+        self._layout = self._read_layout()
 
     def _set_aside(self) -> None:
         path = Path(self.q.fileName())
@@ -88,9 +90,35 @@ class Settings:
     def save_layout(self, geometry: QtCore.QByteArray, state: QtCore.QByteArray) -> None:
         self.q.setValue("geometry", geometry)
         self.q.setValue("window_state", state)
+        self._layout = geometry, state
 
     def layout(self) -> tuple[QtCore.QByteArray | None, QtCore.QByteArray | None]:
-        return self.q.value("geometry"), self.q.value("window_state")
+        """The window's geometry and docks as saved when it last closed (None: not saved, or damaged)."""
+        return self._layout
+
+    def _read_layout(self) -> tuple[QtCore.QByteArray | None, QtCore.QByteArray | None]:
+        """The saved layout, read first (Qt decodes the file's values at the first read): a damaged value made Qt
+        print "QVariant::load: unknown user type" at start. It is removed instead, with a notice."""
+        keys = ("geometry", "window_state")
+        with qt_messages() as heard:
+            saved = tuple(self.q.value(key) for key in keys)
+        if heard or any(self.q.contains(k) and not isinstance(v, QtCore.QByteArray) for k, v in zip(keys, saved)):
+            for key in keys:
+                self.q.remove(key)
+            self.notices.append("the saved window layout could not be read; the default layout is used")
+            return None, None
+        return saved
 
     def sync(self) -> None:
         self.q.sync()
+
+
+@contextmanager
+def qt_messages():
+    """The messages Qt prints inside the block, kept in a list instead of printed."""
+    heard: list[str] = []
+    previous = QtCore.qInstallMessageHandler(lambda _mode, _context, message: heard.append(message))
+    try:
+        yield heard
+    finally:
+        QtCore.qInstallMessageHandler(previous)

@@ -108,3 +108,20 @@ def test_a_disabled_control_reads_dimmer_but_still_readable(qapp, name):
         assert off != on
         a, b = sorted((luminance(off), luminance(p.color(group.Active, role.Base))))
         assert (b + 0.05) / (a + 0.05) >= 3.0                  # readable against the field it sits in
+
+
+def test_a_damaged_saved_layout_is_a_notice_not_a_qt_warning(tmp_path, qapp, qtlog):
+    """Garbage in the settings file's window state made Qt print "QVariant::load: unknown user type" at start:
+    the layout reads as not saved, with the app's own notice, and the damaged keys are removed."""
+    path = tmp_path / "settings.ini"
+    path.write_text("[General]\ngeometry=@ByteArray(garbage)\n"
+                    "window_state=@Variant(\\0\\0\\0\\x7f\\0\\0\\0\\x7fjunk)\n", encoding="utf-8")
+    s = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    assert s.get("theme") == "light"                # Qt decodes the whole file at the first read
+    assert s.layout() == (None, None)
+    assert s.notices == ["the saved window layout could not be read; the default layout is used"]
+    assert not [r for r in qtlog.records if "QVariant" in r.message]
+    assert s.q.value("geometry") is None and s.q.value("window_state") is None
+    good = Settings(QtCore.QSettings(str(tmp_path / "good.ini"), QtCore.QSettings.Format.IniFormat))
+    good.save_layout(QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s"))
+    assert good.layout() == (QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s")) and not good.notices
