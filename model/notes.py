@@ -60,6 +60,22 @@ def unknown_pieces(trace) -> str | None:
             "vocabulary, such as emoji, all reach it as that one token.")
 
 
+def nothing_written(trace) -> str | None:
+    """A note when a generated output holds special tokens only ("<pad>" 24 times, or the end at once): the
+    command printed an empty line and the window an empty translation, with no word on why. A model with random or
+    untrained weights does this. None for a given target, an encoder-only model and a partial result."""
+    if (trace.schema.layout == ENCODER_ONLY or trace.meta.get("mode") == "teacher-forced"
+            or trace.meta.get("partial")):
+        return None
+    specials = set(trace.schema.special.values())
+    written = trace.out_tokens[trace.prompt_rows():]
+    if any(t not in specials for t in written):
+        return None
+    counts = ", ".join(f"“{t}” × {written.count(t)}" for t in dict.fromkeys(written))
+    return (f"The model wrote no text, only special tokens ({counts or 'none'}): models with random or "
+            "untrained weights do this.")
+
+
 REPEATS = 3               # a block of words written this many times in a row is a loop
 
 
@@ -69,8 +85,8 @@ def repeats_itself(trace) -> str | None:
     see that it is the model's failure, not the language's. None for a given target or a partial result."""
     if trace.meta.get("mode") == "teacher-forced" or trace.meta.get("partial"):
         return None
-    eos = trace.schema.special.get("eos")
-    out = [t for t in trace.out_tokens[trace.prompt_rows():] if t != eos]
+    specials = set(trace.schema.special.values())     # "<pad>" 24 times is no text (see nothing_written)
+    out = [t for t in trace.out_tokens[trace.prompt_rows():] if t not in specials]
     for k in range(1, 5):
         for i in range(len(out) - k * REPEATS + 1):
             block = out[i:i + k]
@@ -130,6 +146,6 @@ def unlikely_target(trace) -> str | None:
 
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
-    notes = (unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), repeats_itself(trace),
-             stopped_early(trace), prompt_fills(trace, max_len))
+    notes = (unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), nothing_written(trace),
+             repeats_itself(trace), stopped_early(trace), prompt_fills(trace, max_len))
     return [n for n in notes if n is not None]

@@ -538,6 +538,25 @@ def test_unknown_characters_a_loop_and_several_sentences_each_get_a_note(tiny_lm
     assert result_notes(three, tiny_lm.cfg.max_len)[0] == several_sentences(three)
 
 
+def test_an_output_of_special_tokens_only_is_named_not_taken_for_a_loop(tiny_lm):
+    """A random T5 wrote "<pad>" 24 times: `translate` printed an empty line and a note that the model "repeats
+    itself (“<pad>” 24 times)"; the window showed an empty translation. Special tokens are no text and no loop."""
+    import dataclasses
+
+    from model.notes import nothing_written, repeats_itself, result_notes
+    plain = translate(tiny_lm, "the cat sat on the mat").trace
+    assert nothing_written(plain) is None
+    pads = dataclasses.replace(plain, out_tokens=["<pad>"] * 5)
+    assert nothing_written(pads) == ("The model wrote no text, only special tokens (“<pad>” × 5): models with "
+                                     "random or untrained weights do this.")
+    assert repeats_itself(pads) is None and result_notes(pads, tiny_lm.cfg.max_len) == [nothing_written(pads)]
+    at_once = dataclasses.replace(plain, out_tokens=["</s>"])
+    assert "(“</s>” × 1)" in nothing_written(at_once)
+    assert nothing_written(dataclasses.replace(plain, out_tokens=["<pad>", "chat", "</s>"])) is None
+    given = translate(tiny_lm, "the cat sat", target="le chat").trace
+    assert nothing_written(dataclasses.replace(given, out_tokens=["</s>"])) is None      # the user's own target
+
+
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
     window.inputs.sentence.setText("the cat 😀 sat")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat")
