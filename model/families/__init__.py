@@ -117,8 +117,9 @@ def check(name_or_folder: str | Path) -> None:
     fam = family_for(folder)
     fam.schema_of_folder(folder)
     if fam.NAME.startswith("hf."):
-        from .hf.folder import check_folder
-        check_folder(folder)
+        from .hf.folder import auto_class_name, check_folder, read_config
+        # the conversion a pickle-only folder is told to run keeps the model's head (AutoModel dropped BERT's)
+        check_folder(folder, auto_class_name(fam, read_config(folder)))
     else:                           # this app's folders: the files model.checkpoint reads
         pickled = [p.name for p in (folder / "pytorch_model.bin", folder / "model.pt") if p.is_file()]
         if pickled and not (folder / WEIGHTS).is_file():

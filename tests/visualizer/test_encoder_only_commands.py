@@ -39,3 +39,28 @@ def test_translate_fills_in_the_masked_words(bert_folder, run_command):
     assert code == 0 and out.strip() == expected and "[MASK]" not in expected
     code, out, err = run_command(["translate", "the cat sat", "--model", str(bert_folder)])
     assert code == 2 and "prints the text with its [MASK] words filled in" in err
+
+
+def test_the_conversion_a_pickle_only_folder_is_told_to_run_keeps_the_models_head(bert_folder, tmp_path,
+                                                                                  run_command):
+    """QA: the line suggested for a folder with pytorch_model.bin only loaded it with AutoModel, which dropped
+    BERT's masked-word head: the converted folder then wrote nothing. It names the family's own class, and run as
+    given it makes a folder that fills in the same words as the original."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    import torch
+    from safetensors.torch import load_file
+    pickled = tmp_path / "bert-bin"
+    shutil.copytree(bert_folder, pickled)
+    torch.save(load_file(pickled / "model.safetensors"), pickled / "pytorch_model.bin")
+    (pickled / "model.safetensors").unlink()
+    code, out, err = run_command(["translate", "the cat [MASK] on the mat", "--model", str(pickled)])
+    assert code == 2 and "BertForMaskedLM as M" in err and "AutoModel as M" not in err
+    line = re.search(r'python -c "(.*?)" and open (\S+)', err)
+    subprocess.run([sys.executable, "-c", line.group(1)], check=True, capture_output=True, cwd=tmp_path)
+    code, converted, _ = run_command(["translate", "the cat [MASK] on the mat", "--model", line.group(2)])
+    code0, original, _ = run_command(["translate", "the cat [MASK] on the mat", "--model", str(bert_folder)])
+    assert code == code0 == 0 and converted == original and converted.strip()

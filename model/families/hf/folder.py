@@ -62,6 +62,11 @@ def cached_snapshot(model_id: str) -> Path:
             f"`huggingface-cli download {model_id}` and copy its cache folder, or pass a folder") from None
 
 
+def auto_class_name(fam, config: dict) -> str:
+    """The transformers class that opens a family's folder with its head (BertForMaskedLM, not BertModel)."""
+    return fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO
+
+
 def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = None) -> list[Path]:
     """The folder's safetensors files, after checking everything that can be checked without loading them. auto: the
     transformers class that opens the family; source: the model id the folder was found under (for the message that

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...assets import ModelLoadError
 from ...schema import ENCODER_DECODER, Schema
-from .folder import TARGET_TOKENIZER, check_folder, read_config, transformers
+from .folder import TARGET_TOKENIZER, auto_class_name, check_folder, read_config, transformers
 from .tokenizer import HFTokenizer, open_tokenizer
 
 
@@ -54,7 +54,7 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     """Open a folder with a family's module (fam): checks first, then weights (safetensors only, never remote code)."""
     config = read_config(folder)
     schema = schema_of_folder(folder, fam)       # a config value of the wrong type, named (the commands came here)
-    auto_name = fam.auto_class(config) if hasattr(fam, "auto_class") else fam.AUTO
+    auto_name = auto_class_name(fam, config)
     check_folder(folder, auto_name, name or str(folder.resolve()))
     tf = transformers()
     import torch
