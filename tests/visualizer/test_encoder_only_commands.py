@@ -64,3 +64,16 @@ def test_the_conversion_a_pickle_only_folder_is_told_to_run_keeps_the_models_hea
     code, converted, _ = run_command(["translate", "the cat [MASK] on the mat", "--model", line.group(2)])
     code0, original, _ = run_command(["translate", "the cat [MASK] on the mat", "--model", str(bert_folder)])
     assert code == code0 == 0 and converted == original and converted.strip()
+
+
+def test_emoji_read_as_berts_own_unknown_token_get_the_note(bert_folder, tmp_path, run_command):
+    """QA: BERT's unknown token is "[UNK]"; the note looked for "<unk>", so "I love pizza 🍕 [MASK]." came back with
+    the emoji silently gone. The note takes the tokenizer's own token."""
+    import shutil
+    folder = tmp_path / "bert-UNK"
+    shutil.copytree(bert_folder, folder)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        path = folder / name
+        path.write_text(path.read_text(encoding="utf-8").replace("<unk>", "[UNK]"), encoding="utf-8")
+    code, out, err = run_command(["translate", "the cat 😀 [MASK] on the mat", "--model", str(folder)])
+    assert code == 0 and "note: 1 piece of the input is unknown to the model (shown as [UNK])" in err

@@ -3,6 +3,8 @@ name, path, model, src_tok/tgt_tok (encode, decode, pieces, vocab_size: the two 
 schema, family, lock, weights_version, positional (the positions switch), cfg.max_len and cfg.d_model."""
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,9 +115,25 @@ def schema_of_folder(folder: Path, fam) -> Schema:
     """A family's schema of a folder from its config.json alone (no weights, no torch)."""
     config = read_config(folder)
     try:
-        return fam.schema_of_config(config)
+        schema = fam.schema_of_config(config)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config ({e})") from None
+    unk = unknown_token(folder)
+    if unk is None or schema.special.get("unk") == unk:
+        return schema
+    return dataclasses.replace(schema, special={**schema.special, "unk": unk})
+
+
+def unknown_token(folder: Path) -> str | None:
+    """The tokenizer's own unknown token ("[UNK]" for BERT) from its tokenizer_config.json, without opening it: the
+    note on unknown pieces looked for "<unk>", and emoji read as BERT's [UNK] got no note. None if it names none."""
+    try:
+        unk = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("unk_token")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    if isinstance(unk, dict):                  # an AddedToken written out: {"content": "[UNK]", ...}
+        unk = unk.get("content")
+    return unk if isinstance(unk, str) and unk else None
 
 
 def interface(module_name: str):
