@@ -35,6 +35,8 @@ NORM_KINDS = (LAYER_NORM, RMS_NORM)
 POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY = "encoder-decoder", "decoder-only", "encoder-only"
 LAYOUTS = (ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY)
+# what a model of each layout writes, as the window's label and the commands name it
+OUTPUT_WORDS = {ENCODER_DECODER: "translation", DECODER_ONLY: "continuation", ENCODER_ONLY: "filled in"}
 
 OUTPUT = "output"        # the stage after the last stack: linear map + softmax
 

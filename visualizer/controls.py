@@ -5,6 +5,7 @@ from PySide6 import QtCore, QtWidgets
 
 from model.assets import short_name
 from model.config import DecodingSettings
+from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
 
 from .panels.widgets import ToneLabel
 from .steady_label import SteadyLabel
@@ -18,11 +19,12 @@ _WITHOUT = " to see what attention does without word order"
 # the input rows' words by the open model's layout (model.schema.LAYOUTS): (input, output, input's placeholder,
 # target's placeholder; None: the model takes no target)
 LAYOUT_WORDS = {
-    "encoder-decoder": ("English:", "Translation:", "Type an English sentence…",
-                        "Optional: a translation to force through the decoder (teacher forcing)"),
-    "decoder-only": ("Prompt:", "Continuation:", "Type the start of a text…",
-                     "Optional: a continuation to force through the model (teacher forcing)"),
-    "encoder-only": ("Text:", "Filled in:", "Type a sentence; [MASK] marks a word to guess…", None),
+    ENCODER_DECODER: ("English:", f"{OUTPUT_WORDS[ENCODER_DECODER].capitalize()}:", "Type an English sentence…",
+                      "Optional: a translation to force through the decoder (teacher forcing)"),
+    DECODER_ONLY: ("Prompt:", f"{OUTPUT_WORDS[DECODER_ONLY].capitalize()}:", "Type the start of a text…",
+                   "Optional: a continuation to force through the model (teacher forcing)"),
+    ENCODER_ONLY: ("Text:", f"{OUTPUT_WORDS[ENCODER_ONLY].capitalize()}:",
+                   "Type a sentence; [MASK] marks a word to guess…", None),
 }
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,

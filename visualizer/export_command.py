@@ -11,7 +11,7 @@ from model.text import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
+from .translate_command import ablate_arg, load_model_arg, result_lines, run_translation, target_arg
 
 
 @command
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {done[0]} of {len(specs)} figures were written to {a.out} before the stop; each is whole",
               file=sys.stderr)
         raise
-    print(f"translation: {result.text}")
+    for line in result_lines(result, lm):
+        print(line, file=sys.stderr if line.startswith("note: ") else sys.stdout)
     print(f"exported {len(written)} files to {a.out}")
     del app
     return 0

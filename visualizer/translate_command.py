@@ -52,6 +52,20 @@ def run_translation(lm, text: str, specs, settings=None, target: str | None = No
     return translate(lm, text, settings or DecodingSettings(), target=target, **extra)
 
 
+def result_lines(result, lm) -> list[str]:
+    """What `export` says of the run it drew: the notes the result calls for ("note: …"), then the output named as
+    the window names it ("translation", "continuation", "filled in"); an encoder-only model's text without a mask
+    has nothing filled in, and no line (it printed "translation: " and the input again)."""
+    from model.notes import result_notes
+    from model.schema import ENCODER_ONLY, OUTPUT_WORDS
+    lines = [f"note: {note}" for note in result_notes(result.trace, lm.cfg.max_len)]
+    layout = result.trace.schema.layout
+    mask = result.trace.schema.special.get("mask")
+    if layout != ENCODER_ONLY or (mask and mask in result.trace.src_tokens and result.trace.schema.has_output):
+        lines.append(f"{OUTPUT_WORDS.get(layout, 'output')}: {result.text}")
+    return lines
+
+
 @command
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
@@ -74,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if (why := writes_text(lm)) is not None and not (mask and mask in a.text):
         raise UsageError(why + (f"; `translate` prints the text with its {mask} words filled in, when it has some"
                                 if mask else ""))
+    if why is not None and not lm.schema.has_output:      # it printed an empty line
+        raise UsageError(f"{lm.name} has no masked-word head (its weights are the encoder's alone), so it cannot "
+                         f"fill in {mask}; open it in the window to see its attention, or use `metrics` and `export`")
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:

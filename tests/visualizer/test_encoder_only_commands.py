@@ -77,3 +77,36 @@ def test_emoji_read_as_berts_own_unknown_token_get_the_note(bert_folder, tmp_pat
         path.write_text(path.read_text(encoding="utf-8").replace("<unk>", "[UNK]"), encoding="utf-8")
     code, out, err = run_command(["translate", "the cat 😀 [MASK] on the mat", "--model", str(folder)])
     assert code == 0 and "note: 1 piece of the input is unknown to the model (shown as [UNK])" in err
+
+
+def test_a_bert_without_its_masked_word_head_says_so_instead_of_printing_nothing(bert_folder, tmp_path,
+                                                                                  run_command):
+    """QA: a folder of BertModel's weights (no masked-LM head) printed an empty line with exit 0."""
+    import shutil
+
+    import transformers
+    headless = tmp_path / "bert-headless"
+    transformers.BertModel.from_pretrained(str(bert_folder)).save_pretrained(str(headless))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(bert_folder / name, headless / name)
+    code, out, err = run_command(["translate", "the cat [MASK] on the mat", "--model", str(headless)])
+    assert code == 2 and out == "" and "has no masked-word head" in err and "cannot fill in [MASK]" in err
+    code, out, err = run_command(["export", "the cat [MASK] on the mat", "--model", str(headless), "--out",
+                                  str(tmp_path / "figures"), "--format", "csv"])
+    assert code == 0 and len(out.splitlines()) == 1 and out.startswith("exported ")
+
+
+@pytest.mark.parametrize("family, text, word", [("bert", "the cat [MASK] on the mat", "filled in"),
+                                                ("bert", "the cat sat on the mat", None),
+                                                ("gpt2", "the cat sat", "continuation"),
+                                                ("marian", "the cat sat", "translation")])
+def test_export_names_what_the_model_wrote_as_the_window_does(family, text, word, tmp_path_factory, tmp_path,
+                                                               run_command):
+    """QA: `export` printed "translation: …" for every model: BERT's echo of its input, GPT-2's continuation."""
+    from model.families import load, translate
+    folder = hf_tiny.build(family, tmp_path_factory.mktemp(family) / "model")
+    code, out, err = run_command(["export", text, "--model", str(folder), "--out", str(tmp_path), "--format", "csv"])
+    lines = out.splitlines()
+    assert code == 0 and lines[-1].startswith("exported ")
+    expected = [] if word is None else [f"{word}: {translate(load(folder), text).text}"]
+    assert lines[:-1] == expected
