@@ -1,6 +1,8 @@
 """Compare runs: A is the pinned trace, B the current one; the difference is B − A when the shapes match."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -53,10 +55,27 @@ def test_a_head_switched_off_in_one_run_is_explained_where_its_own_weights_do_no
     panel.pin()
     panel.render(b, state)
     assert np.abs(panel.difference).max() == 0.0
-    assert "Largest change 0.000" in panel.note.text() and "sets its output to zero, not its weights" in panel.note.text()
+    assert "No change: the weights are equal." in panel.note.text()
+    assert "sets its output to zero, not its weights" in panel.note.text()
     state.update(kind="cross", layer=1, head=1)                  # a head that is on in both: no such words
     panel.render(b, state)
-    assert np.abs(panel.difference).max() > 0 and "not its weights" not in panel.note.text()
+    largest = np.abs(panel.difference).max()
+    assert largest > 0 and "not its weights" not in panel.note.text()
+    assert f"Largest change {largest:.3g}." in panel.note.text()     # 7.1e-06 read "0.000" (QA)
+
+
+def test_a_tiny_change_is_not_rounded_to_none(panel, tiny_lm):
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = dataclasses.replace(a, arrays=dict(a.arrays))
+    key = "enc.0.self.weights"
+    weights = b.arrays[key] = np.array(a.arrays[key])
+    weights[0, 0, 0] += 7.1e-6
+    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    assert "Largest change 7.1e-06." in panel.note.text()
 
 
 def test_shapes_that_differ_give_no_difference(panel, tiny_lm):

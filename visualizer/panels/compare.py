@@ -174,7 +174,8 @@ class ComparePanel(QtWidgets.QWidget):
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
             self.diff.set_title(f"B − A: {where}")
-            note = f"{where}. Largest change {np.abs(self.difference).max():.3f}."
+            largest = float(np.abs(self.difference).max())     # 3 significant digits: 7.1e-06 read "0.000"
+            note = f"{where}. " + (f"Largest change {largest:.3g}." if largest else "No change: the weights are equal.")
             off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
             if (kind, layer, head) in off:
                 note += (" This head is switched off in one run: that sets its output to zero, not its weights, so "
