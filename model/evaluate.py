@@ -14,7 +14,7 @@ from .checkpoint import LoadedModel, ModelLoadError
 from .checks import alternatives
 from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
-from .families import load, writes_text
+from .families import load, scoring_note, writes_text
 from .files import atomic_write
 from .decoding import DecodingSettings, decode_ids, encode_source, greedy_batch
 
@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CorpusError, ModelLoadError, ValueError) as e:
         raise UsageError(str(e)) from None
     report_problems(corpus)
+    for model in (lm, baseline):
+        if model is not None and (note := scoring_note(model)) is not None:
+            print(f"note: {note}", file=sys.stderr)
     sources, refs = group_references(corpus.src, corpus.tgt)
     if a.alternatives:
         refs = [[alt for ref in rs for alt in alternatives(ref)] or rs for rs in refs]

@@ -8,9 +8,11 @@ punctuation (`?` and ` ?`, French spacing) and the apostrophe's shape (' and ’
 """
 from __future__ import annotations
 
+import sys
+
 from model.checks import is_right, read_checks
 from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
-from model.families import writes_text
+from model.families import scoring_note, writes_text
 
 from .translate_command import load_model_arg
 
@@ -29,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_model_arg(a.model)
     if (why := writes_text(lm)) is not None:
         raise UsageError(why)
+    if (note := scoring_note(lm)) is not None:
+        print(f"note: {note}", file=sys.stderr)
     outputs = translate_all(lm, [s for s, _ in checks], a.beam)
     right = 0
     for (source, accepted), output in zip(checks, outputs):

@@ -156,6 +156,17 @@ def writes_text(lm) -> str | None:
             "or use `metrics` and `export`")
 
 
+def scoring_note(lm) -> str | None:
+    """A note for commands that score translations (evaluate, check-translations) when lm is decoder-only: what
+    is scored is its continuation of each source sentence, which a language model does not mean as a
+    translation (a GPT-2 got "BLEU 1.14" with no word said)."""
+    from ..schema import DECODER_ONLY
+    if getattr(getattr(lm, "schema", None), "layout", None) != DECODER_ONLY:
+        return None
+    return (f"{lm.name} is a decoder-only model ({title(lm)}): what is scored is its continuation of each source "
+            "sentence (the sentence itself left out), a translation only if the model learned to write one there")
+
+
 def can_preview(lm) -> bool:
     """Whether translate(lm, ..., preview=callback) shows a first, partial run before generating (large Hugging Face
     models: see hf/loaded.py)."""

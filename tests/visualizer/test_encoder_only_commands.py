@@ -110,3 +110,17 @@ def test_export_names_what_the_model_wrote_as_the_window_does(family, text, word
     assert code == 0 and lines[-1].startswith("exported ")
     expected = [] if word is None else [f"{word}: {translate(load(folder), text).text}"]
     assert lines[:-1] == expected
+
+
+def test_scoring_a_decoder_only_model_says_what_is_scored(tmp_path_factory, tmp_path, run_command, tiny_model_dir):
+    """QA: `evaluate --model gpt2` gave "BLEU 1.14" for a GPT-2's continuations with no word said."""
+    gpt2 = hf_tiny.build("gpt2", tmp_path_factory.mktemp("gpt2") / "model")
+    listing = tmp_path / "list.tsv"
+    listing.write_text("the cat sat\tle chat\n", encoding="utf-8")
+    note = "is a decoder-only model (GPT-2): what is scored is its continuation of each source sentence"
+    for argv in (["evaluate", "--model", str(gpt2), "--tsv", str(listing)],
+                 ["check-translations", str(listing), "--model", str(gpt2)]):
+        code, out, err = run_command(argv, check=False)
+        assert note in err and ("BLEU" in out or "of 1 right" in out), argv
+    code, out, err = run_command(["evaluate", "--model", str(tiny_model_dir), "--tsv", str(listing)])
+    assert code == 0 and "decoder-only" not in err
