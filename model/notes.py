@@ -77,12 +77,15 @@ def nothing_written(trace) -> str | None:
 
 
 REPEATS = 3               # a block of words written this many times in a row is a loop
+MARK_REPEATS = 8          # … and a block of punctuation marks this many times (a GPT-2 wrote 20 dots; "!!!" is none)
+BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
 
 def repeats_itself(trace) -> str | None:
     """A note when the output loops ("es regnet es regnet es regnet."): a block of 1 to 4 pieces written REPEATS
-    times or more in a row. Small models do so on sentences unlike the ones they learned from; a class should
-    see that it is the model's failure, not the language's. None for a given target or a partial result."""
+    times or more in a row (MARK_REPEATS for punctuation alone; never for byte pieces, which show no text). Small
+    models do so on sentences unlike the ones they learned from; a class should see that it is the model's
+    failure, not the language's. None for a given target or a partial result."""
     if trace.meta.get("mode") == "teacher-forced" or trace.meta.get("partial"):
         return None
     specials = set(trace.schema.special.values())     # "<pad>" 24 times is no text (see nothing_written)
@@ -90,12 +93,13 @@ def repeats_itself(trace) -> str | None:
     for k in range(1, 5):
         for i in range(len(out) - k * REPEATS + 1):
             block = out[i:i + k]
-            if not any(any(c.isalnum() for c in t) for t in block):
-                continue                                     # "... ... ..." or "!!!" is no loop of words
+            if any(BYTE_PIECE.fullmatch(t) for t in block):
+                continue                                     # "<0x0B>": the printed text does not show it
+            wordy = any(any(c.isalnum() for c in t) for t in block)
             n = 1
             while out[i + n * k:i + (n + 1) * k] == block:
                 n += 1
-            if n >= REPEATS:
+            if n >= (REPEATS if wordy else MARK_REPEATS):    # "... ... ..." or "!!!" is no loop
                 words = " ".join(block).replace(" ##", "").removeprefix("##")
                 return (f"The model repeats itself (“{words}” {n} times in a row): small models loop on "
                         "sentences unlike the ones they learned from.")

@@ -529,6 +529,11 @@ def test_unknown_characters_a_loop_and_several_sentences_each_get_a_note(tiny_lm
     assert "(“sat” 4 times in a row)" in repeats_itself(pieces)
     twice = dataclasses.replace(plain, out_tokens=["le", "chat", "le", "chat", ".", ".", ".", "</s>"])
     assert repeats_itself(twice) is None                                  # twice, and dots, are no loop
+    dots = dataclasses.replace(plain, out_tokens=["le", "chat"] + ["."] * 20 + ["</s>"])
+    assert repeats_itself(dots).startswith("The model repeats itself (“.” 20 times in a row)")    # GPT-2 (QA)
+    assert repeats_itself(dataclasses.replace(plain, out_tokens=["oui"] + ["!"] * 7)) is None
+    byte = dataclasses.replace(plain, out_tokens=["le"] + ["<0x0B>"] * 15 + ["</s>"])
+    assert repeats_itself(byte) is None                  # a byte piece shows no text: the note named "<0x0B>"
     given = translate(tiny_lm, "the cat sat", target="le le le le").trace
     assert repeats_itself(given) is None                                  # the user's own target
     three = translate(tiny_lm, "the cat sat. The dog ran to me! Is it 5 o'clock?").trace
