@@ -55,3 +55,27 @@ def test_a_byte_level_piece_that_continues_a_word_is_marked_and_the_text_reads_b
         assert p.startswith("##") == (not after_space and not t.startswith("\u0120"))
     assert not shown[0].startswith("##") and byte_level.pieces(ids[:1])[0] == "##" + shown[0]
     assert join_pieces(shown) == text
+
+
+def test_a_decoder_only_models_output_pieces_read_as_its_rows_do(byte_level, tmp_path):
+    """QA: after a lone-space piece a GPT-2's piece read "##red" in the chips (what each row predicts) and "red" on
+    the heatmap's axis (the rows): each row's prediction is the next row's token, and reads the same."""
+    import torch
+    import transformers
+
+    from model.families import load, translate
+    torch.manual_seed(0)
+    tok = byte_level.tok
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=len(tok), n_positions=64, n_embd=16, n_layer=1, n_head=2,
+        bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id))
+    model.save_pretrained(str(tmp_path))
+    tok.save_pretrained(str(tmp_path))
+    lm = load(tmp_path)
+    text = "the red car is open"                          # "red", "car": words the tokenizer never saw whole
+    trace = translate(lm, text).trace
+    stored = lm.src_tok.tokens(tok(text, add_special_tokens=False)["input_ids"])
+    assert "\u0120" in stored                              # a lone Ġ: the case that read two ways
+    n = trace.prompt_rows()
+    assert trace.out_tokens[: n - 1] == trace.tgt_tokens[1:n]
+    assert trace.out_tokens[: len(trace.tgt_tokens) - 1] == trace.tgt_tokens[1:]

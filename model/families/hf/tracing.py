@@ -380,11 +380,15 @@ def beam_tree(lm, observer, penalty, root: int, out_ids: list[int]) -> dict:
 
 
 def make_trace(lm, mm: ModelMap, arrays: dict, src: list[str], tgt: list[str], out_ids: list[int],
-               meta: dict) -> Trace:
-    """out_ids: the token each output row stands for, kept as ids beside their readable pieces."""
+               meta: dict, before: int | None = None) -> Trace:
+    """out_ids: the token each output row stands for, kept as ids beside their readable pieces. before: the token
+    read before out_ids[0] (the decoder's start, the prompt's first): the pieces are then read as a text, as the
+    rows are ("red" after a lone-space piece was "##red" in the chips and "red" on the heatmap's axis); None (an
+    encoder's guess at each position): each piece alone."""
     positional = lm.positional and lm.schema.positions != "none"
     arrays["out_ids"] = np.asarray(out_ids, dtype=np.int64)
-    return Trace(src, tgt, lm.tgt_tok.pieces(out_ids), arrays, dict(meta, model=lm.name, positional=positional,
+    out = lm.tgt_tok.pieces(out_ids) if before is None else lm.tgt_tok.text_pieces([before] + list(out_ids))[1:]
+    return Trace(src, tgt, out, arrays, dict(meta, model=lm.name, positional=positional,
                                               scale_scores=mm.scale_scores), lm.schema)
 
 
@@ -399,7 +403,7 @@ def _preview(lm, mm: ModelMap, meta: dict, src_ids: list[int], fed: list[int]):
     arrays, _ = traced_pass(lm, mm, **inputs)
     nxt = int(arrays["logits"][-1].argmax())
     trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(src_ids), pieces(fed), fed[1:] + [nxt],
-                       dict(meta, translation="", partial=True))
+                       dict(meta, translation="", partial=True), before=fed[0])
     return Translation("", [], trace, meta.get("truncated", 0), ())
 
 
@@ -475,7 +479,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             arrays, _ = traced_pass(lm, mm, input_ids=src, decoder_input_ids=torch.tensor([[start] + out_ids[:-1]]))
             text_out = lm.tgt_tok.decode(out_ids)
             trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(ids), pieces([start] + out_ids[:-1]),
-                               out_ids, dict(meta, translation=text_out))
+                               out_ids, dict(meta, translation=text_out), before=start)
         elif schema.layout == DECODER_ONLY:
             prompt = ids or [tok.bos_token_id if tok.bos_token_id is not None else eos]
             if forced is None:
@@ -496,7 +500,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             chosen = seq[1:] if len(seq) > 1 else [int(arrays["logits"][-1].argmax())]
             out_ids, text_out = new, lm.tgt_tok.decode(new)
             trace = make_trace(lm, mm, arrays, [], pieces(fed), chosen,
-                               dict(meta, translation=text_out, prompt_tokens=len(prompt)))
+                               dict(meta, translation=text_out, prompt_tokens=len(prompt)), before=seq[0])
         else:                                                                    # encoder-only
             arrays, _ = traced_pass(lm, mm, input_ids=torch.tensor([ids]))
             if schema.has_output:
