@@ -11,7 +11,8 @@ from model.text import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import ablate_arg, load_model_arg, result_lines, run_translation, target_arg
+from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, prompt_only_settings, result_lines,
+                                 run_translation, target_arg)
 
 
 @command
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="each figure's size in pixels at 96 dpi; the text keeps its size, so 450x380 suits a paper's "
                         "column (default %(default)s)")
     p.add_argument("--no-title", action="store_true", help="leave the title (sentence, model, layer, head) out")
+    p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     from .export import ExportError, export_heatmaps, heatmap_specs
 
     lm = load_model_arg(a.model)
-    result = run_translation(lm, a.text, a.ablate, target=a.target)
+    settings = prompt_only_settings(lm, a.prompt_only, a.target)
+    result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     if result.truncated:
         print(f"note: the sentence was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     app = None

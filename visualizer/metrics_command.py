@@ -7,7 +7,8 @@ from pathlib import Path
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 from model.text import blank
 
-from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
+from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, prompt_only_settings, run_translation,
+                                 target_arg)
 
 
 @command
@@ -17,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("text", help="the source sentence")
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
+    p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
@@ -29,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from .export import ExportError, write_text
     lm = load_model_arg(a.model)
-    result = run_translation(lm, a.text, a.ablate, target=a.target)
+    settings = prompt_only_settings(lm, a.prompt_only, a.target)
+    result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     text = metrics_csv(trace_metrics(result.trace))
     if a.out is None:
         sys.stdout.write(text)

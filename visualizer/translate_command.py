@@ -52,6 +52,26 @@ def run_translation(lm, text: str, specs, settings=None, target: str | None = No
     return translate(lm, text, settings or DecodingSettings(), target=target, **extra)
 
 
+PROMPT_ONLY_HELP = ("a decoder-only model's rows are the text alone, not the text and a continuation it writes "
+                    "(one row a token of the text, the last choosing what would come next)")
+
+
+def prompt_only_settings(lm, prompt_only: bool, target: str | None):
+    """The decoding settings of --prompt-only: one new token, so that the rows are the text's tokens (a GPT-2's
+    metrics measured 9 rows of the text and 19 of the dots it wrote); None without it. UsageError for a model
+    that is not decoder-only, or with --target."""
+    if not prompt_only:
+        return None
+    from model import DecodingSettings
+    from model.schema import DECODER_ONLY
+    if lm.schema.layout != DECODER_ONLY:
+        raise UsageError(f"--prompt-only is for decoder-only models: {lm.name} is {lm.schema.layout}, and its "
+                         "encoder's rows are the text alone already")
+    if target is not None:
+        raise UsageError("--prompt-only and --target: give one (the text alone, or the text and a continuation)")
+    return DecodingSettings(max_new=1)
+
+
 def result_lines(result, lm) -> list[str]:
     """What `export` says of the run it drew: the notes the result calls for ("note: …"), then the output named as
     the window names it ("translation", "continuation", "filled in"); an encoder-only model's text without a mask

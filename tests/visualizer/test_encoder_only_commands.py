@@ -124,3 +124,29 @@ def test_scoring_a_decoder_only_model_says_what_is_scored(tmp_path_factory, tmp_
         assert note in err and ("BLEU" in out or "of 1 right" in out), argv
     code, out, err = run_command(["evaluate", "--model", str(tiny_model_dir), "--tsv", str(listing)])
     assert code == 0 and "decoder-only" not in err
+
+
+def test_metrics_and_export_can_measure_a_decoder_only_models_text_alone(tmp_path_factory, tmp_path, run_command,
+                                                                         tiny_model_dir):
+    """QA: `metrics "The red car is fast." --model gpt2` measured 9 rows of the text and 19 of the dots the model
+    wrote after it. --prompt-only: one row a token of the text, and nothing else."""
+    from model import DecodingSettings
+    from model.analysis.metrics import metrics_csv, trace_metrics
+    from model.families import load, translate
+    gpt2 = hf_tiny.build("gpt2", tmp_path_factory.mktemp("gpt2") / "model")
+    text = "the red car is fast"
+    lm = load(gpt2)
+    alone = translate(lm, text, DecodingSettings(max_new=1)).trace
+    assert alone.tgt_tokens == text.split()                        # the rows: the text's tokens, no more
+    assert len(translate(lm, text).trace.tgt_tokens) > len(text.split())
+    code, out, err = run_command(["metrics", text, "--model", str(gpt2), "--prompt-only"])
+    assert code == 0 and out == metrics_csv(trace_metrics(alone))
+    code, out, err = run_command(["export", text, "--model", str(gpt2), "--prompt-only", "--out", str(tmp_path),
+                                  "--format", "csv"])
+    matrix = (tmp_path / "self_L1_H1.csv").read_text(encoding="utf-8").splitlines()
+    assert code == 0 and len(matrix) == 1 + len(text.split())       # a header and a row a token
+    code, out, err = run_command(["metrics", text, "--model", str(tiny_model_dir), "--prompt-only"], check=False)
+    assert code == 2 and "--prompt-only is for decoder-only models" in err
+    code, out, err = run_command(["metrics", text, "--model", str(gpt2), "--prompt-only", "--target", "x"],
+                                 check=False)
+    assert code == 2 and "--prompt-only and --target" in err
