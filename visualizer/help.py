@@ -10,6 +10,7 @@ import PySide6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import bundled_models, model_data_licence, model_summary
+from model.schema import ENCODER_DECODER, ENCODER_ONLY, NORM_AFTER
 
 from . import version
 from .panels.registry import PANELS
@@ -17,36 +18,82 @@ from .panels.registry import PANELS
 TITLES = {p.name: p.title for p in PANELS}
 
 
-def guide_html() -> str:
-    """How to read the window, in the words a first-time student needs; the panels by their tab titles."""
+POSITIONS_TEXT = {
+    "sinusoidal": "Positions count from 0, as in PE(pos, 2i) = sin(pos / 10000<sup>2i/d<sub>model</sub></sup>), "
+                  "added to each token's embedding.",
+    "learned": "Positions count from 0: each has a learned vector, added to the token's embedding.",
+    "rotary": "Positions count from 0: q and k are rotated by angles that grow with the position (RoPE), so the "
+              "scores depend on how far apart two tokens are.",
+    "relative": "Positions count from 0: each head adds a learned bias to its scores, by how far apart the two "
+                "tokens are.",
+    "none": "Positions count from 0; this model is given no position at all.",
+}
+
+
+ROLE_TEXT = {"bos": "starts the decoder's input", "cls": "opens the text", "sep": "closes it", "eos": "ends a sentence",
+             "mask": "hides a word for the model to guess", "unk": "stands for a piece outside the vocabulary"}
+
+
+def _specials_text(schema) -> str:
+    """What the model's special tokens do, those of ROLE_TEXT it has (the bundled translators': <s> and </s>)."""
+    roles = schema.special if schema is not None else {"bos": "<s>", "eos": "</s>"}
+    parts = [f"<b>{html.escape(token)}</b> {ROLE_TEXT[role]}" for role, token in roles.items() if role in ROLE_TEXT]
+    if schema is not None and schema.layout != ENCODER_DECODER:
+        parts = [p.replace("starts the decoder's input", "starts the text") for p in parts]
+    return "; ".join(parts) if parts else "this model has no special tokens"
+
+
+def _steps_text(layout: str, t: dict) -> str:
+    """The "Generation steps" paragraph for a model's layout (model.schema.LAYOUTS)."""
+    if layout == ENCODER_ONLY:
+        return (f"<p>This model writes no text: it reads the whole input at once, every token looking at every "
+                f"other. The {t['output']} shows, for one position at a time (the Step keys), the model's guess at "
+                "the token there: at a <b>[MASK]</b> it fills in a word.</p>")
+    given = ("Type a translation of your own in the <b>Target</b> field to force it through the decoder"
+             if layout == ENCODER_DECODER else
+             "Type a continuation of your own in the <b>Target</b> field to force it through the model")
+    writer = "The decoder writes" if layout == ENCODER_DECODER else "The model continues the text,"
+    return (f"<p>{writer} one token a step. At each step the {t['output']} shows the probability of every "
+            f"possible next token; the chosen one is marked. {given} (teacher forcing): the {t['training']} tab "
+            "then shows its loss, token by token, and can take one gradient step on it (this app's own models).</p>")
+
+
+def guide_html(schema=None) -> str:
+    """How to read this window, in the words a first-time student needs; the panels by their tab titles. schema:
+    the open model's (model.schema.Schema): the norms, positions, special tokens and generation it has (the guide
+    described the bundled translators' with a T5 or a BERT open); None: the bundled translators'."""
     t = {k: f"<b>{html.escape(v)}</b>" for k, v in TITLES.items()}
+    layout = schema.layout if schema is not None else ENCODER_DECODER
+    positions = schema.positions if schema is not None else "sinusoidal"
+    post = schema is None or schema.norm_place == NORM_AFTER
+    embed = "embedding" + (" + positional encoding" if positions in ("sinusoidal", "learned") else "")
+    norms = ("every one followed by Add &amp; Norm" if post else
+             "pre-norm: each one's norm comes <i>before</i> it, and its input is added back after it")
+    model = "" if schema is None else \
+        f"<p><i>This guide follows the open model: {layout}, {html.escape(schema.describe())}.</i></p>"
     return f"""
-<h2>How to read this window</h2>
+<h2>How to read this window</h2>{model}
 <h3>The pipeline</h3>
-<p>The {t['architecture']} on the left shows the model's stages in the order the numbers flow: embedding +
-positional encoding, then each layer's sublayers (every one followed by Add &amp; Norm), then linear + softmax.
+<p>The {t['architecture']} on the left shows the model's stages in the order the numbers flow: {embed},
+then each layer's sublayers ({norms}), then linear + softmax.
 Click a box to go there. The toolbar steps through stages, layers, heads and generation steps; a presenter's
 remote (Page Down / Page Up) walks through every stage.</p>
 <h3>The attention heatmap</h3>
 <p>Each <b>row</b> is a <i>query</i>: the token that is looking. Each <b>column</b> is a <i>key</i>: a token
 it looks at. A row's weights add up to 1 (a softmax): the bright cells are where that token takes its
-information from. <b>Hatched</b> cells are masked: in the decoder a token may not look at the tokens after it.
+information from. <b>Hatched</b> cells are masked: in a decoder a token may not look at the tokens after it.
 Hover over a cell to read its exact weight. The small heatmaps beside the large one (under it in a narrow
 window) are the heads of the same layer: click one to look at it closely, or tick <b>Mean over heads</b>. By
 default one colour scale spans all heads of a layer, so that heads compare (<b>Colours</b> changes that).</p>
 <h3>Tokens</h3>
 <p>Text is cut into pieces of a fixed vocabulary. <b>##</b> marks a piece that continues the word before it
-(“tap ##is” is “tapis”); <b>␣</b> is a piece that is a space alone; <b>&lt;s&gt;</b> starts the decoder's
-input and <b>&lt;/s&gt;</b> ends a sentence. Positions count from 0, as in
-PE(pos, 2i) = sin(pos / 10000<sup>2i/d<sub>model</sub></sup>).</p>
+(“tap ##is” is “tapis”); <b>␣</b> is a piece that is a space alone; {_specials_text(schema)}.
+{POSITIONS_TEXT.get(positions, POSITIONS_TEXT["none"])}</p>
 <h3>Generation steps</h3>
-<p>The decoder writes one token a step. At each step the {t['output']} shows the probability of every
-possible next token; the chosen one is marked. Type a translation of your own in the <b>Target</b> field to
-force it through the decoder (teacher forcing): the {t['training']} tab then shows its loss, token by token,
-and can take one gradient step on it.</p>
+{_steps_text(layout, t)}
 <h3>Experiments</h3>
 <p>Right-click a head to switch it off (the <b>Heads</b> menu switches every head on again) and watch the
-translation change; {t['compare']} sets two runs side by side; {t['metrics']} measures every head;
+output change; {t['compare']} sets two runs side by side; {t['metrics']} measures every head;
 {t['beam_tree']} shows what beam search kept and dropped; {t['inspector']} writes out the numbers of one
 token's computation.</p>
 <h3>On a projector</h3>
@@ -154,7 +201,7 @@ class HelpMenu:
         return dialog
 
     def show_guide(self) -> HelpDialog:
-        return self._show("guide", "How to read this window", html_text=guide_html())
+        return self._show("guide", "How to read this window", html_text=guide_html(self.window.state.schema))
 
     def show_shortcuts(self) -> HelpDialog:
         return self._show("shortcuts", "Keyboard shortcuts", html_text=shortcuts_html(self.window))

@@ -78,3 +78,24 @@ def test_about_carries_each_bundled_models_licence_and_attribution():
         assert "www.manythings.org/anki and tatoeba.org" in model_data_licence("en-fr")
     if "en-de" in bundled_models():
         assert "Elliott" in model_data_licence("en-de")
+
+
+def test_the_guide_follows_the_open_models_layout_norms_positions_and_tokens(shapes, qtbot, window):
+    """QA: with a T5 open the guide said "followed by Add & Norm", "<s> starts the decoder's input" and gave the
+    sinusoid; with a BERT "the decoder writes one token a step". It follows the open model's schema."""
+    import dataclasses
+    plain = {name: re.sub("<[^>]+>", "", guide_html(schema)) for name, schema in shapes.items()}
+    decoder, encoder, translator = plain["decoder-only"], plain["encoder-only"], plain["encoder-decoder"]
+    assert "The model continues the text, one token a step" in decoder and "The decoder writes" not in decoder
+    assert "pre-norm" in decoder and "followed by Add &amp; Norm" not in decoder
+    assert "rotated by angles that grow with the position (RoPE)" in decoder and "PE(pos" not in decoder
+    assert "This model writes no text" in encoder and "each has a learned vector" in encoder
+    assert "The decoder writes one token a step" in translator and "followed by Add &amp; Norm" in translator
+    bert = dataclasses.replace(shapes["encoder-only"], special={"cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"})
+    assert "[MASK] hides a word for the model to guess" in re.sub("<[^>]+>", "", guide_html(bert))
+    assert "encoder-decoder, 6+6 layers, 8 heads, d_model 64" in translator
+    dialog = window.help.show_guide()                  # F1 in the window: the open model's guide
+    try:
+        assert f"follows the open model: encoder-decoder, {window.state.schema.describe()}" in dialog.text.toPlainText()
+    finally:
+        dialog.close()
