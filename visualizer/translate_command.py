@@ -48,8 +48,17 @@ def run_translation(lm, text: str, specs, settings=None, target: str | None = No
         require(lm, ablations)
     except AblationError as e:
         raise UsageError(f"--ablate: {e}") from None
+    from model.schema import ENCODER_ONLY
+    settings = settings or DecodingSettings()
+    if lm.schema.layout == ENCODER_ONLY:        # the options were taken and silently ignored (QA)
+        if target is not None:
+            raise UsageError(f"--target: {lm.name} is an encoder-only model, which reads the text alone and takes no "
+                             "target")
+        if settings.method == "beam":
+            raise UsageError(f"--beam: {lm.name} is an encoder-only model, which fills in every mask at once, "
+                             "with no search")
     extra = {"ablations": ablations} if ablations else {}      # a family that cannot ablate never gets the word
-    return translate(lm, text, settings or DecodingSettings(), target=target, **extra)
+    return translate(lm, text, settings, target=target, **extra)
 
 
 PROMPT_ONLY_HELP = ("a decoder-only model's rows are the text alone, not the text and a continuation it writes "

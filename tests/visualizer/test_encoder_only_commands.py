@@ -150,3 +150,13 @@ def test_metrics_and_export_can_measure_a_decoder_only_models_text_alone(tmp_pat
     code, out, err = run_command(["metrics", text, "--model", str(gpt2), "--prompt-only", "--target", "x"],
                                  check=False)
     assert code == 2 and "--prompt-only and --target" in err
+
+
+def test_options_an_encoder_only_model_cannot_use_are_refused_not_ignored(bert_folder, tmp_path, run_command):
+    """QA: `metrics --target` and `translate --beam 3` were taken by a BERT and silently ignored."""
+    for argv, words in ((["translate", "the cat [MASK] on the mat", "--beam", "3"], "--beam: "),
+                        (["metrics", "the cat sat", "--target", "le chat"], "--target: "),
+                        (["export", "the cat sat", "--target", "le chat", "--out", str(tmp_path)], "--target: ")):
+        code, out, err = run_command(argv + ["--model", str(bert_folder)], check=False)
+        assert code == 2 and err.startswith(f"error: {words}") and "is an encoder-only model" in err, argv
+    assert not list(tmp_path.iterdir())                          # nothing written
