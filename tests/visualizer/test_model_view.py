@@ -74,3 +74,16 @@ def test_the_pixels_are_each_heads_weights_on_its_own_scale(panel, shapes, show_
             expected = lut[np.floor(w / w.max() * 255 + 0.5).astype(int)]
             np.testing.assert_array_equal(pixels[mask], expected[mask])
             assert np.all(pixels[~mask] == 0)             # masked (the causal triangle): transparent
+
+
+def test_the_focus_frame_on_the_grids_edge_is_shown_whole(panel, shapes, show_trace):
+    """QA: on a 2 × 4 grid of 8-token heads the frame round L2 H1 showed its top and right edges only: the view
+    ended a third of a cell outside the grid, the frame lies half a cell outside its tile."""
+    trace = synthetic_trace(shapes["encoder-only"])
+    kind = trace.schema.kinds[0].name
+    L = trace.n_layers(trace.schema.kinds[0].stack)
+    show_trace(panel, trace, kind=kind, layer=L - 1, head=0)
+    (x0, x1), (y0, y1) = panel.plot.vb.viewRange()
+    frame = panel.frame.rect()
+    assert frame == panel.tile_rect(L - 1, 0).adjusted(-0.5, -0.5, 0.5, 0.5)
+    assert x0 < frame.left() and frame.right() < x1 and y0 < frame.top() and frame.bottom() < y1

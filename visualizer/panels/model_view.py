@@ -170,7 +170,10 @@ class ModelViewPanel(QtWidgets.QWidget):
         rgba = rgba_image(packed)
         self.image.setImage(rgba, autoLevels=False)
         self.image.setRect(QtCore.QRectF(0, 0, rgba.shape[1], rgba.shape[0]))
-        self.plot.vb.setRange(xRange=(0, rgba.shape[1]), yRange=(0, rgba.shape[0]), padding=0.01)
+        # a margin of a cell at least: the focus frame, half a cell outside its tile, lost its left and bottom edges
+        # on the grid's edge (1% of an 8-token grid is a third of a cell)
+        m = max(1.0, 0.01 * max(rgba.shape[:2]))
+        self.plot.vb.setRange(xRange=(-m, rgba.shape[1] + m), yRange=(-m, rgba.shape[0] + m), padding=0)
         g = self.gap
         self.plot.getAxis("left").setTicks([[(l * (Tq + g) + Tq / 2, f"L{l + 1}") for l in range(L)], []])
         self.plot.getAxis("top").setTicks([[(h * (Tk + g) + Tk / 2, f"H{h + 1}") for h in range(H)], []])
