@@ -369,7 +369,7 @@ class AttentionPanel(QtWidgets.QWidget):
         """A narrow canvas (a 720p projector) gives the focused head a larger share, its colour bar no label and
         smaller numbers: its row labels, axis titles and colour bar at the class's font had left the matrix 45
         pixels wide. A narrower one (1024 × 768 in class) puts the small heads in a strip under it: two columns
-        of them beside it still left the matrix 75 pixels wide and 4 of 12 columns labelled."""
+        of them beside it still left the matrix 75 to 100 pixels wide and 4 of 12 columns labelled."""
         QtCore.QTimer.singleShot(0, self, self._update_hint)    # once the plots have their new size
         narrow, strip = width < NARROW_CANVAS, width < STRIP_CANVAS
         if (narrow, strip) == (self._narrow, self._strip):
