@@ -148,8 +148,44 @@ def unlikely_target(trace) -> str | None:
             "on average): is it this sentence's translation? Clear the target to see the model's own.")
 
 
+# words that mark a language; none of English's, and none that are English words too ("a", "on", "die", "son")
+MARKERS = {
+    "French": {"le", "la", "les", "des", "est", "une", "et", "je", "tu", "il", "elle", "nous", "vous", "ils", "pas",
+               "ne", "du", "au", "aux", "ce", "cette", "sont", "suis", "avec", "pour", "dans", "sur", "qui", "que",
+               "mon", "ma", "mes", "très", "c", "j", "l", "d", "qu", "n", "où", "être", "avez", "ai"},
+    "German": {"der", "das", "und", "ist", "ich", "nicht", "ein", "eine", "mit", "den", "dem", "zu", "sie", "wir",
+               "ihr", "auf", "für", "von", "im", "sind", "bin", "es", "wo", "heute", "sehr", "ja", "nein", "du"},
+    "Spanish": {"el", "los", "las", "y", "es", "está", "una", "por", "con", "para", "del", "mi", "yo", "muy",
+                "son", "estoy", "qué", "cómo", "dónde", "tengo"},
+}
+ENGLISH = {"the", "a", "an", "is", "are", "was", "were", "i", "you", "he", "she", "we", "they", "it", "not", "of",
+           "to", "in", "on", "with", "for", "this", "that", "my", "your", "and", "be", "have", "has", "do", "does",
+           "what", "where", "at", "am", "me", "his", "her", "our", "s", "t"}
+ENGLISH_SOURCE = re.compile(r"(?:^|[-_/])en-[a-z]{2,3}$")     # en-fr, en-de, opus-mt-en-fr: they read English
+
+
+def other_language(trace) -> str | None:
+    """A note when a translator from English is given a text in French, German or Spanish (a student typed the
+    translation into the English box): two different words of the other language's commonest, a quarter of the
+    words or more, and under a third as many of English's. The output of such a text means little, and a class should know why."""
+    model = str(trace.meta.get("model", "")).lower().rstrip("/")
+    if trace.schema.layout != ENCODER_DECODER or not ENGLISH_SOURCE.search(model):
+        return None
+    words = re.findall(r"[^\W\d_]+", str(trace.meta.get("sentence", "")).lower())
+    if len(words) < 3:
+        return None
+    language, hits = max(((name, sum(w in marks for w in words)) for name, marks in MARKERS.items()),
+                         key=lambda pair: pair[1])
+    english = sum(w in ENGLISH for w in words)            # "Il y a un chat": French's "a" is an English word too
+    if len(set(words) & MARKERS[language]) < 2 or 4 * hits < len(words) or 3 * english > hits:   # "La la land"
+        return None
+    return (f"The text looks like {language}, but this model translates from English: its output for it means "
+            "little. Type an English sentence.")
+
+
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
-    notes = (unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), nothing_written(trace),
+    notes = (other_language(trace), unlikely_target(trace), several_sentences(trace), unknown_pieces(trace),
+             nothing_written(trace),
              repeats_itself(trace), stopped_early(trace), prompt_fills(trace, max_len))
     return [n for n in notes if n is not None]

@@ -562,6 +562,33 @@ def test_an_output_of_special_tokens_only_is_named_not_taken_for_a_loop(tiny_lm)
     assert nothing_written(dataclasses.replace(given, out_tokens=["</s>"])) is None      # the user's own target
 
 
+def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_note(tiny_lm):
+    """A student typed the French into the English box: the model "translated" it ("Dispied du robinet du
+    robinet.") with no word said. No English sentence of the project's lists is taken for another language."""
+    import dataclasses
+    from pathlib import Path
+
+    from model.checks import read_checks
+    from model.notes import other_language, result_notes
+    plain = translate(tiny_lm, "the cat sat on the mat").trace
+
+    def note(sentence: str, model: str = "en-fr") -> str | None:
+        return other_language(dataclasses.replace(plain, meta=dict(plain.meta, sentence=sentence, model=model)))
+    assert note("Le chat est sur le tapis.") == ("The text looks like French, but this model translates from "
+                                                 "English: its output for it means little. Type an English "
+                                                 "sentence.")
+    assert note("Il y a un chat dans ma maison.").startswith("The text looks like French")   # "a": English too
+    assert note("Der Hund ist sehr groß.", "Helsinki-NLP/opus-mt-en-de").startswith("The text looks like German")
+    assert note("El perro es muy grande.").startswith("The text looks like Spanish")
+    assert note("La la land") is None and note("Paris est magnifique") is None    # one French word, repeated or not
+    assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
+    own = Path(__file__).parents[2] / "benchmarks" / "classroom-own-en-fr.tsv"
+    assert [s for s, _ in read_checks(own) if note(s)] == []
+    french = dataclasses.replace(plain, meta=dict(plain.meta, sentence="Je suis très content de vous voir.",
+                                                  model="en-fr"))
+    assert result_notes(french, tiny_lm.cfg.max_len)[0].startswith("The text looks like French")
+
+
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
     window.inputs.sentence.setText("the cat 😀 sat")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat")
