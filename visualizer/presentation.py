@@ -40,7 +40,12 @@ class Presentation:
             actions.details.setChecked(before.get("details", True))
             w.showNormal()
             if before.get("layout") is not None:
-                w.docking.restore_state(before["layout"])      # the docks as they were before the class
+                # the docks as they were before the class; and again two turns of the event loop later, once the
+                # smaller text has relaid the window out: restored at once only, they were sized against the
+                # class's minimum widths (the output dock came back 177 pixels wide, not 307)
+                w.docking.restore_state(before["layout"])
+                QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(
+                    0, w, lambda: w.docking.restore_state(before["layout"])))
 
     def _size_docks(self) -> None:
         """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right

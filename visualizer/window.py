@@ -341,6 +341,7 @@ class MainWindow(QtWidgets.QMainWindow):
         moved them across a compact threshold; the translation's height then fits its text again, smaller too."""
         if getattr(self, "_compact", None) not in (None, self.compact_level()):
             self._set_caption()
+            self.caption.refit()        # smaller too: after F9 twice in class it kept the wide window's long text's height
             if self.translation is not None:
                 self._set_translation(self.translation)
                 self.inputs.translation.refit()

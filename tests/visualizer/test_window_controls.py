@@ -252,6 +252,35 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     assert bars and all(b.elideMode() == QtCore.Qt.TextElideMode.ElideNone and b.usesScrollButtons() for b in bars)
 
 
+def test_presentation_mode_twice_puts_the_docks_back_at_their_widths(qtbot, window):
+    """QA at 1024 × 768: after F11 twice the output dock came back 177 pixels wide instead of 307 (restored while
+    the class's larger text still set the centre's minimum width)."""
+    window.resize(1024, 768)
+    output = window.docks["output"]
+    qtbot.wait(300)
+    before = output.width()
+    window.toggle_presentation()
+    qtbot.wait(300)
+    window.toggle_presentation()
+    qtbot.waitUntil(lambda: abs(output.width() - before) <= 2)
+
+
+def test_heatmap_alone_twice_in_class_gives_the_heatmap_its_room_back(qtbot, window):
+    """QA: F11, F9, F9 left the caption at the height of the long text it had while alone (192 pixels, not 100),
+    and the heatmap half as tall."""
+    window.resize(1024, 768)
+    window.toggle_presentation()
+    try:
+        qtbot.wait(300)
+        height = window.caption.height()
+        window.docking.toggle_alone()
+        qtbot.wait(300)
+        window.docking.toggle_alone()
+        qtbot.waitUntil(lambda: window.caption.height() <= height + 2)
+    finally:
+        window.toggle_presentation()
+
+
 def test_architecture_click_on_every_box_goes_there(qtbot, window):
     arch = window.architecture
     for stage in window.state.stages():
