@@ -259,15 +259,18 @@ class Docks:
             self.alone_state = self.window.saveState()
             for dock in self.docks.values():
                 dock.hide()
-            return True
-        state, self.alone_state = self.alone_state, None
-        self.restore_state(state)
-        return False
+        else:
+            state, self.alone_state = self.alone_state, None
+            self.restore_state(state)
+        alone = self.alone_state is not None
+        self.window.attention.alone = alone     # its hint says F9 only while F9 can give more room (QA)
+        return alone
 
     def reset_layout(self) -> None:
         """Every dock back in its first place, shown."""
         self.restored = False
         self.alone_state = None
+        self.window.attention.alone = False
         self.restore_state(self.default_layout)
         for dock in self.docks.values():
             dock.show()

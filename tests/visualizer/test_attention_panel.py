@@ -346,3 +346,11 @@ def test_when_labels_are_left_out_the_line_below_says_how_to_read_them(qtbot, wi
     qtbot.waitUntil(lambda: panel.hint == LABELS_HIDDEN_HINT, timeout=10000)
     axes = [panel.focus.plot.getAxis(name) for name in ("left", "bottom")]
     assert any(len(axis.visible_labels()) < len(axis.labels) == 49 for axis in axes)
+    window.docking.toggle_alone()             # F9 on: the hint no longer says to press F9 (QA)
+    try:
+        from visualizer.panels.attention import ALONE_HIDDEN_HINT
+        qtbot.waitUntil(lambda: panel.hint == ALONE_HIDDEN_HINT, timeout=10000)
+        assert "F9" not in panel.hover.text()
+    finally:
+        window.docking.toggle_alone()
+    qtbot.waitUntil(lambda: panel.hint == LABELS_HIDDEN_HINT and not panel.alone, timeout=10000)

@@ -28,6 +28,10 @@ SCALE_LABELS = {"layer": "0 … the layer's largest weight (heads compare)",    
 LABELS_HIDDEN_HINT = ("Some tokens have no label here: hover over a cell to read its tokens, or press F9 to give "
                       "the heatmap the window.", ("Some labels are hidden: hover over a cell, or press F9.",
                                                   "Labels hidden: hover, or F9.", "F9: every label"))
+# … with the heatmap alone already (F9 on): fewer tokens or smaller text are what is left
+ALONE_HIDDEN_HINT = ("Some tokens have no label even here: hover over a cell to read its tokens, or make the text "
+                     "smaller (Ctrl+−).", ("Some labels are hidden: hover over a cell, or Ctrl+−.",
+                                          "Labels hidden: hover, or Ctrl+−.", "Ctrl+−: more labels"))
 HOVER_HINT = ("Hover over a cell to read its exact weight; F1 explains the window.",      # (Help ▸ How to read)
               ("Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
 
@@ -108,6 +112,7 @@ class AttentionPanel(QtWidgets.QWidget):
                           self.head: "The focused head (Alt+PgUp / Alt+PgDown, or click a small head)"}[w])
         self._narrow: bool | None = None        # the canvas is narrow (see _fit_width); None: not sized yet
         self._strip = False                     # the small heads in a strip under the focused one (_fit_width)
+        self.alone = False                      # the heatmap alone in the window (F9; set by the docks)
         self.canvas = Canvas()
         self.canvas.setBackground("w")
         self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, enableMenu=False), font_size=12)
@@ -350,7 +355,8 @@ class AttentionPanel(QtWidgets.QWidget):
         """The line below the plots, off a cell: the stage's note where it has no attention of its own; else, when
         the heatmap has no room for every token's label, how to read them (a class at 1024 × 768 could not tell
         which column was "garden"); else the hint."""
-        hint = self._stage_hint or (LABELS_HIDDEN_HINT if self.focus.labels_hidden() else HOVER_HINT)
+        hidden = ALONE_HIDDEN_HINT if self.alone else LABELS_HIDDEN_HINT
+        hint = self._stage_hint or (hidden if self.focus.labels_hidden() else HOVER_HINT)
         if hint != self.hint:
             self.hint = hint
             self._read_out(self._pointer, stale=True)
