@@ -59,6 +59,12 @@ class Centre(QtWidgets.QWidget):
         self.resized.emit()
 
 
+def claim(note: str) -> str:
+    """A note's first claim: the words before its first colon or full stop ("The text holds 3 sentences…")."""
+    cut = min((i for i in (note.find(": "), note.find(". ")) if i > 0), default=-1)
+    return note if cut < 0 else note[:cut] + "…"
+
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -227,9 +233,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_failure(self, message: str) -> None:
         self.run_failed.emit(message)
         self.last_error = message
-        self.inputs.notice.setText(f"Could not run the model on this input ({message}); "
-                                   "the panels still show the last result.")
-        self.inputs.notice.setVisible(True)
+        self._notes = [f"Could not run the model on this input ({message}); the panels still show the last result."]
+        self._set_notice()
         self.status_notice.setText("model error")
         self.status_notice.setVisible(True)
 
@@ -247,8 +252,8 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         else:
             notes += result_notes(t, max_len)
-        self.inputs.notice.setText(" ".join(notes))
-        self.inputs.notice.setVisible(bool(notes))
+        self._notes = notes
+        self._set_notice()
         cut = []
         if cut_chars or result.truncated:
             cut.append(f"input cut at {max_len} tokens" if result.truncated else
@@ -336,11 +341,22 @@ class MainWindow(QtWidgets.QMainWindow):
         tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
         self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens)))))
 
+    def _set_notice(self) -> None:
+        """The result's notes under the translation: whole, or in a compact window (see compact_level) each cut to
+        its claim, before its first colon or full stop, the whole in the tooltip: at 1280 × 720 in class two lines
+        of a note had left the heatmap 95 pixels high."""
+        notes = getattr(self, "_notes", [])
+        compact = self.compact_level() >= 2
+        self.inputs.notice.setText(" · ".join(map(claim, notes)) if compact else " ".join(notes))
+        self.inputs.notice.setToolTip(" ".join(notes) if compact else "")
+        self.inputs.notice.setVisible(bool(notes))
+
     def refit_caption(self) -> None:
         """Rewrite the caption and the translation if the window's height, its font or the decoding controls
         moved them across a compact threshold; the translation's height then fits its text again, smaller too."""
         if getattr(self, "_compact", None) not in (None, self.compact_level()):
             self._set_caption()
+            self._set_notice()
             self.caption.refit()        # smaller too: after F9 twice in class it kept the wide window's long text's height
             if self.translation is not None:
                 self._set_translation(self.translation)

@@ -618,6 +618,27 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     assert result_notes(french, tiny_lm.cfg.max_len)[0].startswith("The text looks like French")
 
 
+def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the_tooltip(qtbot, window,
+                                                                                       monkeypatch):
+    """QA at 1280 × 720 in class: the emoji's note took two lines and cut its last, and the heatmap was left 95
+    pixels high. A compact window shows each note's claim on a line; the tooltip has the whole."""
+    from visualizer.window import claim
+    assert claim("The text holds 3 sentences: this model learned from one at a time.") == "The text holds 3 sentences…"
+    assert claim("No colon or stop") == "No colon or stop"
+    window.inputs.sentence.setText("the cat 😀 sat. The dog ran to me!")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat. The dog ran to me!")
+    notice = window.inputs.notice
+    whole = notice.text()
+    assert whole.startswith("The text holds 2 sentences: ") and len(window._notes) >= 2
+    monkeypatch.setattr(window, "compact_level", lambda: 2)
+    window._set_notice()
+    assert notice.text().startswith("The text holds 2 sentences… · ") and notice.toolTip() == whole
+    assert notice.text() == " · ".join(claim(n) for n in window._notes) and len(notice.text()) < len(whole) / 2
+    monkeypatch.setattr(window, "compact_level", lambda: 0)
+    window._set_notice()
+    assert notice.text() == whole and notice.toolTip() == ""
+
+
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
     window.inputs.sentence.setText("the cat 😀 sat")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat")
