@@ -357,7 +357,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if getattr(self, "_compact", None) not in (None, self.compact_level()):
             self._set_caption()
             self._set_notice()
-            self.caption.refit()        # smaller too: after F9 twice in class it kept the wide window's long text's height
+            self.caption.refit()        # smaller too: F9 twice in class left it as tall as the long text it had alone
             if self.translation is not None:
                 self._set_translation(self.translation)
                 self.inputs.translation.refit()

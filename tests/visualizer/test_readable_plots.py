@@ -462,3 +462,40 @@ def test_a_new_matrix_typesets_no_axis_label_again(qtbot, monkeypatch):
     assert typeset == []
     for item in (hp.plot, hp.colorbar):
         assert not any(item.getAxis(side).autoSIPrefix for side in ("left", "bottom", "right", "top"))
+
+
+def test_the_framed_rows_label_is_drawn_when_rows_are_left_out(qapp):
+    """QA: at generation step 5 the red frame sat on the unlabelled "fini" row between "ont" and "leurs", and a
+    class read it as "leurs". The kept row is drawn, the others clear it as they clear each other."""
+    tokens = [f"token{i}" for i in range(20)]
+    rows, metrics = axis("left", tokens)
+    lo, hi = span(tokens)
+    length = 5 * metrics.height()                         # room for about five rows' labels
+    free = rows.label_indices(length, lo, hi)
+    kept = next(i for i in range(1, 20) if i not in free)
+    rows.set_keep(kept)
+    shown = rows.label_indices(length, lo, hi)
+    assert kept in shown and 2 <= len(shown) < 20
+    per_row, half = length / (hi - lo), metrics.height() / 2
+    centres = [(rows.positions[i] - lo) * per_row for i in shown]
+    assert all(b - a >= 2 * half - 1e-3 for a, b in zip(centres, centres[1:]))       # no two overlap
+    _, fitted = rows.fitted(length, lo, hi)
+    assert kept in fitted
+    rows.set_keep(None)
+    assert rows.label_indices(length, lo, hi) == free
+
+
+def test_a_heatmaps_highlighted_row_keeps_its_label(qtbot):
+    from visualizer.plotting.heatmap import Heatmap
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    hp = Heatmap(widget.addPlot())
+    tokens = [f"w{i}" for i in range(30)]
+    hp.show_matrix(np.full((30, 30), 1 / 30, dtype=np.float32), tokens, tokens)
+    widget.resize(300, 200)                                   # far too short for 30 row labels
+    widget.show()
+    hp.highlight_row(7)
+    qtbot.waitUntil(lambda: 0 < len(hp.plot.getAxis("left").visible_labels()) < 30)
+    assert "w7" in hp.plot.getAxis("left").visible_labels()
+    hp.highlight_row(None)
+    assert hp.plot.getAxis("left").keep is None

@@ -293,9 +293,14 @@ class Heatmap:
         return coloured(self._values, self._mask, self.levels, self.lut, None)
 
     def highlight_row(self, row: int | None) -> None:
-        """A frame around one row (the generation step's); None or a row outside the matrix: no frame."""
+        """A frame around one row (the generation step's), whose label is always drawn; None or a row outside the
+        matrix: no frame."""
         self._row = row
-        if row is None or self._shape is None or not 0 <= row < self._shape[0]:
+        shown = row is not None and self._shape is not None and 0 <= row < self._shape[0]
+        axis = self.plot.getAxis("left")
+        if isinstance(axis, TokenAxis):
+            axis.set_keep(row if shown else None)     # the framed row keeps its label when others are left out
+        if not shown:
             self.row_box.setVisible(False)
             return
         self.row_box.setRect(QtCore.QRectF(-0.5, row - 0.5, self._shape[1], 1))

@@ -29,6 +29,7 @@ class TokenAxis(pg.AxisItem):
         self.labels: list[str] = []
         self.positions = np.zeros(0)
         self.max_labels: int | None = None
+        self.keep: int | None = None       # a label always drawn when labels are left out (the step's row)
         self.base_font = tick_font()       # the size set by setTickFont; the labels may be drawn smaller
         # the label space grows for longer tokens but never shrinks back: a narrower axis would re-lay out the
         # plot and paint it twice on a view change (another attention kind, another step: other tokens).
@@ -65,6 +66,15 @@ class TokenAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
+    def set_keep(self, index: int | None) -> None:
+        """Always draw label index, whatever else is left out: a class read the framed row of a generation step by
+        its labelled neighbour ("leurs" for "fini"). None: no such label."""
+        if index != self.keep:
+            self.keep = index
+            self._fits.clear()
+            self.picture = None
+            self.update()
+
     def _extents(self, font: QtGui.QFont, upright: bool = False) -> np.ndarray:
         """The room each label needs along the axis at font: its width (with a gap), or a line's height (a left
         axis, or upright labels)."""
@@ -98,13 +108,18 @@ class TokenAxis(pg.AxisItem):
         widths = self._extents(font or self.base_font, upright=lines == 0)
         lines = max(lines, 1)
         per_unit = length_px / (hi - lo)
+        keep = self.keep if self.keep is not None and 0 <= self.keep < len(self.labels) \
+            and lo - 0.5 <= self.positions[self.keep] <= hi + 0.5 else None
+        if keep is not None and lines == 1:          # its room first: the others clear it as they clear each other
+            k_centre, k_half = (self.positions[keep] - lo) * per_unit, widths[keep] / 2
         shown, right, last = [], [-np.inf] * lines, -least
         for i, pos in enumerate(self.positions):
-            if not lo - 0.5 <= pos <= hi + 0.5 or i - last < least:
+            if not lo - 0.5 <= pos <= hi + 0.5 or (i - last < least and i != keep):
                 continue
             centre, half = (pos - lo) * per_unit, widths[i] / 2
             line = len(shown) % lines
-            if centre - half >= right[line] - 1e-6:       # (labels that fit exactly: float rounding)
+            if i == keep or (centre - half >= right[line] - 1e-6           # (labels that fit exactly: rounding)
+                             and (keep is None or lines != 1 or i > keep or centre + half <= k_centre - k_half + 1e-6)):
                 shown.append(i)
                 right[line] = centre + half
                 last = i
