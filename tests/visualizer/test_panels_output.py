@@ -62,6 +62,24 @@ def test_title_names_the_prefix(panel, trace):
     assert panel.title == f"Step 1: predicting token 2 after “<s> {trace.tgt_tokens[1].removeprefix('##')}”"
 
 
+def test_a_narrow_docks_title_shows_the_prefix_end_on_one_line(panel, tiny_lm, qtbot):
+    """QA at 1024 × 768: the title's "after “…”" took two or three lines more as the sentence went on, and the
+    chart shrank and grew from step to step. In a narrow dock the prefix keeps its end, on one line."""
+    from PySide6 import QtGui
+
+    from visualizer.plotting.text import TITLE_PT, tick_font
+    trace = translate(tiny_lm, "the cat sat on the mat and the dog sat on the red car", target=" ".join(
+        ["le chat"] * 12)).trace
+    panel.resize(300, 600)
+    qtbot.waitUntil(lambda: panel.box.width() <= 300)
+    step = trace.n_steps - 1
+    panel.render(trace, state_for(trace, step=step))
+    second = panel.box.title.split("<br>")[1]
+    metrics = QtGui.QFontMetricsF(tick_font(TITLE_PT))
+    assert second.startswith("after “…") and metrics.horizontalAdvance(second) <= panel.box.width() - 24 + 1
+    assert panel.title.endswith(f"{second.removeprefix('after “…')}")      # the whole title keeps the whole end
+
+
 def test_the_two_line_title_keeps_its_room_at_every_step(panel, trace):
     """pyqtgraph's setTitle shrinks the title row to 30 px: rewriting the title must not clip its second line."""
     label = panel.box.item.titleLabel

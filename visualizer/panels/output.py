@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, TICK_PT, escape, short, tick_font
+from ..plotting.text import LABEL_PT, TICK_PT, TITLE_PT, escape, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -293,12 +293,21 @@ class OutputPanel(QtWidgets.QWidget):
             prefix = join_pieces(self._prefix())
             prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
             self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
-            self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(prefix)}”")
+            self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(self._fitted(prefix))}”")
         else:                                          # an encoder's head predicts each position's own token
             here = self._tgt_tokens[t] if t < len(self._tgt_tokens) else ""
             self.title = f"Position {t}: what the model would put at “{here}”"
             self.box.set_title(f"Position {t}: what the model would put<br>at “{escape(here)}”")
         self._header()
+
+    def _fitted(self, prefix: str) -> str:
+        """The prefix's end, on the title's second line: in a narrow dock it took two or three lines more as the
+        sentence went on, and the chart shrank and grew from step to step (QA at 1024 × 768)."""
+        font = tick_font(TITLE_PT)
+        room = self.box.width() - 24 - QtGui.QFontMetricsF(font).horizontalAdvance("after “”")
+        if room <= 0 or not self.box.isVisible():
+            return prefix
+        return QtGui.QFontMetricsF(font).elidedText(prefix, QtCore.Qt.TextElideMode.ElideLeft, room)
 
     def _prefix(self) -> list[str]:
         return self._tgt_tokens[: self.step + 1]
