@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtWidgets
 
-from model.ablation import describe
+from model.ablation import ablated_heads, describe
 from model.families import can_ablate
 
 from .panels.widgets import ToneLabel
@@ -32,7 +32,27 @@ class AblationActions:
         w.statusBar().addPermanentWidget(self.note)
         w.exports.attention_menu.extra = self.add_to_menu
         self.state.subscribe(lambda changed: self.refresh())
+        self._last_run: tuple | None = None     # (sentence, model, target, heads off, translation) last shown
+        w.trace_shown.connect(self.say_what_changed)
         self.refresh()
+
+    def say_what_changed(self) -> None:
+        """After heads were switched off or on, the status bar says whether the translation changed: a student
+        switched a head off, saw the same translation, and thought nothing had happened (QA)."""
+        t = self.window.trace
+        if t is None or t.meta.get("partial"):
+            return
+        run = (t.meta.get("sentence"), t.meta.get("model"), t.meta.get("target"), ablated_heads(t),
+               str(t.meta.get("translation", "")))
+        last, self._last_run = self._last_run, run
+        if last is None or last[:3] != run[:3] or last[3] == run[3]:
+            return
+        if last[4] == run[4]:
+            text = ("Same translation as before: one head rarely changes the output alone. Its effect shows in the "
+                    "later layers' attention (Compare runs), or switch more heads off.")
+        else:
+            text = f"The translation changed: “{last[4]}” → “{run[4]}”."
+        self.window.statusBar().showMessage(text, 15000)
 
     def allowed(self) -> bool:
         """Heads can be switched off in the open model (its family supports it)."""

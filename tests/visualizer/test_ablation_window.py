@@ -126,3 +126,25 @@ def test_another_model_starts_with_every_head_on(qtbot, window, tmp_path, tiny_m
     qtbot.waitUntil(lambda: window.trace.meta.get("model") == window.lm.name and not window.runs.runner.busy,
                     timeout=20000)
     assert window.trace.meta.get("ablations", []) == [] and np.any(window.trace["dec.0.cross.head_out"][1] != 0)
+
+
+def test_the_status_bar_says_whether_switching_heads_off_changed_the_translation(qtbot, window):
+    """QA: a student switched a head off, saw the same translation and thought nothing had happened."""
+    before = window.trace.meta["translation"]
+    window.state.toggle_ablation("cross", 0, 1)
+    wait_for_run(qtbot, window, ["cross:1:2"])
+    after = window.trace.meta["translation"]
+    message = window.statusBar().currentMessage()
+    if after == before:
+        assert message.startswith("Same translation as before: one head rarely changes the output alone")
+    else:
+        assert message == f"The translation changed: “{before}” → “{after}”."
+    window.statusBar().clearMessage()
+    window.state.update(kind="enc_self", layer=0, head=0)     # a view change is no new run: nothing said
+    assert window.statusBar().currentMessage() == ""
+    window.ablation.reset.trigger()                           # every head on again: back to the first translation
+    wait_for_run(qtbot, window, [])
+    message = window.statusBar().currentMessage()
+    assert window.trace.meta["translation"] == before
+    assert (message == f"The translation changed: “{after}” → “{before}”.") if after != before else \
+        message.startswith("Same translation as before")
