@@ -262,6 +262,7 @@ class Docks:
         else:
             state, self.alone_state = self.alone_state, None
             self.restore_state(state)
+            self.window.presentation.keep_full_screen()     # the restore left full screen in class
         alone = self.alone_state is not None
         self.window.attention.alone = alone     # its hint says F9 only while F9 can give more room (QA)
         return alone

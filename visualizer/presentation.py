@@ -22,7 +22,7 @@ class Presentation:
 
     def toggle(self) -> None:
         w, actions = self.window, self.window.menus
-        on = not w.isFullScreen()
+        on = not self.active
         actions.present.setChecked(on)
         if on:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
@@ -34,7 +34,7 @@ class Presentation:
             w.showFullScreen()
             QtCore.QTimer.singleShot(0, self._size_docks)
         else:
-            before = self._before or {}
+            before, self._before = self._before or {}, None
             self.set_theme(before.get("theme", "light"), remember=False)
             self.set_font_size(before.get("font", w.settings.get("font_size")))
             actions.details.setChecked(before.get("details", True))
@@ -47,11 +47,23 @@ class Presentation:
                 QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(
                     0, w, lambda: w.docking.restore_state(before["layout"])))
 
+    @property
+    def active(self) -> bool:
+        """Whether presentation mode is on: its own record, not the window's full-screen flag, which a dock layout
+        restored in class (F9 twice) cleared, so that F11 then entered presentation mode again instead of leaving
+        it (the class's text stayed)."""
+        return self._before is not None
+
+    def keep_full_screen(self) -> None:
+        """Full screen again if presentation mode is on and a restored layout left it."""
+        if self.active and not self.window.isFullScreen():
+            self.window.showFullScreen()
+
     def _size_docks(self) -> None:
         """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right
         column, so that its bars and their tokens can be read at the large font."""
         w, docks = self.window, self.window.docks
-        if w.isFullScreen() and "output" in docks and "layernorm" in docks:
+        if self.active and "output" in docks and "layernorm" in docks:
             h = w.height()
             w.resizeDocks([docks["output"], docks["layernorm"]], [int(h * 0.6), int(h * 0.4)],
                           QtCore.Qt.Orientation.Vertical)
@@ -59,7 +71,7 @@ class Presentation:
     def zoom(self, direction: int) -> None:
         size = QtWidgets.QApplication.font().pointSizeF() + 2 * direction
         self.set_font_size(size)
-        if not self.window.isFullScreen():
+        if not self.active:
             self.window.settings.set("font_size", size)
 
     def set_font_size(self, size: float) -> None:
@@ -75,5 +87,5 @@ class Presentation:
         action = getattr(getattr(self.window, "menus", None), "theme_actions", {}).get(name)
         if action is not None:
             action.setChecked(True)
-        if remember and not self.window.isFullScreen():
+        if remember and not self.active:
             self.window.settings.set("theme", name)

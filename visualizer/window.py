@@ -84,6 +84,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lm = None                             # the open model (a model.LoadedModel)
         self.trace = None                          # what every panel shows
         self.translation = None                    # … and the translation (or saved frame) it belongs to
+        self._notes: list[str] = []                # the notes under the translation (see _set_notice)
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self._first_step = 0                       # the step a run opens at (see first_step), last run's
@@ -287,7 +288,8 @@ class MainWindow(QtWidgets.QMainWindow):
         details = self.inputs.details_visible()
         if lines < 33 or (details and lines < 36) or self._centre_chars(metrics) < NARROW_CENTRE:
             return 2
-        return 1 if lines < 36 or (details and lines < 45) or self.isFullScreen() else 0
+        presenting = getattr(self, "presentation", None) is not None and self.presentation.active
+        return 1 if lines < 36 or (details and lines < 45) or presenting else 0
 
     def _centre_chars(self, metrics: QtGui.QFontMetrics) -> float:
         """The centre column's width in characters of the text font (a window not laid out yet: wide enough). At
@@ -345,8 +347,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """The result's notes under the translation: whole, or in a compact window (see compact_level) each cut to
         its claim, before its first colon or full stop, the whole in the tooltip: at 1280 × 720 in class two lines
         of a note had left the heatmap 95 pixels high."""
-        notes = getattr(self, "_notes", [])
-        compact = self.compact_level() >= 2
+        notes, compact = self._notes, self.compact_level() >= 2
         self.inputs.notice.setText(" · ".join(map(claim, notes)) if compact else " ".join(notes))
         self.inputs.notice.setToolTip(" ".join(notes) if compact else "")
         self.inputs.notice.setVisible(bool(notes))
@@ -501,7 +502,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.panels["training"]
 
     def closeEvent(self, event) -> None:
-        if not self.isFullScreen():          # presentation mode is for one session, not the next start
+        if not self.presentation.active:     # presentation mode is for one session, not the next start
             # nor is the heatmap alone: the docks as they were before it
             self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
         self.runs.wait(10000)

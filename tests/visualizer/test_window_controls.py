@@ -736,3 +736,17 @@ def test_an_example_is_translated_not_forced_through_the_last_target(qtbot, wind
     window.menus.show_example(load_examples()[2].sentence)
     assert window.inputs.target.text() == "" and window.state.target == ""
     assert window.state.sentence == load_examples()[2].sentence
+
+
+def test_f11_after_f9_twice_in_class_ends_the_class(qtbot, window):
+    """F9 twice in class restored a dock layout that left full screen; F11 then took the window for a window out
+    of class and entered presentation mode again: the class's text stayed."""
+    size = QtWidgets.QApplication.font().pointSizeF()
+    window.toggle_presentation()
+    try:
+        window.docking.toggle_alone()
+        window.docking.toggle_alone()
+        assert window.presentation.active and window.isFullScreen()
+    finally:
+        window.toggle_presentation()
+    assert not window.presentation.active and QtWidgets.QApplication.font().pointSizeF() == size
