@@ -328,14 +328,15 @@ class OutputPanel(QtWidgets.QWidget):
         p = (f"p = softmax(logits / T) over the top k = {self.cut} (the others 0: sampling never draws them)"
              if self.cut else "p = softmax(logits / T)")
         full = (f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
-                f"temperature T = {self.temperature:.2f}, {p}<br>{taken}")
+                f"temperature T&nbsp;=&nbsp;{self.temperature:.2f}, {p}<br>{taken}")
         # what the number means, for a student who reads 2.2 bits beside a bar of 0.84
         meaning = (f"H = −Σ p·log₂ p over all {kept} tokens the model may write: 0 bits when it is certain of "
                    f"one, {max_bits:.2f} when every token is as likely; about 2<sup>H</sup> tokens' worth of choice")
         self.short_header = self._short()
         if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
             cut = f", top k = {self.cut}" if self.cut else ""
-            self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> &nbsp;·&nbsp; T = "
+            # "T =" and its number on one line (a 1024 × 768 projector wrapped "1.00" alone)
+            self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> &nbsp;·&nbsp; T&nbsp;=&nbsp;"
                                 f"{self.temperature:.2f}{cut}<br>{taken}")
             self.header.setToolTip(f"{full}<br><br>{meaning}")
         else:
