@@ -43,7 +43,7 @@ from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .steady_label import SteadyLabel
-from .text_safety import breakable_html, isolate
+from .text_safety import breakable_html, isolate, unbreakable_html
 from .worker import one_torch_thread
 
 
@@ -310,8 +310,9 @@ class MainWindow(QtWidgets.QMainWindow):
         step = ""
         if self.trace is not None and self.trace.schema.stack_of_stage(self.state.stage).by_step:
             s = self.state.step
+            # the token whole on one line: a narrow caption broke "</s>" as "(“</" and "s>”)" (QA)
             step = (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
-                    f"(“{html.escape(self.trace.out_tokens[s])}”)")
+                    f"{unbreakable_html('(“' + self.trace.out_tokens[s] + '”)')}")
         self._compact = self.compact_level()
         self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
         middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"

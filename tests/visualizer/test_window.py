@@ -327,3 +327,12 @@ def test_a_squeezed_status_bar_shortens_the_models_field_instead_of_overlapping(
     assert shown in (window.status_model.text(), f"Model: {name}", name) or shown.endswith("…")
     assert window.status_model.fontMetrics().horizontalAdvance(shown) <= window.status_model.contentsRect().width()
     assert window.status_model.text().startswith(f"Model: {name} (")
+
+
+def test_the_captions_step_token_never_breaks_across_lines(qtbot, window):
+    """QA: in a narrow caption the step's token "</s>" read "(“</" on one line and "s>”)" on the next."""
+    from visualizer.text_safety import unbreakable_html
+    last = window.trace.n_steps - 1
+    window.state.update(kind="cross", step=last)
+    token = window.trace.out_tokens[last]
+    assert unbreakable_html(f"(“{token}”)") in window.caption.text()
