@@ -167,7 +167,8 @@ ENGLISH_SOURCE = re.compile(r"(?:^|[-_/])en-[a-z]{2,3}$")     # en-fr, en-de, op
 def other_language(trace) -> str | None:
     """A note when a translator from English is given a text in French, German or Spanish (a student typed the
     translation into the English box): two different words of the other language's commonest, a quarter of the
-    words or more, and under a third as many of English's. The output of such a text means little, and a class should know why."""
+    words or more, and under a third as many of English's. The output of such a text means little, and a class
+    should know why."""
     model = str(trace.meta.get("model", "")).lower().rstrip("/")
     if trace.schema.layout != ENCODER_DECODER or not ENGLISH_SOURCE.search(model):
         return None
@@ -186,6 +187,5 @@ def other_language(trace) -> str | None:
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
     notes = (other_language(trace), unlikely_target(trace), several_sentences(trace), unknown_pieces(trace),
-             nothing_written(trace),
-             repeats_itself(trace), stopped_early(trace), prompt_fills(trace, max_len))
+             nothing_written(trace), repeats_itself(trace), stopped_early(trace), prompt_fills(trace, max_len))
     return [n for n in notes if n is not None]

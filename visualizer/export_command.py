@@ -11,8 +11,8 @@ from model.text import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, prompt_only_settings, result_lines,
-                                 run_translation, target_arg)
+from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
+                                 prompt_only_settings, run_translation, target_arg)
 
 
 @command
@@ -79,8 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {done[0]} of {len(specs)} figures were written to {a.out} before the stop; each is whole",
               file=sys.stderr)
         raise
-    for line in result_lines(result, lm):
-        print(line, file=sys.stderr if line.startswith("note: ") else sys.stdout)
+    print_notes(result, lm)
+    if (line := output_line(result)) is not None:
+        print(line)
     print(f"exported {len(written)} files to {a.out}")
     del app
     return 0

@@ -37,9 +37,8 @@ ROLE_TEXT = {"bos": "starts the decoder's input", "cls": "opens the text", "sep"
 def _specials_text(schema) -> str:
     """What the model's special tokens do, those of ROLE_TEXT it has (the bundled translators': <s> and </s>)."""
     roles = schema.special if schema is not None else {"bos": "<s>", "eos": "</s>"}
-    parts = [f"<b>{html.escape(token)}</b> {ROLE_TEXT[role]}" for role, token in roles.items() if role in ROLE_TEXT]
-    if schema is not None and schema.layout != ENCODER_DECODER:
-        parts = [p.replace("starts the decoder's input", "starts the text") for p in parts]
+    texts = ROLE_TEXT if schema is None or schema.layout == ENCODER_DECODER else ROLE_TEXT | {"bos": "starts the text"}
+    parts = [f"<b>{html.escape(token)}</b> {texts[role]}" for role, token in roles.items() if role in texts]
     return "; ".join(parts) if parts else "this model has no special tokens"
 
 

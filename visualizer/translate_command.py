@@ -81,18 +81,23 @@ def prompt_only_settings(lm, prompt_only: bool, target: str | None):
     return DecodingSettings(max_new=1)
 
 
-def result_lines(result, lm) -> list[str]:
-    """What `export` says of the run it drew: the notes the result calls for ("note: …"), then the output named as
-    the window names it ("translation", "continuation", "filled in"); an encoder-only model's text without a mask
-    has nothing filled in, and no line (it printed "translation: " and the input again)."""
+def print_notes(result, lm) -> None:
+    """The notes a result calls for, on stderr ("note: …"), as the window shows them under the translation."""
     from model.notes import result_notes
+    for note in result_notes(result.trace, lm.cfg.max_len):
+        print(f"note: {note}", file=sys.stderr)
+
+
+def output_line(result) -> str | None:
+    """What `export` says of the run it drew: the output named as the window names it ("translation",
+    "continuation", "filled in"); None for an encoder-only model's text without a mask, which has nothing filled in
+    (it printed "translation: " and the input again)."""
     from model.schema import ENCODER_ONLY, OUTPUT_WORDS
-    lines = [f"note: {note}" for note in result_notes(result.trace, lm.cfg.max_len)]
-    layout = result.trace.schema.layout
-    mask = result.trace.schema.special.get("mask")
-    if layout != ENCODER_ONLY or (mask and mask in result.trace.src_tokens and result.trace.schema.has_output):
-        lines.append(f"{OUTPUT_WORDS.get(layout, 'output')}: {result.text}")
-    return lines
+    schema = result.trace.schema
+    mask = schema.special.get("mask")
+    if schema.layout == ENCODER_ONLY and not (mask and mask in result.trace.src_tokens and schema.has_output):
+        return None
+    return f"{OUTPUT_WORDS.get(schema.layout, 'output')}: {result.text}"
 
 
 @command
@@ -124,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     if result.truncated:
         print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
-    from model.notes import result_notes
-    for note in result_notes(result.trace, lm.cfg.max_len):
-        print(f"note: {note}", file=sys.stderr)
+    print_notes(result, lm)
     print(result.text)
     if a.tree:
         from model.beam_tree import BeamTreeError, format_tree, tree_of

@@ -303,11 +303,11 @@ class OutputPanel(QtWidgets.QWidget):
     def _fitted(self, prefix: str) -> str:
         """The prefix's end, on the title's second line: in a narrow dock it took two or three lines more as the
         sentence went on, and the chart shrank and grew from step to step (QA at 1024 × 768)."""
-        font = tick_font(TITLE_PT)
-        room = self.box.width() - 24 - QtGui.QFontMetricsF(font).horizontalAdvance("after “”")
+        metrics = QtGui.QFontMetricsF(tick_font(TITLE_PT))
+        room = self.box.width() - 24 - metrics.horizontalAdvance("after “”")
         if room <= 0 or not self.box.isVisible():
             return prefix
-        return QtGui.QFontMetricsF(font).elidedText(prefix, QtCore.Qt.TextElideMode.ElideLeft, room)
+        return metrics.elidedText(prefix, QtCore.Qt.TextElideMode.ElideLeft, room)
 
     def _prefix(self) -> list[str]:
         return self._tgt_tokens[: self.step + 1]

@@ -70,8 +70,7 @@ class TokenAxis(pg.AxisItem):
         """Always draw label index, whatever else is left out: a class read the framed row of a generation step by
         its labelled neighbour ("leurs" for "fini"). None: no such label."""
         if index != self.keep:
-            self.keep = index
-            self._fits.clear()
+            self.keep = index            # (part of the fits' key: stepping back and forth finds its fits again)
             self.picture = None
             self.update()
 
@@ -108,10 +107,10 @@ class TokenAxis(pg.AxisItem):
         widths = self._extents(font or self.base_font, upright=lines == 0)
         lines = max(lines, 1)
         per_unit = length_px / (hi - lo)
-        keep = self.keep if self.keep is not None and 0 <= self.keep < len(self.labels) \
+        keep = self.keep if lines == 1 and self.keep is not None and 0 <= self.keep < len(self.labels) \
             and lo - 0.5 <= self.positions[self.keep] <= hi + 0.5 else None
-        if keep is not None and lines == 1:          # its room first: the others clear it as they clear each other
-            k_centre, k_half = (self.positions[keep] - lo) * per_unit, widths[keep] / 2
+        if keep is not None:                         # its room first: the others clear it as they clear each other
+            k_start = (self.positions[keep] - lo) * per_unit - widths[keep] / 2
         shown, right, last = [], [-np.inf] * lines, -least
         for i, pos in enumerate(self.positions):
             if not lo - 0.5 <= pos <= hi + 0.5 or (i - last < least and i != keep):
@@ -119,7 +118,7 @@ class TokenAxis(pg.AxisItem):
             centre, half = (pos - lo) * per_unit, widths[i] / 2
             line = len(shown) % lines
             if i == keep or (centre - half >= right[line] - 1e-6           # (labels that fit exactly: rounding)
-                             and (keep is None or lines != 1 or i > keep or centre + half <= k_centre - k_half + 1e-6)):
+                             and (keep is None or i > keep or centre + half <= k_start + 1e-6)):
                 shown.append(i)
                 right[line] = centre + half
                 last = i
@@ -129,7 +128,7 @@ class TokenAxis(pg.AxisItem):
         """(font, indices shown): the first way that shows every label it may, of: the set font, 0.9 of it,
         then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size of at
         least THINNED_SCALE of the set font on the most lines, with every label that clears the one before it."""
-        key = (round(length_px, 1), lo, hi)
+        key = (round(length_px, 1), lo, hi, self.keep)
         fit = self._fits.get(key)
         if fit is None:
             least = self._least_step()
