@@ -47,11 +47,16 @@ def first_step(trace) -> int:
     return 0
 
 
+def given_tokens(trace) -> list[str]:
+    """The pieces the input was read as: the source's, or a decoder-only model's prompt's."""
+    return trace.tgt_tokens[: trace.prompt_rows() + 1] if trace.schema.layout == DECODER_ONLY else trace.src_tokens
+
+
 def unknown_pieces(trace) -> str | None:
     """A note when the input holds the model's unknown token: emoji and letters outside its vocabulary all reach it
     as that one token ("I love pizza 🍕" read "pizza <unk>"), and only an axis label showed it."""
     unk = trace.schema.special.get("unk", "<unk>")
-    given = trace.tgt_tokens[: trace.prompt_rows() + 1] if trace.schema.layout == DECODER_ONLY else trace.src_tokens
+    given = given_tokens(trace)
     n = sum(t == unk for t in given)
     if not n or trace.meta.get("partial"):
         return None
@@ -182,6 +187,22 @@ def other_language(trace) -> str | None:
         return None
     return (f"The text looks like {language}, but this model translates from English: its output for it means "
             "little. Type an English sentence.")
+
+
+LOWERCASE = ("This model lowercases what you type (it was trained on lowercased text), so it writes in lowercase "
+             "too: “Berlin” and “berlin” are one word to it.")
+
+
+def reads_lowercase(trace) -> bool:
+    """Whether the model lowercased what was typed: the text has a capital letter and none of the pieces it was
+    read as has one (en-de, trained on lowercased captions, or an uncased BERT). Its output is lowercase too, and
+    nothing in the window said why "The dog runs in Berlin." came out "der hund rennt …"."""
+    given, unk = given_tokens(trace), trace.schema.special.get("unk", "<unk>")
+    specials = set(trace.schema.special.values())              # BERT's "[CLS]" stays in capitals
+    pieces = [t for t in given if t not in specials and not BYTE_PIECE.fullmatch(t)]
+    text = str(trace.meta.get("sentence", ""))                 # a model that never saw a capital reads it as unk
+    return (text != text.lower() and unk not in given and bool(pieces)
+            and all(t == t.lower() for t in pieces))
 
 
 def result_notes(trace, max_len: int) -> list[str]:

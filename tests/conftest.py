@@ -14,15 +14,16 @@ FR = ["le chat était assis sur le tapis", "une voiture rouge est rapide", "je t
       "le chien court", "elle lit un livre", "nous mangeons du pain", "la maison est grande"]
 
 
-def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal", tie_output=False):
-    """An untrained but complete model folder (weights, config, tokenizers) built in a second."""
+def make_tiny_model(folder, d_model=16, h=2, layers=2, seed=0, pe="sinusoidal", tie_output=False, lowercase=False):
+    """An untrained but complete model folder (weights, config, tokenizers) built in a second; lowercase=True: its
+    tokenizers lowercase every input, as en-de's do."""
     from model.checkpoint import save_model
     from model.config import ModelConfig
     from model.tokenizer import TextTokenizer
     from model.transformer import Transformer
 
-    src_tok = TextTokenizer.train(EN * 3, vocab_size=120, min_frequency=1)
-    tgt_tok = TextTokenizer.train(FR * 3, vocab_size=120, min_frequency=1)
+    src_tok = TextTokenizer.train(EN * 3, vocab_size=120, min_frequency=1, lowercase=lowercase)
+    tgt_tok = TextTokenizer.train(FR * 3, vocab_size=120, min_frequency=1, lowercase=lowercase)
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=d_model,
                       h=h, d_ff=2 * d_model, N_enc=layers, N_dec=layers, max_len=64, dropout=0.0, pe=pe,
                       tie_output=tie_output)

@@ -21,7 +21,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError, model_summary
 from model.families import output_pieces
-from model.notes import first_step, result_notes
+from model.notes import LOWERCASE, first_step, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
 
@@ -338,11 +338,14 @@ class MainWindow(QtWidgets.QMainWindow):
             if t.schema.layout == ENCODER_ONLY and mask:            # the text with its masks filled in
                 pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)
             chips = "" if compact else f"<br>{token_chips(pieces, given)}"
-            tag = "" if t.schema.layout == ENCODER_ONLY else f" &nbsp; <span style='color:#888'>[{label}]</span>"
-            text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"    # an encoder decodes nothing
+            words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
+            words += ["lowercase"] if reads_lowercase(t) else []
+            tag = f" &nbsp; <span style='color:#888'>[{' · '.join(words)}]</span>" if words else ""
+            text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"
         self.inputs.translation.setText(text)
         tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
-        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens)))))
+        lower = LOWERCASE if reads_lowercase(t) else ""
+        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens), lower))))
 
     def _set_notice(self) -> None:
         """The result's notes under the translation: whole, or in a compact window (see compact_level) each cut to

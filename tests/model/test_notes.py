@@ -53,3 +53,20 @@ def test_a_target_the_model_finds_far_too_unlikely_is_questioned(tiny_lm):
     assert unlikely_target(with_p(UNLIKELY_TARGET * 1.01)) is None
     greedy = translate_seed(tiny_lm, "the cat sat").trace                  # the model's own: no target, no note
     assert unlikely_target(greedy) is None
+
+
+def test_a_model_that_lowercases_its_input_is_told_apart_from_one_that_never_saw_capitals(tmp_path, tiny_model_factory):
+    """en-de wrote "der hund rennt …" for "The dog runs in Berlin." and nothing said why: a model whose tokenizer
+    lowercases reads_lowercase when the text has a capital; one that reads the capitals as unknown pieces does not,
+    nor a text in lowercase already."""
+    from model.notes import reads_lowercase
+
+    lower = load(tiny_model_factory(tmp_path / "lower", lowercase=True))
+    cased = load(tiny_model_factory(tmp_path / "cased"))
+    run = translate(lower, "The Cat sat", DecodingSettings())
+    assert run.trace.src_tokens[:3] == ["the", "cat", "sat"] and reads_lowercase(run.trace)
+    assert not reads_lowercase(translate(lower, "the cat sat", DecodingSettings()).trace)
+    unknown = translate(cased, "The Cat sat", DecodingSettings()).trace
+    assert "<unk>" in unknown.src_tokens and not reads_lowercase(unknown)
+    gpt2 = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))            # a decoder-only model: its prompt's pieces
+    assert not reads_lowercase(translate(gpt2, "The Cat sat", DecodingSettings(max_new=2)).trace)

@@ -750,3 +750,22 @@ def test_f11_after_f9_twice_in_class_ends_the_class(qtbot, window):
     finally:
         window.toggle_presentation()
     assert not window.presentation.active and QtWidgets.QApplication.font().pointSizeF() == size
+
+
+def test_the_translation_says_when_the_model_reads_and_writes_lowercase(qtbot, settings, tmp_path, tiny_model_factory):
+    """A class typed "The dog runs in Berlin." to en-de and read "der hund rennt …" with no word on why: the
+    translation's tag says "lowercase" and its tooltip why, for a model whose tokenizer lowercases; not for one whose
+    text had no capital."""
+    from model.notes import LOWERCASE
+    from visualizer.window import MainWindow
+
+    w = MainWindow(model=str(tiny_model_factory(tmp_path / "lower", lowercase=True)), sentence="The Cat sat",
+                   settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "The Cat sat")
+    assert "[greedy · lowercase]" in w.inputs.translation.text() and LOWERCASE in w.inputs.translation.toolTip()
+    w.inputs.sentence.setText("the cat sat")
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat")
+    assert "[greedy]" in w.inputs.translation.text() and LOWERCASE not in w.inputs.translation.toolTip()
+    w.runs.runner.wait(10000)
