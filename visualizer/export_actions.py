@@ -90,7 +90,7 @@ class ExportActions:
         layout and the tabs in front before come back after. A lazy panel never opened has no picture: it would
         be built for it, and one with a wider minimum than its tab's would widen the window's dock area."""
         from .export import write_bytes
-        from .plotting.render import encode_png
+        from .plotting.render import encode_png, whole_picture
         w = self.window
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels}
         in_front = [dock for dock in shown.values() if not dock.visibleRegion().isEmpty()]
@@ -102,8 +102,7 @@ class ExportActions:
                     QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
                 path = folder / panel_file(name)
-                # the panel whole, not the part its scroll area shows (LayerNorm's stopped halfway down a chart)
-                write_bytes(path, encode_png(w.panels[name].grab().toImage()))
+                write_bytes(path, encode_png(whole_picture(w.panels[name])))
                 written.append(path)
         finally:
             for dock in in_front:

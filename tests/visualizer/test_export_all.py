@@ -72,7 +72,8 @@ def test_a_panel_behind_a_tab_is_pictured_at_its_tab_size_and_the_tabs_come_back
     for dock in [front, *built]:
         picture = QtGui.QImage(str(tmp_path / panel_file(name[dock])))
         panel = window.panels[name[dock]]
-        assert picture.size() == panel.size() * picture.devicePixelRatio(), name[dock]    # the panel whole
+        r = picture.devicePixelRatio()      # the panel whole, and charts that scroll inside it whole too
+        assert picture.width() >= panel.width() * r and picture.height() >= panel.height() * r, name[dock]
         assert picture.width() >= size.width() - 20 and picture.height() >= size.height() - 20, name[dock]
     assert {panel_file(name[d]) for d in behind if d not in built}.isdisjoint(written)
     assert all(name[d] not in window.panels for d in behind if d not in built)       # and were not built for it
@@ -138,4 +139,28 @@ def test_a_panel_that_scrolls_in_its_place_is_pictured_whole(qtbot, window, tmp_
     qtbot.waitUntil(lambda: panel.height() > dock.widget().viewport().height() + 20)     # it scrolls
     window.exports.export_all(str(tmp_path), "png")
     picture = QtGui.QImage(str(tmp_path / "panel_layernorm.png"))
-    assert picture.height() == panel.height() * picture.devicePixelRatio() > dock.height()
+    assert picture.height() >= panel.height() * picture.devicePixelRatio() > dock.height()
+
+
+def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll_bar(qtbot, window, tmp_path):
+    """At 1366 × 768 the LayerNorm panel fits its dock but its charts scroll inside it: Export all's picture showed
+    the first chart and a half, and the scroll bar. The picture holds every chart, as the charts' own picture
+    shows them, and what lies above them as the panel shows it."""
+    show_sentence(qtbot, window, "the dog runs")
+    window.resize(1366, 768)
+    dock, panel = window.docks["layernorm"], window.panels["layernorm"]
+    dock.raise_()
+    grid = panel.grid
+    qtbot.waitUntil(lambda: grid.widget().height() > grid.viewport().height() + 100)     # the charts scroll
+    assert grid.verticalScrollBar().isVisible()
+    window.exports.export_all(str(tmp_path), "png")
+    picture = QtGui.QImage(str(tmp_path / "panel_layernorm.png")).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    r = picture.devicePixelRatio()
+    top = round(grid.mapTo(panel, grid.rect().topLeft()).y() * r)
+    charts = grid.widget().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    assert picture.height() == round((panel.height() - grid.height()) * r) + charts.height()
+    left = grid.mapTo(panel, grid.rect().topLeft()).x()
+    assert picture.width() == round(max(panel.width(), panel.width() - grid.width() + charts.width() / r) * r)
+    assert picture.copy(round(left * r), top, charts.width(), charts.height()) == charts
+    above = panel.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    assert picture.copy(0, 0, above.width(), top) == above.copy(0, 0, above.width(), top)

@@ -67,3 +67,32 @@ def encode_png(image: QtGui.QImage) -> bytes:
     if not image.save(buf, "PNG", 80):
         raise RuntimeError("Qt could not encode the PNG")
     return bytes(buf.data())
+
+
+def whole_picture(panel: QtWidgets.QWidget) -> QtGui.QImage:
+    """A panel as a picture, whole: a scroll area in it that hides part of its content (LayerNorm's charts in a
+    short or narrow dock) is pictured at its content's full size, without its scroll bars, and what lies under it
+    moves down. Export all's LayerNorm picture had stopped halfway down a chart, its scroll bar in the picture."""
+    image = panel.grab().toImage()
+    area = next((a for a in panel.findChildren(QtWidgets.QScrollArea) if a.isVisible() and a.widget() is not None
+                 and (a.widget().height() > a.viewport().height() or a.widget().width() > a.viewport().width())),
+                None)
+    if area is None:
+        return image
+    r = image.devicePixelRatio()
+    content = area.widget().grab().toImage()
+    corner = area.mapTo(panel, QtCore.QPoint(0, 0))
+    top, left = round(corner.y() * r), round(corner.x() * r)
+    below = top + round(area.height() * r)                   # the first row under the scroll area, in the panel
+    right = image.width() - left - round(area.width() * r)   # the panel's margin beside the scroll area
+    whole = QtGui.QImage(max(image.width(), left + content.width() + right),
+                         top + content.height() + image.height() - below, image.format())
+    whole.fill(panel.palette().color(QtGui.QPalette.ColorRole.Window))
+    painter = QtGui.QPainter(whole)
+    painter.drawImage(QtCore.QPoint(0, 0), image, QtCore.QRect(0, 0, image.width(), top))
+    painter.drawImage(QtCore.QPoint(left, top), content)
+    painter.drawImage(QtCore.QPoint(0, top + content.height()), image,
+                      QtCore.QRect(0, below, image.width(), image.height() - below))
+    painter.end()
+    whole.setDevicePixelRatio(r)
+    return whole
