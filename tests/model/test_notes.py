@@ -70,3 +70,28 @@ def test_a_model_that_lowercases_its_input_is_told_apart_from_one_that_never_saw
     assert "<unk>" in unknown.src_tokens and not reads_lowercase(unknown)
     gpt2 = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))            # a decoder-only model: its prompt's pieces
     assert not reads_lowercase(translate(gpt2, "The Cat sat", DecodingSettings(max_new=2)).trace)
+
+
+def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
+    """A class took every translation of the bundled en-fr for right. Where it chose a token with p under 0.2 (its
+    Winograd sentence: "La trophée n'a pas fait une bonne valise…"), a note names how many steps, the least sure
+    one, its token and p, from the trace's own distribution; a sure translation, sampling and a given target get
+    none."""
+    from model.notes import HESITATION, hesitated
+
+    lm = load("en-fr")
+    sentence = "The trophy didn't fit in the suitcase because it was too big."
+    t = translate(lm, sentence, DecodingSettings()).trace
+    p = [float(t.probs(s)[t.out_id(s)]) for s in range(t.n_steps)]
+    low = [s for s in range(t.n_steps) if p[s] < HESITATION]
+    step = min(low, key=p.__getitem__)
+    where = f"at generation step {step}" if len(low) == 1 else f"at {len(low)} generation steps, most at step {step}"
+    assert hesitated(t).startswith(f"The model hesitated {where} (“{t.out_tokens[step]}”, p = {p[step]:.2f}): ")
+    beam = translate(lm, sentence, DecodingSettings(method="beam", beam=4)).trace
+    assert (hesitated(beam) is None) == all(float(beam.probs(s)[beam.out_id(s)]) >= HESITATION
+                                             for s in range(beam.n_steps))
+    sure = translate(lm, "I love you.", DecodingSettings()).trace
+    assert min(float(sure.probs(s)[sure.out_id(s)]) for s in range(sure.n_steps)) >= HESITATION
+    assert hesitated(sure) is None
+    assert hesitated(translate(lm, sentence, DecodingSettings(method="sample", temperature=1.5)).trace) is None
+    assert hesitated(translate(lm, sentence, target="Le trophée était trop grand.").trace) is None

@@ -495,7 +495,8 @@ def test_a_translation_under_half_a_long_source_says_the_model_may_have_stopped_
     assert stopped_early(translate(tiny_lm, long, target="le chat").trace) is None      # the user's own target
 
 
-def test_the_window_says_so_under_the_translation(qtbot, window):
+def test_the_window_says_so_under_the_translation(qtbot, window, monkeypatch):
+    monkeypatch.setattr("model.notes.HESITATION", 0.0)      # the random tiny model hesitates over every token
     long = " ".join(["the cat sat on the mat"] * 5)
     window.state.update(decoding=DecodingSettings(max_new=4))
     window.inputs.sentence.setText(long)
