@@ -499,3 +499,25 @@ def test_a_heatmaps_highlighted_row_keeps_its_label(qtbot):
     assert "w7" in hp.plot.getAxis("left").visible_labels()
     hp.highlight_row(None)
     assert hp.plot.getAxis("left").keep is None
+
+
+def test_a_long_sentence_in_a_large_figure_gets_every_token_label(qtbot):
+    """A 75-token sentence exported at 1600 × 1500 labelled only every other row and column (a cap of 60 labels an
+    axis), though each row had room for its label. The labels that fit are all drawn; a small plot still thins."""
+    tokens = [f"w{i}" for i in range(75)]
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(1600, 1500)
+    hp = Heatmap(widget.addPlot())
+    hp.show_matrix(np.full((75, 75), 1 / 75), None, tokens, tokens, "t")
+    widget.show()
+    for _ in range(2):                               # the first paint measures the text, the second lays it out
+        widget.grab()
+        qtbot.wait(10)
+    left, bottom = hp.plot.getAxis("left"), hp.plot.getAxis("bottom")
+    assert left.visible_labels() == tokens and bottom.visible_labels() == tokens
+    widget.resize(500, 400)
+    for _ in range(2):
+        widget.grab()
+        qtbot.wait(10)
+    assert 0 < len(left.visible_labels()) < 75

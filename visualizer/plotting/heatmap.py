@@ -221,7 +221,7 @@ class Heatmap:
     # --- data -----------------------------------------------------------------------------------
     def show_matrix(self, matrix: np.ndarray, mask: np.ndarray | None = None, rows: list[str] | None = None,
                     cols: list[str] | None = None, title: str | None = None, levels: tuple[float, float] = (0.0, 1.0),
-                    max_labels: int | None = 60, max_row_labels: int | None = None,
+                    max_labels: int | None = None, max_row_labels: int | None = None,
                     max_pixels: int | None = None, pixels: np.ndarray | None = None) -> None:
         """matrix (rows × cols) with NaN where mask is False; at most max_labels token labels per axis (0: none;
         None: as many as fit), fewer when they would overlap. rows / cols: the token (or number) of each row and
