@@ -1,12 +1,13 @@
 """Text on a projector: token labels that never overlap, architecture labels that fit their boxes."""
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
 import pytest
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.families.shapes import encoder_decoder
 from visualizer.panels.architecture import ArchitectureMap
@@ -521,3 +522,33 @@ def test_a_long_sentence_in_a_large_figure_gets_every_token_label(qtbot):
         widget.grab()
         qtbot.wait(10)
     assert 0 < len(left.visible_labels()) < 75
+
+
+def test_column_labels_are_drawn_as_the_fit_that_chose_their_font_placed_them(qtbot):
+    """At 1366 × 768 a pasted text of 18 source tokens read "Ihavedog.Shehasacat…" under its cross-attention: the
+    font and the upright flag came from the fit at the axis' length, the labels from pyqtgraph's length a few pixels
+    off, whose fit was one line of other labels. Labels drawn lying down never overlap, at any width."""
+    tokens = "I have a dog . She has a cat . We are happy . The end . </s>".split()
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    hp = Heatmap(widget.addPlot())
+    axis = hp.plot.getAxis("bottom")
+    drawn = []
+    draw = axis.drawPicture
+
+    def record(p, axis_spec, tick_specs, text_specs):
+        drawn.append((axis.upright, sorted((r.left(), r.right(), t) for r, _, t in text_specs)))
+        return draw(p, axis_spec, tick_specs, text_specs)
+
+    axis.drawPicture = record
+    rows = "<s> J ' ##ai un chien . Elle a un chat heureux .".split()
+    hp.show_matrix(np.full((13, 18), 0.05), None, rows, tokens, "t")
+    widget.show()
+    for width, height in itertools.product(range(348, 360, 3), (250, 300, 380)):      # 354 × 250 overlapped
+        widget.resize(width, height)
+        for _ in range(2):
+            widget.grab()
+            QtWidgets.QApplication.processEvents()
+        upright, specs = drawn[-1]
+        on_a_line = [s for s in specs if not s[2].startswith("\n")], [s for s in specs if s[2].startswith("\n")]
+        assert upright or all(b[0] >= a[1] - 1 for line in on_a_line for a, b in zip(line, line[1:])), width

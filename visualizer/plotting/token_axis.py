@@ -45,6 +45,7 @@ class TokenAxis(pg.AxisItem):
         self.upright = False               # the labels drawn turned a quarter (a bottom axis' last way to show all)
         self._may_shrink = False           # the axis' length changed: its labels' room may shrink once
         self._last_length = 0.0
+        self._drawing: tuple | None = None     # the fit of the paint under way (generateDrawSpecs)
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else tick_font()
@@ -164,12 +165,19 @@ class TokenAxis(pg.AxisItem):
         return self.width() if self.orientation in ("bottom", "top") else self.height()
 
     def generateDrawSpecs(self, p):
-        # the font is chosen here, before pyqtgraph measures and places the labels with it
-        self.style["tickFont"] = self.fitted(self._length(), *self.range)[0]
-        return super().generateDrawSpecs(p)
+        # the font is chosen here, before pyqtgraph measures and places the labels with it; the labels drawn are
+        # that fit's too: pyqtgraph asks for them at a length a few pixels off, whose fit could be another (one
+        # line of small labels where the font and the flags said upright: "Ihavedog.Shehasacat" at 354 pixels)
+        self._drawing = self.fitted(self._length(), *self.range)
+        self.style["tickFont"] = self._drawing[0]
+        try:
+            return super().generateDrawSpecs(p)
+        finally:
+            self._drawing = None
 
     def tickValues(self, minVal, maxVal, size):
-        shown = self.fitted(size, minVal, maxVal)[1]
+        drawing = getattr(self, "_drawing", None)
+        shown = drawing[1] if drawing is not None else self.fitted(size, minVal, maxVal)[1]
         return [(1.0, [float(self.positions[i]) for i in shown])] if shown else []
 
     def tickStrings(self, values, scale, spacing):
