@@ -44,8 +44,8 @@ def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, p
     window.state.update(head=0)
     w = window.trace.attention("cross", 1, 0)
     assert f"{float(w[2, 3]):.6f}" in panel.hover.text() and panel.focused_array[2, 3] == w[2, 3]
-    panel._hovered(QtCore.QPointF(-1e6, -1e6))              # the pointer leaves the heatmap: the read-out stays
-    assert f"{float(w[2, 3]):.6f}" in panel.hover.text()
+    panel._hovered(QtCore.QPointF(-1e6, -1e6))              # the pointer leaves the heatmap: the hint again
+    assert plain_hint(panel)                                # (a stale read-out was taken for the pointer's cell)
     window.state.update(layer=0)
     assert plain_hint(panel)
 
@@ -55,11 +55,19 @@ def test_the_pointer_leaving_the_canvas_for_another_widget_leaves_no_cell_to_rea
     cell, and toggling Mean read that cell again as if the pointer were still on it."""
     window.state.update(kind="cross", layer=1, head=1)
     panel._hovered(scene_pos(panel.focus, 2, 3))
+    assert "weight" in panel.hover.text()
     QtCore.QCoreApplication.sendEvent(panel.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
-    assert "weight" in panel.hover.text()                   # the last reading stays until the heatmap changes
+    assert plain_hint(panel)                                # no reading stays for a cell no pointer is on
     panel.mean.setChecked(True)
     assert plain_hint(panel)
     panel.mean.setChecked(False)
+
+
+def test_a_weight_too_small_for_six_decimals_is_written_in_powers_of_ten():
+    """A researcher read "weight 0.000000" for a cell whose CSV held 9.546e-15, and took it for exactly 0."""
+    from visualizer.panels.attention import weight_text
+    assert [weight_text(w) for w in (0.912345, 0.0000012, 9.546e-15, 4.9e-7, 0.0)] == \
+        ["0.912345", "0.000001", "9.55e-15", "4.90e-07", "0.000000"]
 
 
 def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window, panel):

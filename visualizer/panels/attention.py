@@ -55,6 +55,12 @@ def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, 
             f"{short}: no attention", "no attention here")
 
 
+
+def weight_text(w: float) -> str:
+    """An attention weight as the read-out writes it: six decimals, or two significant digits in powers of ten
+    under half a millionth, which six decimals write 0.000000 (a masked-looking 9.5e-15 read as exactly 0)."""
+    return f"{w:.6f}" if w == 0 or abs(w) >= 5e-7 else f"{w:.2e}"
+
 class Canvas(pg.GraphicsLayoutWidget):
     """The panel's plots, saying when their width changes (a narrow canvas gives the focused head more room)."""
     resized = QtCore.Signal(int)
@@ -368,7 +374,8 @@ class AttentionPanel(QtWidgets.QWidget):
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
-            self._pointer = None       # a later change of the heatmap shows the hint, not the cell it last read
+            self._pointer = None       # the read-out of the cell it last read goes: it stayed, and was taken for
+            self.hover.setText(*self.hint)       # the cell of a stage that has none (QA as a student)
         return super().eventFilter(watched, event)
 
     def _fit_width(self, width: int) -> None:
@@ -395,14 +402,13 @@ class AttentionPanel(QtWidgets.QWidget):
         when the pointer is on no cell, never a cell of the matrix shown before."""
         cell = self.focus.cell_at(pos) if pos is not None else None
         if cell is None or self.trace is None:
-            if stale:
-                self.hover.setText(*self.hint)
+            self.hover.setText(*self.hint)          # off the heatmap's cells: no cell's read-out stays
             return
         r, c = cell
         value = self.focus.shown[r, c]
         query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
         # positions from 0, as PE(pos), the Math tab and the generation steps count them
-        weight = "masked" if masked else f"{float(value):.6f}"
+        weight = "masked" if masked else weight_text(float(value))
         text = (f"query “{query}” (position {r}) → key “{key}” (position {c}): "
                 + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
         # a projector's narrow row

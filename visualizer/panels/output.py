@@ -54,10 +54,11 @@ def join_pieces(pieces: list[str]) -> str:
 
 
 def probability(p: float) -> str:
-    """A probability as text: three decimals, and two significant digits below 0.001 written out (0.00019 and
-    0.000068, not 0.000 nor 6.8e-05) down to a millionth; smaller ones in powers of ten (1.2e-09)."""
+    """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
+    and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a
+    millionth; smaller ones in powers of ten (1.2e-09)."""
     rounded = float(f"{p:.2g}")
-    if rounded >= 0.001 or p == 0:
+    if rounded >= 0.01 or p == 0:
         return f"{p:.3f}"
     if rounded < 1e-6:
         return f"{p:.2g}"
