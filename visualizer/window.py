@@ -35,7 +35,7 @@ from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
 from .help import HelpMenu
-from .panels.widgets import ElidedLabel, ToneLabel
+from .panels.widgets import ElidedLabel, ToneLabel, tone_colour
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -47,6 +47,9 @@ from .text_safety import breakable_html, isolate, unbreakable_html
 from .worker import one_torch_thread
 
 
+CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory: this translation and every panel "
+                   "are the changed model's. Training step ▸ Reset weights puts them back; the files are never "
+                   "written.")
 NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
 
 
@@ -341,11 +344,23 @@ class MainWindow(QtWidgets.QMainWindow):
             words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
             words += ["lowercase"] if reads_lowercase(t) else []
             tag = f" &nbsp; <span style='color:#888'>[{' · '.join(words)}]</span>" if words else ""
+            steps = self.training_steps()
+            if steps:              # a class took the changed model's translations for the bundled one's
+                tag += (f" &nbsp; <span style='color:{tone_colour('warning')}'>[weights changed by "
+                        f"{steps} training step{'s' if steps > 1 else ''}]</span>")
             text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"
         self.inputs.translation.setText(text)
         tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
         lower = LOWERCASE if reads_lowercase(t) else ""
-        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens), lower))))
+        changed = CHANGED_WEIGHTS if self.training_steps() else ""
+        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens), lower,
+                                                                    changed))))
+
+    def training_steps(self) -> int:
+        """Gradient steps the Training step tab has taken on the weights in memory since they were loaded or reset
+        (0 when the tab was never opened)."""
+        training = self.panels.get("training")
+        return training.steps_taken() if training is not None else 0
 
     def _set_notice(self) -> None:
         """The result's notes under the translation: whole, or in a compact window (see compact_level) each cut to

@@ -78,6 +78,13 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
 TONES = {"warning": ("#b35900", "#ffb454"), "alert": ("#b3261e", "#ff8a80")}   # (on a light window, on a dark one)
 
 
+def tone_colour(tone: str) -> str:
+    """The colour of a tone ("warning", "alert") that reads on the theme now on screen."""
+    light, dark = TONES[tone]
+    window = QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window)    # the theme's, not the
+    return dark if window.lightness() < 128 else light                                 # sheet's
+
+
 class ToneLabel(QtWidgets.QLabel):
     """Text in a warning (orange) or alert (red) colour that reads on the window's theme: the dark shade on a light
     window, a light one on a dark window (the dark theme's "1 head off" was dark red on near-black)."""
@@ -88,9 +95,7 @@ class ToneLabel(QtWidgets.QLabel):
         self.theme_changed()
 
     def colour(self) -> str:
-        light, dark = TONES[self.tone]
-        window = QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window)    # the theme's, not the
-        return dark if window.lightness() < 128 else light                                 # sheet's
+        return tone_colour(self.tone)
 
     def theme_changed(self) -> None:
         """The colour for the theme now on screen; theme.apply_theme calls it for every widget that has it (a
