@@ -56,12 +56,16 @@ def unknown_pieces(trace) -> str | None:
     """A note when the input holds the model's unknown token: emoji and letters outside its vocabulary all reach it
     as that one token ("I love pizza 🍕" read "pizza <unk>"), and only an axis label showed it."""
     unk = trace.schema.special.get("unk", "<unk>")
-    given = given_tokens(trace)
-    n = sum(t == unk for t in given)
-    if not n or trace.meta.get("partial"):
+    n = sum(t == unk for t in given_tokens(trace))
+    forced = trace.meta.get("mode") == "teacher-forced" and trace.schema.layout != ENCODER_ONLY
+    target = trace.tgt_tokens[trace.prompt_rows() + 1:] if trace.schema.layout == DECODER_ONLY else trace.tgt_tokens
+    n_target = sum(t == unk for t in target) if forced else 0     # a target's emoji read "�", with no word
+    if not n + n_target or trace.meta.get("partial"):
         return None
-    pieces = "piece of the input is" if n == 1 else "pieces of the input are"
-    return (f"{n} {pieces} unknown to the model (shown as {unk}): characters outside its "
+    parts = [f"{k} piece{'s' if k > 1 else ''} of the {where}"
+             for k, where in ((n, "input"), (n_target, "given target")) if k]
+    verb = "is" if n + n_target == 1 else "are"
+    return (f"{' and '.join(parts)} {verb} unknown to the model (shown as {unk}): characters outside its "
             "vocabulary, such as emoji, all reach it as that one token.")
 
 

@@ -95,3 +95,18 @@ def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     assert hesitated(sure) is None
     assert hesitated(translate(lm, sentence, DecodingSettings(method="sample", temperature=1.5)).trace) is None
     assert hesitated(translate(lm, sentence, target="Le trophée était trop grand.").trace) is None
+
+
+def test_unknown_pieces_of_a_given_target_are_counted_apart_from_the_input(tiny_lm):
+    """A target with emoji showed "�� ceci n'est pas une pipe" and no note, where the same emoji in the English
+    field got one: the note counts the input's and the given target's unknown pieces, each by name."""
+    from model import translate as translate_seed
+    from model.notes import unknown_pieces
+
+    run = translate_seed(tiny_lm, "the cat sat", target="le chat 😀 #")
+    n = run.trace.tgt_tokens.count("<unk>")
+    assert n == 2 and unknown_pieces(run.trace).startswith(
+        "2 pieces of the given target are unknown to the model (shown as <unk>): ")
+    both = translate_seed(tiny_lm, "the 😀 cat", target="le chat 😀").trace
+    assert unknown_pieces(both).startswith("1 piece of the input and 1 piece of the given target are unknown")
+    assert unknown_pieces(translate_seed(tiny_lm, "the cat", target="le chat").trace) is None
