@@ -130,6 +130,23 @@ def write_bytes(path: Path, data: bytes) -> None:
 FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
 
 
+def other_files(folder: str | Path, written: Iterable[Path]) -> int:
+    """How many files in folder an export did not write: a researcher exported en-de's figures into a folder that
+    held en-fr's under the same names, and nothing said that 75 of its 135 files were another sentence's."""
+    mine = {Path(p).name for p in written}
+    try:
+        return sum(1 for f in Path(folder).iterdir() if f.is_file() and f.name not in mine)
+    except OSError:
+        return 0
+
+
+def other_files_note(folder: str | Path, written: Iterable[Path]) -> str:
+    """"" or the note on the files an export found in its folder (see other_files)."""
+    n = other_files(folder, written)
+    return "" if not n else (f"{folder} also holds {n} other file{'s' if n > 1 else ''}, not from this export "
+                             "(an earlier one's figures may share these names' pattern)")
+
+
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,
                     progress: Callable[[int, int], bool | None] | None = None,
                     colormap: str | None = None, size: tuple[int, int] = FIGURE_SIZE) -> list[Path]:

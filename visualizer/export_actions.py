@@ -8,12 +8,14 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs
+from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
 
 class ExportActions:
+    last_total = 0                 # the heatmaps the last Export all was to write (fewer written: cancelled)
+
     def __init__(self, window):
         self.window = window
         attention = window.attention
@@ -68,6 +70,7 @@ class ExportActions:
         w = self.window
         specs = heatmap_specs(w.trace, w.model_name, colour_scale=w.attention.colour_scale())
         written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
+        self.last_total = len(specs)
         if progress is None or len(written) == len(specs):          # not cancelled
             if fmt != "csv":
                 written += self._panel_pictures(Path(folder))
@@ -127,8 +130,15 @@ class ExportActions:
         fmt = choices[choice]
         written = with_progress(w, "Exporting heatmaps…", lambda progress: self.export_all(folder, fmt, progress),
                                 "Export failed", ExportError)
-        if written is not None:
-            w.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 8000)
+        if written is None:
+            return
+        if len(written) < self.last_total:         # cancelled: it had read as a whole export (QA)
+            text = f"Export cancelled: {len(written)} of {self.last_total} heatmaps written, each whole, to {folder}"
+        else:
+            text = f"Exported {len(written)} files to {folder}"
+        if others := other_files(folder, written):
+            text += f", which also holds {others} other file{'s' if others > 1 else ''}, not from this export"
+        w.statusBar().showMessage(text, 12000)
 
 
 def panel_file(name: str) -> str:

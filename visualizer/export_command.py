@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
 
-    from .export import ExportError, export_heatmaps, heatmap_specs
+    from .export import ExportError, export_heatmaps, heatmap_specs, other_files_note
 
     lm = load_model_arg(a.model)
     settings = prompt_only_settings(lm, a.prompt_only, a.target)
@@ -83,5 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if (line := output_line(result)) is not None:
         print(line)
     print(f"exported {len(written)} files to {a.out}")
+    if note := other_files_note(a.out, written):
+        print(f"note: {note}", file=sys.stderr)
     del app
     return 0

@@ -298,3 +298,20 @@ def test_the_export_command_makes_figures_of_a_given_size_and_without_titles(tin
     assert "layer 1, head 1" not in text                         # no title drawn (nor in the SVG's <title>)
     assert export_main(["the cat", "--out", str(tmp_path / "bad"), "--model", str(tiny_model_dir),
                         "--size", "450"]) == 2
+
+
+def test_an_export_into_a_folder_with_other_files_says_how_many_are_not_its_own(run_command, tiny_model_dir,
+                                                                                 tmp_path):
+    """en-de's figures exported into a folder of en-fr's: "exported 60 files", and 75 files of another sentence
+    under the same names' pattern sat beside them unmentioned. Files the export overwrote are its own."""
+    out = tmp_path / "figs"
+    args = ["export", "the cat sat", "--out", str(out), "--model", str(tiny_model_dir), "--format", "csv"]
+    code, stdout, err = run_command(args)
+    n = len(list(out.iterdir()))
+    assert code == 0 and stdout.splitlines()[-1] == f"exported {n} files to {out}" and "other file" not in err
+    code, _, err = run_command(args)                       # the same export again: it overwrites its own files
+    assert code == 0 and "other file" not in err
+    (out / "cross_L9_H9.csv").write_text("an older export's\n")
+    (out / "notes.txt").write_text("mine\n")
+    code, _, err = run_command(args)
+    assert code == 0 and f"note: {out} also holds 2 other files, not from this export" in err

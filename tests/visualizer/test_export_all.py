@@ -164,3 +164,29 @@ def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll
     assert picture.copy(round(left * r), top, charts.width(), charts.height()) == charts
     above = panel.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
     assert picture.copy(0, 0, above.width(), top) == above.copy(0, 0, above.width(), top)
+
+
+def test_the_status_says_when_export_all_was_cancelled_or_found_other_files(qtbot, window, tmp_path, monkeypatch):
+    """A cancelled Export all said "Exported 44 files to …" like a finished one; the folder's files of an earlier
+    export went unmentioned."""
+    from visualizer import export_actions
+
+    (tmp_path / "older.png").write_bytes(b"x")
+    monkeypatch.setattr(export_actions.QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path))
+    monkeypatch.setattr(export_actions.QtWidgets.QInputDialog, "getItem", lambda *a, **k: ("CSV tables (the numbers)",
+                                                                                          True))
+    real = export_actions.progress_dialog
+
+    def cancelling(parent, label):
+        dialog, _ = real(parent, label)
+        return dialog, lambda done, total: done < 3              # Cancel after the third file
+    monkeypatch.setattr(export_actions, "progress_dialog", cancelling)
+    window.exports.export_all_dialog()
+    total = len(heatmap_specs(window.trace, window.lm.name))
+    assert window.statusBar().currentMessage() == (f"Export cancelled: 3 of {total} heatmaps written, each whole, "
+                                                   f"to {tmp_path}, which also holds 1 other file, not from this export")
+    monkeypatch.setattr(export_actions, "progress_dialog", real)
+    window.exports.export_all_dialog()
+    written = len(list(tmp_path.iterdir())) - 1
+    assert window.statusBar().currentMessage() == (f"Exported {written} files to {tmp_path}, which also holds 1 "
+                                                   "other file, not from this export")
