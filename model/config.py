@@ -101,3 +101,13 @@ class DecodingSettings:
             raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:
             raise ValueError("beam must be >= 1, top_k >= 0 and temperature > 0")
+
+    def describe(self) -> str:
+        """The search in a few words, as a run's label and a figure's title give it: "greedy", "beam 4",
+        "sampled, T = 0.8, top-k 10, seed 3"."""
+        if self.method == "beam":
+            return f"beam {self.beam}"
+        if self.method == "sample":
+            top_k = f", top-k {self.top_k}" if self.top_k else ""
+            return f"sampled, T = {self.temperature:g}{top_k}, seed {self.seed}"
+        return self.method

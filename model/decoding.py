@@ -255,7 +255,8 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
         forced = [int(i) for i in forced_ids][: lm.cfg.max_len - 1] or None
     run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
            bool(lm.model.positional), lm.weights_version, ablations)
-    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method, "truncated": src.truncated,
+    meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
+            "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace

@@ -102,6 +102,14 @@ class Trace:
         """Rows of the output layer: generation steps of a decoder, positions of an encoder-only model."""
         return len(self.tokens(self.schema.output_stack.tokens))
 
+    @property
+    def decoding(self) -> str:
+        """How the output rows were chosen, as a run's label and a figure's title give it: "greedy", "beam 4",
+        "sampled, T = 0.8, seed 3", "given target" (older saved traces: their mode)."""
+        meta = self.meta if isinstance(self.meta, dict) else {}
+        mode = str(meta.get("mode", ""))
+        return str(meta.get("decoding") or ("given target" if mode == "teacher-forced" else mode))
+
     def prompt_rows(self) -> int:
         """Output rows whose token a decoder-only model's prompt gave (rows 0 … n − 2 of an n-token prompt predict
         its 2nd … nth token: nothing chose them); 0 for other models."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sys
 
-from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
-                                stops_between_steps, writable_file)
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
+                                model_argument, stops_between_steps, writable_file)
 from model.text import blank
 
-from .translate_command import ablate_arg, load_model_arg, run_translation, target_arg
+from .translate_command import BEAM_HELP, ablate_arg, load_model_arg, run_settings, run_translation, target_arg
 
 
 def layer_arg(text: str) -> int:
@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
+    p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     a = p.parse_args(argv)
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
     lm = load_model_arg(a.model)
-    trace = run_translation(lm, a.text, a.ablate, target=a.target).trace
+    trace = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target).trace
     try:
         specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name)
     except ValueError as e:

@@ -18,6 +18,7 @@ import numpy as np
 from model import files
 from model.ablation import ablated_heads, describe
 from model.assets import short_name
+from model.schema import ENCODER_ONLY
 from model.trace import Trace
 
 from .plotting.colormaps import colour_levels
@@ -56,6 +57,9 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
     sentence = trace.meta.get("sentence", "")
     off = ablated_heads(trace)
     run = f" [{describe(off)}]" if off else ""          # a figure of an experiment says which heads were off
+    # and how its rows were chosen, when not greedily (a beam's and a given target's read like greedy ones)
+    how = "" if trace.decoding in ("greedy", "") or trace.schema.layout == ENCODER_ONLY else trace.decoding
+    named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how)))
     specs = []
     for info in trace.schema.kinds:
         kind = info.name
@@ -69,7 +73,7 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
                 which = "mean of heads" if h is None else f"head {h + 1}" + (
                     " (switched off)" if (kind, layer, h) in off else "")
                 title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
-                    f" ({short_name(model_name)})" if model_name else "") + run
+                    f" ({named})" if named else "") + run
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,
                                          colour_levels(weights, matrix, colour_scale)))
     return specs

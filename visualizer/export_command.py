@@ -5,14 +5,14 @@ import dataclasses
 import os
 import sys
 
-from model.command_line import (ArgumentParser, CommandError, UsageError, check_stop, command, model_argument,
-                                stops_between_steps, writable_folder)
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
+                                model_argument, stops_between_steps, writable_folder)
 from model.text import blank
 
 from .export import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
-                                 prompt_only_settings, run_translation, target_arg)
+from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
+                                 run_settings, run_translation, target_arg)
 
 
 @command
@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
                         "column (default %(default)s)")
     p.add_argument("--no-title", action="store_true", help="leave the title (sentence, model, layer, head) out")
     p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
+    p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from .export import ExportError, export_heatmaps, heatmap_specs, other_files_note
 
     lm = load_model_arg(a.model)
-    settings = prompt_only_settings(lm, a.prompt_only, a.target)
+    settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     if result.truncated:
         print(f"note: the sentence was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)

@@ -4,10 +4,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, command, model_argument,
+                                writable_file)
 from model.text import blank
 
-from .translate_command import (PROMPT_ONLY_HELP, ablate_arg, load_model_arg, prompt_only_settings, run_translation,
+from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, run_settings, run_translation,
                                  target_arg)
 
 
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
+    p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .export import ExportError, write_text
     lm = load_model_arg(a.model)
-    settings = prompt_only_settings(lm, a.prompt_only, a.target)
+    settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     text = metrics_csv(trace_metrics(result.trace))
     if a.out is None:

@@ -65,6 +65,24 @@ PROMPT_ONLY_HELP = ("a decoder-only model's rows are the text alone, not the tex
                     "(one row a token of the text, the last choosing what would come next)")
 
 
+BEAM_HELP = "beam width (1 = greedy), as the window's Decoding ▸ Beam search"
+
+
+def run_settings(lm, a):
+    """The decoding settings of a command's --beam and --prompt-only (either, or None: greedy), as the window's
+    beam runs could not be drawn or measured again from the command line (QA as a researcher). UsageError for
+    --beam with a given target (it is read, not searched for) or with --prompt-only (one new token)."""
+    beam, prompt_only = getattr(a, "beam", 1), getattr(a, "prompt_only", False)
+    if beam > 1 and a.target is not None:
+        raise UsageError("--beam and --target: a given target is read as it is, not searched for; give one")
+    if beam > 1 and prompt_only:
+        raise UsageError("--beam and --prompt-only: --prompt-only writes no text to search for; give one")
+    if beam > 1:
+        from model import DecodingSettings
+        return DecodingSettings(method="beam", beam=beam)
+    return prompt_only_settings(lm, prompt_only, a.target)
+
+
 def prompt_only_settings(lm, prompt_only: bool, target: str | None):
     """The decoding settings of --prompt-only: one new token, so that the rows are the text's tokens (a GPT-2's
     metrics measured 9 rows of the text and 19 of the dots it wrote); None without it. UsageError for a model
@@ -97,6 +115,8 @@ def output_line(result) -> str | None:
     mask = schema.special.get("mask")
     if schema.layout == ENCODER_ONLY and not (mask and mask in result.trace.src_tokens and schema.has_output):
         return None
+    if result.trace.meta.get("mode") == "teacher-forced":      # it read "translation: " and the user's own text
+        return f"given target: {result.text}"
     return f"{OUTPUT_WORDS.get(schema.layout, 'output')}: {result.text}"
 
 
@@ -105,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
     p.add_argument("text")
     model_argument(p)
-    p.add_argument("--beam", type=beam_width, default=1, help="beam width (1 = greedy)")
+    p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off, 1-based (repeatable; 'all' for every layer or head, e.g. cross:all:all)")
     p.add_argument("--tree", action="store_true",

@@ -328,8 +328,7 @@ class MainWindow(QtWidgets.QMainWindow):
         where the chips (two or three lines for a long sentence) would take the heatmap's room: the heatmap's axes
         show the same tokens, and the label's tooltip lists them."""
         t = result.trace
-        mode = t.meta.get("mode", "")
-        label = "given target" if mode == "teacher-forced" else mode
+        label = t.decoding
         compact = self.compact_level() >= 1
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "

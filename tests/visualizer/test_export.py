@@ -199,7 +199,8 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
 def test_a_figure_names_its_model_shortly(trace, name, shown):
     """A folder's whole path made the title wrap in a tiny font; the model picker shows the same short name."""
     from visualizer.controls import model_label
-    assert all(s.title.endswith(f"({shown})") for s in heatmap_specs(trace, name)) and model_label(name) == shown
+    assert all(s.title.endswith(f"({shown}, given target)") for s in heatmap_specs(trace, name))   # (a target)
+    assert model_label(name) == shown
 
 
 def test_the_export_command_takes_a_colour_scale_and_a_colour_map(qapp, tiny_model_dir, tmp_path, monkeypatch):
@@ -315,3 +316,31 @@ def test_an_export_into_a_folder_with_other_files_says_how_many_are_not_its_own(
     (out / "notes.txt").write_text("mine\n")
     code, _, err = run_command(args)
     assert code == 0 and f"note: {out} also holds 2 other files, not from this export" in err
+
+
+def test_a_beam_run_exported_from_the_command_is_the_windows_beam_run_and_its_titles_say_how(
+        tiny_model_dir, tiny_lm, tmp_path, run_command):
+    """The window's beam figures read like greedy ones, and `export` had no --beam to draw them again; a given
+    target's figures too, and `export --target` printed the target as "translation:"."""
+    from model import DecodingSettings
+
+    code, out, _ = run_command(["export", "the cat sat on the mat", "--model", str(tiny_model_dir), "--out",
+                                str(tmp_path / "beam"), "--format", "csv", "--beam", "3"])
+    beam = translate(tiny_lm, "the cat sat on the mat", DecodingSettings(method="beam", beam=3))
+    assert code == 0 and f"translation: {beam.text}" in out.splitlines()
+    rows, _, matrix = read_heatmap_csv(tmp_path / "beam" / "cross_L1_H1.csv")
+    assert rows == beam.trace.axis_tokens("cross")[0]
+    np.testing.assert_array_equal(matrix.astype(np.float32), beam.trace.attention("cross", 0, 0))
+    assert all(s.title.endswith("(tiny, beam 3)") for s in heatmap_specs(beam.trace, "tiny"))
+    forced = translate(tiny_lm, "the cat sat", target="le chat").trace
+    assert all(s.title.endswith("(tiny, given target)") for s in heatmap_specs(forced, "tiny"))
+    import dataclasses                                       # a trace saved before runs recorded their search
+    assert dataclasses.replace(forced, meta={"mode": "teacher-forced"}).decoding == "given target"
+    greedy = translate(tiny_lm, "the cat sat").trace
+    assert all(s.title.endswith("(tiny)") for s in heatmap_specs(greedy, "tiny"))
+    code, out, _ = run_command(["export", "the cat sat", "--model", str(tiny_model_dir), "--out",
+                                str(tmp_path / "forced"), "--format", "csv", "--target", "le chat"])
+    assert code == 0 and "given target: le chat" in out.splitlines()
+    code, _, err = run_command(["export", "the cat sat", "--model", str(tiny_model_dir), "--out",
+                                str(tmp_path / "both"), "--target", "le chat", "--beam", "3"], check=False)
+    assert code == 2 and "--beam and --target" in err and not (tmp_path / "both").exists()
