@@ -31,6 +31,7 @@ class Presentation:
             self.set_font_size(presentation_point_size(w.screen().geometry().height()))
             actions.details.setChecked(False)      # room for the plots; View menu brings the controls back
             self._before["layout"] = w.saveState()
+            self._before["geometry"] = w.geometry()
             w.showFullScreen()
             QtCore.QTimer.singleShot(0, self._size_docks)
         else:
@@ -42,10 +43,20 @@ class Presentation:
             if before.get("layout") is not None:
                 # the docks as they were before the class; and again two turns of the event loop later, once the
                 # smaller text has relaid the window out: restored at once only, they were sized against the
-                # class's minimum widths (the output dock came back 177 pixels wide, not 307)
+                # class's minimum widths (the output dock came back 177 pixels wide, not 307). The window's size
+                # too: shown normal while the class's larger text still set its minimum size, it came back
+                # 1608 × 861 on a 1366 × 768 screen, its docks and status bar off it
                 w.docking.restore_state(before["layout"])
-                QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(
-                    0, w, lambda: w.docking.restore_state(before["layout"])))
+                QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self._restore(before)))
+
+    def _restore(self, before: dict) -> None:
+        """The window's place, size and docks as before presentation mode."""
+        w = self.window
+        if self.active:                          # F11 again meanwhile
+            return
+        w.docking.restore_state(before["layout"])        # first: the docks set the window's least width
+        if before.get("geometry") is not None:
+            w.setGeometry(before["geometry"])
 
     @property
     def active(self) -> bool:

@@ -781,3 +781,17 @@ def test_the_translation_says_when_the_model_reads_and_writes_lowercase(qtbot, s
     wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat")
     assert "[greedy]" in w.inputs.translation.text() and LOWERCASE not in w.inputs.translation.toolTip()
     w.runs.runner.wait(10000)
+
+
+def test_leaving_presentation_after_larger_text_gives_the_window_its_size_back(qtbot, window):
+    """QA at 1366 × 768: F11, Ctrl++ three times, F11 left the window 1608 × 861, its docks and status bar off
+    the screen: shown normal while the class's text still set its minimum size."""
+    window.resize(1024, 700)
+    qtbot.wait(200)
+    before = window.size()
+    window.toggle_presentation()
+    for _ in range(3):
+        window.presentation.zoom(+1)
+    qtbot.wait(200)
+    window.toggle_presentation()
+    qtbot.waitUntil(lambda: window.size() == before, timeout=3000)
