@@ -319,7 +319,7 @@ class Schema:
     def describe(self) -> str:
         """One line for the status bar: '3+3 layers, 4 heads, d_model 256'."""
         layers = "+".join(str(st.n_layers) for st in self.stacks)
-        heads = f"{self.n_heads} heads" + (f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
+        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}" + (f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
         return f"{layers} layers, {heads}, d_model {self.d_model}"
 
     # --- files --------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from .session import SessionError, read_session, save_session
 from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
+from .status_bar import FittingStatusBar, claim
 from .steady_label import SteadyLabel
 from .text_safety import breakable_html, isolate, unbreakable_html
 from .worker import one_torch_thread
@@ -62,12 +63,6 @@ class Centre(QtWidgets.QWidget):
         self.resized.emit()
 
 
-def claim(note: str) -> str:
-    """A note's first claim: the words before its first colon or full stop ("The text holds 3 sentences…")."""
-    cut = min((i for i in (note.find(": "), note.find(". ")) if i > 0), default=-1)
-    return note if cut < 0 else note[:cut] + "…"
-
-
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -82,6 +77,7 @@ class MainWindow(QtWidgets.QMainWindow):
         frame saved for this run, if any."""
         super().__init__()
         self.setWindowTitle("Attention Visualizer")
+        self.setStatusBar(FittingStatusBar())      # before anything puts a label in it
         self.settings = settings or Settings()
         self.state = ViewState.at_start(model, sentence, target)
         self.lm = None                             # the open model (a model.LoadedModel)

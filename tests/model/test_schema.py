@@ -92,3 +92,10 @@ def test_the_output_equation_says_what_the_output_layer_is(tied):
     eq = schema(cfg).output_equation
     assert ("+ b_out" in eq) == (model.generator.bias is not None)
     assert ("E_yᵀ" in eq) == (model.generator.weight is model.tgt_embed.weight)
+
+
+def test_the_one_line_description_counts_heads_in_the_singular_too():
+    """The status bar read "1+1 layers, 1 heads, d_model 2" for the notes' worked example."""
+    from model.families import load
+    assert load("seed-example").schema.describe() == "1+1 layers, 1 head, d_model 2"
+    assert load("en-fr").schema.describe() == "5+5 layers, 8 heads, d_model 256"

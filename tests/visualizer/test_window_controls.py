@@ -795,3 +795,19 @@ def test_leaving_presentation_after_larger_text_gives_the_window_its_size_back(q
     qtbot.wait(200)
     window.toggle_presentation()
     qtbot.waitUntil(lambda: window.size() == before, timeout=3000)
+
+
+def test_a_status_message_too_long_for_the_bar_shows_its_claim_and_the_whole_in_the_tooltip(qtbot, window):
+    """At 1366 × 768 a class read "Same translation as bef" after switching a head off: a message that does not fit
+    beside the model, token and time labels is cut to its claim, the whole message in the bar's tooltip."""
+    bar = window.statusBar()
+    window.resize(1000, 700)
+    qtbot.wait(100)
+    long = ("Same translation as before: one head rarely changes the output alone. Its effect shows in the "
+            "attention of the layers after it, and in the output distribution's probabilities.")
+    assert bar.fontMetrics().horizontalAdvance(long) > bar.room()
+    bar.showMessage(long, 5000)
+    assert bar.currentMessage() == "Same translation as before…" and bar.toolTip() == long
+    bar.showMessage("Saved", 5000)
+    assert bar.currentMessage() == "Saved" and bar.toolTip() == ""
+    assert window.ablation.note.parent() is not None and window.ablation.note in bar.permanent

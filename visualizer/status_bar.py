@@ -1,0 +1,38 @@
+"""The window's status bar: a message that does not fit beside the permanent labels is cut to its claim, whole in
+the tooltip (a class read "Same translation as bef" and "worked example by hand: d_mc")."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+
+def claim(note: str) -> str:
+    """A note's first claim: the words before its first colon or full stop ("The text holds 3 sentences…")."""
+    cut = min((i for i in (note.find(": "), note.find(". ")) if i > 0), default=-1)
+    return note if cut < 0 else note[:cut] + "…"
+
+
+class FittingStatusBar(QtWidgets.QStatusBar):
+    """A QStatusBar whose messages fit: whole when there is room beside the permanent widgets, else their claim
+    (then cut at the end), the whole message in the bar's tooltip while it shows."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.permanent: list[QtWidgets.QWidget] = []
+        self.messageChanged.connect(lambda text: text or self.setToolTip(""))
+
+    def addPermanentWidget(self, widget, stretch: int = 0) -> None:
+        self.permanent.append(widget)
+        super().addPermanentWidget(widget, stretch)
+
+    def room(self) -> int:
+        """Pixels a message has: the bar's width less its permanent widgets' and some spacing."""
+        taken = sum(w.sizeHint().width() for w in self.permanent if w.isVisible())
+        return self.width() - taken - 24
+
+    def showMessage(self, text: str, timeout: int = 0) -> None:
+        metrics, room = self.fontMetrics(), self.room()
+        shown = text
+        if metrics.horizontalAdvance(shown) > room:
+            shown = metrics.elidedText(claim(text), QtCore.Qt.TextElideMode.ElideRight, max(room, 40))
+        self.setToolTip(text if shown != text else "")
+        super().showMessage(shown, timeout)
