@@ -38,14 +38,16 @@ from .transformer import EOS, PAD, Transformer
 
 
 def parse_args(argv=None):
-    p = ArgumentParser(prog="python -m model.train", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="attention-visualizer train", description=__doc__.split("\n")[0] + " (also "
+                       "`python -m model.train`, as torchrun runs it)")
     data = p.add_argument_group("data")
     data.add_argument("--tsv", help="training pairs, source<TAB>target")
     data.add_argument("--src", help="training source file (line-aligned with --tgt)")
     data.add_argument("--tgt", help="training target file")
-    data.add_argument("--valid-tsv")
-    data.add_argument("--valid-src")
-    data.add_argument("--valid-tgt")
+    data.add_argument("--valid-tsv", help="validation pairs, source<TAB>target (several lines of one source: its "
+                                          "references); its BLEU is logged at every --eval-every")
+    data.add_argument("--valid-src", help="validation source file (line-aligned with --valid-tgt)")
+    data.add_argument("--valid-tgt", help="validation target file")
     data.add_argument("--check", metavar="FILE", help="a list of English<TAB>accepted|translations lines (as "
                       "check-translations reads): the log counts how many come out right, greedy, at every validation")
     data.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
@@ -60,13 +62,14 @@ def parse_args(argv=None):
     p.add_argument("--init-steps", type=int, default=None,
                    help="with --init-from: the updates its weights had (default: the folder's metadata, else 0)")
     m = p.add_argument_group("model")
-    m.add_argument("--d-model", type=int, default=256)
-    m.add_argument("--heads", type=int, default=4)
-    m.add_argument("--d-ff", type=int, default=1024)
+    m.add_argument("--d-model", type=int, default=256, help="width of every token's vector (default %(default)s)")
+    m.add_argument("--heads", type=int, default=4, help="attention heads per layer; must divide --d-model")
+    m.add_argument("--d-ff", type=int, default=1024, help="inner width of the feed-forward sublayers")
     m.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
-    m.add_argument("--dropout", type=float, default=0.1)
-    m.add_argument("--max-len", type=int, default=128)
-    m.add_argument("--pe", default="sinusoidal", choices=["sinusoidal", "learned", "none"])
+    m.add_argument("--dropout", type=float, default=0.1, help="dropout probability (default %(default)s)")
+    m.add_argument("--max-len", type=int, default=128, help="longest sentence in tokens; longer pairs are skipped")
+    m.add_argument("--pe", default="sinusoidal", choices=["sinusoidal", "learned", "none"],
+                   help="positional encodings (default: the paper's sinusoids)")
     m.add_argument("--tie-output", action="store_true", help="share target embedding and output projection")
     m.add_argument("--share-embeddings", action="store_true",
                    help="one BPE vocabulary for both languages and one embedding matrix for source, target and "
@@ -76,23 +79,23 @@ def parse_args(argv=None):
     t.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per batch (per process)")
     t.add_argument("--steps", type=int, default=0, help="stop after this many updates (0 = use --minutes)")
     t.add_argument("--minutes", type=float, default=0, help="stop after this much training time")
-    t.add_argument("--warmup", type=int, default=4000)
+    t.add_argument("--warmup", type=int, default=4000, help="updates over which the learning rate rises")
     t.add_argument("--lr-scale", type=float, default=1.0, help="factor on d_model^-0.5 * min(s^-0.5, s*w^-1.5)")
     t.add_argument("--cooldown", type=int, default=0,
                    help="the last N of --steps updates take the learning rate linearly down to zero")
-    t.add_argument("--label-smoothing", type=float, default=0.1)
+    t.add_argument("--label-smoothing", type=float, default=0.1, help="the paper's ε_ls (default %(default)s)")
     t.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA",
                    help="R-Drop: each batch runs twice and the symmetric KL between the two outputs is added with "
                         "this weight (5 in the paper's small translation tasks; 0 = off; doubles the work per update)")
     t.add_argument("--bpe-dropout", type=float, default=0.0, metavar="P",
                    help="BPE-dropout: split each batch's sentences anew, leaving out each merge of the tokenizers "
                         "with this probability (0.1 in the paper; 0 = off). A resumed run draws other splits")
-    t.add_argument("--clip", type=float, default=1.0)
+    t.add_argument("--clip", type=float, default=1.0, help="largest gradient norm (default %(default)s)")
     t.add_argument("--average", type=int, default=5, help="average the last N checkpoints at the end")
     t.add_argument("--ckpt-minutes", type=float, default=5.0, help="save a checkpoint this often")
     t.add_argument("--eval-every", type=int, default=1000, help="validate every N updates")
-    t.add_argument("--eval-sentences", type=int, default=300)
-    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--eval-sentences", type=int, default=300, help="validation sentences each validation scores")
+    t.add_argument("--seed", type=int, default=1, help="random seed: the same seed and data give the same run")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     t.add_argument("--device", default="cpu", help="where to train: cpu (default), or cuda for a GPU (checkpoints and "
                                                    "the model are stored for the CPU either way)")

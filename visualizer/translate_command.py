@@ -123,7 +123,7 @@ def output_line(result) -> str | None:
 @command
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer translate", description="Print the translation of a text.")
-    p.add_argument("text")
+    p.add_argument("text", help="the sentence to translate (a prompt to continue, a text with masks to fill in)")
     model_argument(p)
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
