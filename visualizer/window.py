@@ -127,6 +127,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.attention.scale_group.triggered.connect(
             lambda _: self.settings.set("colour_scale", self.attention.colour_scale()))
         self.attention.cmap_group.triggered.connect(lambda act: self.settings.set("colormap", act.text()))
+        for name in ("model_view", "flow"):        # the other heatmaps of attention take the chosen map too
+            self.docking.when_built(name, lambda panel: panel.set_colormap(self.attention.colormap))
+            self.docking.when_built(name, lambda panel: self.attention.cmap_group.triggered.connect(
+                lambda act, p=panel: p.set_colormap(act.text())))
         self.docking.when_built("training", lambda panel: panel.weights_changed.connect(
             lambda: self.runs.request(self.lm)))
         central = Centre()

@@ -811,3 +811,24 @@ def test_a_status_message_too_long_for_the_bar_shows_its_claim_and_the_whole_in_
     bar.showMessage("Saved", 5000)
     assert bar.currentMessage() == "Saved" and bar.toolTip() == ""
     assert window.ablation.note.parent() is not None and window.ablation.note in bar.permanent
+
+
+def test_the_model_view_and_the_rollout_take_the_chosen_colour_map(qtbot, window):
+    """Colours ▸ cividis recoloured the attention panel and its exports, while Model view and Rollout stayed
+    viridis (QA as a researcher): both take the map chosen, before they are built and after."""
+    from visualizer.plotting.colormaps import lookup_table
+
+    cividis = next(a for a in window.attention.cmap_group.actions() if a.text() == "cividis")
+    cividis.trigger()
+    window.docks["model_view"].raise_()
+    qtbot.waitUntil(lambda: "model_view" in window.panels and window.panels["model_view"].trace is not None)
+    view = window.panels["model_view"]
+    np.testing.assert_array_equal(view.lut, lookup_table("cividis"))
+    window.docks["flow"].raise_()
+    qtbot.waitUntil(lambda: "flow" in window.panels)
+    assert window.panels["flow"].rollout_box.heatmap.colormap == "cividis"
+    magma = next(a for a in window.attention.cmap_group.actions() if a.text() == "magma")
+    magma.trigger()
+    assert window.panels["flow"].rollout_box.heatmap.colormap == "magma"
+    np.testing.assert_array_equal(view.lut, lookup_table("magma"))
+    assert window.attention.focus.colormap == "magma"

@@ -134,6 +134,10 @@ class FlowPanel(QtWidgets.QWidget):
                 return k.name
         return next((k.name for k in kinds if k.stack == stack), kinds[0].name)
 
+    def set_colormap(self, name: str) -> None:
+        """The rollout's colour map, as Colours ▸ colour map sets the attention panel's."""
+        self.rollout_box.heatmap.set_colormap(name)
+
     def render(self, trace, state) -> None:
         if trace is not self.trace:
             self.trace, self._rollouts = trace, {}

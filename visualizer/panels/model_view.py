@@ -142,6 +142,14 @@ class ModelViewPanel(QtWidgets.QWidget):
         return int(l), int(h)
 
     # --- drawing --------------------------------------------------------------------------------
+    def set_colormap(self, name: str) -> None:
+        """Colour the heads in this colour map, as Colours ▸ colour map colours the attention panel (the model view
+        stayed viridis when the heatmap went cividis)."""
+        self.lut = lookup_table(name)
+        self.image.setColorMap(pg.colormap.get(name))
+        if self.trace is not None:
+            self._draw(self.trace, self.shown_kind)
+
     def render(self, trace, state) -> None:
         schema = trace.schema
         kind = state.kind if state.kind in schema.kind_names else schema.kinds[0].name
