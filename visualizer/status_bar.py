@@ -1,5 +1,5 @@
-"""The window's status bar: a message that does not fit beside the permanent labels is cut to its claim, whole in
-the tooltip (a class read "Same translation as bef" and "worked example by hand: d_mc")."""
+"""The window's status bar: a message that does not fit beside the permanent labels ends in "…", whole in the
+tooltip (a class read "Same translation as bef" and "worked example by hand: d_mc", cut with no sign of it)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
@@ -12,8 +12,8 @@ def claim(note: str) -> str:
 
 
 class FittingStatusBar(QtWidgets.QStatusBar):
-    """A QStatusBar whose messages fit: whole when there is room beside the permanent widgets, else their claim
-    (then cut at the end), the whole message in the bar's tooltip while it shows."""
+    """A QStatusBar whose messages fit: whole when there is room beside the permanent widgets, else cut with "…",
+    the whole message in the bar's tooltip while it shows."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -31,8 +31,6 @@ class FittingStatusBar(QtWidgets.QStatusBar):
 
     def showMessage(self, text: str, timeout: int = 0) -> None:
         metrics, room = self.fontMetrics(), self.room()
-        shown = text
-        if metrics.horizontalAdvance(shown) > room:
-            shown = metrics.elidedText(claim(text), QtCore.Qt.TextElideMode.ElideRight, max(room, 40))
+        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(room, 40))
         self.setToolTip(text if shown != text else "")
         super().showMessage(shown, timeout)

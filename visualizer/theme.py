@@ -98,8 +98,12 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))
         app.setFont(font)
     pg.setConfigOptions(background=PLOT_BACKGROUND, foreground=PLOT_FOREGROUND, antialias=True)
-    for widget in app.allWidgets():          # widgets whose colours are a style sheet's (panels.widgets.ToneLabel)
-        changed = getattr(widget, "theme_changed", None)
-        if callable(changed):
-            changed()
+    # widgets whose colours are a style sheet's: each ToneLabel alive (going through app.allWidgets() made a Python
+    # object for every widget, some of them windows being destroyed, and crashed the test suite now and then)
+    from .panels.widgets import ToneLabel
+    for label in list(ToneLabel.shown):
+        try:
+            label.theme_changed()
+        except RuntimeError:                 # its Qt widget is gone, its Python object not yet
+            ToneLabel.shown.discard(label)
     return theme

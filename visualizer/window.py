@@ -278,7 +278,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def compact_level(self) -> int:
         """How much a short window leaves out so that the heatmap keeps room to be read. 1: the focused heatmap's
         title (the caption and the selectors name it) and the translation's token chips (the heatmap's axes show
-        the tokens; the translation's tooltip lists them). 2: also the caption's explanation, which becomes its
+        the tokens; the translation's tooltip lists them), and the notes' explanations (each keeps its claim;
+        the tooltip has the whole). 2: also the caption's explanation, which becomes its
         tooltip; the caption keeps its title and equation. Level 2 below 33 lines of text (a 720p projector at
         the presentation font), or below 36 while the target and decoding controls take their three rows (an
         800x600 window: the heatmap got 60 pixels); level 1 below 36 without them (a 768p projector at the
@@ -362,10 +363,11 @@ class MainWindow(QtWidgets.QMainWindow):
         return training.steps_taken() if training is not None else 0
 
     def _set_notice(self) -> None:
-        """The result's notes under the translation: whole, or in a compact window (see compact_level) each cut to
-        its claim, before its first colon or full stop, the whole in the tooltip: at 1280 × 720 in class two lines
-        of a note had left the heatmap 95 pixels high."""
-        notes, compact = self._notes, self.compact_level() >= 2
+        """The result's notes under the translation: whole, or in a compact window (see compact_level: a 768-line
+        laptop's is) each cut to its claim, before its first colon or full stop, the whole in the tooltip: at
+        1280 × 720 in class two lines of a note had left the heatmap 95 pixels high, and at 1366 × 768 three to
+        five lines of notes left it 80 to 160 (QA as a student)."""
+        notes, compact = self._notes, self.compact_level() >= 1
         self.inputs.notice.setText(" · ".join(map(claim, notes)) if compact else " ".join(notes))
         self.inputs.notice.setToolTip(" ".join(notes) if compact else "")
         self.inputs.notice.setVisible(bool(notes))

@@ -2,6 +2,8 @@
 a header line. (The plots themselves are drawn by visualizer/plotting.)"""
 from __future__ import annotations
 
+import weakref
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..steady_label import SteadyLabel
@@ -89,10 +91,13 @@ class ToneLabel(QtWidgets.QLabel):
     """Text in a warning (orange) or alert (red) colour that reads on the window's theme: the dark shade on a light
     window, a light one on a dark window (the dark theme's "1 head off" was dark red on near-black)."""
 
+    shown: "weakref.WeakSet[ToneLabel]" = weakref.WeakSet()      # every one alive, for theme.apply_theme
+
     def __init__(self, tone: str, bold: bool = False, parent=None):
         super().__init__(parent)
         self.tone, self.bold = tone, bold
         self.theme_changed()
+        ToneLabel.shown.add(self)
 
     def colour(self) -> str:
         return tone_colour(self.tone)
