@@ -79,11 +79,12 @@ class ExportActions:
 
     def _metrics_table(self, folder: Path) -> Path:
         """The head metrics of the run, as the Head metrics tab and the `metrics` command give them."""
+        from model.ablation import ablated_heads
         from model.analysis.metrics import metrics_csv, trace_metrics
         from .export import write_text
         from .panels.metrics import METRICS_FILE
         path = folder / METRICS_FILE
-        write_text(path, metrics_csv(trace_metrics(self.window.trace)))
+        write_text(path, metrics_csv(trace_metrics(self.window.trace), ablated_heads(self.window.trace)))
         return path
 
     def _panel_pictures(self, folder: Path) -> list[Path]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, command, model_argument,
                                 writable_file)
+from model.ablation import ablated_heads
 from model.text import blank
 
 from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, run_settings, run_translation,
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
-    text = metrics_csv(trace_metrics(result.trace))
+    text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace))
     if a.out is None:
         sys.stdout.write(text)
         return 0

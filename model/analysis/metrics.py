@@ -124,13 +124,16 @@ def trace_metrics(trace) -> list[HeadMetrics]:
     return out
 
 
-def metrics_csv(rows: list[HeadMetrics]) -> str:
-    """The table as CSV: a header of COLUMNS, one line per head; a metric that means nothing there (NaN) empty."""
+def metrics_csv(rows: list[HeadMetrics], off: frozenset = frozenset()) -> str:
+    """The table as CSV: a header of COLUMNS, one line per head; a metric that means nothing there (NaN) empty. A
+    run with heads switched off (off: their (kind, layer, head) keys, 0-based) has one more column, "off", "yes"
+    for each of them: an ablated run's table read like a plain one (QA as a researcher)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    w.writerow(COLUMNS + (("off",) if off else ()))
     for r in rows:
-        w.writerow([r.kind, r.layer, r.head, *("" if np.isnan(x) else repr(x) for x in astuple(r)[3:])])
+        flag = ["yes" if r.key in off else ""] if off else []
+        w.writerow([r.kind, r.layer, r.head, *("" if np.isnan(x) else repr(x) for x in astuple(r)[3:]), *flag])
     return buf.getvalue()
 
 

@@ -155,3 +155,19 @@ def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(
     written = window.exports.export_all(str(tmp_path / "all"), "csv")
     assert tmp_path / "all" / "head_metrics.csv" in written
     assert (tmp_path / "all" / "head_metrics.csv").read_text(encoding="utf-8") == expected
+
+
+def test_a_run_with_heads_off_marks_them_in_its_metrics_csv(run_command, tiny_model_dir, tiny_lm):
+    """`metrics --ablate` and Export all's head_metrics.csv of an ablated run read like a plain run's table: an
+    "off" column says "yes" for each head switched off; a plain run's table has no such column."""
+    from model import translate
+
+    code, out, _ = run_command(["metrics", "the cat sat", "--model", str(tiny_model_dir), "--ablate", "cross:1:2"])
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and list(rows[0]) == [*COLUMNS, "off"]
+    assert [(r["kind"], r["layer"], r["head"]) for r in rows if r["off"] == "yes"] == [("cross", "1", "2")]
+    ablated = translate(tiny_lm, "the cat sat", ablations=frozenset({("cross", 0, 1)})).trace
+    expected = trace_metrics(ablated)
+    assert [float(r["entropy_bits"]) for r in rows] == pytest.approx([m.entropy_bits for m in expected])
+    code, out, _ = run_command(["metrics", "the cat sat", "--model", str(tiny_model_dir)])
+    assert code == 0 and out.splitlines()[0] == ",".join(COLUMNS)

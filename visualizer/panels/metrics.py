@@ -148,7 +148,7 @@ class MetricsPanel(QtWidgets.QWidget):
 
     def table_csv(self) -> str:
         """The table as the `metrics` command writes it: pipeline order, 1-based layers and heads, empty for —."""
-        return metrics_csv(self.model.rows)
+        return metrics_csv(self.model.rows, self.model.off)
 
     def copy_table(self) -> None:
         QtWidgets.QApplication.clipboard().setText(self.table_csv())
