@@ -96,7 +96,8 @@ class ExportActions:
         from .export import write_bytes
         from .plotting.render import encode_png, whole_picture
         w = self.window
-        shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels}
+        shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
+                 and name not in NOT_PICTURED}
         in_front = [dock for dock in shown.values() if not dock.visibleRegion().isEmpty()]
         written = []
         try:
@@ -140,6 +141,9 @@ class ExportActions:
         if others := other_files(folder, written):
             text += f", which also holds {others} other file{'s' if others > 1 else ''}, not from this export"
         w.statusBar().showMessage(text, 12000)
+
+
+NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)
 
 
 def panel_file(name: str) -> str:

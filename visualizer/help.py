@@ -86,8 +86,8 @@ window) are the heads of the same layer: click one to look at it closely, or tic
 default one colour scale spans all heads of a layer, so that heads compare (<b>Colours</b> changes that).</p>
 <h3>Tokens</h3>
 <p>Text is cut into pieces of a fixed vocabulary. <b>##</b> marks a piece that continues the word before it
-(“tap ##is” is “tapis”); punctuation shows bare, joined to its neighbours or not (“J ' ##ai” is “J'ai”, “mat .”
-is “mat.”); <b>␣</b> is a piece that is a space alone; {_specials_text(schema)}.
+(“tap ##is” is “tapis”); punctuation shows bare, joined to its neighbours or not (“J ' ##ai” is “J'ai”,
+“mat .” is “mat.”); <b>␣</b> is a piece that is a space alone; {_specials_text(schema)}.
 {POSITIONS_TEXT.get(positions, POSITIONS_TEXT["none"])}</p>
 <h3>Generation steps</h3>
 {_steps_text(layout, t)}

@@ -151,9 +151,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_tokens = QtWidgets.QLabel()
         self.status_time = QtWidgets.QLabel()
         self.statusBar().addWidget(self.status_notice)
+        self.statusBar().addWidget(QtWidgets.QWidget(), 1)      # the labels after it to the right
+        # normal widgets, not permanent ones: a message (a switched-off head, a file saved) hides them while it
+        # shows, and has the bar's width (at 1366 × 768 beside them it read "Same translation as bef")
         for w in (self.status_model, self.status_tokens, self.status_time):
-            w.setContentsMargins(14, 0, 0, 0)     # apart from each other and from a message ("….gifModel: en-fr")
-            self.statusBar().addPermanentWidget(w)
+            w.setContentsMargins(14, 0, 0, 0)     # apart from each other
+            self.statusBar().addWidget(w)
         i = self.inputs
         i.sentence.textChanged.connect(lambda t: self.state.update(sentence=t))
         i.target.textChanged.connect(lambda t: self.state.update(target=t))
