@@ -86,10 +86,46 @@ def plot_table(plot: pg.PlotItem) -> str | None:
     return buf.getvalue()
 
 
+def box_export(box) -> PlotExport:
+    """The export of a HeatmapBox (a panel's matrix: Compare runs, Rollout, Embeddings) as a figure, as the
+    attention heatmaps are exported: 900 × 760 at 96 dpi with every label that fits, its colour map and scale, and
+    a title that says what it shows (box.figure_title). The B − A matrix had been a 428 × 200 screen grab with half
+    its row labels and nothing to say what A and B were (QA as a researcher)."""
+    from .plotting.figure import HeatmapFigure
+
+    def title() -> str:
+        return box.figure_title() if box.figure_title is not None else box.title
+
+    def figure() -> HeatmapFigure:
+        fig = HeatmapFigure(bar_label=box.bar_label, row_label=box.row_label, col_label=box.col_label)
+        fig.set_colormap(box.heatmap.colormap)
+        matrix = box.shown
+        fig.show_matrix(matrix, ~np.isnan(matrix), box.rows, box.cols, title(), box.heatmap.levels)
+        return fig
+
+    def table() -> str | None:
+        matrix = box.shown
+        return None if matrix is None else matrix_csv(matrix, box.rows, box.cols, f"{box.row_label} \\ {box.col_label}")
+
+    def image(scale: float) -> QtGui.QImage:
+        return scene_image(box, scale) if box.shown is None else figure().png_image(scale)    # (nothing shown yet)
+
+    def vector(fmt: str) -> bytes:
+        if box.shown is None:
+            return scene_vector(box.scene(), box.sceneRect(), fmt, title())
+        return figure().vector_bytes(fmt)
+
+    return PlotExport(lambda: file_stem(box.title or title()), image, vector, table)     # the short one as name
+
+
 def widget_export(view: pg.GraphicsView) -> PlotExport:
     """The export of a plot widget as it is on screen; a heatmap (with .shown, .rows, .cols) gives its matrix, a
     widget with table_csv() its own table. A layout of several plots gives the numbers of each, one after the
     other."""
+    from .plotting.plot_box import HeatmapBox
+    if isinstance(view, HeatmapBox):
+        return box_export(view)
+
     def plots() -> list[pg.PlotItem]:
         if isinstance(view, pg.PlotWidget):
             return [view.getPlotItem()]

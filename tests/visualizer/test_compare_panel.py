@@ -136,3 +136,29 @@ def test_a_narrow_panel_shows_one_matrix_chosen_by_its_buttons_and_a_wide_one_al
     panel.choice_buttons["B − A"].click()
     panel.render(c, ViewState.for_trace(c, kind="cross", layer=1, head=1))
     assert visible() == ["B"] and not panel.choice_buttons["B − A"].isEnabled()
+
+
+def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny_lm, tmp_path):
+    """The B − A picture was the 428 × 200 screen grab, half its rows unlabelled and nothing to say what A and B
+    were; its CSV's corner read "row \\ column". It is a 900 × 760 figure titled with both runs (which heads were
+    off), every token labelled, and its numbers under "query \\ key"."""
+    from visualizer.plot_menu import widget_export, write_plot
+    from visualizer.export import read_heatmap_csv
+
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="le chat", ablations=frozenset({("cross", 0, 1)})).trace
+    state = ViewState.for_trace(a, kind="cross", layer=1, head=0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    export = widget_export(panel.diff)
+    assert export.name() == "B_A_Cross-attention_layer_2_head_1"
+    image = export.image(1.0)
+    assert (image.width(), image.height()) == (900, 760)
+    write_plot(export, tmp_path / "diff.csv", "csv")
+    rows, cols, matrix = read_heatmap_csv(tmp_path / "diff.csv")
+    assert (tmp_path / "diff.csv").read_text().startswith("query \\ key,")
+    np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
+    assert (rows, cols) == b.axis_tokens("cross")
+    assert "B: “the cat sat on the mat”, teacher-forced, 1 head off: cross:1:2" in panel.diff.figure_title()

@@ -10,10 +10,11 @@ import html
 import numpy as np
 from PySide6 import QtWidgets
 
-from model.ablation import ablated_heads
+from model.ablation import ablated_heads, describe
 from model.assets import short_name
 
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
+from .output import probability
 from ..plotting.plot_box import HeatmapBox
 
 TOP = 5          # tokens listed per output distribution
@@ -31,9 +32,9 @@ def run_label(trace) -> str:
         parts.append("teacher-forced")
     if m.get("positional") is False:
         parts.append("no positional encoding")
-    off = len(m.get("ablations", []))
+    off = ablated_heads(trace)
     if off:
-        parts.append(f"{off} head{'s' if off != 1 else ''} off")
+        parts.append(describe(off))           # which heads: "1 head off: cross:3:2"
     return ", ".join(parts)
 
 
@@ -174,6 +175,8 @@ class ComparePanel(QtWidgets.QWidget):
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
             self.diff.set_title(f"B − A: {where}")
+            named = f"B − A: {where} — A: {run_label(a)}; B: {run_label(trace)}"     # what a figure of it shows
+            self.diff.figure_title = lambda: named
             largest = float(np.abs(self.difference).max())     # 3 significant digits: 7.1e-06 read "0.000"
             note = f"{where}. " + (f"Largest change {largest:.3g}." if largest else "No change: the weights are equal.")
             off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
@@ -197,7 +200,7 @@ class ComparePanel(QtWidgets.QWidget):
             s = min(step, t.n_steps - 1)
             p = t.probs(s)
             best = np.argsort(-p)[:TOP]
-            words = ", ".join(f"{html.escape(self._piece(t, i))} {p[i]:.2f}" for i in best)
+            words = ", ".join(f"{html.escape(self._piece(t, i))} {probability(p[i])}" for i in best)
             lines.append(f"<b>{name}</b>, step {s}: {words}")
         return "<br>".join(lines)
 

@@ -13,16 +13,18 @@ from .vector_cells import VectorCells
 
 
 class HeatmapFigure:
-    def __init__(self, width: int = 900, height: int = 760, background: str = "w"):
+    def __init__(self, width: int = 900, height: int = 760, background: str = "w",
+                 bar_label: str = "attention weight", row_label: str = "query (row)", col_label: str = "key (column)"):
         self.widget = pg.GraphicsLayoutWidget()
         self.widget.setBackground(background)
         self.widget.resize(width, height)
         # laid out like a shown window, but never on screen (exports run headless or behind the app)
         self.widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         self.widget.show()
-        self.heatmap = Heatmap(self.widget.addPlot(row=0, col=0, enableMenu=False))
+        self.heatmap = Heatmap(self.widget.addPlot(row=0, col=0, enableMenu=False), row_label=row_label,
+                               col_label=col_label)
         self.plot, self.image = self.heatmap.plot, self.heatmap.image
-        self.colorbar = self.heatmap.add_colorbar("attention weight", width=18)
+        self.colorbar = self.heatmap.add_colorbar(bar_label, width=18)
 
     @property
     def shown(self) -> np.ndarray | None:

@@ -120,6 +120,8 @@ class HeatmapBox(PlotBox):
         if col_tokens:
             axes["bottom"] = TokenAxis("bottom")
         super().__init__(title, row_label, col_label, axisItems=axes, min_height=min_height)
+        self.row_label, self.col_label, self.bar_label = row_label, col_label, bar_label
+        self.figure_title = None          # () -> the title of its exported figure (None: the one on screen)
         self.heatmap = Heatmap(self.item, font_size=None, labels=False, foreground=self.foreground,
                                row_tokens=row_tokens, col_tokens=col_tokens, colormap=colormap, padding=0.0)
         self.image = self.heatmap.image
