@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from model.assets import short_name
+from model.command_line import MAX_BEAM
 from model.config import DecodingSettings
 from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
 
@@ -91,10 +92,14 @@ class InputBar(QtWidgets.QWidget):
         self.method = QtWidgets.QComboBox()
         for label, key in (("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sample")):
             self.method.addItem(label, key)
-        self.beam = QtWidgets.QSpinBox(prefix="width ", minimum=1, maximum=16, value=4)
+        # as `translate --beam` and session files take it (64 typed here silently left 6: the box stopped at 16)
+        self.beam = QtWidgets.QSpinBox(prefix="width ", minimum=1, maximum=MAX_BEAM, value=4)
+        self.beam.setToolTip(f"Beam width: the hypotheses kept at each step, 1 to {MAX_BEAM}")
         self.temperature = QtWidgets.QDoubleSpinBox(prefix="T = ", minimum=0.05, maximum=5.0, singleStep=0.1,
                                                     value=1.0, decimals=2)
-        self.temperature.setToolTip("Temperature: divides the logits before the softmax (output panel and sampling)")
+        self.temperature.setToolTip("Temperature (0.05 to 5): divides the logits before the softmax. Sampling draws "
+                                    "from that distribution; greedy and beam search choose as at T = 1, and T "
+                                    "changes only the output panel's distribution, to show what sampling would do")
         self.top_k = QtWidgets.QSpinBox(prefix="top-k ", minimum=0, maximum=1000, value=0, specialValueText="top-k off")
         self.seed = QtWidgets.QSpinBox(prefix="seed ", minimum=0, maximum=99_999, value=0)
         self.positional = QtWidgets.QCheckBox("Positional encoding")

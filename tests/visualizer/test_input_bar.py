@@ -85,3 +85,13 @@ def test_word_pieces_are_explained_where_the_tokens_have_them():
     from visualizer.controls import pieces_note
     assert "“##” marks a piece that continues the word before it" in pieces_note(["Le", "chat", "s", "##assit"])
     assert pieces_note(["Le", "chat", "##", "."]) == "" and pieces_note(["the", "cat"]) == ""
+
+
+def test_the_beam_width_box_takes_what_the_command_and_session_files_take(qtbot):
+    """Typing 64 in the width box left 6 (it stopped at 16) while `translate --beam 64` and session files took 64."""
+    from model.command_line import MAX_BEAM
+    from visualizer.controls import InputBar
+    bar = InputBar()
+    qtbot.addWidget(bar)
+    bar.beam.setValue(MAX_BEAM)
+    assert bar.beam.value() == MAX_BEAM == 64 and str(MAX_BEAM) in bar.beam.toolTip()
