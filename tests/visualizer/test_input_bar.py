@@ -90,7 +90,6 @@ def test_word_pieces_are_explained_where_the_tokens_have_them():
 def test_the_beam_width_box_takes_what_the_command_and_session_files_take(qtbot):
     """Typing 64 in the width box left 6 (it stopped at 16) while `translate --beam 64` and session files took 64."""
     from model.command_line import MAX_BEAM
-    from visualizer.controls import InputBar
     bar = InputBar()
     qtbot.addWidget(bar)
     bar.beam.setValue(MAX_BEAM)
