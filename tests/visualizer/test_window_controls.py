@@ -836,3 +836,19 @@ def test_the_model_view_and_the_rollout_take_the_chosen_colour_map(qtbot, window
     assert window.panels["flow"].rollout_box.heatmap.colormap == "magma"
     np.testing.assert_array_equal(view.lut, lookup_table("magma"))
     assert window.attention.focus.colormap == "magma"
+
+
+def test_positions_switched_off_show_in_the_map_and_in_a_compared_run(qtbot, window):
+    """With Positional encoding unticked the map still read "Embedding + positional encoding", and Compare runs
+    never said "no positional encoding": the runs did not record it."""
+    arch = window.architecture
+    embeds = [s for s in arch.boxes if s.stack != "output" and not s.sublayer]
+    assert embeds and all(arch.labels[s] == "Embedding + positional encoding" for s in embeds)
+    window.state.update(positional=False)
+    wait_idle(qtbot, window, lambda t: t.meta.get("positional") is False)
+    qtbot.waitUntil(lambda: all(arch.labels[s] == "Embedding (positions off)" for s in embeds))
+    from visualizer.panels.compare import run_label
+    assert "no positional encoding" in run_label(window.trace)
+    window.state.update(positional=True)
+    wait_idle(qtbot, window, lambda t: t.meta.get("positional") is True)
+    qtbot.waitUntil(lambda: all(arch.labels[s] == "Embedding + positional encoding" for s in embeds))

@@ -37,13 +37,14 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.schema: Schema | None = None
         self.folded: set[Stage] = set()          # boxes that stand for a whole folded layer (its first sublayer's)
         self.open_layer = 0                      # the layer that keeps its sublayers while the others are folded
+        self.positions_off = False               # the run's positional encodings are switched off
         self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(340, 560)
 
     def view_key(self, state):
-        return state.stage
+        return state.stage, state.positional
 
     def render(self, trace, state) -> None:
         stage = state.stage
@@ -52,11 +53,22 @@ class ArchitectureMap(QtWidgets.QWidget):
         opened = LAST_LAYER if stage.stack == OUTPUT else stage.layer if stage.sublayer else 0
         moved = self.folded and (opened != self.open_layer or stage not in self.boxes or stage in self.folded)
         self.open_layer = opened
-        if trace.schema != self.schema or not self.boxes or moved:
-            self.schema = trace.schema
+        off = trace.meta.get("positional") is False
+        if trace.schema != self.schema or not self.boxes or moved or off != self.positions_off:
+            self.schema, self.positions_off = trace.schema, off
             self._layout()
         self.highlighted = stage
         self.update()
+
+    def _is_embedding(self, stage) -> bool:
+        return stage.stack != OUTPUT and stage.stack == self.schema.stack_of_stage(stage).embed_stage
+
+    def _label(self, stage) -> str:
+        """A box's label; an embedding's says when the positions are switched off (it read "Embedding + positional
+        encoding" with the box unticked, QA as a student)."""
+        if self.positions_off and self._is_embedding(stage) and self.schema.positions in ("sinusoidal", "learned"):
+            return "Embedding (positions off)"
+        return self.schema.short(stage)
 
     def _layout(self) -> None:
         """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks);
@@ -117,13 +129,14 @@ class ArchitectureMap(QtWidgets.QWidget):
                 y += 6
             if st is sc.output_stack and sc.has_output:
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
-        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else sc.short(st) for st in self.boxes}
+        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else self._label(st) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
             (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
         if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
             # on a projector the whole labels shrank to 7 pt: the boxes drop the norm step they all repeat
             # (a box's tooltip and the caption name it) and keep a size that can be read
-            terse = {st: self.labels[st] if st in self.folded else sc.terse(st) for st in self.boxes}
+            terse = {st: self.labels[st] if st in self.folded or self._is_embedding(st) else sc.terse(st)
+                     for st in self.boxes}
             font = self._fitting_font(QtGui.QFont(self.font()), [
                 (r.adjusted(3, 2, -3, -2), terse[st]) for st, r in self.boxes.items()])
             if font.pointSizeF() > self.box_font.pointSizeF():

@@ -454,7 +454,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     key = (tuple(ids), None if forced is None else tuple(forced), None if forced else settings, lm.positional,
            lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
-            "decoding": "given target" if forced else settings.describe(), "truncated": truncated,
+            "decoding": "given target" if forced else settings.describe(), "positional": bool(lm.positional),
+            "truncated": truncated,
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
         t = previous.trace
