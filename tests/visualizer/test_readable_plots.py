@@ -217,7 +217,7 @@ def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows
     font.setPointSize(14)
     arch.setFont(font)
     arch.resize(230, 600)
-    trace = type("T", (), {"schema": schema})()
+    trace = type("T", (), {"schema": schema, "meta": {}})()
     arch.render(trace, state)
     width = arch.boxes[Stage("dec", 0, "self")].width() - 6          # a sublayer box's inside, 14 px high unfolded
     unfolded = ArchitectureMap._fitting_font(QtGui.QFont(arch.font()), [
