@@ -344,3 +344,28 @@ def test_a_beam_run_exported_from_the_command_is_the_windows_beam_run_and_its_ti
     code, _, err = run_command(["export", "the cat sat", "--model", str(tiny_model_dir), "--out",
                                 str(tmp_path / "both"), "--target", "le chat", "--beam", "3"], check=False)
     assert code == 2 and "--beam and --target" in err and not (tmp_path / "both").exists()
+
+
+def test_a_paper_column_figure_keeps_no_empty_band_under_its_column_labels(qapp):
+    """At 450 × 380 (`export --size 450x380`, one figure drawing every head in turn) a head's columns fitted
+    upright, and a later head's, staggered, kept the upright labels' room, empty, between them and "key
+    (column)": a quarter of the figure. Each head's room is its labels' own."""
+    from PySide6 import QtGui
+
+    from model.families import load
+    from visualizer.plotting.figure import HeatmapFigure
+    trace = translate(load("en-fr"), "The animal didn't cross the street.").trace
+    fig = HeatmapFigure(450, 380)
+    rooms = []
+    for spec in heatmap_specs(trace, "en-fr"):
+        fig.show_spec(spec)
+        axis = fig.plot.getAxis("bottom")
+        line = QtGui.QFontMetricsF(axis.style["tickFont"]).lineSpacing()
+        own = max((QtGui.QFontMetricsF(axis.style["tickFont"]).horizontalAdvance(t) for t in spec.cols)) + 4 \
+            if axis.upright else (2 if axis.staggered else 1) * line
+        rooms.append((spec.stem, float(axis.textHeight), own))
+    del axis
+    fig.widget.deleteLater()             # gone before an assertion's traceback could hold it (a crash, else)
+    del fig
+    qapp.processEvents()
+    assert [(stem, room, own) for stem, room, own in rooms if room > own + 4] == []
