@@ -34,3 +34,7 @@ class FittingStatusBar(QtWidgets.QStatusBar):
         shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(room, 40))
         self.setToolTip(text if shown != text else "")
         super().showMessage(shown, timeout)
+
+    def whole_message(self) -> str:
+        """The message showing, whole (its tooltip when it was cut)."""
+        return self.toolTip() or self.currentMessage()

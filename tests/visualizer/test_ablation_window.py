@@ -122,7 +122,7 @@ def test_another_model_starts_with_every_head_on(qtbot, window, tmp_path, tiny_m
     other = tiny_model_factory(tmp_path / "other", seed=3)
     assert window.open_model(str(other))
     assert window.state.ablations == frozenset() and not window.ablation.reset.isEnabled()
-    assert "1 head(s) were switched off in the model before" in window.statusBar().currentMessage()
+    assert "1 head(s) were switched off in the model before" in window.statusBar().whole_message()
     qtbot.waitUntil(lambda: window.trace.meta.get("model") == window.lm.name and not window.runs.runner.busy,
                     timeout=20000)
     assert window.trace.meta.get("ablations", []) == [] and np.any(window.trace["dec.0.cross.head_out"][1] != 0)
@@ -134,7 +134,8 @@ def test_the_status_bar_says_whether_switching_heads_off_changed_the_translation
     window.state.toggle_ablation("cross", 0, 1)
     wait_for_run(qtbot, window, ["cross:1:2"])
     after = window.trace.meta["translation"]
-    message = window.statusBar().currentMessage()
+    bar = window.statusBar()
+    message = bar.whole_message()
     if after == before:
         assert message.startswith("Same translation as before: one head rarely changes the output alone")
     else:
@@ -144,7 +145,7 @@ def test_the_status_bar_says_whether_switching_heads_off_changed_the_translation
     assert window.statusBar().currentMessage() == ""
     window.ablation.reset.trigger()                           # every head on again: back to the first translation
     wait_for_run(qtbot, window, [])
-    message = window.statusBar().currentMessage()
+    message = bar.whole_message()
     assert window.trace.meta["translation"] == before
     assert (message == f"The translation changed: “{after}” → “{before}”.") if after != before else \
         message.startswith("Same translation as before")

@@ -99,7 +99,7 @@ def test_the_export_all_dialog_names_its_formats_and_writes_the_chosen_one(qtbot
     assert asked[0][0] == "Export every heatmap" and [i.split()[0] for i in asked[0][2]] == ["PNG", "SVG", "PDF", "CSV"]
     written = sorted(p.suffix for p in tmp_path.iterdir())
     assert written and set(written) == {".csv"}
-    assert window.statusBar().currentMessage() == f"Exported {len(written)} files to {tmp_path}"
+    assert window.statusBar().whole_message() == f"Exported {len(written)} files to {tmp_path}"
 
 
 def test_every_export_colours_as_the_window_does(qtbot, window, tmp_path, monkeypatch):
@@ -189,11 +189,11 @@ def test_the_status_says_when_export_all_was_cancelled_or_found_other_files(qtbo
     window.exports.export_all_dialog()
     total = len(heatmap_specs(window.trace, window.lm.name))
     bar = window.statusBar()                         # (the whole message in the tooltip when the bar is too narrow)
-    assert (bar.toolTip() or bar.currentMessage()) == (
+    assert bar.whole_message() == (
         f"Export cancelled: 3 of {total} heatmaps written, each whole, to {tmp_path}, which also holds 1 other file, "
         "not from this export")
     monkeypatch.setattr(export_actions, "progress_dialog", real)
     window.exports.export_all_dialog()
     written = len(list(tmp_path.iterdir())) - 1
-    assert (bar.toolTip() or bar.currentMessage()) == (
+    assert bar.whole_message() == (
         f"Exported {written} files to {tmp_path}, which also holds 1 other file, not from this export")

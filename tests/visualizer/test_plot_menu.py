@@ -79,7 +79,7 @@ def test_the_dialog_offers_every_format_and_the_typed_suffix_decides(window, tmp
     png = menu.save("svg")
     assert png.name == "plain.png" and QtGui.QImage(str(png)).width() > 100
     assert offered[2][1] == "SVG image (*.svg)"
-    assert window.statusBar().currentMessage() == f"Saved {png}"
+    assert window.statusBar().whole_message() == f"Saved {png}"
     pdf = menu.save("png")                 # typed fig.pdf: a PDF (it was written as fig.pdf.png, a PNG)
     assert pdf.name == "fig.pdf" and pdf.read_bytes().startswith(b"%PDF-")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.pdf", "heat.svg", "plain.png", "table.csv"]

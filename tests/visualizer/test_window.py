@@ -259,7 +259,7 @@ def test_a_missing_start_model_opens_the_default_and_says_so(qtbot, tmp_path, se
     assert w.lm is None                                   # the window is up before any model is loaded
     qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=60000)
     assert w.lm.name == default_model() and w.state.model_name == default_model()
-    assert "Cannot open" in w.statusBar().currentMessage() and "no-such-model" in w.statusBar().currentMessage()
+    assert "Cannot open" in w.statusBar().whole_message() and "no-such-model" in w.statusBar().whole_message()
     assert w.trace.meta["sentence"] == "I love you."
 
 

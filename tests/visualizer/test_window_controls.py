@@ -97,7 +97,7 @@ def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_mode
     assert "seed-example" in window.windowTitle()
     from model.assets import model_summary              # what it is, said as it is chosen
     bar = window.statusBar()                     # (whole in the tooltip when the window is too narrow for it)
-    assert (bar.toolTip() or bar.currentMessage()) == f"seed-example: {model_summary('seed-example')}"
+    assert bar.whole_message() == f"seed-example: {model_summary('seed-example')}"
 
 
 def test_plain_keys_in_the_sentence_field_edit_text_and_do_not_step(qtbot, window):
