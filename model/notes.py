@@ -180,8 +180,21 @@ def hesitated(trace) -> str | None:
     p, step = low[0]
     where = (f"at generation step {step}" if len(low) == 1 else
              f"at {len(low)} generation steps, most at step {step}")
-    return (f"The model hesitated {where} (“{trace.out_tokens[step]}”, p = {p:.2f}): a small model's translation "
-            "is often wrong where it hesitates. The output distribution there shows what else it weighed.")
+    piece, word = trace.out_tokens[step], word_of(trace.out_tokens, step)
+    token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")    # "trop" alone was read as the word trop
+    return (f"The model hesitated {where} ({token}, p = {p:.2f}): a small model's translation is often wrong "
+            "where it hesitates. The output distribution there shows what else it weighed.")
+
+
+def word_of(tokens: list[str], i: int) -> str:
+    """The word piece i belongs to, its pieces joined ("trophée" for "trop" in "trop ##hée")."""
+    start = i
+    while start > 0 and tokens[start].startswith("##"):
+        start -= 1
+    end = i
+    while end + 1 < len(tokens) and tokens[end + 1].startswith("##"):
+        end += 1
+    return tokens[start] + "".join(t[2:] for t in tokens[start + 1:end + 1])
 
 
 # words that mark a language; none of English's, and none that are English words too ("a", "on", "die", "son")

@@ -47,7 +47,9 @@ class AblationActions:
         last, self._last_run = self._last_run, run
         if last is None or last[:3] != run[:3] or last[3] == run[3]:
             return
-        if last[4] == run[4]:
+        if last[4] == run[4] and not run[3]:       # every head on again ("one head rarely…" read as advice, QA)
+            text = "Every head is on again: the same translation as with them off."
+        elif last[4] == run[4]:
             text = ("Same translation as before: one head rarely changes the output alone. Its effect shows in the "
                     "later layers' attention (Compare runs), or switch more heads off.")
         else:

@@ -21,7 +21,8 @@ class ExportActions:
         attention = window.attention
         # right-click menus: the focused attention head as a titled figure, every other plot as it is on screen
         self.attention_menu = PlotMenu(attention.canvas, self.focused_export(),
-                                       before=lambda pos: attention.focus_head_at(attention.canvas.mapToScene(pos)))
+                                       before=lambda pos: attention.focus_head_at(attention.canvas.mapToScene(pos)),
+                                       after=attention.read_under_pointer)
         for panel in window.panels.values():
             install_plot_menus(panel)
 

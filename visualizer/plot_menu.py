@@ -169,9 +169,9 @@ class PlotMenu(QtCore.QObject):
 
 
     def __init__(self, view: QtWidgets.QWidget, export: PlotExport,
-                 before: Callable[[QtCore.QPoint], None] | None = None):
+                 before: Callable[[QtCore.QPoint], None] | None = None, after: Callable[[], None] | None = None):
         super().__init__(view)
-        self.view, self.export, self.before = view, export, before
+        self.view, self.export, self.before, self.after = view, export, before, after
         self.extra: Callable[[QtWidgets.QMenu], None] | None = None   # adds a room's own entries at the top
         view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_menu)
@@ -195,6 +195,8 @@ class PlotMenu(QtCore.QObject):
         if self.before is not None:
             self.before(pos)
         self.build().exec(self.view.mapToGlobal(pos))
+        if self.after is not None:           # the menu (and a dialog of its) has closed: the pointer may be elsewhere
+            self.after()
 
     def save(self, fmt: str, scale: float = 1.0, path: str | None = None) -> Path | None:
         """Ask for a file name (unless path is given) and write the file; errors go to a dialog. In the dialog

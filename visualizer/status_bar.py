@@ -2,7 +2,11 @@
 tooltip (a class read "Same translation as bef" and "worked example by hand: d_mc", cut with no sign of it)."""
 from __future__ import annotations
 
+import re
+
 from PySide6 import QtCore, QtWidgets
+
+PATH_END = re.compile(r"[/\\][^/\\\s]+\.\w{1,5}$")     # ends in a file's name: ".../cross_L2_H3.png"
 
 
 def claim(note: str) -> str:
@@ -31,7 +35,9 @@ class FittingStatusBar(QtWidgets.QStatusBar):
 
     def showMessage(self, text: str, timeout: int = 0) -> None:
         metrics, room = self.fontMetrics(), self.room()
-        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(room, 40))
+        # a message that ends in a file's path keeps its end, the file's name ("Saved /home/…/cross_L2_H3.png")
+        mode = QtCore.Qt.TextElideMode.ElideMiddle if PATH_END.search(text) else QtCore.Qt.TextElideMode.ElideRight
+        shown = metrics.elidedText(text, mode, max(room, 40))
         self.setToolTip(text if shown != text else "")
         super().showMessage(shown, timeout)
 

@@ -148,4 +148,4 @@ def test_the_status_bar_says_whether_switching_heads_off_changed_the_translation
     message = bar.whole_message()
     assert window.trace.meta["translation"] == before
     assert (message == f"The translation changed: “{after}” → “{before}”.") if after != before else \
-        message.startswith("Same translation as before")
+        message == "Every head is on again: the same translation as with them off."

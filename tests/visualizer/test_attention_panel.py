@@ -362,3 +362,24 @@ def test_when_labels_are_left_out_the_line_below_says_how_to_read_them(qtbot, wi
     finally:
         window.docking.toggle_alone()
     qtbot.waitUntil(lambda: panel.hint == LABELS_HIDDEN_HINT and not panel.alone, timeout=10000)
+
+
+def test_the_read_out_is_the_hint_after_a_menu_closed_with_the_pointer_elsewhere(qtbot, window, panel, monkeypatch):
+    """A right-click menu closed by a click elsewhere (or its Save dialog) sends the canvas no Leave: the last
+    cell's weight stayed under the heatmap (QA as a teacher). After the menu the read-out follows the pointer."""
+    from PySide6 import QtGui
+
+    window.state.update(kind="cross", layer=1, head=1)
+    cell = scene_pos(panel.focus, 2, 3)
+    panel._hovered(cell)
+    assert "weight" in panel.hover.text()
+    closed = type("Menu", (), {"exec": lambda self, *a: None})()                 # opened, then closed at once
+    monkeypatch.setattr(window.exports.attention_menu, "build", lambda: closed)
+    away = panel.canvas.mapToGlobal(QtCore.QPoint(-50, -50))
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: away))
+    window.exports.attention_menu.show_menu(panel.canvas.mapFromScene(cell))
+    assert plain_hint(panel)
+    over = panel.canvas.mapToGlobal(panel.canvas.mapFromScene(cell))
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: over))
+    window.exports.attention_menu.show_menu(panel.canvas.mapFromScene(cell))
+    assert "weight" in panel.hover.text()

@@ -812,6 +812,11 @@ def test_a_status_message_too_long_for_the_bar_ends_in_an_ellipsis_and_the_whole
     shown = bar.currentMessage()
     assert shown.endswith("…") and long.startswith(shown[:-1]) and bar.toolTip() == long
     assert bar.fontMetrics().horizontalAdvance(shown) <= bar.room()
+    saved = f"Saved /home/ana/Documents/{'figures/' * 60}cross_L2_H3.png"     # a path keeps its file's name
+    bar.showMessage(saved, 5000)
+    shown = bar.currentMessage()
+    assert "…" in shown and shown.startswith("Saved /") and shown.endswith("cross_L2_H3.png")
+    assert bar.whole_message() == saved
     bar.showMessage("Saved", 5000)
     assert bar.currentMessage() == "Saved" and bar.toolTip() == ""
     assert window.ablation.note.parent() is not None and window.ablation.note in bar.permanent

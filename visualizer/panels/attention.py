@@ -392,6 +392,16 @@ class AttentionPanel(QtWidgets.QWidget):
         self._fit_focus_text()
         self._place_small()
 
+    def read_under_pointer(self) -> None:
+        """Read the cell under the pointer now, or show the hint if it is off the canvas: a menu closed by a click
+        elsewhere, or a save dialog, sends the canvas no Leave, and the last cell's weight stayed (QA)."""
+        pos = self.canvas.mapFromGlobal(QtGui.QCursor.pos())
+        if self.canvas.rect().contains(pos):
+            self._hovered(self.canvas.mapToScene(pos))
+        else:
+            self._pointer = None
+            self.hover.setText(*self.hint)
+
     def _hovered(self, pos) -> None:
         self._pointer = pos
         self._read_out(pos)
