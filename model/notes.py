@@ -251,8 +251,10 @@ def reads_lowercase(trace) -> bool:
 
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
-    notes = (other_language(trace), unlikely_target(trace), several_sentences(trace), unknown_pieces(trace),
-             nothing_written(trace), repeats_itself(trace), stopped_early(trace), prompt_fills(trace, max_len))
     # a hesitation adds nothing to a note that already says the output is not to be trusted
-    doubted = any(n is not None for n in notes[:1] + notes[4:7])
-    return [n for n in (*notes, None if doubted else hesitated(trace)) if n is not None]
+    language, nothing, loop, early = (other_language(trace), nothing_written(trace), repeats_itself(trace),
+                                      stopped_early(trace))
+    doubted = any(n is not None for n in (language, nothing, loop, early))
+    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), nothing, loop, early,
+             prompt_fills(trace, max_len), None if doubted else hesitated(trace))
+    return [n for n in notes if n is not None]

@@ -283,20 +283,23 @@ class Schema:
         sub = st.sublayer(stage.sublayer)
         return f"{sub.stage_title or sub.title} + {self.norm_label} — layer {stage.layer + 1}"
 
-    def short(self, stage: Stage) -> str:
-        """The label of the stage's box in the architecture map."""
+    def short(self, stage: Stage, positional: bool = True) -> str:
+        """The label of the stage's box in the architecture map; positional=False: the run's positional encodings
+        are switched off."""
         if stage.stack == OUTPUT:
             return self.output_short
         st = self.stack_of_stage(stage)
         if stage.stack == st.embed_stage:
-            return "Embedding + positional encoding" if self.positions in ("sinusoidal", "learned") else "Embedding"
+            if self.positions not in ("sinusoidal", "learned"):
+                return "Embedding"
+            return "Embedding + positional encoding" if positional else "Embedding (positions off)"
         return st.sublayer(stage.sublayer).short
 
-    def terse(self, stage: Stage) -> str:
+    def terse(self, stage: Stage, positional: bool = True) -> str:
         """The box's label without the norm step every sublayer box repeats ("Masked self-attention" for
         "Masked self-attention → Add & Norm", "Self-attention" for "LayerNorm → Self-attention"), for a map too
         narrow for the whole label at a readable size."""
-        label = self.short(stage)
+        label = self.short(stage, positional)
         if self.is_layer_stage(stage):
             label = label.removesuffix(f" → {self.norm_label}").removeprefix(f"{self.norm_label} → ")
         return label
@@ -319,7 +322,8 @@ class Schema:
     def describe(self) -> str:
         """One line for the status bar: '3+3 layers, 4 heads, d_model 256'."""
         layers = "+".join(str(st.n_layers) for st in self.stacks)
-        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}" + (f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
+        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}" + (
+            f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
         return f"{layers} layers, {heads}, d_model {self.d_model}"
 
     # --- files --------------------------------------------------------------------------------

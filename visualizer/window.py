@@ -334,6 +334,7 @@ class MainWindow(QtWidgets.QMainWindow):
         t = result.trace
         label = t.decoding
         compact = self.compact_level() >= 1
+        lowercase, steps = reads_lowercase(t), self.training_steps()
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
@@ -345,19 +346,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)
             chips = "" if compact else f"<br>{token_chips(pieces, given)}"
             words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
-            words += ["lowercase"] if reads_lowercase(t) else []
+            words += ["lowercase"] if lowercase else []
             tag = f" &nbsp; <span style='color:#888'>[{' · '.join(words)}]</span>" if words else ""
-            steps = self.training_steps()
             if steps:              # a class took the changed model's translations for the bundled one's
                 tag += (f" &nbsp; <span style='color:{tone_colour('warning')}'>[weights changed by "
                         f"{steps} training step{'s' if steps > 1 else ''}]</span>")
             text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"
         self.inputs.translation.setText(text)
         tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
-        lower = LOWERCASE if reads_lowercase(t) else ""
-        changed = CHANGED_WEIGHTS if self.training_steps() else ""
-        self.inputs.translation.setToolTip("\n".join(filter(None, (tokens, pieces_note(t.out_tokens), lower,
-                                                                    changed))))
+        self.inputs.translation.setToolTip("\n".join(filter(None, (
+            tokens, pieces_note(t.out_tokens), LOWERCASE if lowercase else "", CHANGED_WEIGHTS if steps else ""))))
 
     def training_steps(self) -> int:
         """Gradient steps the Training step tab has taken on the weights in memory since they were loaded or reset

@@ -60,16 +60,6 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.highlighted = stage
         self.update()
 
-    def _is_embedding(self, stage) -> bool:
-        return stage.stack != OUTPUT and stage.stack == self.schema.stack_of_stage(stage).embed_stage
-
-    def _label(self, stage) -> str:
-        """A box's label; an embedding's says when the positions are switched off (it read "Embedding + positional
-        encoding" with the box unticked, QA as a student)."""
-        if self.positions_off and self._is_embedding(stage) and self.schema.positions in ("sinusoidal", "learned"):
-            return "Embedding (positions off)"
-        return self.schema.short(stage)
-
     def _layout(self) -> None:
         """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks);
         fold the layers but the current one when even the short labels would be too small to read."""
@@ -129,14 +119,15 @@ class ArchitectureMap(QtWidgets.QWidget):
                 y += 6
             if st is sc.output_stack and sc.has_output:
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
-        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else self._label(st) for st in self.boxes}
+        # an embedding's label says when the positions are switched off (it read "… + positional encoding", QA)
+        on = not self.positions_off
+        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else sc.short(st, on) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
             (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
         if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
             # on a projector the whole labels shrank to 7 pt: the boxes drop the norm step they all repeat
             # (a box's tooltip and the caption name it) and keep a size that can be read
-            terse = {st: self.labels[st] if st in self.folded or self._is_embedding(st) else sc.terse(st)
-                     for st in self.boxes}
+            terse = {st: self.labels[st] if st in self.folded else sc.terse(st, on) for st in self.boxes}
             font = self._fitting_font(QtGui.QFont(self.font()), [
                 (r.adjusted(3, 2, -3, -2), terse[st]) for st, r in self.boxes.items()])
             if font.pointSizeF() > self.box_font.pointSizeF():
