@@ -70,6 +70,16 @@ def test_presentation_flag_starts_full_screen_and_still_exits_cleanly(tiny_model
     assert not QtGui.QImage(str(shot)).isNull()
 
 
+def test_presentation_flag_with_the_bundled_model_does_not_crash(tmp_path):
+    """en-fr's saved start frame draws eight small heads before the model loads; the larger text then narrows the
+    canvas and moves them under the focused head: deleting their old grid with the plots still in it was a
+    segfault (rc -11, every start in presentation mode)."""
+    shot = tmp_path / "present.png"
+    proc = run_app(["--presentation", "--size", "1366x768", "--screenshot", str(shot)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not QtGui.QImage(str(shot)).isNull()
+
+
 XDOTOOL_SESSION = r"""
 set -u
 "$PYTHON" -m visualizer --model "$MODEL" --sentence "the cat sat on the mat" &

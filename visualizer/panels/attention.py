@@ -218,6 +218,8 @@ class AttentionPanel(QtWidgets.QWidget):
         another number of heads, not moved: a plot taken out of its scene and put back is a path pyqtgraph does not
         keep), and drawn."""
         H = len(self.small)
+        self.grid.clear()                 # the plots out of the scene first: the grid deleted with its plots in
+        self.small = []                   # it crashed (a segfault starting in presentation mode, Qt 6.11)
         layout = self.canvas.ci
         layout.removeItem(self.grid)
         self.grid = layout.addLayout(row=1, col=0) if self._strip else layout.addLayout(row=0, col=1)
@@ -227,7 +229,6 @@ class AttentionPanel(QtWidgets.QWidget):
         layout.layout.setRowStretchFactor(1, 1 if self._strip else 0)
         if not H:
             return
-        self.small = []
         self._ensure_small(H)
         if self.trace is not None:
             self.render(self.trace, self.state)
