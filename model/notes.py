@@ -241,12 +241,17 @@ def reads_lowercase(trace) -> bool:
     """Whether the model lowercased what was typed: the text has a capital letter and none of the pieces it was
     read as has one (en-de, trained on lowercased captions, or an uncased BERT). Its output is lowercase too, and
     nothing in the window said why "The dog runs in Berlin." came out "der hund rennt …"."""
+    text = str(trace.meta.get("sentence", ""))
+    if text == text.lower():
+        return False
+    if "lowercases" in trace.meta:                             # the tokenizer's normalizer, recorded by the run
+        return bool(trace.meta["lowercases"])
+    # a saved trace from before: read from its pieces (then an emoji's unk turns the check off)
     given, unk = given_tokens(trace), trace.schema.special.get("unk", "<unk>")
     specials = set(trace.schema.special.values())              # BERT's "[CLS]" stays in capitals
     pieces = [t for t in given if t not in specials and not BYTE_PIECE.fullmatch(t)]
-    text = str(trace.meta.get("sentence", ""))                 # a model that never saw a capital reads it as unk
-    return (text != text.lower() and unk not in given and bool(pieces)
-            and all(t == t.lower() for t in pieces))
+    # a model that never saw a capital reads it as unk
+    return unk not in given and bool(pieces) and all(t == t.lower() for t in pieces)
 
 
 def result_notes(trace, max_len: int) -> list[str]:

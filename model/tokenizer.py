@@ -25,6 +25,11 @@ def readable(piece: str) -> str:
     return "##" + piece
 
 
+def reads_in_lowercase(tok: Tokenizer) -> bool:
+    """Whether a `tokenizers.Tokenizer`'s normalizer lowercases its input (a Lowercase step, an uncased BERT's)."""
+    return tok.normalizer is not None and tok.normalizer.normalize_str("Ab") == "ab"
+
+
 class TextTokenizer:
     """Thin wrapper that adds the project's specials and readable pieces to a `tokenizers.Tokenizer`."""
 
@@ -65,6 +70,11 @@ class TextTokenizer:
     @property
     def vocab_size(self) -> int:
         return self.tok.get_vocab_size()
+
+    @property
+    def lowercases(self) -> bool:
+        """Whether the tokenizer itself lowercases what it reads (its normalizer; en-de's does)."""
+        return reads_in_lowercase(self.tok)
 
     def with_dropout(self, p: float) -> "TextTokenizer":
         """A copy whose BPE leaves out each merge with probability p at every encoding (BPE-dropout, Provilkov,

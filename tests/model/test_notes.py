@@ -72,6 +72,33 @@ def test_a_model_that_lowercases_its_input_is_told_apart_from_one_that_never_saw
     assert not reads_lowercase(translate(gpt2, "The Cat sat", DecodingSettings(max_new=2)).trace)
 
 
+def test_the_lowercase_check_reads_the_tokenizer_so_an_emoji_does_not_hide_it(tmp_path, tiny_model_factory):
+    """en-de lost its "lowercase" tag for "The dog runs 🐶": the emoji's <unk> had turned the check off (a model that
+    never saw capitals reads them as unk). The run records whether its tokenizer lowercases, the seed's and a
+    Hugging Face one's (an uncased BERT's normalizer); a saved trace from before falls back on its pieces."""
+    import json
+    from model.notes import reads_lowercase
+    from model.trace import Trace
+
+    lower = load(tiny_model_factory(tmp_path / "lower", lowercase=True))
+    trace = translate(lower, "The Cat sat 🐱", DecodingSettings()).trace
+    assert "<unk>" in trace.src_tokens and trace.meta["lowercases"] is True and reads_lowercase(trace)
+    cased = translate(load(tiny_model_factory(tmp_path / "cased")), "The Cat sat", DecodingSettings()).trace
+    assert cased.meta["lowercases"] is False and not reads_lowercase(cased)
+    old = Trace(trace.src_tokens, trace.tgt_tokens, trace.out_tokens, trace.arrays,
+                {k: v for k, v in trace.meta.items() if k != "lowercases"}, trace.schema)
+    assert not reads_lowercase(old)               # its pieces hold an unk: not claimed without the tokenizer's word
+
+    folder = hf_tiny.build("bert", tmp_path / "bert")
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    spec["normalizer"] = {"type": "Lowercase"}
+    (folder / "tokenizer.json").write_text(json.dumps(spec))
+    bert = translate(load(folder), "The CAT sat", DecodingSettings()).trace
+    assert bert.meta["lowercases"] is True and bert.src_tokens[1:3] == ["the", "cat"] and reads_lowercase(bert)
+    gpt2 = translate(load(hf_tiny.build("gpt2", tmp_path / "gpt2")), "The Cat", DecodingSettings(max_new=1)).trace
+    assert gpt2.meta["lowercases"] is False
+
+
 def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     """A class took every translation of the bundled en-fr for right. Where it chose a token with p under 0.2 (its
     Winograd sentence: "La trophée n'a pas fait une bonne valise…"), a note names how many steps, the least sure

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from ...assets import ModelLoadError
-from ...tokenizer import WORD_START
+from ...tokenizer import WORD_START, reads_in_lowercase
 from .folder import INSTALL, transformers
 
 BYTE_SPACE = "\u0120"                                    # "Ġ": byte-level BPE's stored space
@@ -80,6 +80,13 @@ class HFTokenizer:
         self._decoder = getattr(backend, "decoder", None) if backend is not None else \
             _sentencepiece_decoder(self._starts)
         self._special = set(tok.all_special_tokens)
+
+    @property
+    def lowercases(self) -> bool:
+        """Whether the tokenizer lowercases what it reads: a fast one's normalizer (an uncased BERT's), a slow one's
+        do_lower_case."""
+        backend = getattr(self.tok, "backend_tokenizer", None)
+        return reads_in_lowercase(backend) if backend is not None else bool(getattr(self.tok, "do_lower_case", False))
 
     @property
     def vocab_size(self) -> int:

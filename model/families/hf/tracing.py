@@ -455,7 +455,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
            lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "positional": bool(lm.positional),
-            "truncated": truncated,
+            "lowercases": lm.src_tok.lowercases, "truncated": truncated,
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
         t = previous.trace
