@@ -95,6 +95,7 @@ class Presentation:
         whose theme (high-contrast, or the one chosen in class) lasts until it ends."""
         self.theme = name
         apply_theme(QtWidgets.QApplication.instance(), name)
+        self.window.theme_changed()
         action = getattr(getattr(self.window, "menus", None), "theme_actions", {}).get(name)
         if action is not None:
             action.setChecked(True)

@@ -35,7 +35,7 @@ from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
 from .help import HelpMenu
-from .panels.widgets import ElidedLabel, ToneLabel, tone_colour
+from .panels.widgets import ElidedLabel, ToneLabel, quiet_colour, tone_colour
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
@@ -347,7 +347,7 @@ class MainWindow(QtWidgets.QMainWindow):
             chips = "" if compact else f"<br>{token_chips(pieces, given)}"
             words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
             words += ["lowercase"] if lowercase else []
-            tag = f" &nbsp; <span style='color:#888'>[{' · '.join(words)}]</span>" if words else ""
+            tag = f" &nbsp; <span style='color:{quiet_colour()}'>[{' · '.join(words)}]</span>" if words else ""
             if steps:              # a class took the changed model's translations for the bundled one's
                 tag += (f" &nbsp; <span style='color:{tone_colour('warning')}'>[weights changed by "
                         f"{steps} training step{'s' if steps > 1 else ''}]</span>")
@@ -383,6 +383,11 @@ class MainWindow(QtWidgets.QMainWindow):
             if self.translation is not None:
                 self._set_translation(self.translation)
                 self.inputs.translation.refit()
+
+    def theme_changed(self) -> None:
+        """The translation's tags again, in the new theme's colours (they are set in its text, not its palette)."""
+        if getattr(self, "translation", None) is not None:        # (a theme chosen while the window is built)
+            self._set_translation(self.translation)
 
     def _render_all(self) -> None:
         self._set_caption()

@@ -709,6 +709,18 @@ def test_warnings_read_on_every_theme(qtbot, window):
         window.presentation.set_theme("light", remember=False)
 
 
+def test_the_translations_tag_takes_each_themes_quiet_colour(qtbot, window):
+    """"[greedy]" was a fixed #888: dim on the high-contrast theme's black. It takes the theme's placeholder colour,
+    and changes with the theme (the tag is in the label's text, which no palette change reaches)."""
+    from visualizer.theme import THEMES
+    try:
+        for theme in ("high-contrast", "dark", "light"):
+            window.presentation.set_theme(theme, remember=False)
+            assert f"<span style='color:{THEMES[theme].placeholder}'>[greedy]" in window.inputs.translation.text()
+    finally:
+        window.presentation.set_theme("light", remember=False)
+
+
 def test_the_heatmap_alone_hides_every_panel_and_brings_them_back(qtbot, window):
     """F9: the attention heatmap takes the window (a small projector); again, the docks as they were, and a close
     meanwhile saves the layout from before."""

@@ -87,6 +87,12 @@ def tone_colour(tone: str) -> str:
     return dark if window.lightness() < 128 else light                                 # sheet's
 
 
+def quiet_colour() -> str:
+    """The colour of a quiet aside ("[greedy]"), the theme's placeholder text: it reads on every theme (a fixed
+    #888 was dim on the high-contrast theme's black)."""
+    return QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.PlaceholderText).name()
+
+
 class ToneLabel(QtWidgets.QLabel):
     """Text in a warning (orange) or alert (red) colour that reads on the window's theme: the dark shade on a light
     window, a light one on a dark window (the dark theme's "1 head off" was dark red on near-black)."""
