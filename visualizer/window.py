@@ -63,6 +63,11 @@ class Centre(QtWidgets.QWidget):
         self.resized.emit()
 
 
+MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
+MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
+MAX_LISTED = 120           # tokens the tooltip lists
+
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -335,6 +340,7 @@ class MainWindow(QtWidgets.QMainWindow):
         label = t.decoding
         compact = self.compact_level() >= 1
         lowercase, steps = reads_lowercase(t), self.training_steps()
+        many = len(t.out_tokens) > MAX_CHIPS        # a random T5's 128 "<pad>" chips took the heatmap's room and more
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
@@ -344,18 +350,21 @@ class MainWindow(QtWidgets.QMainWindow):
             pieces, mask = t.out_tokens, t.schema.special.get("mask")
             if t.schema.layout == ENCODER_ONLY and mask:            # the text with its masks filled in
                 pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)
-            chips = "" if compact else f"<br>{token_chips(pieces, given)}"
+            chips = "" if compact or many else f"<br>{token_chips(pieces, given)}"
             words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
             words += ["lowercase"] if lowercase else []
             tag = f" &nbsp; <span style='color:{quiet_colour()}'>[{' · '.join(words)}]</span>" if words else ""
             if steps:              # a class took the changed model's translations for the bundled one's
                 tag += (f" &nbsp; <span style='color:{tone_colour('warning')}'>[weights changed by "
                         f"{steps} training step{'s' if steps > 1 else ''}]</span>")
-            text = f"<b>{breakable_html(result.text) or '(empty)'}</b>{chips}{tag}"
+            shown = result.text if len(result.text) <= MAX_SHOWN_TEXT else result.text[:MAX_SHOWN_TEXT] + "…"
+            text = f"<b>{breakable_html(shown) or '(empty)'}</b>{chips}{tag}"
         self.inputs.translation.setText(text)
-        tokens = f"Tokens: {' · '.join(t.out_tokens)}" if compact else ""
+        whole = "" if len(result.text) <= MAX_SHOWN_TEXT else result.text        # a long continuation: all of it
+        listed = t.out_tokens[:MAX_LISTED] + ([f"… ({len(t.out_tokens)} in all)"] if len(t.out_tokens) > MAX_LISTED else [])
+        tokens = f"Tokens: {' · '.join(listed)}" if compact or many else ""
         self.inputs.translation.setToolTip("\n".join(filter(None, (
-            tokens, pieces_note(t.out_tokens), LOWERCASE if lowercase else "", CHANGED_WEIGHTS if steps else ""))))
+            whole, tokens, pieces_note(t.out_tokens), LOWERCASE if lowercase else "", CHANGED_WEIGHTS if steps else ""))))
 
     def training_steps(self) -> int:
         """Gradient steps the Training step tab has taken on the weights in memory since they were loaded or reset

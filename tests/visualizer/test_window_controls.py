@@ -709,6 +709,29 @@ def test_warnings_read_on_every_theme(qtbot, window):
         window.presentation.set_theme("light", remember=False)
 
 
+def test_a_long_output_keeps_its_line_short_and_lists_its_tokens_in_the_tooltip(qtbot, window, monkeypatch):
+    """A random T5 wrote "<pad>" 128 times: 128 chips took 13 lines, the heatmap was a strip and the window grew past
+    the screen. Over MAX_CHIPS output tokens there are no chips (the tooltip lists them, up to MAX_LISTED), and an
+    output over MAX_SHOWN_TEXT characters is cut with "…" (the tooltip has it whole)."""
+    import visualizer.window
+    from visualizer.window import MAX_CHIPS
+    MAX_LISTED, MAX_SHOWN_TEXT = 50, 80               # the tiny model writes at most 64 tokens
+    monkeypatch.setattr(visualizer.window, "MAX_LISTED", MAX_LISTED)
+    monkeypatch.setattr(visualizer.window, "MAX_SHOWN_TEXT", MAX_SHOWN_TEXT)
+    long_target = " ".join(["le chat court vite"] * 40)
+    window.inputs.target.setText(long_target)
+    wait_idle(qtbot, window, lambda t: t.meta["mode"] == "teacher-forced")
+    tokens, text = window.trace.out_tokens, window.translation.text
+    assert len(tokens) > MAX_LISTED > MAX_CHIPS and len(text) > MAX_SHOWN_TEXT
+    shown, tip = window.inputs.translation.text(), window.inputs.translation.toolTip()
+    assert "border-radius" not in shown and f"<b>{text[:MAX_SHOWN_TEXT]}…</b>" in shown
+    assert text in tip and "Tokens: " + " · ".join(tokens[:MAX_LISTED]) + f" · … ({len(tokens)} in all)" in tip
+    window.inputs.target.setText("le chat court")                  # a short one: its chips again, no list
+    wait_idle(qtbot, window, lambda t: t.meta.get("sentence") and len(t.out_tokens) < MAX_CHIPS)
+    assert "border-radius" in window.inputs.translation.text() or window.compact_level() >= 1
+    assert "Tokens:" not in window.inputs.translation.toolTip() or window.compact_level() >= 1
+
+
 def test_the_translations_tag_takes_each_themes_quiet_colour(qtbot, window):
     """"[greedy]" was a fixed #888: dim on the high-contrast theme's black. It takes the theme's placeholder colour,
     and changes with the theme (the tag is in the label's text, which no palette change reaches)."""
