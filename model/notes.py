@@ -94,8 +94,10 @@ def repeats_itself(trace) -> str | None:
     """A note when the output loops ("es regnet es regnet es regnet."): a block of 1 to 4 pieces written REPEATS
     times or more in a row (MARK_REPEATS for punctuation alone; never for byte pieces, which show no text). Small
     models do so on sentences unlike the ones they learned from; a class should see that it is the model's
-    failure, not the language's. None for a given target or a partial result."""
-    if trace.meta.get("mode") == "teacher-forced" or trace.meta.get("partial"):
+    failure, not the language's. None for a given target, a partial result, or a masked-word model (it writes no
+    sequence: its top token at every position, [CLS] and the words it was given included, read as a loop)."""
+    if (trace.meta.get("mode") == "teacher-forced" or trace.meta.get("partial")
+            or trace.schema.layout == ENCODER_ONLY):
         return None
     specials = set(trace.schema.special.values())     # "<pad>" 24 times is no text (see nothing_written)
     out = [t for t in trace.out_tokens[trace.prompt_rows():] if t not in specials]
@@ -109,6 +111,9 @@ def repeats_itself(trace) -> str | None:
             while out[i + n * k:i + (n + 1) * k] == block:
                 n += 1
             if n >= (REPEATS if wordy else MARK_REPEATS):    # "... ... ..." or "!!!" is no loop
+                # quoted from a piece that starts a word where the loop has one: "-vo", not "o -v" (## o - ## v)
+                starts = [j for j in range(k) if not block[j].startswith("##")]
+                block = block[starts[0]:] + block[:starts[0]] if starts else block
                 words = " ".join(block).replace(" ##", "").removeprefix("##")
                 return (f"The model repeats itself (“{words}” {n} times in a row): small models loop on "
                         "sentences unlike the ones they learned from.")

@@ -143,3 +143,22 @@ def test_unknown_pieces_of_a_given_target_are_counted_apart_from_the_input(tiny_
     both = translate_seed(tiny_lm, "the 😀 cat", target="le chat 😀").trace
     assert unknown_pieces(both).startswith("1 piece of the input and 1 piece of the given target are unknown")
     assert unknown_pieces(translate_seed(tiny_lm, "the cat", target="le chat").trace) is None
+
+
+def test_a_masked_word_model_is_never_said_to_repeat_itself(tmp_path):
+    """A BERT's top token at every position ("red red red red …" under a text with no [MASK] at all) was read as a
+    loop, "The model repeats itself (“red” 4 times in a row)": it writes no sequence, it fills its masks."""
+    from model.notes import REPEATS, repeats_itself, result_notes
+    bert = load(hf_tiny.build("bert", tmp_path / "bert"))
+    trace = translate(bert, "the cat sees the mat", DecodingSettings()).trace
+    assert trace.out_tokens[:REPEATS] == ["red"] * REPEATS           # what had been taken for a loop
+    assert repeats_itself(trace) is None and not any("repeats itself" in n for n in result_notes(trace, 64))
+
+
+def test_a_loop_is_quoted_from_a_piece_that_starts_a_word():
+    """en-de wrote "ein hello-vo-vo-vo-vo-" for "Hello" and the note quoted “o -v”, found nowhere in it: the
+    loop's pieces (## o, -, ## v) are quoted from the piece that does not continue a word, “-vo”."""
+    from model.notes import repeats_itself
+    trace = translate(load("en-de"), "Hello", DecodingSettings()).trace
+    assert "".join(trace.out_tokens).count("-##v##o") >= 3       # the model's loop, as the bundled weights write it
+    assert "(“-vo” " in repeats_itself(trace)
