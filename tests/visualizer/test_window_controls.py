@@ -253,6 +253,26 @@ def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     assert bars and all(b.elideMode() == QtCore.Qt.TextElideMode.ElideNone and b.usesScrollButtons() for b in bars)
 
 
+def test_the_notes_and_combo_boxes_take_the_class_text_size_and_give_it_back(qtbot, window):
+    """The note under the translation was the smallest text in class (its style sheet's font took the text size one
+    change late) and the largest after it; the Model and Decoding boxes kept the class's height after it."""
+    window.state.update(sentence="Je suis un étudiant et je mange du pain.")        # French: a note
+    qtbot.waitUntil(lambda: window.inputs.notice.isVisible() and not window.runs.runner.busy, timeout=10000)
+    notice, combos = window.inputs.notice, (window.inputs.model, window.inputs.method)
+    size, heights = QtWidgets.QApplication.font().pointSizeF(), [c.height() for c in combos]
+    assert notice.font().pointSizeF() == size and notice.font().bold()
+    window.toggle_presentation()
+    try:
+        big = QtWidgets.QApplication.font().pointSizeF()
+        assert big > size
+        qtbot.waitUntil(lambda: notice.font().pointSizeF() == big and notice.font().bold())
+        qtbot.waitUntil(lambda: window.inputs.model.height() > heights[0])
+    finally:
+        window.toggle_presentation()
+    qtbot.waitUntil(lambda: notice.font().pointSizeF() == size)
+    qtbot.waitUntil(lambda: [c.height() for c in combos] == heights)
+
+
 def test_presentation_mode_twice_puts_the_docks_back_at_their_widths(qtbot, window):
     """QA at 1024 × 768: after F11 twice the output dock came back 177 pixels wide instead of 307 (restored while
     the class's larger text still set the centre's minimum width)."""
@@ -704,7 +724,8 @@ def test_warnings_read_on_every_theme(qtbot, window):
             dark = theme != "light"
             for tone, shown in labels.items():
                 for label in shown:
-                    assert f"color: {TONES[tone][dark]}" in label.styleSheet(), (theme, tone)
+                    colour = label.palette().color(QtGui.QPalette.ColorRole.WindowText).name()
+                    assert colour == TONES[tone][dark], (theme, tone)
     finally:
         window.presentation.set_theme("light", remember=False)
 

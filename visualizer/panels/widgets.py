@@ -109,11 +109,17 @@ class ToneLabel(QtWidgets.QLabel):
         return tone_colour(self.tone)
 
     def theme_changed(self) -> None:
-        """The colour for the theme now on screen; theme.apply_theme calls it for every widget that has it (a
-        widget with a style sheet gets no palette change event of its own)."""
-        sheet = f"color: {self.colour()}" + ("; font-weight: bold" if self.bold else "")
-        if sheet != self.styleSheet():
-            self.setStyleSheet(sheet)
+        """The colour for the theme now on screen; theme.apply_theme calls it for every one alive. In the label's
+        palette and font, not a style sheet: a style sheet's font is the label's own, and the class's text size
+        reached it one change late (in presentation mode the notes were the smallest text on screen, after it
+        the largest)."""
+        palette = self.palette()
+        palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(self.colour()))
+        self.setPalette(palette)
+        if self.font().bold() != self.bold:
+            font = QtGui.QFont()              # only the weight is the label's own: the size follows the window's
+            font.setBold(self.bold)
+            self.setFont(font)
 
 
 def notice_label() -> QtWidgets.QLabel:
