@@ -9,6 +9,7 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
                                 model_argument, stops_between_steps, writable_file)
 from model.text import blank
 
+from .export_command import colour_arguments
 from .translate_command import BEAM_HELP, ablate_arg, load_model_arg, run_settings, run_translation, target_arg
 
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--head", type=head_arg, default=0, help="the head, from 1, or 'mean' (for steps or layers)")
     p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
+    colour_arguments(p)
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_model_arg(a.model)
     trace = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target).trace
     try:
-        specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name)
+        specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name, a.colour_scale)
     except ValueError as e:
         raise UsageError(str(e)) from None
     from PySide6 import QtWidgets
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         def progress(_done: int, _total: int) -> None:
             bar.update(1)
             check_stop()
-        frames = render_frames(specs, progress=progress)
+        frames = render_frames(specs, colormap=a.colormap, progress=progress)
     try:
         write_animation(frames, a.out, a.fps)
     except ExportError as e:

@@ -21,9 +21,10 @@ MIN_WIDTH = 400
 
 
 def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | None = 0,
-                    model_name: str = "") -> list[HeatmapSpec]:
+                    model_name: str = "", colour_scale: str = "layer") -> list[HeatmapSpec]:
     """The frames' heatmaps (layer and head 0-based; head None = mean of heads): over "heads" every head of the
-    layer, over "layers" the head in every layer, over "steps" the head with the rows of steps 0..t only.
+    layer, over "layers" the head in every layer, over "steps" the head with the rows of steps 0..t only; each
+    with the colour levels a still export of it has (colour_scale: COLOUR_SCALES).
     ValueError (one line) when the kind, layer or head does not exist, or the kind has no generation steps."""
     schema = trace.schema
     try:
@@ -38,21 +39,23 @@ def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | Non
         raise ValueError(f"{kind}: no layer {layer + 1} (it has {n_layers})")
     if head is not None and not 0 <= head < trace.n_heads:
         raise ValueError(f"{kind}: no head {head + 1} (it has {trace.n_heads})")
-    specs = [s for s in heatmap_specs(trace, model_name) if s.kind == kind]
+    specs = [s for s in heatmap_specs(trace, model_name, colour_scale=colour_scale) if s.kind == kind]
     if over == "heads":
         return [s for s in specs if s.layer == layer and s.head is not None]
     if over == "layers":
         return [s for s in specs if s.head == head]
     if not info.by_step:
-        raise ValueError(f"{kind} has no generation steps (its rows are not a decoder's): animate over layers "
-                         "or heads")
+        raise ValueError(f"{info.title} has no generation steps (its rows are not a decoder's): animate over "
+                         "layers or heads")
     base = next(s for s in specs if s.layer == layer and s.head == head)
     frames = []
     for t in range(base.matrix.shape[0]):
         shown = np.zeros_like(base.mask)
         shown[: t + 1] = base.mask[: t + 1]                  # rows not generated yet: masked
         rows = base.rows[: t + 1] + [""] * (len(base.rows) - t - 1)      # tokens not generated yet: unnamed
-        frames.append(replace(base, mask=shown, rows=rows,
+        # as keys too, where the keys are the rows' own tokens (a decoder's self-attention named them all)
+        cols = rows[: len(base.cols)] + [""] * (len(base.cols) - len(rows)) if base.cols == base.rows else base.cols
+        frames.append(replace(base, mask=shown, rows=rows, cols=cols,
                               title=f"{base.title} — step {t}: predicting token {t + 1}"))
     return frames
 
@@ -72,16 +75,23 @@ def check_output(path: str | Path) -> Path:
     return path
 
 
+def shared_levels(specs: list[HeatmapSpec]) -> tuple[float, float]:
+    """The colour levels of every frame of an animation: 0 … the highest of the frames' own."""
+    return 0.0, max([float(s.levels[1]) for s in specs] + [1e-6]) if specs else (0.0, 1.0)
+
+
 def render_frames(specs: list[HeatmapSpec], width: int = 900, height: int = 760, colormap: str | None = None,
                   progress: Callable[[int, int], bool | None] | None = None) -> list[np.ndarray] | None:
     """Each spec drawn by the export figure, as (height, width, 3) uint8 RGB; None when progress said stop.
-    Every frame has the first frame's colour levels (0 … the largest weight of all frames)."""
+    Every frame has the same colour levels: 0 … the highest of the frames' own (a still export's), so that a step's
+    frame colours as the PNG of its head does (it had taken the head's own largest weight, not the layer's), and the
+    frames of several layers share one scale."""
     from .plotting.figure import HeatmapFigure
     from .plotting.render import scene_image
     figure = HeatmapFigure(max(width, MIN_WIDTH), height)
     if colormap:
         figure.set_colormap(colormap)
-    top = max(float(np.max(np.where(s.mask, s.matrix, 0))) for s in specs) if specs else 1.0
+    top = shared_levels(specs)[1]
     frames = []
     for i, spec in enumerate(specs):
         figure.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title, levels=(0.0, max(top, 1e-6)))

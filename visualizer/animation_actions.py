@@ -24,7 +24,7 @@ class AnimationActions:
         """The frames of the attention panel's kind, layer and head (or mean) over steps, layers or heads."""
         w, a = self.window, self.window.attention
         head = None if a.mean.isChecked() and over != "heads" else a.shown_head
-        return animation_specs(w.trace, a.shown_kind, over, a.shown_layer, head, w.model_name)
+        return animation_specs(w.trace, a.shown_kind, over, a.shown_layer, head, w.model_name, a.colour_scale())
 
     def export(self, path: str | Path, over: str, progress=None) -> int:
         """Write the animation; the number of frames (0 when cancelled). ValueError / ExportError: one line."""
@@ -39,7 +39,9 @@ class AnimationActions:
         w = self.window
         if w.trace is None:
             return
-        over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", list(OVER), 0, False)
+        # steps only for a decoder's rows: an encoder kind offered them first and refused after the file was named
+        choices = [o for o in OVER if o != "steps" or w.trace.schema.kind(w.attention.shown_kind).by_step]
+        over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", choices, 0, False)
         if not ok:
             return
         path, chosen = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", suggest(w, f"attention-{over}.gif"),

@@ -15,6 +15,13 @@ from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_mo
                                  run_settings, run_translation, target_arg)
 
 
+def colour_arguments(p) -> None:
+    """--colour-scale and --colormap, as `export` and `animate` take them."""
+    p.add_argument("--colour-scale", default="layer", choices=list(COLOUR_SCALES),
+                   help="what the colours span: " + "; ".join(f"{k}: {v}" for k, v in COLOUR_SCALES.items()))
+    p.add_argument("--colormap", default=COLORMAP, choices=list(COLORMAPS), help="the colour map (colour-blind safe)")
+
+
 @command
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="attention-visualizer export",
@@ -25,9 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
-    p.add_argument("--colour-scale", default="layer", choices=list(COLOUR_SCALES),
-                   help="what the colours span: " + "; ".join(f"{k}: {v}" for k, v in COLOUR_SCALES.items()))
-    p.add_argument("--colormap", default=COLORMAP, choices=list(COLORMAPS), help="the colour map (colour-blind safe)")
+    colour_arguments(p)
     p.add_argument("--size", default=f"{FIGURE_SIZE[0]}x{FIGURE_SIZE[1]}", metavar="WxH",
                    help="each figure's size in pixels at 96 dpi; the text keeps its size, so 450x380 suits a paper's "
                         "column (default %(default)s)")

@@ -36,6 +36,42 @@ def test_steps_reveal_one_row_at_a_time(tiny_lm):
         assert spec.mask[: t + 1].tolist() == full[: t + 1].tolist() and not spec.mask[t + 1:].any()
         np.testing.assert_array_equal(spec.matrix, trace.attention("cross", 1, 0))
         assert spec.rows == trace.tgt_tokens[: t + 1] + [""] * (len(trace.tgt_tokens) - t - 1)
+        assert spec.cols == trace.src_tokens                             # the source: all given at every step
+    for t, spec in enumerate(animation_specs(trace, "dec_self", "steps", layer=1, head=0)):
+        unborn = [""] * (len(trace.tgt_tokens) - t - 1)                  # keys not generated yet: unnamed too
+        assert spec.rows == spec.cols == trace.tgt_tokens[: t + 1] + unborn
+
+
+def test_frames_colour_as_the_still_export_of_their_head_does(tiny_lm):
+    """A teacher's GIF of cross-attention layer 2 head 1 over steps ran 0 … 0.682 (the head's own largest weight)
+    beside its PNG's 0 … 0.998 (the layer's): every frame takes the levels a still export has, the highest of them
+    when several layers' frames share an animation; --colour-scale and --colormap as `export` takes them."""
+    from visualizer.animation import shared_levels
+    from visualizer.export import heatmap_specs
+    trace = translate(tiny_lm, TEXT).trace
+    weights = np.stack([trace.attention("cross", 1, h) for h in range(trace.n_heads)])
+    h = int(weights.max(axis=(1, 2)).argmin())
+    assert weights[h].max() < weights.max()                         # a head below its layer's largest weight
+    still = {(s.kind, s.layer, s.head): s.levels for s in heatmap_specs(trace)}
+    assert shared_levels(animation_specs(trace, "cross", "steps", layer=1, head=h)) == still["cross", 1, h] \
+        == (0.0, float(weights.max()))
+    assert shared_levels(animation_specs(trace, "cross", "steps", 1, h, colour_scale="head")) == \
+        (0.0, float(weights[h].max()))
+    assert shared_levels(animation_specs(trace, "cross", "steps", 1, h, colour_scale="one")) == (0.0, 1.0)
+    layers = animation_specs(trace, "cross", "layers", head=0)
+    assert shared_levels(layers) == (0.0, max(still["cross", i, 0][1] for i in range(trace.n_layers("dec"))))
+
+
+def test_animate_takes_the_colour_map_and_scale_of_export(run_command, tiny_model_dir, tmp_path):
+    frames = {}
+    for name, args in (("default", []), ("magma", ["--colormap", "magma"]), ("one", ["--colour-scale", "one"])):
+        out = tmp_path / f"{name}.gif"
+        code, _, _ = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", "heads", "--kind",
+                                  "cross", "--out", str(out), *args])
+        assert code == 0
+        frames[name] = iio.imread(out, index=None)
+    assert not np.array_equal(frames["default"], frames["magma"])
+    assert not np.array_equal(frames["default"], frames["one"])
 
 
 def test_a_kind_named_as_in_exported_file_names_animates_the_same_frames(tiny_lm):
@@ -83,6 +119,21 @@ def test_export_animation_from_the_window(window, tmp_path):
     assert n == frames.shape[0] == window.trace.n_heads and calls == list(range(1, n + 1))
     assert window.animation.export(tmp_path / "cancelled.gif", "layers", progress=lambda d, t: False) == 0
     assert not (tmp_path / "cancelled.gif").exists()
+
+
+def test_the_animation_dialog_offers_steps_only_for_a_decoders_rows(window, monkeypatch):
+    """Encoder self-attention was offered "steps" first, and refused it ("enc_self has no generation steps") only
+    after the file had been named."""
+    from PySide6 import QtWidgets
+    offered = []
+    monkeypatch.setattr(QtWidgets.QInputDialog, "getItem",
+                        lambda parent, title, label, items, *rest: (offered.append(list(items)), ("", False))[1])
+    for kind in ("enc_self", "cross"):
+        window.state.update(kind=kind, layer=0, head=0)
+        window.animation.dialog()
+    assert offered == [["layers", "heads"], ["steps", "layers", "heads"]]
+    with pytest.raises(ValueError, match="^Encoder self-attention has no generation steps"):
+        animation_specs(window.trace, "enc_self", "steps")
 
 
 def test_mp4_through_ffmpeg(run_command, tiny_model_dir, tiny_lm, tmp_path):
