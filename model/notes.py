@@ -158,6 +158,9 @@ def unlikely_target(trace) -> str | None:
     mean = math.exp(sum(logs) / len(logs))
     if mean >= UNLIKELY_TARGET:
         return None
+    if trace.schema.layout == DECODER_ONLY:          # a continuation, not a translation (QA with GPT-2)
+        return (f"The model finds the given target very unlikely after this prompt (its tokens get p = {mean:.2g} "
+                "each, on average). Clear the target to see the model's own continuation.")
     return (f"The model finds the given target very unlikely for this sentence (its tokens get p = {mean:.2g} each, "
             "on average): is it this sentence's translation? Clear the target to see the model's own.")
 

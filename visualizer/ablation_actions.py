@@ -49,6 +49,9 @@ class AblationActions:
             return
         if last[4] == run[4] and not run[3]:       # every head on again ("one head rarely…" read as advice, QA)
             text = "Every head is on again: the same translation as with them off."
+        elif t.meta.get("mode") == "teacher-forced":    # the output is the given target, always
+            text = ("The target is given, so the output stays the same: switching heads off shows in the attention "
+                    "and the output distribution (Compare runs).")
         elif last[4] == run[4]:
             text = ("Same translation as before: one head rarely changes the output alone. Its effect shows in the "
                     "later layers' attention (Compare runs), or switch more heads off.")

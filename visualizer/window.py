@@ -63,6 +63,10 @@ class Centre(QtWidgets.QWidget):
         self.resized.emit()
 
 
+def heads_were_off(n: int) -> str:
+    return f"{n} head{'s were' if n > 1 else ' was'} switched off in the model before"
+
+
 MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
 MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
 MAX_LISTED = 120           # tokens the tooltip lists
@@ -432,7 +436,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.state.ablations = frozenset()
             self.ablation.refresh()
             self.statusBar().showMessage(f"Every head is on again in {model_label(self.state.model_name)}: "
-                                         f"{len(switched_off)} head(s) were switched off in the model before", 15000)
+                                         f"{heads_were_off(len(switched_off))}", 15000)
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)
@@ -450,10 +454,15 @@ class MainWindow(QtWidgets.QMainWindow):
         name = self.inputs.model.itemData(index)
         if name is None:
             self.open_model_folder()
-        elif name != self.state.model_name and self.open_model(name):
+        elif name != self.state.model_name:
+            off = len(self.state.ablations)
+            if not self.open_model(name):
+                return
             summary = model_summary(name)         # what it was trained on, at the moment it is chosen (the list's
             if summary:                           # tooltips said it; a class typed sentences to a caption model)
-                self.statusBar().showMessage(f"{name}: {summary}", 10000)
+                # and the heads switched off before, whose own message this one replaces (a teacher saw it gone)
+                again = f"; every head is on again ({heads_were_off(off)})" if off else ""
+                self.statusBar().showMessage(f"{name}: {summary}{again}", 15000 if off else 10000)
 
     def open_model_folder(self) -> None:
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder", str(start_folder(self)))

@@ -162,3 +162,12 @@ def test_a_loop_is_quoted_from_a_piece_that_starts_a_word():
     trace = translate(load("en-de"), "Hello", DecodingSettings()).trace
     assert "".join(trace.out_tokens).count("-##v##o") >= 3       # the model's loop, as the bundled weights write it
     assert "(“-vo” " in repeats_itself(trace)
+
+
+def test_an_unlikely_continuation_is_not_called_a_translation(tmp_path):
+    """GPT-2 teacher-forced on a target kept from a translator was asked "is it this sentence's translation?"."""
+    from model.notes import unlikely_target
+    gpt2 = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    trace = translate(gpt2, "the cat", DecodingSettings(), target="big house bread mat red").trace
+    note = unlikely_target(trace)
+    assert note is not None and "after this prompt" in note and "translation" not in note

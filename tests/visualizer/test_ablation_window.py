@@ -122,7 +122,7 @@ def test_another_model_starts_with_every_head_on(qtbot, window, tmp_path, tiny_m
     other = tiny_model_factory(tmp_path / "other", seed=3)
     assert window.open_model(str(other))
     assert window.state.ablations == frozenset() and not window.ablation.reset.isEnabled()
-    assert "1 head(s) were switched off in the model before" in window.statusBar().whole_message()
+    assert "1 head was switched off in the model before" in window.statusBar().whole_message()
     qtbot.waitUntil(lambda: window.trace.meta.get("model") == window.lm.name and not window.runs.runner.busy,
                     timeout=20000)
     assert window.trace.meta.get("ablations", []) == [] and np.any(window.trace["dec.0.cross.head_out"][1] != 0)
@@ -149,3 +149,31 @@ def test_the_status_bar_says_whether_switching_heads_off_changed_the_translation
     assert window.trace.meta["translation"] == before
     assert (message == f"The translation changed: “{after}” → “{before}”.") if after != before else \
         message == "Every head is on again: the same translation as with them off."
+
+
+def test_a_model_picked_from_the_list_says_the_heads_are_on_again_beside_what_it_is(qtbot, window):
+    """Choosing a bundled model says what it was trained on; that message had replaced the one saying the heads
+    switched off were on again, and a teacher saw her switched-off head gone without a word."""
+    from model.assets import model_summary
+    window.state.toggle_ablation("cross", 0, 1)
+    window.state.toggle_ablation("cross", 1, 0)
+    wait_for_run(qtbot, window, ["cross:1:2", "cross:2:1"])
+    picker = window.inputs.model
+    picker.setCurrentIndex(picker.findData("seed-example"))
+    picker.activated.emit(picker.currentIndex())                  # as a click in the list sends it
+    qtbot.waitUntil(lambda: window.state.model_name == "seed-example")
+    said = window.statusBar().whole_message()
+    assert said.startswith(f"seed-example: {model_summary('seed-example')}")
+    assert said.endswith("; every head is on again (2 heads were switched off in the model before)")
+    assert window.state.ablations == frozenset()
+
+
+def test_with_a_given_target_the_status_bar_does_not_report_an_unchanged_translation(qtbot, window):
+    """Under teacher forcing the output is the target whatever the heads do: "Same translation as before: one head
+    rarely changes the output alone" read as a finding about the head (QA as a researcher)."""
+    window.inputs.target.setText("le chat dort")
+    qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "teacher-forced" and not window.runs.runner.busy,
+                    timeout=20000)
+    window.state.toggle_ablation("cross", 0, 1)
+    wait_for_run(qtbot, window, ["cross:1:2"])
+    assert window.statusBar().whole_message().startswith("The target is given, so the output stays the same")
