@@ -258,6 +258,7 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "positional": bool(lm.model.positional), "lowercases": lm.src_tok.lowercases,
+            "unknown": lm.src_tok.unknown_parts(text),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace

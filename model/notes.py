@@ -65,8 +65,16 @@ def unknown_pieces(trace) -> str | None:
     parts = [f"{k} piece{'s' if k > 1 else ''} of the {where}"
              for k, where in ((n, "input"), (n_target, "given target")) if k]
     verb = "is" if n + n_target == 1 else "are"
+    named = list(dict.fromkeys(str(u) for u in trace.meta.get("unknown") or []))[:MAX_NAMED] if n else []
+    if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”
+        return (f"{' and '.join(parts)} {verb} unknown to the model (shown as {unk}): "
+                f"{', '.join(f'“{u}”' for u in named)}{' …' if len(set(trace.meta['unknown'])) > MAX_NAMED else ''}"
+                f" {'is' if len(named) == 1 else 'are'} outside its vocabulary and reach it as that one token.")
     return (f"{' and '.join(parts)} {verb} unknown to the model (shown as {unk}): characters outside its "
             "vocabulary, such as emoji, all reach it as that one token.")
+
+
+MAX_NAMED = 5              # unknown parts of an input a note names
 
 
 def nothing_written(trace) -> str | None:
@@ -211,10 +219,14 @@ MARKERS = {
                "ne", "du", "au", "aux", "ce", "cette", "sont", "suis", "avec", "pour", "dans", "sur", "qui", "que",
                "mon", "ma", "mes", "très", "c", "j", "l", "d", "qu", "n", "où", "être", "avez", "ai"},
     "German": {"der", "das", "und", "ist", "ich", "nicht", "ein", "eine", "mit", "den", "dem", "zu", "sie", "wir",
-               "ihr", "auf", "für", "von", "im", "sind", "bin", "es", "wo", "heute", "sehr", "ja", "nein", "du"},
+               "ihr", "auf", "für", "von", "im", "sind", "bin", "es", "wo", "heute", "sehr", "ja", "nein", "du",
+               "einem", "einen", "einer", "mann", "frau", "zwei", "drei", "hund", "kinder", "junge", "mädchen",
+               "aus", "bei", "nach", "vor", "über"},
     "Spanish": {"el", "los", "las", "y", "es", "está", "una", "por", "con", "para", "del", "mi", "yo", "muy",
                 "son", "estoy", "qué", "cómo", "dónde", "tengo"},
 }
+# letters of a language that English words do not have (é is French's and Spanish's both): each word with one counts
+LETTERS = {"French": set("èêëàâçùûœîï"), "German": set("äöüß"), "Spanish": set("ñáíóú¿¡")}
 ENGLISH = {"the", "a", "an", "is", "are", "was", "were", "i", "you", "he", "she", "we", "they", "it", "not", "of",
            "to", "in", "on", "with", "for", "this", "that", "my", "your", "and", "be", "have", "has", "do", "does",
            "what", "where", "at", "am", "me", "his", "her", "our", "s", "t"}
@@ -232,10 +244,13 @@ def other_language(trace) -> str | None:
     words = re.findall(r"[^\W\d_]+", str(trace.meta.get("sentence", "")).lower())
     if len(words) < 3:
         return None
-    language, hits = max(((name, sum(w in marks for w in words)) for name, marks in MARKERS.items()),
-                         key=lambda pair: pair[1])
+    def marked(w: str, name: str) -> bool:
+        return w in MARKERS[name] or bool(LETTERS[name] & set(w))
+
+    language, hits = max(((name, sum(marked(w, name) for w in words)) for name in MARKERS), key=lambda pair: pair[1])
     english = sum(w in ENGLISH for w in words)            # "Il y a un chat": French's "a" is an English word too
-    if len(set(words) & MARKERS[language]) < 2 or 4 * hits < len(words) or 3 * english > hits:   # "La la land"
+    distinct = {w for w in words if marked(w, language)}  # "Der Hund läuft über die Straße.": der, läuft, über …
+    if len(distinct) < 2 or 4 * hits < len(words) or 3 * english > hits:   # "La la land"
         return None
     return (f"The text looks like {language}, but this model translates from English: its output for it means "
             "little. Type an English sentence.")

@@ -10,6 +10,8 @@ from .config import BOS, EOS, PAD, UNK
 from .text import clean_text
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
+TYPOGRAPHIC = {"“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'",
+               "–": "-", "—": "-", "‐": "-", "‑": "-"}     # what a word processor writes, and the plain form
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
 WORD_START = "\u2581"                                   # the Metaspace marker "▁"
 
@@ -85,7 +87,29 @@ class TextTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Ids of the pieces of text, without specials."""
-        return self.tok.encode(clean_text(text), add_special_tokens=False).ids
+        return self._encoding(text).ids
+
+    def unknown_parts(self, text: str) -> list[str]:
+        """The parts of text the tokenizer reads as <unk> (an emoji, a letter it never saw), in order."""
+        enc = self._encoding(text)
+        cleaned = self.plain_form(clean_text(text))
+        return [cleaned[a:b] for i, (a, b) in zip(enc.ids, enc.offsets) if i == UNK]
+
+    def _encoding(self, text: str):
+        return self.tok.encode(self.plain_form(clean_text(text)), add_special_tokens=False)
+
+    def plain_form(self, text: str) -> str:
+        """text with each typographic quote or dash the vocabulary lacks written as its plain form, when that is
+        known: quotes pasted from slides (“Stop!”) reached en-fr as <unk> and spoilt the translation."""
+        if not any(c in TYPOGRAPHIC for c in text):
+            return text
+        known = self.__dict__.setdefault("_known", {})
+        for c in set(text) & TYPOGRAPHIC.keys():
+            if c not in known:
+                known[c] = UNK not in self.tok.encode(c, add_special_tokens=False).ids
+            if not known[c]:
+                text = text.replace(c, TYPOGRAPHIC[c])
+        return text
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [readable(self.tok.id_to_token(int(i)) or "<unk>") for i in ids]

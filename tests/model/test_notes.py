@@ -8,6 +8,7 @@ pytest.importorskip("transformers")
 import hf_tiny  # noqa: E402
 from model.config import DecodingSettings  # noqa: E402
 from model.families import load, translate  # noqa: E402
+from model.config import UNK as UNK_ID  # noqa: E402
 from model.notes import prompt_fills  # noqa: E402
 
 
@@ -171,3 +172,22 @@ def test_an_unlikely_continuation_is_not_called_a_translation(tmp_path):
     trace = translate(gpt2, "the cat", DecodingSettings(), target="big house bread mat red").trace
     note = unlikely_target(trace)
     assert note is not None and "after this prompt" in note and "translation" not in note
+
+
+def test_typographic_quotes_reach_the_model_as_plain_ones_and_unknown_characters_are_named(tmp_path, tiny_model_factory):
+    """Quotes from a slide (“Stop!”) reached en-fr as two <unk> and spoilt the translation, and the note spoke of
+    emoji where the unknown characters were ä and ß. A quote or dash the vocabulary lacks is read as its plain
+    form; the note names what stays unknown."""
+    from model.notes import MAX_NAMED, unknown_pieces
+    from model.tokenizer import TextTokenizer
+    tok = TextTokenizer.train(['"the cat" sat - on the mat', 'a "dog" - sees the cat'] * 20, vocab_size=60)
+    assert tok.encode("“the cat” — sat") == tok.encode('"the cat" - sat') and tok.unknown_parts("“the cat”") == []
+    assert UNK_ID not in tok.encode("“the cat”") and UNK_ID in tok.encode("the «cat»")    # not a quote it maps
+    lm = load(tiny_model_factory(tmp_path / "m"))
+    trace = translate(lm, "the cat 🍕 sat ß", DecodingSettings()).trace
+    assert trace.meta["unknown"] == ["🍕", "ß"] == lm.src_tok.unknown_parts("the cat 🍕 sat ß")
+    assert unknown_pieces(trace) == ("2 pieces of the input are unknown to the model (shown as <unk>): “🍕”, “ß” are "
+                                     "outside its vocabulary and reach it as that one token.")
+    many = translate(lm, " ".join("🍕🍣🍔🌮🍜🥐🍩"), DecodingSettings()).trace
+    assert len(set(many.meta["unknown"])) > MAX_NAMED and unknown_pieces(many).count("“") == MAX_NAMED
+    assert " … are outside" in unknown_pieces(many)

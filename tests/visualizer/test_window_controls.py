@@ -643,6 +643,11 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     assert note("Der Hund ist sehr groß.", "Helsinki-NLP/opus-mt-en-de").startswith("The text looks like German")
     assert note("El perro es muy grande.").startswith("The text looks like Spanish")
     assert note("La la land") is None and note("Paris est magnifique") is None    # one French word, repeated or not
+    # a teacher's German given to en-de came back "ein mann spielt gitarre." without a word: its nouns and umlauts
+    assert note("Ein Mann spielt Gitarre.", "en-de").startswith("The text looks like German")
+    assert note("Der Hund läuft über die Straße.", "en-de").startswith("The text looks like German")
+    assert note("Où est la bibliothèque, s'il vous plaît ?").startswith("The text looks like French")
+    assert note("I had a café au lait at the Brötchen bakery.") is None             # one or two borrowed words
     assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
     own = Path(__file__).parents[2] / "benchmarks" / "classroom-own-en-fr.tsv"
     assert [s for s, _ in read_checks(own) if note(s)] == []
