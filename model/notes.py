@@ -277,12 +277,25 @@ def reads_lowercase(trace) -> bool:
     return unk not in given and bool(pieces) and all(t == t.lower() for t in pieces)
 
 
+def no_mask(trace) -> str | None:
+    """A note when a masked-word model has no mask to fill in: none typed (its "filled-in" text is the input), or
+    every one cut off with the end of a text longer than its positions (the text printed without a word, QA)."""
+    mask = trace.schema.special.get("mask")
+    if trace.schema.layout != ENCODER_ONLY or not mask or not trace.schema.has_output or mask in given_tokens(trace):
+        return None
+    if mask in str(trace.meta.get("sentence", "")):
+        return (f"Every {mask} is past the model's last position and was cut off with the end of the text: nothing "
+                f"is filled in. Shorten the text, or put the {mask} earlier.")
+    return f"The text has no {mask}: the model has nothing to fill in. Type {mask} for a word it should guess."
+
+
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
     # a hesitation adds nothing to a note that already says the output is not to be trusted
     language, nothing, loop, early = (other_language(trace), nothing_written(trace), repeats_itself(trace),
                                       stopped_early(trace))
     doubted = any(n is not None for n in (language, nothing, loop, early))
-    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), nothing, loop, early,
+    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), no_mask(trace),
+             nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -348,6 +348,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
+        elif t.schema.layout == ENCODER_ONLY and not t.schema.has_output:     # read "(empty) [lowercase]" (QA)
+            text = "<i>Nothing: this encoder has no output layer (a masked-word head) to fill words in with.</i>"
         else:
             # a decoder-only model's chips are what it predicted after each token: the prompt's from its second on
             given = t.prompt_rows()

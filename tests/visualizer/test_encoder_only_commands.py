@@ -160,3 +160,19 @@ def test_options_an_encoder_only_model_cannot_use_are_refused_not_ignored(bert_f
         code, out, err = run_command(argv + ["--model", str(bert_folder)], check=False)
         assert code == 2 and err.startswith(f"error: {words}") and "is an encoder-only model" in err, argv
     assert not list(tmp_path.iterdir())                          # nothing written
+
+
+def test_a_masked_word_model_says_when_it_has_no_mask_to_fill_in(bert_folder, run_command):
+    """BERT echoed a text without [MASK] as its "filled-in" text, and a [MASK] cut off with the end of a long text,
+    without a word (QA as a researcher)."""
+    from model.families import load, translate
+    from model.notes import no_mask, result_notes
+    lm = load(bert_folder)
+    assert no_mask(translate(lm, "the cat [MASK] on the mat").trace) is None
+    none = translate(lm, "the cat sat on the mat").trace
+    assert no_mask(none).startswith("The text has no [MASK]") and no_mask(none) in result_notes(none, 64)
+    long = translate(lm, " ".join(["the cat sat on the mat"] * 30) + " [MASK]").trace
+    assert long.meta["truncated"] and no_mask(long).startswith("Every [MASK] is past the model's last position")
+    code, out, err = run_command(["export", "the cat sat on the mat", "--model", str(bert_folder), "--out",
+                                  str(bert_folder.parent / "figs"), "--format", "csv"])
+    assert code == 0 and "The text has no [MASK]" in err

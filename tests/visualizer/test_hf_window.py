@@ -167,3 +167,26 @@ def test_a_run_opens_at_the_first_written_token_or_the_mask_and_keeps_a_step_the
         assert w.state.step == 0
     finally:
         w.runs.runner.wait(10000)
+
+
+def test_a_bert_without_its_masked_word_head_says_it_fills_nothing_in(qtbot, tmp_path_factory, settings):
+    """A BertModel folder (no masked-word head) read "Filled in: (empty) [lowercase]" (QA as a researcher)."""
+    import shutil
+
+    import transformers
+
+    from visualizer.window import MainWindow
+    bert = _folder("bert", tmp_path_factory)
+    headless = tmp_path_factory.mktemp("headless") / "bert"
+    transformers.BertModel.from_pretrained(str(bert)).save_pretrained(str(headless))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(bert / name, headless / name)
+    w = MainWindow(model=str(headless), sentence="The cat [MASK] on the mat", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not None and not w.runs.runner.busy, timeout=60000)
+    try:
+        text = w.inputs.translation.text()
+        assert "no output layer" in text and "(empty)" not in text and "lowercase" not in text
+    finally:
+        w.runs.runner.wait(10000)
