@@ -103,13 +103,16 @@ class TextTokenizer:
         known: quotes pasted from slides (“Stop!”) reached en-fr as <unk> and spoilt the translation."""
         if not any(c in TYPOGRAPHIC for c in text):
             return text
-        known = self.__dict__.setdefault("_known", {})
-        for c in set(text) & TYPOGRAPHIC.keys():
-            if c not in known:
-                known[c] = UNK not in self.tok.encode(c, add_special_tokens=False).ids
-            if not known[c]:
-                text = text.replace(c, TYPOGRAPHIC[c])
+        for c, plain in self.plain_forms().items():
+            text = text.replace(c, plain)
         return text
+
+    def plain_forms(self) -> dict[str, str]:
+        """The typographic characters plain_form replaces (those the vocabulary lacks) and what with."""
+        if "_plain" not in self.__dict__:
+            self._plain = {c: plain for c, plain in TYPOGRAPHIC.items()
+                           if UNK in self.tok.encode(c, add_special_tokens=False).ids}
+        return self._plain
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [readable(self.tok.id_to_token(int(i)) or "<unk>") for i in ids]

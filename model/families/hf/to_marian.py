@@ -17,7 +17,8 @@ What differs between the two, and how each is carried over:
   most max_len - 1 tokens. The app also stops at 2 × (source tokens with </s>) + 10 new tokens; `generate` has no
   rule of that shape, so pass max_new_tokens for that (the app's own Marian family does).
 - Tokenizers: each becomes a fast tokenizer whose normaliser first does what the app's clean_text does (NFKC,
-  invisible characters and runs of white space to one space, stripped) and whose post-processor appends </s>, so
+  invisible characters and runs of white space to one space, stripped; the typographic quotes and dashes its
+  vocabulary lacks as plain ones) and whose post-processor appends </s>, so
   `tokenizer(text)["input_ids"]` is the app's source ids; the target tokenizer goes to target_tokenizer/ (Marian's
   own tokenizer class reads SentencePiece files, which these are not). <unk> is left an ordinary token that
   decodes to "�", as the app shows it (a tokenizer that names it its unk_token drops it when decoding).
@@ -200,6 +201,7 @@ def fast_tokenizer(tok, max_len: int):
             added["special"] = False          # <unk> decodes as "�", as the app shows it, instead of vanishing
     t = Tokenizer.from_str(json.dumps(state))
     clean = [normalizers.NFKC(), normalizers.Replace(Regex(_blank_class() + "+"), " "), normalizers.Strip()]
+    clean += [normalizers.Replace(c, plain) for c, plain in tok.plain_forms().items()]    # as tok.plain_form
     t.normalizer = normalizers.Sequence(clean + ([t.normalizer] if t.normalizer is not None else []))
     eos = SPECIALS[EOS]
     t.post_processor = processors.TemplateProcessing(single=f"$A {eos}", pair=f"$A $B {eos}",
