@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 # characters XML 1.0 does not allow, written raw or as character references (Qt's SVG writer does both)
 _XML_INVALID = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff"
@@ -24,8 +25,15 @@ def xml_safe(data: bytes) -> bytes:
 def isolate(text: str) -> str:
     """Text to show inside other text (a window title, a label): wrapped in a first-strong isolate, so that
     bidirectional controls in it (U+202E…) cannot reorder what is around it. Isolate controls of its own are
-    dropped: a stray U+2069 would end the isolation early."""
-    return f"{FSI}{_ISOLATES.sub('', text)}{PDI}"
+    dropped: a stray U+2069 would end the isolation early. Text without right-to-left letters or bidirectional
+    controls comes back as it is: the isolates showed as boxes in taskbars that do not know them (QA)."""
+    text = _ISOLATES.sub('', text)
+    if not any(unicodedata.bidirectional(c) in RIGHT_TO_LEFT for c in text):
+        return text
+    return f"{FSI}{text}{PDI}"
+
+
+RIGHT_TO_LEFT = {"R", "AL", "AN", "RLE", "RLO", "LRE", "LRO", "PDF", "RLI", "LRI", "FSI", "PDI"}
 
 
 def unbreakable_html(text: str) -> str:

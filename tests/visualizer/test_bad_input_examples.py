@@ -256,6 +256,9 @@ def test_bidi_override_in_a_model_name_cannot_reverse_the_window_title(qtbot, ti
     assert title.startswith("Attention Visualizer — \u2068") and title.endswith("\u2069")
     assert "\u202e" in title[title.index("\u2068"): title.index("\u2069")]     # inside the isolate only
     w.runs.runner.wait(10000)
+    from visualizer.text_safety import isolate
+    assert isolate("models/marian-tiny") == "models/marian-tiny"         # no isolate where nothing can reorder
+    assert isolate("نموذج") == "\u2068نموذج\u2069"
 
 
 def test_an_unexpected_error_is_one_line_naming_the_log(run_command, tiny_model_dir, monkeypatch, tmp_path):
