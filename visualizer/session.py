@@ -60,6 +60,10 @@ def read_session(path: str | Path) -> dict:
         raise SessionError(f"{path}: not a session file (not readable text: {str(e).splitlines()[0]})") from None
     except ValueError as e:               # a number of thousands of digits (Python's limit for reading one)
         raise SessionError(f"{path}: the file is damaged or was changed by hand ({str(e).split(';')[0]})") from None
+    version = str(data.get("format", "")) if isinstance(data, dict) else ""
+    if version.startswith(FORMAT.rsplit("/", 1)[0] + "/") and version != FORMAT:    # ".../2": not ours to guess at
+        raise SessionError(f"{path}: a session file of another version of Attention Visualizer (format {version!r}; "
+                           f"this one reads {FORMAT!r})")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
     try:

@@ -32,6 +32,8 @@ def test_session_round_trip(tmp_path):
     ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}',
      "at line 2, column 19 (Expecting ',' delimiter)"),
     ('{"format": "other"}', "not an Attention Visualizer session"),
+    ('{"format": "attention-visualizer-session/2", "model": "en-fr", "sentence": "x"}',
+     "a session file of another version of Attention Visualizer (format 'attention-visualizer-session/2'"),
     ('{"format": "attention-visualizer-session/1", "sentence": "x"}', "invalid session"),
     ('{"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x", '
      '"decoding": {"method": "telepathy"}}', "invalid session"),
