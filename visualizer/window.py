@@ -233,8 +233,20 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)
+            self._say_view_moved(view)
         self._show_translation(result, cut_chars)
         self._render_all()
+
+    def _say_view_moved(self, view: dict) -> None:
+        """A session's layer, head or step that its run does not have was moved to the nearest without a word (a
+        hand-edited file, or a model since retrained with fewer layers): the status bar says so."""
+        first = {"layer": 1, "head": 1, "step": 0}         # layers and heads counted from 1 on screen, steps from 0
+        moved = [(k, view[k] + first[k], getattr(self.state, k) + first[k]) for k in first
+                 if isinstance(view.get(k), int) and getattr(self.state, k) != view[k]]
+        if moved:
+            asked = ", ".join(f"{k} {a}" for k, a, _ in moved)
+            shown = ", ".join(f"{k} {b}" for k, _, b in moved)
+            self.statusBar().showMessage(f"The session's {asked}: not in this run; shown {shown}", 15000)
 
     def show_trace(self, trace, **view) -> None:
         """Show a trace of the run on screen other than its own (a beam hypothesis'), or its own again; view: view

@@ -74,3 +74,22 @@ def test_examples_load():
     ex = load_examples()
     assert any(e.sentence == "The red car is fast." for e in ex)
     assert all(e.shows for e in ex)
+
+
+def test_a_sessions_view_the_run_lacks_is_moved_and_said(qtbot, window, tmp_path):
+    """A hand-edited session (layer 40, head 99, step 500) opened at the last layer, head and step without a word."""
+    import json
+
+    from visualizer.session import FORMAT
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"format": FORMAT, "model": window.state.model_name, "sentence": "the cat sat",
+                                "view": {"kind": "cross", "layer": 39, "head": 98, "step": 500}}), encoding="utf-8")
+    assert window.open_session(str(path))
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat sat" and not window.runs.runner.busy,
+                    timeout=20000)
+    qtbot.waitUntil(lambda: "The session's" in window.statusBar().whole_message())
+    s, t = window.state, window.trace
+    assert (s.layer, s.head, s.step) == (t.n_layers("dec") - 1, t.n_heads - 1, t.n_steps - 1)
+    assert window.statusBar().whole_message() == (
+        f"The session's layer 40, head 99, step 500: not in this run; shown layer {s.layer + 1}, head {s.head + 1}, "
+        f"step {s.step}")
