@@ -44,7 +44,10 @@ def family_for(folder: Path):
         fam = family(name)
         if fam.recognises(config):
             return fam
-    kind = config.get("model_type") or config.get("architectures") or "unknown"
+    kind = config.get("model_type") or config.get("architectures")
+    if not kind:                # "model type 'unknown'" read as a type of that name (QA)
+        raise ModelLoadError(f"{path}: names no model_type, and is not this app's own config (supported families: "
+                             f"{supported()})")
     raise ModelLoadError(f"{path}: model type {kind!r} is not supported (supported families: {supported()})")
 
 

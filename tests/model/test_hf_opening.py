@@ -50,7 +50,7 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
     assert "\n" not in msg and "huggingface-cli download some-org/not-here" in msg and str(tmp_path) in msg
 
 
-@pytest.mark.parametrize("case", ["bin only", "unknown family", "no tokenizer", "truncated", "bad header",
+@pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
                                   "a layer missing", "another model's weights", "a larger tokenizer",
                                   "a count as words", "no heads", "a width as words", "a smaller vocabulary"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
@@ -90,6 +90,11 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "model_type": "xlnet"}))
         expect = "GPT-2, BERT, Marian, BART/mBART, T5, Llama/Mistral/Qwen2"
+    elif case == "no model type":          # read "model type 'unknown' is not supported"
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({k: v for k, v in config.items()
+                                                        if k not in ("model_type", "architectures")}))
+        expect = "config.json: names no model_type, and is not this app's own config (supported families: "
     elif case == "no tokenizer":
         (folder / "tokenizer.json").unlink()
         expect = "no tokenizer"
