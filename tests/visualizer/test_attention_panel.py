@@ -246,13 +246,14 @@ def test_a_stage_without_attention_says_which_attention_the_panel_shows(qtbot, w
     assert panel.hover.text() == ("The feed-forward sublayer has no attention weights: shown is layer 2's "
                                   "encoder self-attention.")
     assert all(hp.dimmed for hp in (panel.focus, *panel.small))      # faded: not the feed-forward's own
+    assert panel.focus.colorbar.bar.opacity() == panel.focus.image.opacity() < 1    # the bar as faded (QA)
     panel._hovered(scene_pos(panel.focus, 1, 1))                     # a cell read out, then left: the note again
     assert "weight" in panel.hover.text() and "feed-forward" not in panel.hover.text()
     QtCore.QCoreApplication.sendEvent(panel.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
     window.state.update(stack="enc", layer=1, sublayer="self")
     assert plain_hint(panel)
     assert not any(hp.dimmed for hp in (panel.focus, *panel.small))
-    assert panel.focus.image.opacity() == 1.0
+    assert panel.focus.image.opacity() == panel.focus.colorbar.bar.opacity() == 1.0
     window.state.update(stack="tgt_embed", layer=0, sublayer="")
     assert panel.hover.text().startswith("The embedding has no attention weights: shown is layer 1's decoder")
     window.state.update(stack="output", layer=0, sublayer="")

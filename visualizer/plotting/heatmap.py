@@ -325,6 +325,8 @@ class Heatmap:
         self.image.setOpacity(DIMMED if on else 1.0)
         if self.hatch is not None:
             self.hatch.setOpacity(DIMMED if on else 1.0)
+        if self.colorbar is not None:       # its colours as faded as the cells', so that they still read off it
+            self.colorbar.bar.setOpacity(DIMMED if on else 1.0)
 
     @property
     def crossed(self) -> bool:
