@@ -36,17 +36,29 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     assert panel.hover.shown_text() == f"“{rows[2]}”→“{cols[3]}” {float(w[2, 3]):.3g}"
 
 
-def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, panel):
+def test_the_read_out_follows_the_heatmap_under_a_still_pointer(qtbot, window, panel, monkeypatch):
     """Another head under the pointer is read again; after a change with the pointer on no cell the read-out is
-    the hint, never a cell of the matrix shown before (a new sentence kept the old sentence's tokens and weight)."""
+    the hint, never a cell of the matrix shown before (a new sentence kept the old sentence's tokens and weight),
+    also when the pointer left without a Leave reaching the canvas (QA)."""
+    from PySide6 import QtGui
     window.state.update(kind="cross", layer=1, head=1)
-    panel._hovered(scene_pos(panel.focus, 2, 3))
+    cell = scene_pos(panel.focus, 2, 3)
+    over = panel.canvas.mapToGlobal(panel.canvas.mapFromScene(cell))
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: over))
+    panel._hovered(cell)
     window.state.update(head=0)
     w = window.trace.attention("cross", 1, 0)
     assert f"{float(w[2, 3]):.6f}" in panel.hover.text() and panel.focused_array[2, 3] == w[2, 3]
+    away = panel.canvas.mapToGlobal(QtCore.QPoint(-50, -50))
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: away))
     panel._hovered(QtCore.QPointF(-1e6, -1e6))              # the pointer leaves the heatmap: the hint again
     assert plain_hint(panel)                                # (a stale read-out was taken for the pointer's cell)
     window.state.update(layer=0)
+    assert plain_hint(panel)
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: over))
+    panel._hovered(cell)                                    # on a cell, then away with no event at all
+    monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: away))
+    window.state.update(layer=1)
     assert plain_hint(panel)
 
 

@@ -61,6 +61,11 @@ def test_numbers_equal_the_trace(qtbot, tiny_lm):
     vals = numbers(panel.html)
     for p in top:
         assert any(abs(v - p) < 1e-12 for v in vals)
+    # a row of the output layer is a step, named as the Output panel names it ("position 2: court" had named the
+    # token that position 2 predicts, "chien" at the attention stages), and small p as it writes them (not 0.000)
+    from visualizer.panels.output import probability
+    assert panel.query.currentText() == f"step 2: predicting token 3 ({tr.out_tokens[2]})"
+    assert all(f">{probability(float(p))}</a>" in panel.html for p in top)
 
 
 def test_cross_attention_keys_are_the_memorys_projections_with_their_bias(qtbot, tiny_lm):

@@ -346,7 +346,9 @@ class AttentionPanel(QtWidgets.QWidget):
             self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)
-            self._read_out(self._pointer, stale=True)
+            # the cell under the pointer where it is now: without a Leave (the pointer moved off while typing, on
+            # some window systems) the old position's cell was read, a cell no pointer was on (QA)
+            self.read_under_pointer()
             self.focus.set_crossed(focus_off)      # as its thumbnail: a short window hides the title that says so
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)

@@ -12,6 +12,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.equations import attention_equation, layernorm_equation, output_equation
 from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
 
+from .output import probability
+
 
 
 class NumberBrowser(QtWidgets.QTextBrowser):
@@ -87,7 +89,10 @@ class InspectorPanel(QtWidgets.QWidget):
         tokens = self._tokens_for(state)
         wanted = self.query.currentIndex() if keep_query else (
             state.step if trace.schema.stack_of_stage(state.stage).by_step else max(self.query.currentIndex(), 0))
-        labels = [f"position {i}: {t}" for i, t in enumerate(tokens)]      # from 0, as PE(pos) and the i, j below
+        # from 0, as PE(pos) and the i, j below; at the output layer a row is a step, as the Output panel names it
+        # ("position 3: est" there named the token that position 3 predicts, "rouge" at the attention stages)
+        labels = [f"step {i}: predicting token {i + 1} ({t})" if state.stack == OUTPUT else f"position {i}: {t}"
+                  for i, t in enumerate(tokens)]
         if [self.query.itemText(i) for i in range(self.query.count())] != labels:
             self.query.blockSignals(True)
             self.query.clear()
@@ -225,7 +230,8 @@ class InspectorPanel(QtWidgets.QWidget):
         eq = output_equation(trace, i, k=5, temperature=state.decoding.temperature)
         vocab = getattr(self, "vocab", None)
         rows = "".join(
-            f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td><td>{num(p)}</td></tr>"
+            f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td>"
+            f"<td><a href=\"n:{float(p)!r}\">{probability(float(p))}</a></td></tr>"
             for t, l, p in zip(eq.top_ids, eq.top_logits, eq.top_probs))
         return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>"
                 f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}</p>"
