@@ -177,3 +177,32 @@ def test_with_a_given_target_the_status_bar_does_not_report_an_unchanged_transla
     window.state.toggle_ablation("cross", 0, 1)
     wait_for_run(qtbot, window, ["cross:1:2"])
     assert window.statusBar().whole_message().startswith("The target is given, so the output stays the same")
+
+
+def test_the_metrics_tables_menu_key_acts_on_the_current_row_and_return_focuses_it(qtbot, window, monkeypatch):
+    """A keyboard student selected Encoder self L1 H3, pressed the Menu key and switched off head 4: the key's
+    position was read as the viewport's (one header lower). The Menu key's menu is the current row's, a click's
+    the row under the pointer; Return on a row focuses its head as a click does."""
+    from PySide6 import QtCore, QtGui
+    panel = window.panels["metrics"]
+    window.docking.go_to("metrics")
+    panel.render(window.trace, window.state)
+    opened = []
+    monkeypatch.setattr(panel, "open_menu", lambda menu, where: opened.append(menu.actions()[0].text()))
+    table = panel.table
+    table.setFocus()
+    for row in (2, 5):
+        table.setCurrentIndex(panel.proxy.index(row, 0))
+        key = panel.row_key(row)
+        kind, layer, head = key
+        corner = QtCore.QPoint(5, 5)                             # the table's own corner, as the key gives it
+        table.contextMenuEvent(QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Keyboard, corner,
+                                                       table.mapToGlobal(corner)))
+        assert opened[-1].endswith(f"layer {layer + 1}, head {head + 1}"), (opened[-1], key)
+        qtbot.keyClick(table, QtCore.Qt.Key.Key_Return)
+        assert (window.state.kind, window.state.layer, window.state.head) == key
+    rect = table.visualRect(panel.proxy.index(3, 0))            # a right-click: the row under the pointer
+    table.contextMenuEvent(QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Mouse, rect.center(),
+                                                   table.viewport().mapToGlobal(rect.center())))
+    kind, layer, head = panel.row_key(3)
+    assert opened[-1].endswith(f"layer {layer + 1}, head {head + 1}")

@@ -86,6 +86,32 @@ class MetricsModel(QtCore.QAbstractTableModel):
         return None
 
 
+class RowTable(QtWidgets.QTableView):
+    """A table whose context menu is for a row: the current one when the keyboard asks (Menu key, Shift+F10), the
+    one under the pointer for a click; and Return or Space picks the current row, as a click does. (The Menu key's
+    position is the table's, not its viewport's: read as the viewport's, it named the row below, and a student
+    switched off head 4 for head 3.)"""
+    menu_asked = QtCore.Signal(int, QtCore.QPoint)       # view row, global position
+    row_picked = QtCore.Signal(int)
+
+    def contextMenuEvent(self, event) -> None:
+        if event.reason() == event.Reason.Keyboard:
+            index = self.currentIndex()
+            where = self.viewport().mapToGlobal(self.visualRect(index).center()) if index.isValid() else \
+                event.globalPos()
+        else:
+            index, where = self.indexAt(self.viewport().mapFromGlobal(event.globalPos())), event.globalPos()
+        if index.isValid():
+            self.menu_asked.emit(index.row(), where)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter, QtCore.Qt.Key.Key_Space) \
+                and self.currentIndex().isValid():
+            self.row_picked.emit(self.currentIndex().row())
+            return
+        super().keyPressEvent(event)
+
+
 class MetricsPanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -94,7 +120,7 @@ class MetricsPanel(QtWidgets.QWidget):
         self.proxy = QtCore.QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
-        self.table = QtWidgets.QTableView()
+        self.table = RowTable()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)      # pipeline order until a header is clicked
@@ -103,10 +129,10 @@ class MetricsPanel(QtWidgets.QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         self.table.clicked.connect(lambda index: self.focus_row(index.row()))
-        self.table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
-        self.table.customContextMenuRequested.connect(self._menu)
-        hint = QtWidgets.QLabel("Click a header to sort, a row to focus its head; right-click to switch a head off "
-                                "or to save the table as CSV.")
+        self.table.row_picked.connect(self.focus_row)
+        self.table.menu_asked.connect(self._menu)
+        hint = QtWidgets.QLabel("Click a header to sort, a row (or Return on it) to focus its head; right-click (or "
+                                "the Menu key) to switch a head off or to save the table as CSV.")
         hint.setWordWrap(True)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -131,11 +157,15 @@ class MetricsPanel(QtWidgets.QWidget):
         kind, layer, head = self.row_key(view_row)
         self.state.update(kind=kind, layer=layer, head=head)
 
-    def _menu(self, pos) -> None:
-        index = self.table.indexAt(pos)
-        if not index.isValid():
-            return
-        key = self.row_key(index.row())
+    def _menu(self, view_row: int, where: QtCore.QPoint) -> None:
+        self.open_menu(self.row_menu(self.row_key(view_row)), where)
+
+    @staticmethod
+    def open_menu(menu: QtWidgets.QMenu, where: QtCore.QPoint) -> None:
+        menu.exec(where)
+
+    def row_menu(self, key: tuple[str, int, int]) -> QtWidgets.QMenu:
+        """The menu of a row's head (kind, layer, head)."""
         menu = QtWidgets.QMenu(self)
         off = key in self.state.ablations
         menu.addAction(toggle_text(self.state.schema, key, off), lambda: self.state.toggle_ablation(*key))
@@ -144,7 +174,7 @@ class MetricsPanel(QtWidgets.QWidget):
         menu.addSeparator()
         menu.addAction("Save table as CSV…", self.save_csv)
         menu.addAction("Copy table", self.copy_table)
-        menu.exec(self.table.viewport().mapToGlobal(pos))
+        return menu
 
     def table_csv(self) -> str:
         """The table as the `metrics` command writes it: pipeline order, 1-based layers and heads, empty for —."""
