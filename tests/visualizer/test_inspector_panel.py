@@ -141,3 +141,22 @@ def test_numbers_and_headers_are_drawn_in_the_themes_text_colour(qtbot, qapp, ti
         assert "th{background:" in panel.html and f"color:{text}}}" in panel.html
     finally:
         apply_theme(qapp, "light")
+
+
+def test_the_math_page_is_one_tab_stop_not_one_a_number(qtbot, tiny_lm):
+    """Every number is a link (its full value on hover): Tab walked them one by one, 230 presses and still inside."""
+    from PySide6 import QtWidgets
+    tr = translate(tiny_lm, "the dog runs").trace
+    holder = QtWidgets.QWidget()
+    qtbot.addWidget(holder)
+    layout = QtWidgets.QVBoxLayout(holder)
+    panel, _ = math_panel(qtbot, tr, stack="enc", layer=0, sublayer="self", head=0, step=1)
+    after = QtWidgets.QLineEdit()
+    layout.addWidget(panel)
+    layout.addWidget(after)
+    holder.show()
+    assert panel.html.count('href="n:') > 10
+    panel.view.setFocus()
+    qtbot.waitUntil(panel.view.hasFocus)
+    qtbot.keyClick(panel.view, QtCore.Qt.Key.Key_Tab)
+    assert not panel.view.hasFocus()

@@ -23,6 +23,11 @@ class NumberBrowser(QtWidgets.QTextBrowser):
         super().__init__()
         self.setMouseTracking(True)
         self.setOpenLinks(False)
+        # one Tab stop, not one a number: every number a link held a keyboard student in the panel past 230 Tabs
+        flags = QtCore.Qt.TextInteractionFlag
+        self.setTextInteractionFlags(flags.TextSelectableByMouse | flags.TextSelectableByKeyboard
+                                     | flags.LinksAccessibleByMouse)
+        self.setTabChangesFocus(True)
 
     def mouseMoveEvent(self, event):
         href = self.anchorAt(event.position().toPoint())
