@@ -23,7 +23,7 @@ class AblationActions:
     def __init__(self, window):
         self.window = w = window
         self.state = w.state
-        menu = w.menuBar().addMenu("&Heads")
+        menu = w.menuBar().addMenu("Hea&ds")     # Alt+D: Alt+H is Help's (Alt+H, Return switched a head off)
         # the focused head as it is now when the menu opens (the first run came after the last change of state)
         menu.aboutToShow.connect(self.refresh)
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)

@@ -20,11 +20,11 @@ _WITHOUT = " to see what attention does without word order"
 # the input rows' words by the open model's layout (model.schema.LAYOUTS): (input, output, input's placeholder,
 # target's placeholder; None: the model takes no target)
 LAYOUT_WORDS = {
-    ENCODER_DECODER: ("English:", f"{OUTPUT_WORDS[ENCODER_DECODER].capitalize()}:", "Type an English sentence…",
+    ENCODER_DECODER: ("&English:", f"{OUTPUT_WORDS[ENCODER_DECODER].capitalize()}:", "Type an English sentence…",
                       "Optional: a translation to force through the decoder (teacher forcing)"),
-    DECODER_ONLY: ("Prompt:", f"{OUTPUT_WORDS[DECODER_ONLY].capitalize()}:", "Type the start of a text…",
+    DECODER_ONLY: ("&Prompt:", f"{OUTPUT_WORDS[DECODER_ONLY].capitalize()}:", "Type the start of a text…",
                    "Optional: a continuation to force through the model (teacher forcing)"),
-    ENCODER_ONLY: ("Text:", f"{OUTPUT_WORDS[ENCODER_ONLY].capitalize()}:",
+    ENCODER_ONLY: ("&Text:", f"{OUTPUT_WORDS[ENCODER_ONLY].capitalize()}:",
                    "Type a sentence; [MASK] marks a word to guess…", None),
 }
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
@@ -117,15 +117,18 @@ class InputBar(QtWidgets.QWidget):
         grid = QtWidgets.QGridLayout(self)
         grid.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetNoConstraint)   # minimumSizeHint decides
         grid.setContentsMargins(6, 4, 6, 4)
-        self.sentence_label = QtWidgets.QLabel("English:")
+        self.sentence_label = QtWidgets.QLabel("&English:")      # Alt+E: back to the sentence
         grid.addWidget(self.sentence_label, 0, 0)
         grid.addWidget(self.sentence, 0, 1)
-        self.model_label = QtWidgets.QLabel("Model:")
+        self.model_label = QtWidgets.QLabel("&Model:")
         grid.addWidget(self.model_label, 0, 2)
         grid.addWidget(self.model, 0, 3)
-        self.target_label = QtWidgets.QLabel("Target:")
+        self.target_label = QtWidgets.QLabel("Tar&get:")
         grid.addWidget(self.target_label, 1, 0)
         grid.addWidget(self.target, 1, 1, 1, 3)
+        for label, field in ((self.sentence_label, self.sentence), (self.model_label, self.model),
+                             (self.target_label, self.target)):
+            label.setBuddy(field)               # Alt + the underlined letter: from any panel back to the field
         # the decoding controls in two groups: side by side, or stacked when the window is narrow (big fonts)
         self.decoding = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()

@@ -918,3 +918,18 @@ def test_positions_switched_off_show_in_the_map_and_in_a_compared_run(qtbot, win
     window.state.update(positional=True)
     wait_idle(qtbot, window, lambda t: t.meta.get("positional") is True)
     qtbot.waitUntil(lambda: all(arch.labels[s] == "Embedding + positional encoding" for s in embeds))
+
+
+def test_menus_have_distinct_alt_letters_and_alt_letters_lead_back_to_the_fields(qtbot, window):
+    """Alt+H opened Heads, whose first item switches a head off, for a student who wanted Help; and from a panel
+    there was no key back to the sentence (25 Shift+Tabs)."""
+    import re
+    letters = [re.search(r"&(\w)", a.text()).group(1).lower() for a in window.menuBar().actions() if a.text()]
+    assert len(letters) == len(set(letters)), letters
+    i = window.inputs
+    for label, field in ((i.sentence_label, i.sentence), (i.model_label, i.model), (i.target_label, i.target)):
+        assert label.buddy() is field and re.search(r"&\w", label.text())
+    window.attention.canvas.setFocus()
+    qtbot.waitUntil(window.attention.canvas.hasFocus)
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_E, QtCore.Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(i.sentence.hasFocus)
