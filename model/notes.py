@@ -129,6 +129,9 @@ def repeats_itself(trace) -> str | None:
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“'])")
+# words with a full stop that end no sentence ("I met Mr. Smith at the station." read as two sentences, QA)
+ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "prof", "jr", "sr", "mt", "vs", "etc", "e.g", "i.e", "no", "approx",
+                 "u.s", "u.k", "a.m", "p.m", "mme", "mlle", "m"}
 
 
 def several_sentences(trace) -> str | None:
@@ -137,7 +140,12 @@ def several_sentences(trace) -> str | None:
     before a capital or a digit ("Mr. Smith" is one sentence)."""
     if trace.schema.layout != ENCODER_DECODER or trace.meta.get("partial"):
         return None
-    parts = SENTENCE_END.split(" ".join(str(trace.meta.get("sentence", "")).split()))
+    parts: list[str] = []
+    for part in SENTENCE_END.split(" ".join(str(trace.meta.get("sentence", "")).split())):
+        if parts and parts[-1].split() and parts[-1].split()[-1].rstrip(".").lower() in ABBREVIATIONS:
+            parts[-1] += " " + part                  # "I met Mr." goes on with "Smith at the station."
+        else:
+            parts.append(part)
     n = 1 + sum(len(p.split()) >= 2 for p in parts[:-1])
     if n < 2:
         return None

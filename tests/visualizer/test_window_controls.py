@@ -602,6 +602,11 @@ def test_unknown_characters_a_loop_and_several_sentences_each_get_a_note(tiny_lm
     assert several_sentences(three).startswith("The text holds 3 sentences")
     title = translate(tiny_lm, "Mr. Smith sat on the mat.").trace           # an abbreviation is no sentence
     assert several_sentences(title) is None
+    for one in ("I met Mr. Smith at the station.", "We saw Dr. Brown and Mrs. Jones at 5 p.m. Tuesday.",
+                "I live in the U.S. now."):                                   # inside a sentence too (QA)
+        assert several_sentences(translate(tiny_lm, one).trace) is None, one
+    assert several_sentences(translate(tiny_lm, "I met Mr. Smith. He was at the station.").trace).startswith(
+        "The text holds 2 sentences")
     assert result_notes(three, tiny_lm.cfg.max_len)[0] == several_sentences(three)
 
 
