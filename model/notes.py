@@ -5,6 +5,7 @@ import math
 import re
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
+from .text import probability
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
 
@@ -206,7 +207,7 @@ def hesitated(trace) -> str | None:
              f"at {len(low)} generation steps, most at step {step}")
     piece, word = trace.out_tokens[step], word_of(trace.out_tokens, step)
     token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")    # "trop" alone was read as the word trop
-    return (f"The model hesitated {where} ({token}, p = {p:.2f}): a small model's translation is often wrong "
+    return (f"The model hesitated {where} ({token}, p = {probability(p)}): a small model's translation is often wrong "
             "where it hesitates. The output distribution there shows what else it weighed.")
 
 

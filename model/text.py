@@ -1,6 +1,7 @@
 """Text as the app's own models read it, without the tokenizers library (the window's start imports this)."""
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
@@ -18,3 +19,15 @@ def blank(text: str) -> bool:
     """Nothing to read in text: white space, control and invisible characters only (zero-width spaces were
     translated as if they were a sentence)."""
     return not clean_text(text)
+
+
+def probability(p: float) -> str:
+    """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
+    and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a
+    millionth; smaller ones in powers of ten (1.2e-09)."""
+    rounded = float(f"{p:.2g}")
+    if rounded >= 0.01 or p == 0:
+        return f"{p:.3f}"
+    if rounded < 1e-6:
+        return f"{p:.2g}"
+    return f"{p:.{1 - math.floor(math.log10(rounded))}f}"

@@ -106,6 +106,7 @@ def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     one, its token and p, from the trace's own distribution; a sure translation, sampling and a given target get
     none."""
     from model.notes import HESITATION, hesitated
+    from model.text import probability            # as the Output panel writes it: p = 0.085, not 0.08 beside it
 
     lm = load("en-fr")
     sentence = "The trophy didn't fit in the suitcase because it was too big."
@@ -117,7 +118,7 @@ def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     from model.notes import word_of
     piece, word = t.out_tokens[step], word_of(t.out_tokens, step)
     token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")
-    assert hesitated(t).startswith(f"The model hesitated {where} ({token}, p = {p[step]:.2f}): ")
+    assert hesitated(t).startswith(f"The model hesitated {where} ({token}, p = {probability(p[step])}): ")
     # a piece is named with its word: "trop" alone sent a class to the real "trop" of "trop grande"
     assert word_of(["La", "trop", "##hée", "n", "'"], 1) == word_of(["La", "trop", "##hée"], 2) == "trophée"
     assert word_of(["Le", "chat"], 1) == "chat"

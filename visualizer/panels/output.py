@@ -8,11 +8,11 @@ set_vocab() when a model is loaded; without them the bars are labelled with toke
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
+
+from model.text import probability   # noqa: F401  (the panels' and the notes' one way to write a probability)
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
@@ -51,18 +51,6 @@ def join_pieces(pieces: list[str]) -> str:
         out += text if glue else (" " if out else "") + text
         prev = t
     return out
-
-
-def probability(p: float) -> str:
-    """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
-    and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a
-    millionth; smaller ones in powers of ten (1.2e-09)."""
-    rounded = float(f"{p:.2g}")
-    if rounded >= 0.01 or p == 0:
-        return f"{p:.3f}"
-    if rounded < 1e-6:
-        return f"{p:.2g}"
-    return f"{p:.{1 - math.floor(math.log10(rounded))}f}"
 
 
 def nice_limit(p_max: float) -> float:
