@@ -141,7 +141,8 @@ def test_unknown_pieces_of_a_given_target_are_counted_apart_from_the_input(tiny_
     run = translate_seed(tiny_lm, "the cat sat", target="le chat 😀 #")
     n = run.trace.tgt_tokens.count("<unk>")
     assert n == 2 and unknown_pieces(run.trace).startswith(
-        "2 pieces of the given target are unknown to the model (shown as <unk>): ")
+        "2 pieces of the given target are unknown to the model (shown as <unk>, and as � in the text): ")
+    assert "�" in run.text                           # where the translation's line shows them (QA)
     both = translate_seed(tiny_lm, "the 😀 cat", target="le chat 😀").trace
     assert unknown_pieces(both).startswith("1 piece of the input and 1 piece of the given target are unknown")
     assert unknown_pieces(translate_seed(tiny_lm, "the cat", target="le chat").trace) is None
