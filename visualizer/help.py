@@ -52,9 +52,16 @@ def _steps_text(layout: str, t: dict) -> str:
              if layout == ENCODER_DECODER else
              "Type a continuation of your own in the <b>Target</b> field to force it through the model")
     writer = "The decoder writes" if layout == ENCODER_DECODER else "The model continues the text,"
+    rows = ("Row <i>t</i> of the decoder's heatmaps is the token it reads at step <i>t</i> (row 0 is the start "
+            "token &lt;s&gt;): at that step it predicts token <i>t</i> + 1, so a row looks at the words it needs "
+            "for the <i>next</i> word, one row before that word" if layout == ENCODER_DECODER else
+            "Row <i>t</i> is the token read at step <i>t</i>: the model predicts token <i>t</i> + 1 there")
     return (f"<p>{writer} one token a step. At each step the {t['output']} shows the probability of every "
-            f"possible next token; the chosen one is marked. {given} (teacher forcing): the {t['training']} tab "
-            "then shows its loss, token by token, and can take one gradient step on it (this app's own models).</p>")
+            f"possible next token; the chosen one is marked. {rows} (“une” looks at “red” to write “rouge”). "
+            f"{given} (teacher forcing): the {t['training']} tab "
+            "then shows its loss, token by token, and can take one gradient step on it (this app's own models).</p>"
+            "<p>Counting: layers and heads from 1 (Layer 1, Head 1), as the paper does; positions, tokens and "
+            "generation steps from 0.</p>")
 
 
 def guide_html(schema=None) -> str:
@@ -92,7 +99,8 @@ default one colour scale spans all heads of a layer, so that heads compare (<b>C
 <h3>Generation steps</h3>
 {_steps_text(layout, t)}
 <h3>Experiments</h3>
-<p>Right-click a head to switch it off (the <b>Heads</b> menu switches every head on again) and watch the
+<p>Right-click a head (or press the Menu key on it) to switch it off (the <b>Heads</b> menu, Alt+D, switches
+the focused head off and every head on again) and watch the
 output change; {t['compare']} sets two runs side by side; {t['metrics']} measures every head;
 {t['beam_tree']} shows what beam search kept and dropped; {t['inspector']} writes out the numbers of one
 token's computation.</p>

@@ -99,3 +99,12 @@ def test_the_guide_follows_the_open_models_layout_norms_positions_and_tokens(sha
         assert f"follows the open model: encoder-decoder, {window.state.schema.describe()}" in dialog.text.toPlainText()
     finally:
         dialog.close()
+
+
+def test_the_guide_says_how_things_are_counted_and_which_token_a_decoder_row_predicts():
+    """A student read the 'word reordering' crossing as one row off: nothing said that row t predicts token t + 1,
+    nor that layers and heads count from 1 where positions and steps count from 0."""
+    from visualizer.help import guide_html
+    text = guide_html()
+    assert "it predicts token <i>t</i> + 1" in text and "row 0 is the start token &lt;s&gt;" in text
+    assert "layers and heads from 1" in text and "generation steps from 0" in text
