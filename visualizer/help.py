@@ -53,11 +53,12 @@ def _steps_text(layout: str, t: dict) -> str:
              "Type a continuation of your own in the <b>Target</b> field to force it through the model")
     writer = "The decoder writes" if layout == ENCODER_DECODER else "The model continues the text,"
     rows = ("Row <i>t</i> of the decoder's heatmaps is the token it reads at step <i>t</i> (row 0 is the start "
-            "token &lt;s&gt;): at that step it predicts token <i>t</i> + 1, so a row looks at the words it needs "
-            "for the <i>next</i> word, one row before that word" if layout == ENCODER_DECODER else
+            "token &lt;s&gt;): at that step it predicts token <i>t</i> + 1. So some heads line a row up with the "
+            "source word of the token it reads, others with the word it is about to write, one row early"
+            if layout == ENCODER_DECODER else
             "Row <i>t</i> is the token read at step <i>t</i>: the model predicts token <i>t</i> + 1 there")
     return (f"<p>{writer} one token a step. At each step the {t['output']} shows the probability of every "
-            f"possible next token; the chosen one is marked. {rows} (“une” looks at “red” to write “rouge”). "
+            f"possible next token; the chosen one is marked. {rows}. "
             f"{given} (teacher forcing): the {t['training']} tab "
             "then shows its loss, token by token, and can take one gradient step on it (this app's own models).</p>"
             "<p>Counting: layers and heads from 1 (Layer 1, Head 1), as the paper does; positions, tokens and "
