@@ -134,7 +134,13 @@ def shortcut_rows(window) -> list[tuple[str, str, str]]:
     for act in window.actions():
         if act.text() and act.shortcuts():
             rows.append((KEYS_ONLY, act.text(), _keys(act)))
-    return rows
+    return rows + [(KEYS_ONLY, what, keys) for what, keys in QT_KEYS]
+
+
+# keys Qt itself gives, which no action lists (a keyboard student found no way to a head's menu)
+QT_KEYS = (("The focused plot's or table's menu (switch a head off, save, copy)", "Menu, Shift+F10"),
+           ("A field by its label's underlined letter (English, Target, Model)", "Alt+E, Alt+G, Alt+M"),
+           ("Close a dialog or a menu", "Esc"))
 
 
 def _keys(act: QtGui.QAction) -> str:

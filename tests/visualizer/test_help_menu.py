@@ -34,6 +34,7 @@ def test_the_shortcut_sheet_lists_every_action_with_keys_once(qtbot, window):
     assert [(m, a) for m, a, k in rows if k == "PgDown"] == [("Keys only (no menu)", "Next stage (a presenter's remote)")]
     keys = [k for _, _, k in rows]
     assert len(keys) == len(set(keys)), "two actions share keys"
+    assert ("Keys only (no menu)", "Menu, Shift+F10") in [(m, k) for m, _, k in rows]    # the keyboard's right-click
 
 
 def test_the_help_menu_opens_its_three_texts(qtbot, window):
