@@ -197,7 +197,12 @@ class Docks:
         dock = self.docks[name]
         dock.show()
         dock.raise_()
-        dock.widget().setFocus()
+        # its first control that takes the keyboard (the holder itself takes none: the focus stayed where it was,
+        # and Space after "Go to panel ▸ Compare runs" did nothing; QA)
+        tab = QtCore.Qt.FocusPolicy.TabFocus
+        first = next((c for c in dock.widget().findChildren(QtWidgets.QWidget)
+                      if c.focusPolicy() & tab == tab and c.isEnabled() and c.isVisibleTo(dock)), dock.widget())
+        first.setFocus(QtCore.Qt.FocusReason.ShortcutFocusReason)
 
     # --- sizes and layouts --------------------------------------------------------------------------
     def first_shown(self) -> None:

@@ -102,3 +102,13 @@ def test_go_to_panel_brings_a_hidden_tab_to_the_front(qtbot, window):
     window.menus.go_to["layernorm"].trigger()
     qtbot.waitUntil(lambda: window.panels["layernorm"].isVisible())
     assert window.menus.go_to["layernorm"].shortcut().toString() == "Alt+3"
+
+
+def test_go_to_panel_takes_the_keyboard_there(qtbot, window):
+    """After Go to panel ▸ Compare runs the focus stayed where it was, and Space did nothing: the panel's first
+    control takes the keyboard."""
+    window.inputs.sentence.setFocus()
+    window.menus.go_to["compare"].trigger()
+    qtbot.waitUntil(lambda: "compare" in window.panels and window.panels["compare"].isVisible())
+    focus = QtWidgets.QApplication.focusWidget()
+    assert focus is not None and window.panels["compare"].isAncestorOf(focus)
