@@ -35,16 +35,30 @@ class VisibleControls(QtWidgets.QProxyStyle):
     do it too, but an application style sheet stops the application font from reaching the widgets: presentation
     mode's larger text.)"""
 
+    def __init__(self, base: str = "Fusion", frames: bool = True):
+        super().__init__(base)
+        self.frames = frames        # draw every frame and box (dark themes); else only the keyboard focus's
+
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
-        pe = QtWidgets.QStyle.PrimitiveElement
-        if element == pe.PE_IndicatorCheckBox:
-            on = bool(option.state & QtWidgets.QStyle.StateFlag.State_On)
-            enabled = bool(option.state & QtWidgets.QStyle.StateFlag.State_Enabled)
+        pe, flag = QtWidgets.QStyle.PrimitiveElement, QtWidgets.QStyle.StateFlag
+        on, enabled = bool(option.state & flag.State_On), bool(option.state & flag.State_Enabled)
+        if element in (pe.PE_IndicatorCheckBox, pe.PE_IndicatorRadioButton) and self.frames:
+            # a dark theme's unchecked box was 1.2:1 against its window, the high-contrast radio button invisible
             painter.save()
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
             painter.setPen(QtGui.QPen(option.palette.text().color() if enabled else QtGui.QColor("#808080"), 2))
-            painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
-            painter.drawRect(QtCore.QRectF(option.rect).adjusted(1, 1, -1, -1))
+            box = QtCore.QRectF(option.rect).adjusted(1, 1, -1, -1)
+            if element == pe.PE_IndicatorCheckBox:
+                painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
+                painter.drawRect(box)
+            else:
+                painter.setBrush(QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
+                painter.drawEllipse(box)
+                if on:
+                    painter.setPen(QtCore.Qt.PenStyle.NoPen)
+                    painter.setBrush(option.palette.highlight())
+                    painter.drawEllipse(box.adjusted(3, 3, -3, -3))
             painter.restore()
         elif element == pe.PE_FrameLineEdit and not isinstance(widget, QtWidgets.QAbstractSpinBox):
             self._frame(option, painter)
@@ -55,12 +69,17 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if control in (cc.CC_SpinBox, cc.CC_ComboBox):
             self._frame(option, painter)
 
-    @staticmethod
-    def _frame(option, painter) -> None:
+    def _frame(self, option, painter) -> None:
+        """A field's frame: the placeholder grey, or where the keyboard is, 2.5 pixels of the highlight colour (a
+        1-pixel blue line, and none at all on a high-contrast drop-down list, hid it from a keyboard user)."""
+        focused = bool(option.state & QtWidgets.QStyle.StateFlag.State_HasFocus)
+        if not (self.frames or focused):
+            return
         painter.save()
-        painter.setPen(QtGui.QPen(option.palette.placeholderText().color(), 1.5))
+        colour = option.palette.highlight().color() if focused else option.palette.placeholderText().color()
+        painter.setPen(QtGui.QPen(colour, 2.5 if focused else 1.5))
         painter.setBrush(QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
-        painter.drawRoundedRect(QtCore.QRectF(option.rect).adjusted(0.75, 0.75, -0.75, -0.75), 2, 2)
+        painter.drawRoundedRect(QtCore.QRectF(option.rect).adjusted(1.25, 1.25, -1.25, -1.25), 2, 2)
         painter.restore()
 
 
@@ -76,7 +95,8 @@ def palette(theme: Theme) -> QtGui.QPalette:
                  (role.Button, theme.window), (role.WindowText, theme.text), (role.Text, theme.text),
                  (role.ButtonText, theme.text), (role.ToolTipBase, theme.base), (role.ToolTipText, theme.text),
                  (role.Highlight, theme.highlight), (role.HighlightedText, theme.base),
-                 (role.PlaceholderText, theme.placeholder)):
+                 (role.PlaceholderText, theme.placeholder), (role.Link, theme.highlight),
+                 (role.LinkVisited, theme.highlight)):     # the About box's link was #0000ff on the dark theme
         p.setColor(r, QtGui.QColor(c))
     # setColor(role, …) sets every group, the disabled one too: a disabled beam width read as black as an enabled
     # one. Disabled text is dimmer, still readable (at least 3:1 against the base)
@@ -88,10 +108,8 @@ def palette(theme: Theme) -> QtGui.QPalette:
 def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None = None) -> Theme:
     """Set the application's palette, font size and pyqtgraph's default colours; returns the theme."""
     theme = THEMES.get(name, THEMES["light"])
-    if theme.name == "high-contrast":
-        app.setStyle(VisibleControls("Fusion"))        # the application owns it (and deletes the one before)
-    else:
-        app.setStyle("Fusion")
+    # the application owns the style (and deletes the one before); frames and boxes drawn on the dark themes
+    app.setStyle(VisibleControls("Fusion", frames=theme.name != "light"))
     app.setPalette(palette(theme))
     if point_size:
         font = app.font()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from visualizer.settings import Settings
 from visualizer.theme import THEMES, apply_theme
@@ -70,7 +70,46 @@ def test_a_check_box_can_be_seen_in_the_high_contrast_theme(qapp, qtbot):
         assert yellow and not any(c[0] > 230 and c[1] > 180 and c[2] < 60 for c in unchecked)
     finally:
         apply_theme(qapp, "light", point_size=10)
-    assert type(qapp.style()).__name__ != "VisibleControls"
+    assert not qapp.style().frames                      # the light theme keeps Fusion's own boxes
+
+
+@pytest.mark.parametrize("theme", ["dark", "high-contrast"])
+def test_radio_buttons_and_unchecked_boxes_show_on_the_dark_themes(qapp, qtbot, theme):
+    """The dark theme's unchecked box was #1e1e1e on #2b2b2b (1.2:1) and the high-contrast unselected radio button
+    had no indicator at all: both are drawn in the text colour."""
+    apply_theme(qapp, theme, point_size=12)
+    try:
+        for box in (QtWidgets.QCheckBox(), QtWidgets.QRadioButton()):
+            qtbot.addWidget(box)
+            box.resize(box.sizeHint())
+            image = box.grab().toImage()
+            light = max(image.pixelColor(x, y).lightness() for x in range(image.width()) for y in range(image.height()))
+            assert light > 180, (theme, type(box).__name__, light)
+    finally:
+        apply_theme(qapp, "light", point_size=10)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark", "high-contrast"])
+def test_the_field_with_the_keyboard_has_a_thick_frame_in_the_highlight_colour(qapp, qtbot, theme):
+    """Focus was a 1-pixel blue line, and on a high-contrast drop-down list nothing at all (QA, keyboard only)."""
+    from visualizer.theme import THEMES
+    apply_theme(qapp, theme, point_size=12)
+    try:
+        highlight = QtGui.QColor(THEMES[theme].highlight)
+        for field in (QtWidgets.QLineEdit(), QtWidgets.QComboBox(), QtWidgets.QSpinBox()):
+            qtbot.addWidget(field)
+            field.resize(200, field.sizeHint().height())
+            field.show()
+            field.setFocus()
+            qtbot.waitUntil(field.hasFocus)
+            image = field.grab().toImage()
+            row = image.height() // 2
+            edge = [image.pixelColor(x, row) for x in range(4)]
+            assert any(abs(c.red() - highlight.red()) + abs(c.green() - highlight.green())
+                       + abs(c.blue() - highlight.blue()) < 60 for c in edge), (theme, type(field).__name__)
+            field.hide()
+    finally:
+        apply_theme(qapp, "light", point_size=10)
 
 
 def test_text_fields_and_spin_boxes_have_a_frame_on_black(qapp, qtbot):
