@@ -396,3 +396,21 @@ def test_the_read_out_is_the_hint_after_a_menu_closed_with_the_pointer_elsewhere
     monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: over))
     window.exports.attention_menu.show_menu(panel.canvas.mapFromScene(cell))
     assert "weight" in panel.hover.text()
+
+
+def test_arrow_keys_on_the_heatmap_read_its_cells_out(qtbot, window, panel):
+    """A keyboard user could not read one exact weight ("Hover over a cell…"): with the heatmap focused, the arrows
+    walk its cells and the read-out names each, from the framed row's first cell."""
+    window.state.update(kind="cross", layer=1, head=1, step=2)
+    w = window.trace.attention("cross", 1, 1)
+    rows, cols = window.trace.axis_tokens("cross")
+    panel.canvas.setFocus()
+    qtbot.waitUntil(panel.canvas.hasFocus)
+    qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_Right)          # the first press: the framed row's first cell
+    assert f"query “{rows[2]}” (position 2) → key “{cols[0]}” (position 0): weight {w[2, 0]:.6f}" in panel.hover.text()
+    for key in (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Down):
+        qtbot.keyClick(panel.canvas, key)
+    assert f"(position 3) → key “{cols[2]}” (position 2): weight {w[3, 2]:.6f}" in panel.hover.text()
+    for _ in range(40):                                             # held at the edge
+        qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_Up)
+    assert f"query “{rows[0]}” (position 0)" in panel.hover.text()

@@ -61,6 +61,10 @@ def weight_text(w: float) -> str:
     under half a millionth, which six decimals write 0.000000 (a masked-looking 9.5e-15 read as exactly 0)."""
     return f"{w:.6f}" if w == 0 or abs(w) >= 5e-7 else f"{w:.2e}"
 
+ARROWS = {QtCore.Qt.Key.Key_Up: (-1, 0), QtCore.Qt.Key.Key_Down: (1, 0), QtCore.Qt.Key.Key_Left: (0, -1),
+          QtCore.Qt.Key.Key_Right: (0, 1)}
+
+
 class Canvas(pg.GraphicsLayoutWidget):
     """The panel's plots, saying when their width changes (a narrow canvas gives the focused head more room)."""
     resized = QtCore.Signal(int)
@@ -379,7 +383,26 @@ class AttentionPanel(QtWidgets.QWidget):
         if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
             self._pointer = None       # the read-out of the cell it last read goes: it stayed, and was taken for
             self.hover.setText(*self.hint)       # the cell of a stage that has none (QA as a student)
+        elif (watched is self.canvas and event.type() == QtCore.QEvent.Type.KeyPress
+              and event.key() in ARROWS and event.modifiers() == QtCore.Qt.KeyboardModifier.NoModifier):
+            self.step_cell(*ARROWS[event.key()])
+            return True
         return super().eventFilter(watched, event)
+
+    def step_cell(self, d_row: int, d_col: int) -> None:
+        """Arrow keys on the heatmap (it has the keyboard): read the next cell out, as the pointer does. A keyboard
+        user could not read one exact weight (QA). From the framed row, or the first cell, at the first press."""
+        shape = self.focus.shown.shape if self.focus.shown is not None else (0, 0)
+        if not shape[0] or not shape[1]:
+            return
+        cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
+        if cell is None:
+            r, c = min(max(self.focus.framed_row or 0, 0), shape[0] - 1), 0
+        else:
+            r = min(max(cell[0] + d_row, 0), shape[0] - 1)
+            c = min(max(cell[1] + d_col, 0), shape[1] - 1)
+        self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(c, r))
+        self._read_out(self._pointer)
 
     def _fit_width(self, width: int) -> None:
         """A narrow canvas (a 720p projector) gives the focused head a larger share, its colour bar no label and

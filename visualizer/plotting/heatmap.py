@@ -347,6 +347,11 @@ class Heatmap:
         self.cross.setData(np.array([x0, x1, x1, x0]), np.array([y0, y1, y0, y1]))
         self.cross.setVisible(True)
 
+    @property
+    def framed_row(self) -> int | None:
+        """The row framed as the generation step's (highlight_row), or None."""
+        return self._row
+
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         """(row, column) under a scene position, or None outside the matrix."""
         if self._shape is None:
