@@ -72,7 +72,8 @@ def unknown_pieces(trace) -> str | None:
     if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”
         return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): "
                 f"{', '.join(f'“{u}”' for u in named)}{' …' if len(set(trace.meta['unknown'])) > MAX_NAMED else ''}"
-                f" {'is' if len(named) == 1 else 'are'} outside its vocabulary and reach it as that one token.")
+                f" {'is' if len(named) == 1 else 'are'} outside its vocabulary and reach"
+                f"{'es' if len(named) == 1 else ''} it as that one token.")
     return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): characters outside its "
             "vocabulary, such as emoji, all reach it as that one token.")
 
@@ -112,7 +113,8 @@ def repeats_itself(trace) -> str | None:
         return None
     specials = set(trace.schema.special.values())     # "<pad>" 24 times is no text (see nothing_written)
     out = [t for t in trace.out_tokens[trace.prompt_rows():] if t not in specials]
-    for k in range(1, 5):
+    loops = []          # (pieces covered, -k, start, block, n): the loop that covers most is quoted ("vo" 8 times,
+    for k in range(1, 5):                                    # not an "h" 3 times before it)
         for i in range(len(out) - k * REPEATS + 1):
             block = out[i:i + k]
             if any(BYTE_PIECE.fullmatch(t) for t in block):
@@ -122,13 +124,16 @@ def repeats_itself(trace) -> str | None:
             while out[i + n * k:i + (n + 1) * k] == block:
                 n += 1
             if n >= (REPEATS if wordy else MARK_REPEATS):    # "... ... ..." or "!!!" is no loop
-                # quoted from a piece that starts a word where the loop has one: "-vo", not "o -v" (## o - ## v)
-                starts = [j for j in range(k) if not block[j].startswith("##")]
-                block = block[starts[0]:] + block[:starts[0]] if starts else block
-                words = " ".join(block).replace(" ##", "").removeprefix("##")
-                return (f"The model repeats itself (“{words}” {n} times in a row): small models loop on "
-                        "sentences unlike the ones they learned from.")
-    return None
+                loops.append((n * k, -k, i, block, n))
+    if not loops:
+        return None
+    _, _, _, block, n = max(loops, key=lambda loop: (loop[0], loop[1], -loop[2]))
+    # quoted from a piece that starts a word where the loop has one: "-vo", not "o -v" (## o - ## v)
+    starts = [j for j, piece in enumerate(block) if not piece.startswith("##")]
+    block = block[starts[0]:] + block[:starts[0]] if starts else block
+    words = " ".join(block).replace(" ##", "").removeprefix("##")
+    return (f"The model repeats itself (“{words}” {n} times in a row): small models loop on "
+            "sentences unlike the ones they learned from.")
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“'])")

@@ -190,6 +190,19 @@ def test_typographic_quotes_reach_the_model_as_plain_ones_and_unknown_characters
     assert trace.meta["unknown"] == ["🍕", "ß"] == lm.src_tok.unknown_parts("the cat 🍕 sat ß")
     assert unknown_pieces(trace) == ("2 pieces of the input are unknown to the model (shown as <unk>): “🍕”, “ß” are "
                                      "outside its vocabulary and reach it as that one token.")
+    one = translate(lm, "the cat 🍕", DecodingSettings()).trace
+    assert unknown_pieces(one).endswith(": “🍕” is outside its vocabulary and reaches it as that one token.")
     many = translate(lm, " ".join("🍕🍣🍔🌮🍜🥐🍩"), DecodingSettings()).trace
     assert len(set(many.meta["unknown"])) > MAX_NAMED and unknown_pieces(many).count("“") == MAX_NAMED
     assert " … are outside" in unknown_pieces(many)
+
+
+def test_the_loop_quoted_is_the_one_that_covers_most_of_the_output(tiny_lm):
+    """"h" 3 times was quoted where "vo" followed 8 times (QA re-check)."""
+    import dataclasses
+
+    from model import translate as translate_seed
+    from model.notes import repeats_itself
+    plain = translate_seed(tiny_lm, "the cat sat").trace
+    out = ["le", "h", "h", "h", "-", "##v", "##o"] + ["-", "##v", "##o"] * 7 + ["</s>"]
+    assert "(“-vo” 8 times in a row)" in repeats_itself(dataclasses.replace(plain, out_tokens=out))
