@@ -411,6 +411,10 @@ def test_arrow_keys_on_the_heatmap_read_its_cells_out(qtbot, window, panel):
     for key in (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Down):
         qtbot.keyClick(panel.canvas, key)
     assert f"(position 3) → key “{cols[2]}” (position 2): weight {w[3, 2]:.6f}" in panel.hover.text()
+    marks = panel._cell_marks                                       # the cell read is framed, black and white
+    assert all(m.isVisible() and m.rect() == QtCore.QRectF(1.5, 2.5, 1, 1) for m in marks)
     for _ in range(40):                                             # held at the edge
         qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_Up)
     assert f"query “{rows[0]}” (position 0)" in panel.hover.text()
+    panel._hovered(scene_pos(panel.focus, 1, 1))                    # the pointer reads a cell: no frame
+    assert not any(m.isVisible() for m in marks)

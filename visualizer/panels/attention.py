@@ -142,6 +142,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._stage_hint: tuple | None = None   # the stage's note (stand_in) in view, if any
         self.hover.setText(*self.hint)
         self._pointer = None                  # the scene position of the last hover
+        self._cell_marks = None               # the frame of the cell the arrow keys read (made at the first)
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -383,6 +384,7 @@ class AttentionPanel(QtWidgets.QWidget):
         if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
             self._pointer = None       # the read-out of the cell it last read goes: it stayed, and was taken for
             self.hover.setText(*self.hint)       # the cell of a stage that has none (QA as a student)
+            self._mark_cell(None)
         elif (watched is self.canvas and event.type() == QtCore.QEvent.Type.KeyPress
               and event.key() in ARROWS and event.modifiers() == QtCore.Qt.KeyboardModifier.NoModifier):
             self.step_cell(*ARROWS[event.key()])
@@ -403,6 +405,25 @@ class AttentionPanel(QtWidgets.QWidget):
             c = min(max(cell[1] + d_col, 0), shape[1] - 1)
         self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(c, r))
         self._read_out(self._pointer)
+        self._mark_cell((r, c))
+
+    def _mark_cell(self, cell: tuple[int, int] | None) -> None:
+        """A black-and-white frame around the cell the keyboard reads (readable on every colour of the map); none
+        once the pointer reads one."""
+        if self._cell_marks is None:
+            if cell is None:
+                return
+            self._cell_marks = []
+            for colour, width in (("k", 4), ("w", 2)):
+                mark = QtWidgets.QGraphicsRectItem()
+                mark.setPen(pg.mkPen(colour, width=width))
+                mark.setZValue(11)
+                self.focus.plot.addItem(mark)
+                self._cell_marks.append(mark)
+        for mark in self._cell_marks:
+            mark.setVisible(cell is not None)
+            if cell is not None:
+                mark.setRect(QtCore.QRectF(cell[1] - 0.5, cell[0] - 0.5, 1, 1))
 
     def _fit_width(self, width: int) -> None:
         """A narrow canvas (a 720p projector) gives the focused head a larger share, its colour bar no label and
@@ -427,10 +448,12 @@ class AttentionPanel(QtWidgets.QWidget):
         else:
             self._pointer = None
             self.hover.setText(*self.hint)
+            self._mark_cell(None)
 
     def _hovered(self, pos) -> None:
         self._pointer = pos
         self._read_out(pos)
+        self._mark_cell(None)
 
     def _read_out(self, pos, stale: bool = False) -> None:
         """The read-out of the focused heatmap's cell under a scene position. stale: the heatmap changed under
