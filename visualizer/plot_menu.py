@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
 from .folders import remember, suggest, with_type
+from .panels.widgets import FocusMark
 from .plotting.render import encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
@@ -175,6 +176,7 @@ class PlotMenu(QtCore.QObject):
         self.extra: Callable[[QtWidgets.QMenu], None] | None = None   # adds a room's own entries at the top
         view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_menu)
+        self.focus_mark = FocusMark(view)            # where the keyboard is (Tab reaches every plot with a menu)
 
     def build(self) -> QtWidgets.QMenu:
         menu = QtWidgets.QMenu(self.view)

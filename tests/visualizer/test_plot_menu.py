@@ -156,3 +156,23 @@ def test_file_stem_from_titles():
     assert file_stem("mean μ of v, per token") == "mean_of_v_per_token"
     assert file_stem("<b>bold</b> / x") == "bold_x"
     assert file_stem("μσ") == "plot"
+
+
+def test_a_plot_with_the_keyboard_shows_a_frame(qtbot, window):
+    """Tab reached the heatmap and the LayerNorm plots and nothing showed it (QA, keyboard only): a frame in the
+    highlight colour while a plot has the focus, none otherwise."""
+    canvas = window.attention.canvas
+    mark = next(m for m in canvas.children() if type(m).__name__ == "FocusMark")
+    window.inputs.sentence.setFocus()
+    qtbot.waitUntil(window.inputs.sentence.hasFocus)
+    assert not mark.isVisible()
+    canvas.setFocus()
+    qtbot.waitUntil(lambda: mark.isVisible())
+    assert mark.geometry() == canvas.rect()
+    image = canvas.grab().toImage()
+    highlight = window.palette().highlight().color()
+    edge = image.pixelColor(2, image.height() // 2)
+    assert abs(edge.red() - highlight.red()) + abs(edge.green() - highlight.green()) + \
+        abs(edge.blue() - highlight.blue()) < 40
+    window.inputs.sentence.setFocus()
+    qtbot.waitUntil(lambda: not mark.isVisible())

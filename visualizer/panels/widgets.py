@@ -198,3 +198,28 @@ class KindPicker(QtWidgets.QComboBox):
                 self.setItemData(self.count() - 1, k.title, QtCore.Qt.ItemDataRole.ToolTipRole)
         self.setCurrentIndex(schema.kind_names.index(kind))
         self.blockSignals(False)
+
+
+class FocusMark(QtWidgets.QWidget):
+    """A frame in the highlight colour drawn over a plot while it has the keyboard: a plot took Tab stops and showed
+    nothing (a keyboard student could not tell where the focus was, QA). Clicks go through it."""
+
+    def __init__(self, view: QtWidgets.QWidget):
+        super().__init__(view)
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.hide()
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        kind = event.type()
+        if kind in (QtCore.QEvent.Type.FocusIn, QtCore.QEvent.Type.FocusOut, QtCore.QEvent.Type.Resize):
+            self.setGeometry(watched.rect())
+            self.setVisible(watched.hasFocus())
+            self.raise_()
+        return False
+
+    def paintEvent(self, event) -> None:
+        painter = QtGui.QPainter(self)
+        painter.setPen(QtGui.QPen(self.palette().highlight().color(), 3))
+        painter.drawRect(QtCore.QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5))
+
