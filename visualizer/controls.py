@@ -236,7 +236,7 @@ class InputBar(QtWidgets.QWidget):
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
                                 temperature=self.temperature.value(), top_k=self.top_k.value(), seed=self.seed.value())
 
-    def show_layout(self, layout: str) -> None:
+    def show_layout(self, layout: str, has_output: bool = True) -> None:
         """Name the rows for the open model's layout: an English sentence and its translation, a prompt and its
         continuation, or a text with its [MASK] words filled in by the encoder (which takes no target)."""
         sentence, output, hint, target = LAYOUT_WORDS.get(layout, LAYOUT_WORDS["encoder-decoder"])
@@ -248,6 +248,9 @@ class InputBar(QtWidgets.QWidget):
         # greedy, beam, top-k and seed choose what a decoder writes; a masked-word model writes nothing step by
         # step (the temperature still shapes the output panel's distribution)
         self._writes = target is not None
+        # a bare encoder (BertModel) has no output layer: no distribution for the temperature to shape (QA)
+        self.temperature.setEnabled(has_output)
+        self.temperature.setToolTip("" if has_output else "This model has no output layer: nothing to shape")
         self._enable()
 
     def show_positions(self, positions: str) -> None:

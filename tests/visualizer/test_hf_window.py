@@ -188,5 +188,6 @@ def test_a_bert_without_its_masked_word_head_says_it_fills_nothing_in(qtbot, tmp
     try:
         text = w.inputs.translation.text()
         assert "no output layer" in text and "(empty)" not in text and "lowercase" not in text
+        assert not w.inputs.temperature.isEnabled()              # nothing for it to shape
     finally:
         w.runs.runner.wait(10000)
