@@ -26,6 +26,8 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     window.state.update(kind="cross", layer=1, head=1)
     w = window.trace.attention("cross", 1, 1)
     rows, cols = window.trace.axis_tokens("cross")
+    # the title never breaks between a word and its number ("head" on one line, "2" on the next)
+    assert panel.focus.plot.titleLabel.text.endswith("— layer\u00a02, head\u00a02")
     panel._hovered(scene_pos(panel.focus, 2, 3))
     text = panel.hover.text()
     # positions from 0, as the Math tab's "position 2: …" and PE(pos) count them

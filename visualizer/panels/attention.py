@@ -345,10 +345,11 @@ class AttentionPanel(QtWidgets.QWidget):
         focus_key = (kind, layer, framed, scale, focus_off)
         if not self._same(self._focus_shown, trace, focus_key):
             focused = weights.mean(0) if self.mean.isChecked() else weights[head]
-            which = "mean of heads" if self.mean.isChecked() else f"head {head + 1}" + (
+            # no line break between a word and its number ("head" at one line's end, "1" on the next: QA)
+            which = "mean of heads" if self.mean.isChecked() else f"head\u00a0{head + 1}" + (
                 " (switched off)" if focus_off else "")
             levels = colour_levels(weights, focused, scale)
-            self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer {layer + 1}, {which}",
+            self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer\u00a0{layer + 1}, {which}",
                                    levels=levels)         # and its colour bar
             self._focus_shown = (trace, focus_key)
             # the cell under the pointer where it is now: without a Leave (the pointer moved off while typing, on
