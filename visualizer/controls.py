@@ -110,6 +110,9 @@ class InputBar(QtWidgets.QWidget):
         self.notice = ToneLabel("warning", bold=True)
         self.notice.setVisible(False)
         self.notice.setWordWrap(True)          # on lines of its own rather than past the panel's edge
+        flags = QtCore.Qt.TextInteractionFlag
+        # a cut note's [more] link (see the window), for the keyboard too
+        self.notice.setTextInteractionFlags(flags.LinksAccessibleByMouse | flags.LinksAccessibleByKeyboard)
         policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.notice.setSizePolicy(policy)

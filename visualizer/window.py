@@ -93,6 +93,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.trace = None                          # what every panel shows
         self.translation = None                    # … and the translation (or saved frame) it belongs to
         self._notes: list[str] = []                # the notes under the translation (see _set_notice)
+        self._notes_whole = False                  # [more] asked for them whole in a compact window
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self._first_step = 0                       # the step a run opens at (see first_step), last run's
@@ -174,6 +175,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 lambda *_: self.state.update(decoding=self.inputs.settings()))
         i.positional.toggled.connect(lambda on: self.state.update(positional=on))
         i.model.activated.connect(self._model_picked)
+        i.notice.linkActivated.connect(self._whole_notes)
         screen = QtGui.QGuiApplication.primaryScreen()
         room = screen.availableGeometry().size() if screen is not None else QtCore.QSize(1500, 950)
         self.resize(min(1500, room.width()), min(950, room.height()))      # projectors are often 1280 × 720
@@ -262,6 +264,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.run_failed.emit(message)
         self.last_error = message
         self._notes = [f"Could not run the model on this input ({message}); the panels still show the last result."]
+        self._notes_whole = False
         self._set_notice()
         self.status_notice.setText("model error")
         self.status_notice.setVisible(True)
@@ -280,7 +283,7 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         else:
             notes += result_notes(t, max_len)
-        self._notes = notes
+        self._notes, self._notes_whole = notes, False
         self._set_notice()
         cut = []
         if cut_chars or result.truncated:
@@ -395,10 +398,21 @@ class MainWindow(QtWidgets.QMainWindow):
         laptop's is) each cut to its claim, before its first colon or full stop, the whole in the tooltip: at
         1280 × 720 in class two lines of a note had left the heatmap 95 pixels high, and at 1366 × 768 three to
         five lines of notes left it 80 to 160 (QA as a student)."""
-        notes, compact = self._notes, self.compact_level() >= 1
-        self.inputs.notice.setText(" · ".join(map(claim, notes)) if compact else " ".join(notes))
-        self.inputs.notice.setToolTip(" ".join(notes) if compact else "")
+        notes, compact = self._notes, self.compact_level() >= 1 and not self._notes_whole
+        cut = compact and any(claim(n) != n for n in notes)
+        # the rest of a cut note behind a link (the tooltip alone kept it from a keyboard user, QA): Tab, Return
+        more = f" <a href='more' style='color:{tone_colour('warning')}'>[more]</a>" if cut else ""
+        text = " · ".join(map(claim, notes)) if compact else " ".join(notes)
+        fmt = QtCore.Qt.TextFormat
+        self.inputs.notice.setTextFormat(fmt.RichText if cut else fmt.PlainText)
+        self.inputs.notice.setText(html.escape(text) + more if cut else text)
+        self.inputs.notice.setToolTip(" ".join(notes) if cut else "")
         self.inputs.notice.setVisible(bool(notes))
+
+    def _whole_notes(self, _link: str = "") -> None:
+        """[more] under a cut note: the notes whole, until the next result."""
+        self._notes_whole = True
+        self._set_notice()
 
     def refit_caption(self) -> None:
         """Rewrite the caption and the translation if the window's height, its font or the decoding controls

@@ -673,14 +673,24 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
     notice = window.inputs.notice
     whole = notice.text()
     assert whole.startswith("The text holds 2 sentences: ") and len(window._notes) >= 2
+    import html
     for level in (1, 2):                  # a 768-line laptop (1) too: five lines of notes left 80 pixels of heatmap
         monkeypatch.setattr(window, "compact_level", lambda: level)
         window._set_notice()
         assert notice.text().startswith("The text holds 2 sentences… · ") and notice.toolTip() == whole
-    assert notice.text() == " · ".join(claim(n) for n in window._notes) and len(notice.text()) < len(whole) / 2
+    claims = " · ".join(claim(n) for n in window._notes)
+    assert len(claims) < len(whole) / 2
+    # the rest behind a [more] link, which a keyboard reaches too (the tooltip alone kept it from one, QA)
+    assert notice.text().startswith(html.escape(claims) + " <a href='more'") and notice.text().endswith("[more]</a>")
+    assert notice.textInteractionFlags() & QtCore.Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+    notice.linkActivated.emit("more")
+    assert notice.text() == whole and notice.toolTip() == ""         # whole, in the compact window, until …
+    window.inputs.sentence.setText("the cat 😀 sat. The dog ran!")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat. The dog ran!")
+    assert "[more]</a>" in notice.text()                             # … the next result
     monkeypatch.setattr(window, "compact_level", lambda: 0)
     window._set_notice()
-    assert notice.text() == whole and notice.toolTip() == ""
+    assert notice.text() == " ".join(window._notes) and notice.toolTip() == ""
 
 
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
