@@ -374,7 +374,9 @@ class MainWindow(QtWidgets.QMainWindow):
             chips = "" if compact or many else f"<br>{token_chips(pieces, given)}"
             words = [] if t.schema.layout == ENCODER_ONLY else [label]     # an encoder decodes nothing
             words += ["lowercase"] if lowercase else []
-            tag = f" &nbsp; <span style='color:{quiet_colour()}'>[{' · '.join(words)}]</span>" if words else ""
+            # one piece, never broken across lines ("[given" on one, "target]" on the next: QA)
+            inside = " · ".join(words).replace(" ", "&nbsp;")
+            tag = f" &nbsp; <span style='color:{quiet_colour()}'>[{inside}]</span>" if words else ""
             if steps:              # a class took the changed model's translations for the bundled one's
                 tag += (f" &nbsp; <span style='color:{tone_colour('warning')}'>[weights changed by "
                         f"{steps} training step{'s' if steps > 1 else ''}]</span>")

@@ -50,7 +50,7 @@ def test_target_field_runs_the_decoder_teacher_forced(qtbot, window):
     assert window.trace.tgt_tokens == expected.tgt_tokens and window.trace.out_tokens == expected.out_tokens
     window.state.update(kind="cross", layer=1, head=1)
     np.testing.assert_array_equal(window.attention.focused_array, expected.attention("cross", 1, 1))
-    assert "given target" in window.inputs.translation.text()
+    assert "[given&nbsp;target]" in window.inputs.translation.text()          # one piece, never across two lines
     i = window.inputs                       # a target is read, not decoded: the decoding choices do nothing
     assert not i.method.isEnabled() and "teacher forcing" in i.method.toolTip() and i.temperature.isEnabled()
     window.inputs.target.clear()
@@ -854,7 +854,7 @@ def test_the_translation_says_when_the_model_reads_and_writes_lowercase(qtbot, s
     qtbot.addWidget(w)
     w.show()
     wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "The Cat sat")
-    assert "[greedy · lowercase]" in w.inputs.translation.text() and LOWERCASE in w.inputs.translation.toolTip()
+    assert "[greedy&nbsp;·&nbsp;lowercase]" in w.inputs.translation.text() and LOWERCASE in w.inputs.translation.toolTip()
     w.inputs.sentence.setText("the cat sat")
     wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat")
     assert "[greedy]" in w.inputs.translation.text() and LOWERCASE not in w.inputs.translation.toolTip()
