@@ -259,17 +259,20 @@ def test_the_notes_and_combo_boxes_take_the_class_text_size_and_give_it_back(qtb
     window.state.update(sentence="Je suis un étudiant et je mange du pain.")        # French: a note
     qtbot.waitUntil(lambda: window.inputs.notice.isVisible() and not window.runs.runner.busy, timeout=10000)
     notice, combos = window.inputs.notice, (window.inputs.model, window.inputs.method)
+    panel_note = window.panels["layernorm"].notice       # a panel's pale-orange note too (the LayerNorm panel's)
     size, heights = QtWidgets.QApplication.font().pointSizeF(), [c.height() for c in combos]
     assert notice.font().pointSizeF() == size and notice.font().bold()
+    assert panel_note.font().pointSizeF() == size and panel_note.font().bold()
     window.toggle_presentation()
     try:
         big = QtWidgets.QApplication.font().pointSizeF()
         assert big > size
         qtbot.waitUntil(lambda: notice.font().pointSizeF() == big and notice.font().bold())
+        qtbot.waitUntil(lambda: panel_note.font().pointSizeF() == big)
         qtbot.waitUntil(lambda: window.inputs.model.height() > heights[0])
     finally:
         window.toggle_presentation()
-    qtbot.waitUntil(lambda: notice.font().pointSizeF() == size)
+    qtbot.waitUntil(lambda: notice.font().pointSizeF() == size and panel_note.font().pointSizeF() == size)
     qtbot.waitUntil(lambda: [c.height() for c in combos] == heights)
 
 

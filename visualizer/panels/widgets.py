@@ -127,8 +127,19 @@ def notice_label() -> QtWidgets.QLabel:
     label = QtWidgets.QLabel()
     label.setWordWrap(True)
     label.setTextFormat(QtCore.Qt.TextFormat.RichText)
-    label.setStyleSheet("QLabel { background: #fde9c8; color: #5a3300; border: 1px solid #e69f00; "
-                        "padding: 4px 8px; font-weight: bold; }")
+    # colours in the label's palette, weight in its font: with a style sheet the label's font took the window's
+    # size one change late, and kept presentation mode's after it (the LayerNorm panel's note filled the panel; QA)
+    palette = label.palette()
+    for role, colour in ((QtGui.QPalette.ColorRole.Window, "#fde9c8"), (QtGui.QPalette.ColorRole.WindowText, "#5a3300"),
+                         (QtGui.QPalette.ColorRole.Text, "#5a3300")):
+        palette.setColor(role, QtGui.QColor(colour))
+    label.setPalette(palette)
+    label.setAutoFillBackground(True)
+    label.setFrameShape(QtWidgets.QFrame.Shape.Box)          # a thin line in the text's colour
+    label.setContentsMargins(8, 4, 8, 4)
+    font = QtGui.QFont()                  # only the weight is the label's own: the size follows the window's
+    font.setBold(True)
+    label.setFont(font)
     label.setVisible(False)
     return label
 
