@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import html
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore
 
 from model.beam_tree import META_KEY, NODE_KEY, BeamTreeError, tree_of
 from model.families import require
 from model.trace import Trace
 
+from .panels.widgets import notice_label
 from .plotting.text import signed
 from .runs import translate
 from .worker import ModelRunner, one_torch_thread
@@ -33,13 +34,8 @@ class BeamPrefix(QtCore.QObject):
         self.runner.failed.connect(self._failed)
         self.seq = 0
         self.node: int | None = None             # the hypothesis on screen (None: the chosen translation)
-        self.banner = QtWidgets.QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.banner.setStyleSheet("QLabel { background: #dcecf9; color: #0b2a45; border: 1px solid #0072b2; "
-                                  "padding: 4px 8px; }")
+        self.banner = notice_label("#dcecf9", "#0b2a45", bold=False)     # pale blue: a view, not a warning
         self.banner.linkActivated.connect(lambda _: self.back())
-        self.banner.setVisible(False)
 
     def show_node(self, node_id: int) -> None:
         """Show the decoder's attention for a hypothesis of the tree on screen (the chosen one or the root: back)."""

@@ -122,24 +122,26 @@ class ToneLabel(QtWidgets.QLabel):
             self.setFont(font)
 
 
-def notice_label() -> QtWidgets.QLabel:
-    """A warning line: bold, dark text on a pale orange band; hidden while empty."""
+def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool = True) -> QtWidgets.QLabel:
+    """A note on a band of its own colour (a warning: bold, dark text on pale orange), in every theme; hidden while
+    empty."""
     label = QtWidgets.QLabel()
     label.setWordWrap(True)
     label.setTextFormat(QtCore.Qt.TextFormat.RichText)
     # colours in the label's palette, weight in its font: with a style sheet the label's font took the window's
     # size one change late, and kept presentation mode's after it (the LayerNorm panel's note filled the panel; QA)
     palette = label.palette()
-    for role, colour in ((QtGui.QPalette.ColorRole.Window, "#fde9c8"), (QtGui.QPalette.ColorRole.WindowText, "#5a3300"),
-                         (QtGui.QPalette.ColorRole.Text, "#5a3300")):
+    for role, colour in ((QtGui.QPalette.ColorRole.Window, background), (QtGui.QPalette.ColorRole.WindowText, text),
+                         (QtGui.QPalette.ColorRole.Text, text), (QtGui.QPalette.ColorRole.Link, text)):
         palette.setColor(role, QtGui.QColor(colour))
     label.setPalette(palette)
     label.setAutoFillBackground(True)
     label.setFrameShape(QtWidgets.QFrame.Shape.Box)          # a thin line in the text's colour
     label.setContentsMargins(8, 4, 8, 4)
-    font = QtGui.QFont()                  # only the weight is the label's own: the size follows the window's
-    font.setBold(True)
-    label.setFont(font)
+    if bold:
+        font = QtGui.QFont()              # only the weight is the label's own: the size follows the window's
+        font.setBold(True)
+        label.setFont(font)
     label.setVisible(False)
     return label
 
