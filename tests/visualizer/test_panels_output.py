@@ -300,3 +300,28 @@ def test_the_plot_text_grows_with_a_larger_application_font_never_below_its_own(
     small.setPointSizeF(14)
     panel.setFont(small)                                 # a 720p projector: the plots keep their own size
     assert axis.base_font.pointSizeF() == TICK_PT
+
+
+def test_the_probability_axis_labels_never_run_together(panel, trace, qtbot):
+    """At a class's font in a narrow dock the axis read "0.20.40.60.8" (QA at 1.5× scale): its labels are spaced
+    so that each has a label's width of gap, at a round step."""
+    from PySide6 import QtGui
+    panel.render(trace, state_for(trace, 1.0, stack="output", step=0))
+    axis = panel.plot.getAxis("bottom")
+
+    def gaps_fit() -> bool:
+        width = panel.plot.vb.width()
+        lo, hi = panel.plot.vb.viewRange()[0]
+        spacing, majors = axis.tickValues(lo, hi, width)[0]
+        majors = [v for v in majors if lo <= v <= hi]
+        metrics = QtGui.QFontMetricsF(axis.style["tickFont"])
+        widths = [metrics.horizontalAdvance(t) for t in axis.tickStrings(majors, 1, spacing)]
+        apart = (majors[1] - majors[0]) / (hi - lo) * width if len(majors) >= 2 else 0
+        # labels centred on their ticks: neighbours' half widths and a gap of a fifth of them
+        return len(majors) >= 2 and all(apart >= 1.2 * (a + b) / 2 for a, b in zip(widths, widths[1:]))
+    assert gaps_fit()
+    panel.setFont(QtGui.QFont(panel.font().family(), 22))            # a projector's text, in a narrow dock
+    panel.resize(260, 600)
+    qtbot.waitUntil(lambda: panel.plot.vb.width() < 200)
+    qtbot.wait(50)
+    assert gaps_fit()

@@ -16,7 +16,7 @@ from model.text import probability   # noqa: F401  (the panels' and the notes' o
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, TICK_PT, TITLE_PT, escape, short, tick_font
+from ..plotting.text import LABEL_PT, TICK_PT, TITLE_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -51,6 +51,9 @@ def join_pieces(pieces: list[str]) -> str:
         out += text if glue else (" " if out else "") + text
         prev = t
     return out
+
+
+MIN_VALUE_PT = 7.0          # the bars' numbers shrink to their rows' height, not below this
 
 
 def nice_limit(p_max: float) -> float:
@@ -124,7 +127,24 @@ class OutputPanel(QtWidgets.QWidget):
         self._by_step = True                         # rows are generation steps (a decoder)
         self._taken = "chosen"
         self._plot_pt = float(TICK_PT)
+        self._limit = 1.0                            # the x range's end
         self._apply_fonts()
+        self.plot.vb.sigResized.connect(lambda *_: self._fit_ticks())
+
+    def _fit_ticks(self) -> None:
+        reach = fit_number_ticks(self.plot.getAxis("bottom"), 0.0, self._limit, self.plot.vb.width())
+        left, top, right, bottom = self.plot.layout.getContentsMargins()   # room on the right for the last label
+        if round(right) != reach:                                           # ("1.0" was cut)
+            self.plot.layout.setContentsMargins(left, top, reach, bottom)
+        # the bars' numbers no taller than a bar's row: at a class's font they ran into each other while the
+        # rows' tokens had shrunk to fit (QA)
+        row = self.plot.vb.height() / (max(len(self.bar_probs), 1) + 0.2)
+        pt = self._plot_pt
+        while pt > MIN_VALUE_PT and QtGui.QFontMetricsF(tick_font(pt)).height() > row:
+            pt -= 0.5
+        for item in self.value_items:
+            if item.textItem.font().pointSizeF() != pt:
+                item.setFont(tick_font(pt))
 
     # --- text size -------------------------------------------------------------------------------
     def _apply_fonts(self) -> None:
@@ -142,6 +162,8 @@ class OutputPanel(QtWidgets.QWidget):
             item.setFont(font)
             item._look = None                       # laid out again at the new size
         self._axis_titles()
+        if hasattr(self, "_limit"):
+            self._fit_ticks()
 
     def _axis_titles(self) -> None:
         """The axes' titles, 1 point above their numbers: what a row is (a decoder's next token, an encoder's own)."""
@@ -258,6 +280,8 @@ class OutputPanel(QtWidgets.QWidget):
         self.chosen_mark.setData(x=[0.0] if chosen else [], y=[float(y[self.chosen_index])] if chosen else [])
         limit = nice_limit(float(self.bar_probs.max()) if n else 1.0)
         self.plot.setXRange(0, limit, padding=0.02)
+        self._limit = limit
+        self._fit_ticks()
         self.plot.setYRange(-0.6, (y[-1] if n else 0) + 0.6, padding=0)
         self.separator.setVisible(n > k)
         if n > k:

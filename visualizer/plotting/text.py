@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 from PySide6 import QtGui
 
@@ -57,3 +58,27 @@ def scaled_fonts(base: QtGui.QFont):
         if size > 0:
             font.setPointSizeF(points)
         yield font
+
+
+def fit_number_ticks(axis, lo: float, hi: float, pixels: float) -> int:
+    """A numbers axis labelled as densely as its labels fit side by side, with gaps of half a label, at a round
+    step (1, 2 or 5 times a power of ten: pyqtgraph writes 0.25 as "0.2"), two labels at least: at a class's font
+    in a narrow dock pyqtgraph's own choice ran them together ("0.20.40.60.8", QA at 1.5× scale)."""
+    metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or QtGui.QFont())
+    span = max(hi - lo, 1e-12)
+    top = math.floor(math.log10(span))
+    steps = [m * 10.0 ** e for e in range(top - 2, top + 1) for m in (1, 2, 5) if m * 10.0 ** e <= span]
+    step = steps[-1] if steps else span
+    for candidate in steps:
+        values = [k * candidate for k in range(math.ceil(lo / candidate), math.floor(hi / candidate) + 1)]
+        widths = [metrics.horizontalAdvance(text) for text in axis.tickStrings(values, 1, candidate)]
+        if len(values) >= 2 and sum(widths) * 1.5 <= pixels:
+            step = candidate
+            break
+    axis.setTickSpacing(levels=[(step, 0.0)])    # no minor level: pyqtgraph labels it too when there is room,
+    # in the major level's decimals (0.25 and 0.75 read "0.2" and "0.8"). The labels at the two ends may reach
+    # half their width past the axis (pyqtgraph hid "0" and "1.0" at a class's font, leaving "0.5" alone)
+    reach = int(max(metrics.horizontalAdvance(t) for t in axis.tickStrings([lo, hi], 1, step)) / 2) + 2
+    if axis.style.get("hideOverlappingLabels") != reach:
+        axis.setStyle(hideOverlappingLabels=reach)
+    return reach                                  # pixels an end label reaches past the axis (room to keep)
