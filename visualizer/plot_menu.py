@@ -183,7 +183,9 @@ class PlotMenu(QtCore.QObject):
         if self.extra is not None:
             self.extra(menu)
             menu.addSeparator()
-        menu.addAction("Save image as PNG…", lambda: self.save("png", 1.0))
+        # the pixels on screen: on a high-DPI screen the device's (at 2× it saved half of them, while Export all's
+        # panel pictures had them all; QA)
+        menu.addAction("Save image as PNG…", lambda: self.save("png", self.view.devicePixelRatioF()))
         menu.addAction(f"Save image as PNG for print ({PRINT_SCALE}×)…", lambda: self.save("png", PRINT_SCALE))
         menu.addAction("Save image as SVG…", lambda: self.save("svg"))
         menu.addAction("Save image as PDF…", lambda: self.save("pdf"))

@@ -176,3 +176,20 @@ def test_a_plot_with_the_keyboard_shows_a_frame(qtbot, window):
         abs(edge.blue() - highlight.blue()) < 40
     window.inputs.sentence.setFocus()
     qtbot.waitUntil(lambda: not mark.isVisible())
+
+
+def test_a_plots_png_has_the_screens_pixels_on_a_high_dpi_screen(window, tmp_path, monkeypatch):
+    """At 2× scale "Save image as PNG…" (screen size) saved the plot's logical size, half the pixels on screen,
+    while Export all's panel pictures had them all."""
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    from visualizer.plot_menu import PlotMenu
+    view = window.panels["output"].findChildren(pg.GraphicsView)[0]
+    menu = view.findChildren(PlotMenu)[0]
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a: (str(tmp_path / "bars.png"), "PNG image (*.png)")))
+    for ratio in (1.0, 2.0):
+        monkeypatch.setattr(view, "devicePixelRatioF", lambda ratio=ratio: ratio)
+        next(a for a in menu.build().actions() if a.text() == "Save image as PNG…").trigger()
+        assert QtGui.QImage(str(tmp_path / "bars.png")).width() == round(view.width() * ratio)
