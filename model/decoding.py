@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -22,6 +22,7 @@ BEAM_ALPHA = 0.6          # beam search's GNMT length penalty α
 class SourceIds:
     ids: list[int]               # source piece ids followed by </s>
     truncated: int = 0           # pieces cut off because the model's maximum length was reached
+    unknown: list[str] = field(default_factory=list)   # the parts of the text read as <unk> (the notes name them)
 
 
 def encode_source(lm: LoadedModel, text: str) -> SourceIds:
@@ -30,9 +31,9 @@ def encode_source(lm: LoadedModel, text: str) -> SourceIds:
 
 def source_ids(src_tok, max_len: int, text: str) -> SourceIds:
     """The ids the encoder reads: the pieces that fit in max_len, then </s> (for a model still in training too)."""
-    ids = src_tok.encode(text)
+    ids, unknown = src_tok.encode_with_unknown(text)
     room = max_len - 1
-    return SourceIds(ids[:room] + [EOS], max(0, len(ids) - room))
+    return SourceIds(ids[:room] + [EOS], max(0, len(ids) - room), unknown)
 
 
 def _max_new(model: Transformer, n_src: int, settings: DecodingSettings) -> int:
@@ -258,7 +259,7 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "positional": bool(lm.model.positional), "lowercases": lm.src_tok.lowercases,
-            "unknown": lm.src_tok.unknown_parts(text),
+            "unknown": src.unknown,
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace

@@ -68,12 +68,13 @@ def unknown_pieces(trace) -> str | None:
     verb = "is" if n + n_target == 1 else "are"
     # a given target's unknown piece reads "�" in the translation's line (QA: the note said "<unk>" only)
     shown = f"shown as {unk}" + (", and as � in the text" if n_target else "")
-    named = list(dict.fromkeys(str(u) for u in trace.meta.get("unknown") or []))[:MAX_NAMED] if n else []
+    distinct = list(dict.fromkeys(str(u) for u in trace.meta.get("unknown") or [])) if n else []
+    named = distinct[:MAX_NAMED]
     if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”
+        one = len(named) == 1
         return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): "
-                f"{', '.join(f'“{u}”' for u in named)}{' …' if len(set(trace.meta['unknown'])) > MAX_NAMED else ''}"
-                f" {'is' if len(named) == 1 else 'are'} outside its vocabulary and reach"
-                f"{'es' if len(named) == 1 else ''} it as that one token.")
+                f"{', '.join(f'“{u}”' for u in named)}{' …' if len(distinct) > MAX_NAMED else ''}"
+                f" {'is' if one else 'are'} outside its vocabulary and reach{'es' if one else ''} it as that one token.")
     return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): characters outside its "
             "vocabulary, such as emoji, all reach it as that one token.")
 

@@ -87,16 +87,17 @@ class TextTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Ids of the pieces of text, without specials."""
-        return self._encoding(text).ids
+        return self.encode_with_unknown(text)[0]
 
     def unknown_parts(self, text: str) -> list[str]:
         """The parts of text the tokenizer reads as <unk> (an emoji, a letter it never saw), in order."""
-        enc = self._encoding(text)
-        cleaned = self.plain_form(clean_text(text))
-        return [cleaned[a:b] for i, (a, b) in zip(enc.ids, enc.offsets) if i == UNK]
+        return self.encode_with_unknown(text)[1]
 
-    def _encoding(self, text: str):
-        return self.tok.encode(self.plain_form(clean_text(text)), add_special_tokens=False)
+    def encode_with_unknown(self, text: str) -> tuple[list[int], list[str]]:
+        """(encode(text), unknown_parts(text)) from one encoding."""
+        cleaned = self.plain_form(clean_text(text))
+        enc = self.tok.encode(cleaned, add_special_tokens=False)
+        return enc.ids, [cleaned[a:b] for i, (a, b) in zip(enc.ids, enc.offsets) if i == UNK]
 
     def plain_form(self, text: str) -> str:
         """text with each typographic quote or dash the vocabulary lacks written as its plain form, when that is

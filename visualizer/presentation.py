@@ -89,13 +89,13 @@ class Presentation:
         w = self.window
         apply_theme(QtWidgets.QApplication.instance(), self.theme, point_size=size)
         QtCore.QTimer.singleShot(0, w, self._resize_combos)
-        w.refit_caption()
+        w.refit_caption()          # the lines the window holds changed: the compact level may have too
 
     def _resize_combos(self) -> None:
         """A combo box keeps the least size it had before a font change (Qt forgets it on a style change only):
         after the class, the Model and Decoding boxes kept the class's height. Once the new font has reached them."""
         for combo in self.window.findChildren(QtWidgets.QComboBox):
-            QtWidgets.QApplication.sendEvent(combo, QtCore.QEvent(QtCore.QEvent.Type.StyleChange))          # the lines the window holds changed: the compact level may have too
+            QtWidgets.QApplication.sendEvent(combo, QtCore.QEvent(QtCore.QEvent.Type.StyleChange))
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Show a theme, and tick it in View ▸ Theme. Remembered for the next start unless in presentation mode,

@@ -12,9 +12,9 @@ from PySide6 import QtWidgets
 
 from model.ablation import ablated_heads, describe
 from model.assets import short_name
+from model.text import probability
 
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
-from .output import probability
 from ..plotting.plot_box import HeatmapBox
 
 TOP = 5          # tokens listed per output distribution

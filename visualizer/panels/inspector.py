@@ -11,9 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.equations import attention_equation, layernorm_equation, output_equation
 from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
-
-from .output import probability
-
+from model.text import probability
 
 
 class NumberBrowser(QtWidgets.QTextBrowser):
@@ -38,9 +36,10 @@ class NumberBrowser(QtWidgets.QTextBrowser):
         super().mouseMoveEvent(event)
 
 
-def num(x: float, digits: int = 3) -> str:
+def num(x: float, digits: int = 3, shown: str | None = None) -> str:
+    """A number as a link to its full value (shown on hover); written with digits decimals, or as shown."""
     x = float(x)
-    return f'<a href="n:{x!r}">{x:.{digits}f}</a>'
+    return f'<a href="n:{x!r}">{shown if shown is not None else f"{x:.{digits}f}"}</a>'
 
 
 def vec(v, digits: int = 3, limit: int = 8) -> str:
@@ -236,7 +235,7 @@ class InspectorPanel(QtWidgets.QWidget):
         vocab = getattr(self, "vocab", None)
         rows = "".join(
             f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td>"
-            f"<td><a href=\"n:{float(p)!r}\">{probability(float(p))}</a></td></tr>"
+            f"<td>{num(p, shown=probability(float(p)))}</td></tr>"
             for t, l, p in zip(eq.top_ids, eq.top_logits, eq.top_probs))
         return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>"
                 f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}</p>"

@@ -87,6 +87,14 @@ def tone_colour(tone: str) -> str:
     return dark if window.lightness() < 128 else light                                 # sheet's
 
 
+def weight_only_font(bold: bool) -> QtGui.QFont:
+    """A font whose weight alone is a widget's own: its size follows the window's (presentation mode's larger text
+    reaches it), as a style sheet's font did not."""
+    font = QtGui.QFont()
+    font.setBold(bold)
+    return font
+
+
 def quiet_colour() -> str:
     """The colour of a quiet aside ("[greedy]"), the theme's placeholder text: it reads on every theme (a fixed
     #888 was dim on the high-contrast theme's black)."""
@@ -117,9 +125,7 @@ class ToneLabel(QtWidgets.QLabel):
         palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(self.colour()))
         self.setPalette(palette)
         if self.font().bold() != self.bold:
-            font = QtGui.QFont()              # only the weight is the label's own: the size follows the window's
-            font.setBold(self.bold)
-            self.setFont(font)
+            self.setFont(weight_only_font(self.bold))
 
 
 def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool = True) -> QtWidgets.QLabel:
@@ -139,9 +145,7 @@ def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool 
     label.setFrameShape(QtWidgets.QFrame.Shape.Box)          # a thin line in the text's colour
     label.setContentsMargins(8, 4, 8, 4)
     if bold:
-        font = QtGui.QFont()              # only the weight is the label's own: the size follows the window's
-        font.setBold(True)
-        label.setFont(font)
+        label.setFont(weight_only_font(True))
     label.setVisible(False)
     return label
 

@@ -75,7 +75,8 @@ def fit_number_ticks(axis, lo: float, hi: float, pixels: float) -> int:
         if len(values) >= 2 and sum(widths) * 1.5 <= pixels:
             step = candidate
             break
-    axis.setTickSpacing(levels=[(step, 0.0)])    # no minor level: pyqtgraph labels it too when there is room,
+    if getattr(axis, "_tickSpacing", None) != [(step, 0.0)]:    # (each call draws the axis again)
+        axis.setTickSpacing(levels=[(step, 0.0)])    # no minor level: pyqtgraph labels it too when there is room,
     # in the major level's decimals (0.25 and 0.75 read "0.2" and "0.8"). The labels at the two ends may reach
     # half their width past the axis (pyqtgraph hid "0" and "1.0" at a class's font, leaving "0.5" alone)
     reach = int(max(metrics.horizontalAdvance(t) for t in axis.tickStrings([lo, hi], 1, step)) / 2) + 2
