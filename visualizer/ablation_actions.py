@@ -59,6 +59,11 @@ class AblationActions:
             text = f"The translation changed: “{last[4]}” → “{run[4]}”."
         self.window.statusBar().showMessage(text, 15000)
 
+    def forget_last_run(self) -> None:
+        """The next run is not compared with the one shown (a session opened: "Same translation as before" read
+        as if the heads had been switched off in the window, QA)."""
+        self._last_run = None
+
     def allowed(self) -> bool:
         """Heads can be switched off in the open model (its family supports it)."""
         return self.window.lm is not None and can_ablate(self.window.lm)

@@ -65,7 +65,7 @@ class ViewState:
                 and self.kind in self.schema.kind_names:
             k = self.schema.kind(self.kind)
             self.stack, self.sublayer = k.stack, k.sublayer
-        self._clamp()
+        self._clamp(new_shape="schema" in changes)
         changed = {k for k in before if getattr(self, k) != before[k]}
         if changed:
             for fn in list(self._listeners):
@@ -76,13 +76,15 @@ class ViewState:
     def n_heads(self) -> int:
         return self.schema.n_heads if self.schema is not None else 1
 
-    def _clamp(self) -> None:
+    def _clamp(self, new_shape: bool = False) -> None:
         self.head = min(max(self.head, 0), max(self.n_heads - 1, 0))
         self.step = min(max(self.step, 0), max(self.n_steps - 1, 0))
         sc = self.schema
         if sc is None:
             return
-        self.ablations = frozenset(a for a in self.ablations if _in_schema(a, sc))   # another model: its own heads
+        if new_shape:        # another model's run: its own heads only (a session's heads, set before its model's
+            # first run came, were checked against the model on screen then and dropped without a word: QA)
+            self.ablations = frozenset(a for a in self.ablations if _in_schema(a, sc))
         if self.stack not in sc.stage_names():          # a stage this model lacks: its first attention sublayer
             first = sc.stacks[0]
             self.stack, self.layer, self.sublayer = first.key, 0, first.sublayers[0].key

@@ -532,6 +532,7 @@ class MainWindow(QtWidgets.QMainWindow):
         model = changes.pop("model_name")
         if model != self.state.model_name and not self._load_model(model):
             return False
+        self.ablation.forget_last_run()         # the run before was not this one with other heads switched off
         # the view (layer, head, step…) is applied once the session's own run is shown: clamped against the
         # trace it belongs to, not against whatever was on screen before
         self._pending_view = {k: changes.pop(k) for k in list(changes) if k in VIEW_FIELDS}

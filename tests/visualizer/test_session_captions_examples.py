@@ -93,3 +93,25 @@ def test_a_sessions_view_the_run_lacks_is_moved_and_said(qtbot, window, tmp_path
     assert window.statusBar().whole_message() == (
         f"The session's layer 40, head 99, step 500: not in this run; shown layer {s.layer + 1}, head {s.head + 1}, "
         f"step {s.step}")
+
+
+def test_a_sessions_heads_are_switched_off_in_its_own_model(qtbot, window, tmp_path, tiny_model_factory):
+    """Heads of the session's model that the model on screen lacks stay off once the session's model runs (they were
+    checked against the model on screen and dropped without a word), and the first run is not said to be "the same
+    translation as before" (nothing was switched off in the window)."""
+    import json
+
+    from model.ablation import ablated_heads
+    from visualizer.session import FORMAT
+    bigger = tiny_model_factory(tmp_path / "bigger", d_model=16, h=4, layers=3, seed=1)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"format": FORMAT, "model": str(bigger), "sentence": "the cat sat",
+                                "ablations": ["enc_self:3:4", "cross:1:2"]}), encoding="utf-8")
+    assert window.state.schema.n_heads == 2          # the model on screen: 2 layers of 2 heads
+    assert window.open_session(str(path))
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat sat" and not window.runs.runner.busy,
+                    timeout=20000)
+    assert window.state.ablations == {("enc_self", 2, 3), ("cross", 0, 1)}
+    assert ablated_heads(window.trace) == {("enc_self", 2, 3), ("cross", 0, 1)}
+    assert "2 heads off" in window.ablation.note.text()
+    assert not window.statusBar().whole_message().startswith("Same translation")
