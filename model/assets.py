@@ -28,6 +28,14 @@ def model_folder(name_or_folder: str | Path) -> Path | None:
     return Path(name_or_folder)
 
 
+def lasting_name(name: str) -> str:
+    """A model's name as a file that outlives the working folder keeps it (a session): a folder given by a relative
+    path made absolute (model_folder takes an existing path before a bundled name); a bundled name, a hub id and an
+    absolute path as they are."""
+    path = Path(name)
+    return str(path.resolve()) if not path.is_absolute() and path.is_dir() else name
+
+
 def short_name(name: str) -> str:
     """A model's name for labels and figure titles: a bundled name or a hub id as it is, a folder of the Hugging
     Face cache (…/models--org--name/snapshots/<commit>) by its id, another folder by its last two path parts."""

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from model.ablation import AblationError, expand, parse_spec, spec
-from model.assets import ModelLoadError
+from model.assets import ModelLoadError, bundled_models
 from model.config import DecodingSettings
 from model.schema import Stage
 
@@ -83,8 +83,21 @@ def read_session(path: str | Path) -> dict:
         raise SessionError(f"{path}: invalid session ({e})".splitlines()[0]) from None
     if not changes["model_name"].strip():
         raise SessionError(f"{path}: invalid session (model: empty)")
+    changes["model_name"] = beside(path, changes["model_name"])
     _check_names(path, changes, ablations)
     return changes
+
+
+def beside(path: Path, model: str) -> str:
+    """The session's model folder where it is not (a relative path saved by an older version, or a lesson's folder
+    moved to another computer), found beside the session file: at that relative path from it, or by its name; else
+    the name as it was (a bundled model, a hub id, or a folder the window will say is missing)."""
+    if model in bundled_models() or Path(model).is_dir():
+        return model
+    for candidate in (path.parent / model, path.parent / Path(model).name):
+        if Path(model).name and candidate.is_dir():
+            return str(candidate.resolve())
+    return model
 
 
 def _check_names(path: Path, changes: dict, ablations: list) -> None:

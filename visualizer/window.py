@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.assets import ModelLoadError, model_summary
+from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
 from model.notes import LOWERCASE, first_step, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
@@ -461,7 +461,7 @@ class MainWindow(QtWidgets.QMainWindow):
         switched_off = self.state.ablations if self.lm is not None and lm is not self.lm else frozenset()
         self.lm = lm
         one_torch_thread()                       # tests compare with runs on the GUI thread
-        self.state.model_name = str(name_or_path)
+        self.state.model_name = lasting_name(str(name_or_path))     # a session saved here opens from elsewhere
         if switched_off:                         # heads belong to the model they were switched off in
             self.state.ablations = frozenset()
             self.ablation.refresh()

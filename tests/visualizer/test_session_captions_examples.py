@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from model.assets import lasting_name
 from model.decoding import DecodingSettings
 from model.families.shapes import encoder_decoder
 from visualizer.examples import load_examples
@@ -115,3 +116,36 @@ def test_a_sessions_heads_are_switched_off_in_its_own_model(qtbot, window, tmp_p
     assert ablated_heads(window.trace) == {("enc_self", 2, 3), ("cross", 0, 1)}
     assert "2 heads off" in window.ablation.note.text()
     assert not window.statusBar().whole_message().startswith("Same translation")
+
+
+def test_a_session_finds_its_model_folder_from_any_folder(tmp_path, monkeypatch, tiny_model_dir):
+    """A model folder given by a relative path is saved as an absolute one; a session whose folder is not where it
+    says (an older relative path, a lesson's folder moved to another computer) finds it beside the session file."""
+    import json
+    import shutil
+
+    from visualizer.session import FORMAT
+    lesson = tmp_path / "lesson"
+    shutil.copytree(tiny_model_dir, lesson / "my model")
+    monkeypatch.chdir(lesson)
+    s = ViewState(model_name=lasting_name("my model"))
+    s.set_shape(SEED_3_3, 6)
+    s.update(layer=1)
+    assert s.model_name == str((lesson / "my model").resolve())
+    save_session(lesson / "saved.json", s)
+    for model in ("my model", "/a/computer/that/is/gone/my model"):
+        (lesson / "s.json").write_text(json.dumps({"format": FORMAT, "model": model, "sentence": "the cat"}),
+                                       encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        assert read_session(lesson / "s.json")["model_name"] == str((lesson / "my model").resolve())
+    assert read_session(lesson / "saved.json")["model_name"] == str((lesson / "my model").resolve())
+    (lesson / "s.json").write_text(json.dumps({"format": FORMAT, "model": "en-fr", "sentence": "x"}), encoding="utf-8")
+    assert read_session(lesson / "s.json")["model_name"] == "en-fr"     # a bundled name stays a name
+
+
+def test_a_model_opened_by_a_relative_path_is_kept_absolute(qtbot, window, tmp_path, monkeypatch, tiny_model_dir):
+    """The window keeps a model folder opened by a relative path as an absolute one, so that a session saved now opens
+    from any folder (it kept "tiny" and another folder's session could not open it: QA)."""
+    monkeypatch.chdir(tiny_model_dir.parent)
+    assert window.open_model(tiny_model_dir.name)
+    assert window.state.model_name == str(tiny_model_dir.resolve())
