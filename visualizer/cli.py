@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from model.command_line import ArgumentParser, UsageError, command, model_argument, writable_file
+from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 
 from . import version
 
@@ -39,6 +39,7 @@ def app_main(argv: list[str]) -> int:
     p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
     a = p.parse_args(argv)
     headless = bool(a.screenshot)
+    find_display(headless)
     if a.screenshot:
         writable_file(a.screenshot, "--screenshot")
     if a.session:
@@ -130,11 +131,31 @@ def app_main(argv: list[str]) -> int:
     return exit_code["code"] or (guard.code if guard else 0) or code
 
 
+def find_display(headless: bool) -> None:
+    """Without a display (an ssh session, a server, CI) Qt aborts with a core dump and a hint about a library:
+    --screenshot draws offscreen instead (as `export` and `animate` need no display), the window says so in one
+    line (exit code 1)."""
+    import os
+    if not sys.platform.startswith("linux") or any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                                                "QT_QPA_PLATFORM")):
+        return
+    if headless:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from PySide6 import QtCore        # the offscreen platform warns at every window: not the user's concern
+
+        def quiet(_mode, _context, message: str) -> None:
+            if "propagateSizeHints" not in message:
+                print(message, file=sys.stderr)
+        QtCore.qInstallMessageHandler(quiet)
+        return
+    raise CommandError("no display to open the window on (DISPLAY is not set): run it in a desktop session, or "
+                       "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
+
+
 def read_session_arg(path: str, must_have_model: bool) -> dict:
     """--session checked before the window opens: UsageError when the file is not a valid session; with
     must_have_model (a headless run), CommandError when its model folder is missing."""
     from model.assets import bundled_models, model_folder
-    from model.command_line import CommandError
 
     from .session import SessionError, read_session
     try:

@@ -136,3 +136,19 @@ def test_a_user_types_steps_and_quits_on_a_real_x_display(tiny_model_dir, tmp_pa
     assert session["sentence"] == "where is the station"
     # three Alt+Right from encoder layer 1's self-attention: its FFN, layer 2's self-attention, layer 2's FFN
     assert (session["view"]["stack"], session["view"]["layer"], session["view"]["sublayer"]) == ("enc", 1, "ffn")
+
+
+def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_why_not(tiny_model_dir, tmp_path):
+    """No DISPLAY (ssh, a server): Qt aborted with a core dump (exit 134) and a hint about libxcb-cursor0, even for
+    --screenshot, which README calls headless; now the screenshot is drawn offscreen, and the window says in one line
+    that it needs a display (exit 1)."""
+    shot = tmp_path / "shot.png"
+    base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    with tempfile.TemporaryDirectory(prefix="av-config-") as config:
+        env = dict(base, XDG_CONFIG_HOME=config)
+        proc = run_app(["--model", str(tiny_model_dir), "--screenshot", str(shot)], env=env)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+        assert QtGui.QImage(str(shot)).width() >= 1000
+        proc = run_app(["--model", str(tiny_model_dir)], env=env, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: no display") and proc.stderr.count("\n") == 1
