@@ -2,7 +2,6 @@
 generation step, layer or head, without a display."""
 from __future__ import annotations
 
-import os
 import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
@@ -10,7 +9,9 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
 from model.text import blank
 
 from .export_command import colour_arguments
-from .translate_command import BEAM_HELP, ablate_arg, load_model_arg, run_settings, run_translation, target_arg
+from .headless import draw_offscreen
+from .translate_command import (BEAM_HELP, ablate_arg, load_model_arg, print_notes, run_settings, run_translation,
+                                target_arg)
 
 
 def layer_arg(text: str) -> int:
@@ -62,10 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     writable_file(a.out, "--out")
     if a.over == "heads" and a.head is None:
         raise UsageError("--over heads shows every head: --head mean does not apply")
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
+    draw_offscreen()                                     # works without a display
     lm = load_model_arg(a.model)
-    trace = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target).trace
+    result = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target)
+    trace = result.trace
+    print_notes(result, lm)
     try:
         specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name, a.colour_scale)
     except ValueError as e:

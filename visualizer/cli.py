@@ -135,21 +135,12 @@ def find_display(headless: bool) -> None:
     """Without a display (an ssh session, a server, CI) Qt aborts with a core dump and a hint about a library:
     --screenshot draws offscreen instead (as `export` and `animate` need no display), the window says so in one
     line (exit code 1)."""
-    import os
-    if not sys.platform.startswith("linux") or any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY",
-                                                                                "QT_QPA_PLATFORM")):
-        return
+    from .headless import draw_offscreen, has_display
     if headless:
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-        from PySide6 import QtCore        # the offscreen platform warns at every window: not the user's concern
-
-        def quiet(_mode, _context, message: str) -> None:
-            if "propagateSizeHints" not in message:
-                print(message, file=sys.stderr)
-        QtCore.qInstallMessageHandler(quiet)
-        return
-    raise CommandError("no display to open the window on (DISPLAY is not set): run it in a desktop session, or "
-                       "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
+        draw_offscreen()
+    elif sys.platform.startswith("linux") and not has_display():
+        raise CommandError("no display to open the window on (DISPLAY is not set): run it in a desktop session, or "
+                           "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
 
 
 def read_session_arg(path: str, must_have_model: bool) -> dict:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
@@ -10,6 +9,7 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
 from model.text import blank
 
 from .export import FIGURE_SIZE
+from .headless import draw_offscreen
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
 from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
                                  run_settings, run_translation, target_arg)
@@ -53,16 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     if len(size) != 2 or not all(200 <= v <= 4000 for v in size):
         raise UsageError(f"--size {a.size}: give WIDTHxHEIGHT in pixels, each 200 to 4000 (e.g. 450x380)")
     writable_folder(a.out)
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"      # works without a display
+    draw_offscreen()                                     # works without a display
 
     from .export import ExportError, export_heatmaps, heatmap_specs, other_files_note
 
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
-    if result.truncated:
-        print(f"note: the sentence was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
+    print_notes(result, lm)
     app = None
     if a.format != "csv":
         from PySide6 import QtWidgets
@@ -85,11 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {done[0]} of {len(specs)} figures were written to {a.out} before the stop; each is whole",
               file=sys.stderr)
         raise
-    print_notes(result, lm)
-    if (line := output_line(result)) is not None:
-        print(line)
-    print(f"exported {len(written)} files to {a.out}")
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
+    if (line := output_line(result)) is not None:
+        print(line)
+    print(f"exported {len(written)} files to {a.out}")      # the last line, as README says
     del app
     return 0

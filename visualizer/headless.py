@@ -7,6 +7,27 @@ import sys
 from model.command_line import one_line
 
 
+def has_display() -> bool:
+    """Whether Qt has a screen to open windows on (or was told which platform to use)."""
+    import os
+    return any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+
+
+def draw_offscreen() -> None:
+    """Commands that draw pictures without showing them (export, animate, --screenshot) draw offscreen where there
+    is no display (Qt aborted with a core dump there), without the offscreen platform's warning at every window."""
+    import os
+    if has_display():
+        return
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6 import QtCore
+
+    def quiet(_mode, _context, message: str) -> None:
+        if "propagateSizeHints" not in message:
+            print(message, file=sys.stderr)
+    QtCore.qInstallMessageHandler(quiet)
+
+
 class Headless:
     """Installed on a window and on QMessageBox/QDialog while the app runs without a person watching."""
 

@@ -9,8 +9,8 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
 from model.ablation import ablated_heads
 from model.text import blank
 
-from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, run_settings, run_translation,
-                                 target_arg)
+from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, print_notes, run_settings,
+                                 run_translation, target_arg)
 
 
 @command
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace))
+    print_notes(result, lm)              # a text cut to the model's length is measured as cut: said, as translate does
     if a.out is None:
         sys.stdout.write(text)
         return 0

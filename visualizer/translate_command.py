@@ -100,8 +100,11 @@ def prompt_only_settings(lm, prompt_only: bool, target: str | None):
 
 
 def print_notes(result, lm) -> None:
-    """The notes a result calls for, on stderr ("note: …"), as the window shows them under the translation."""
+    """The notes a result calls for, on stderr ("note: …"), as the window shows them under the translation; first
+    that the text was cut to the model's length (what every command then shows or measures is the cut text's)."""
     from model.notes import result_notes
+    if result.truncated:
+        print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     for note in result_notes(result.trace, lm.cfg.max_len):
         print(f"note: {note}", file=sys.stderr)
 
@@ -147,8 +150,6 @@ def main(argv: list[str] | None = None) -> int:
                          f"fill in {mask}; open it in the window to see its attention, or use `metrics` and `export`")
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
     result = run_translation(lm, a.text, a.ablate, settings=settings)
-    if result.truncated:
-        print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
     print_notes(result, lm)
     print(result.text)
     if a.tree:

@@ -171,3 +171,17 @@ def test_a_run_with_heads_off_marks_them_in_its_metrics_csv(run_command, tiny_mo
     assert [float(r["entropy_bits"]) for r in rows] == pytest.approx([m.entropy_bits for m in expected])
     code, out, _ = run_command(["metrics", "the cat sat", "--model", str(tiny_model_dir)])
     assert code == 0 and out.splitlines()[0] == ",".join(COLUMNS)
+
+
+@pytest.mark.parametrize("command", ["translate", "metrics", "export", "animate"])
+def test_every_command_says_a_long_text_was_cut(run_command, tiny_model_dir, tmp_path, command):
+    """A text longer than the model's positions is cut, and what a command prints, measures or draws is the cut
+    text's: each says so on stderr (metrics and animate said nothing: a paper's numbers of the first 64 tokens)."""
+    extra = {"translate": [], "metrics": ["--out", str(tmp_path / "m.csv")],
+             "export": ["--out", str(tmp_path / "figs"), "--format", "csv"],
+             "animate": ["--kind", "enc_self", "--over", "heads", "--out", str(tmp_path / "a.gif")]}[command]
+    code, _, err = run_command([command, "the cat sat on the mat . " * 40, "--model", str(tiny_model_dir), *extra])
+    assert code == 0
+    assert "note: the text was cut to the model's 64 tokens\n" in err
+    code, _, err = run_command([command, "the cat sat on the mat", "--model", str(tiny_model_dir), *extra])
+    assert "cut to" not in err
