@@ -117,12 +117,12 @@ def compare(hyps_a: list[str], hyps_b: list[str], refs: list[list[str]], lowerca
             resamples: int = 1000) -> Comparison:
     """Is B's BLEU different from A's by more than chance? (sacreBLEU's paired bootstrap; A is the baseline.)
     The resamples are drawn with sacreBLEU's fixed seed (SACREBLEU_SEED, 12345 unless set), so a run repeats."""
-    if hyps_a == hyps_b:      # sacreBLEU's test would give p = 1/(resamples + 1) to two equal outputs
-        a_bleu = score(hyps_a, refs, lowercase)[0]
-        return Comparison(a_bleu, a_bleu, 1.0, (a_bleu, a_bleu), (a_bleu, a_bleu), resamples)
     _, results = PairedTest([("a", hyps_a), ("b", hyps_b)], {"BLEU": BLEU(lowercase=lowercase)}, _streams(refs),
                             test_type="bs", n_samples=resamples)()
     a, b = results["BLEU"]
+    if hyps_a == hyps_b:      # sacreBLEU's test gives p = 1/(resamples + 1) to two equal outputs; the 95% range is
+        # the resamples' all the same (it printed [58.91, 58.91], as if 200 sentences' BLEU had no spread)
+        return Comparison(a.score, a.score, 1.0, _within(a.mean, a.ci), _within(a.mean, a.ci), resamples)
     return Comparison(a.score, b.score, b.p_value, _within(a.mean, a.ci), _within(b.mean, b.ci), resamples)
 
 

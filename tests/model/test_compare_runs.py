@@ -36,6 +36,10 @@ def test_two_equal_outputs_are_not_a_difference():
     c = compare(hyps, list(hyps), [[r] for r in refs])
     assert c.difference == 0 and c.p_value == 1.0
     assert "not significant" in c.lines("a", "b")[2]
+    # each output's 95% range is its resamples' spread, as for two different outputs (it was [x, x])
+    low, high = c.interval_a
+    assert c.interval_a == c.interval_b and low < c.bleu_a < high
+    assert c.interval_a == compare(hyps, [r.replace("cat", "cow") for r in refs], [[r] for r in refs]).interval_a
 
 
 def test_a_near_tie_is_not_significant_and_the_run_repeats():
