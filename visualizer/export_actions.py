@@ -99,7 +99,8 @@ class ExportActions:
         w = self.window
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
                  and name not in NOT_PICTURED}
-        in_front = [dock for dock in shown.values() if not dock.visibleRegion().isEmpty()]
+        # every dock in front comes back to the front, a panel not pictured too (Head metrics was left behind LayerNorm)
+        in_front = [dock for name, dock in w.docks.items() if not dock.isHidden() and not dock.visibleRegion().isEmpty()]
         written = []
         try:
             for name, dock in shown.items():

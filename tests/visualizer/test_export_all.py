@@ -197,3 +197,15 @@ def test_the_status_says_when_export_all_was_cancelled_or_found_other_files(qtbo
     written = len(list(tmp_path.iterdir())) - 1
     assert bar.whole_message() == (
         f"Exported {written} files to {tmp_path}, which also holds 1 other file, not from this export")
+
+
+def test_head_metrics_in_front_stays_in_front(qtbot, window, tmp_path):
+    """Head metrics is not pictured (head_metrics.csv holds the table): it was left behind the tab brought forward
+    for another panel's picture."""
+    show_sentence(qtbot, window, "the dog runs")
+    window.resize(1400, 900)
+    metrics = window.docks["metrics"]
+    metrics.raise_()
+    qtbot.waitUntil(lambda: not metrics.visibleRegion().isEmpty())
+    window.exports.export_all(str(tmp_path), "png")
+    qtbot.waitUntil(lambda: not metrics.visibleRegion().isEmpty(), timeout=3000)
