@@ -40,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kind", required=True, help="attention kind by its short name (enc_self, dec_self, cross …) or as in "
                    "exported file names (encoder_self …)")
     p.add_argument("--over", required=True, choices=OVER, help="one frame per step, layer or head")
-    p.add_argument("--layer", type=layer_arg, default=0, help="the layer, from 1 (for --over steps or heads)")
-    p.add_argument("--head", type=head_arg, default=0, help="the head, from 1, or 'mean' (for steps or layers)")
+    # not given: -1 (the first layer, the first head); one given where the animation goes over every one is an error
+    p.add_argument("--layer", type=layer_arg, default=-1, help="the layer, from 1 (for --over steps or heads; default 1)")
+    p.add_argument("--head", type=head_arg, default=-1,
+                   help="the head, from 1, or 'mean' (for --over steps or layers; default 1)")
     p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
     colour_arguments(p)
@@ -61,15 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     writable_file(a.out, "--out")
-    if a.over == "heads" and a.head is None:
-        raise UsageError("--over heads shows every head: --head mean does not apply")
+    if a.over == "heads" and a.head != -1:
+        raise UsageError("--over heads shows every head: --head does not apply")
+    if a.over == "layers" and a.layer != -1:
+        raise UsageError("--over layers shows every layer: --layer does not apply (--head chooses the head)")
+    layer, head = max(a.layer, 0), (0 if a.head == -1 else a.head)
     draw_offscreen()                                     # works without a display
     lm = load_model_arg(a.model)
     result = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target)
     trace = result.trace
     print_notes(result, lm)
     try:
-        specs = animation_specs(trace, a.kind, a.over, a.layer, a.head, lm.name, a.colour_scale)
+        specs = animation_specs(trace, a.kind, a.over, layer, head, lm.name, a.colour_scale)
     except ValueError as e:
         raise UsageError(str(e)) from None
     from PySide6 import QtWidgets

@@ -92,6 +92,10 @@ def test_a_kind_named_as_in_exported_file_names_animates_the_same_frames(tiny_lm
     (["--kind", "self", "--over", "heads"], "unknown attention kind"),
     (["--kind", "cross", "--over", "layers", "--head", "9"], "no head 9"),
     (["--kind", "cross", "--over", "heads", "--out-format"], "unrecognized"),
+    # a layer or head given where the frames go over all of them was ignored without a word
+    (["--kind", "cross", "--over", "layers", "--layer", "2"], "--over layers shows every layer: --layer does not"),
+    (["--kind", "cross", "--over", "heads", "--head", "2"], "--over heads shows every head: --head does not"),
+    (["--kind", "cross", "--over", "heads", "--head", "mean"], "--over heads shows every head: --head does not"),
 ])
 def test_bad_animations_are_one_line(run_command, tiny_model_dir, tmp_path, args, words):
     code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), *args, "--out",
