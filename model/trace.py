@@ -137,11 +137,20 @@ class Trace:
         return z / z.sum()
 
     # --- files --------------------------------------------------------------------------------
-    def save_npz(self, path: str | Path, compressed: bool = True) -> None:
+    def save_npz(self, path, compressed: bool = True) -> None:
+        """Save to path (a str or Path, written whole through a temporary file, under the very name given: numpy
+        would add ".npz" to "x", and load_npz("x") then failed) or to an open binary file."""
         header = json.dumps({"src_tokens": self.src_tokens, "tgt_tokens": self.tgt_tokens,
                              "out_tokens": self.out_tokens, "meta": self.meta, "schema": self.schema.to_dict()},
                             ensure_ascii=False)
-        (np.savez_compressed if compressed else np.savez)(path, __header__=np.array(header), **self.arrays)
+
+        def write(target) -> None:
+            (np.savez_compressed if compressed else np.savez)(target, __header__=np.array(header), **self.arrays)
+        if isinstance(path, (str, Path)):
+            from .files import atomic_write
+            atomic_write(path, write, suffix=".npz")
+        else:
+            write(path)
 
     @staticmethod
     def load_header(path: str | Path) -> dict:

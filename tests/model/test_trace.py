@@ -99,6 +99,24 @@ def test_npz_round_trip_is_exact(tiny_lm, tmp_path):
         np.testing.assert_array_equal(u[k], t[k])
 
 
+def test_npz_is_saved_under_the_name_given_and_never_half(tiny_lm, tmp_path, monkeypatch):
+    """numpy added ".npz" to a name without it (save_npz("x") wrote x.npz, and load_npz("x") failed); a save that
+    fails midway leaves the file before it, not half of one."""
+    t = translate(tiny_lm, "i love you").trace
+    t.save_npz(tmp_path / "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["x"]
+    assert Trace.load_npz(tmp_path / "x").src_tokens == t.src_tokens
+    (tmp_path / "y.npz").write_bytes(b"before")
+
+    def fail(*_a, **_k):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(np, "savez_compressed", fail)
+    with pytest.raises(OSError):
+        t.save_npz(tmp_path / "y.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x", "y.npz"]
+    assert (tmp_path / "y.npz").read_bytes() == b"before"
+
+
 def test_generate_steps_yields_one_trace_per_generated_token(tiny_lm):
     full = translate(tiny_lm, "the dog runs")
     steps = list(generate_steps(tiny_lm, "the dog runs"))
