@@ -10,12 +10,13 @@ from PySide6 import QtCore
 
 from model.beam_tree import META_KEY, NODE_KEY, BeamTreeError, tree_of
 from model.families import require
+from model.threads import one_torch_thread
 from model.trace import Trace
 
 from .panels.widgets import notice_label
 from .plotting.text import signed
 from .runs import translate
-from .worker import ModelRunner, one_torch_thread
+from .worker import ModelRunner
 
 
 def decoder_kind(schema, kind: str) -> str:

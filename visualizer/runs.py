@@ -9,9 +9,10 @@ from typing import Any
 from PySide6 import QtCore
 
 from model.families import can_preview, require
+from model.threads import one_torch_thread
 
 from .last_frame import frame_key
-from .worker import ModelRunner, one_torch_thread
+from .worker import ModelRunner
 
 DEBOUNCE_MS = 150
 

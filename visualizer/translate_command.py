@@ -43,6 +43,9 @@ def run_translation(lm, text: str, specs, settings=None, target: str | None = No
     """model.translate with the heads of --ablate switched off; UsageError when they are not in the model or
     its family cannot switch heads off."""
     from model import DecodingSettings, translate
+    from model.families import can_preview
+    from model.threads import one_torch_thread
+    one_torch_thread(large=can_preview(lm))     # as the window runs it: the same floats (7th digit) as its exports
     try:
         ablations = expand(specs, lm.schema)
         require(lm, ablations)

@@ -24,6 +24,7 @@ from model.families import output_pieces
 from model.notes import LOWERCASE, first_step, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
+from model.threads import one_torch_thread
 
 from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
@@ -45,7 +46,6 @@ from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .status_bar import FittingStatusBar, claim
 from .steady_label import SteadyLabel
 from .text_safety import breakable_html, isolate, unbreakable_html
-from .worker import one_torch_thread
 
 
 CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory: this translation and every panel "

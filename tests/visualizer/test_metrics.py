@@ -185,3 +185,23 @@ def test_every_command_says_a_long_text_was_cut(run_command, tiny_model_dir, tmp
     assert "note: the text was cut to the model's 64 tokens\n" in err
     code, _, err = run_command([command, "the cat sat on the mat", "--model", str(tiny_model_dir), *extra])
     assert "cut to" not in err
+
+
+def test_the_metrics_command_computes_as_the_window_does(run_command, tmp_path, monkeypatch):
+    """The window runs torch on one thread; the commands ran on torch's default (a thread a core), and their floats
+    differed from the window's in the 7th digit: `metrics` was not Export all's head_metrics.csv (QA)."""
+    import torch
+
+    from model import load, translate
+    from model.analysis.metrics import metrics_csv
+    from model.threads import one_torch_thread
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    text, before = "The animal didn't cross the street.", torch.get_num_threads()
+    try:
+        one_torch_thread()                           # the window's run
+        expected = metrics_csv(trace_metrics(translate(load("en-fr"), text).trace))
+        torch.set_num_threads(2)                     # torch's default on two cores
+        code, _, _ = run_command(["metrics", text, "--model", "en-fr", "--out", str(tmp_path / "m.csv")])
+    finally:
+        torch.set_num_threads(before)
+    assert code == 0 and (tmp_path / "m.csv").read_text(encoding="utf-8") == expected
