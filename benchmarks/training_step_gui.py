@@ -34,7 +34,7 @@ def main() -> int:
     from model import load, translate
     from visualizer.panels.training_step import TrainingStepPanel
     from visualizer.state import ViewState
-    from visualizer.worker import one_torch_thread
+    from model.threads import one_torch_thread
 
     one_torch_thread()
     lm = load(a.model)

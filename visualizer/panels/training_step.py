@@ -13,11 +13,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from model.threads import one_torch_thread
+
 from ..plotting.colormaps import GRADIENT_COLORMAP
 from ..plotting.heatmap import plain_numbers
 from ..plotting.titles import free_title_width
 from ..plotting.token_axis import TokenAxis
-from ..worker import ModelRunner, one_torch_thread
+from ..worker import ModelRunner
 
 
 @dataclass(frozen=True)
