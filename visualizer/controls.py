@@ -8,7 +8,7 @@ from model.command_line import MAX_BEAM
 from model.config import DecodingSettings
 from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
 
-from .panels.widgets import ToneLabel
+from .panels.widgets import DecimalBox, ToneLabel
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
 
@@ -95,7 +95,7 @@ class InputBar(QtWidgets.QWidget):
         # as `translate --beam` and session files take it (64 typed here silently left 6: the box stopped at 16)
         self.beam = QtWidgets.QSpinBox(prefix="width ", minimum=1, maximum=MAX_BEAM, value=4)
         self.beam.setToolTip(f"Beam width: the hypotheses kept at each step, 1 to {MAX_BEAM}")
-        self.temperature = QtWidgets.QDoubleSpinBox(prefix="T = ", minimum=0.05, maximum=5.0, singleStep=0.1,
+        self.temperature = DecimalBox(prefix="T = ", minimum=0.05, maximum=5.0, singleStep=0.1,
                                                     value=1.0, decimals=2)
         self.temperature.setToolTip("Temperature (0.05 to 5): divides the logits before the softmax. Sampling draws "
                                     "from that distribution; greedy and beam search choose as at T = 1, and T "

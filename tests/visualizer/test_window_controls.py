@@ -951,3 +951,27 @@ def test_menus_have_distinct_alt_letters_and_alt_letters_lead_back_to_the_fields
     qtbot.waitUntil(window.attention.canvas.hasFocus)
     qtbot.keyClick(window, QtCore.Qt.Key.Key_E, QtCore.Qt.KeyboardModifier.AltModifier)
     qtbot.waitUntil(i.sentence.hasFocus)
+
+
+def test_decimal_boxes_read_a_point_or_a_comma_and_write_a_point_in_any_language(qtbot, window):
+    """In German or French a plain QDoubleSpinBox wrote "T = 1,00" beside the output panel's "T = 1.00", and dropped a
+    point typed there as a thousands separator: "0.3" became T = 3, η "0.01" became 1 (QA); an English one did the
+    same to "0,3"."""
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+    before = QtCore.QLocale()
+    QtCore.QLocale.setDefault(QtCore.QLocale(QtCore.QLocale.Language.German, QtCore.QLocale.Country.Germany))
+    try:
+        from visualizer.panels.training_step import TrainingStepPanel
+        lr = TrainingStepPanel().lr
+        qtbot.addWidget(lr)
+        for box, typed, value in [(window.inputs.temperature, "0.3", 0.3), (window.inputs.temperature, "0,7", 0.7),
+                                  (lr, "0.01", 0.01), (lr, "0,02", 0.02)]:
+            box.setEnabled(True)
+            box.lineEdit().setText(box.prefix())
+            QTest.keyClicks(box, typed)
+            QTest.keyClick(box, QtCore.Qt.Key.Key_Return)
+            assert box.value() == pytest.approx(value), typed
+            assert "," not in box.text() and f"{value:.2f}" in box.text()
+    finally:
+        QtCore.QLocale.setDefault(before)

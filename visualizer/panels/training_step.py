@@ -20,6 +20,7 @@ from ..plotting.heatmap import plain_numbers
 from ..plotting.titles import free_title_width
 from ..plotting.token_axis import TokenAxis
 from ..worker import ModelRunner
+from .widgets import DecimalBox
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self._changes: list[tuple[str, Callable[[], Any]]] = []   # weight changes asked for, not made yet
         self._wanted: tuple | None = None       # the newest view to evaluate, not evaluated yet
         self._seq = 0
-        self.lr = QtWidgets.QDoubleSpinBox(decimals=4, minimum=0.0001, maximum=10.0, singleStep=0.01, value=0.05)
+        self.lr = DecimalBox(decimals=4, minimum=0.0001, maximum=10.0, singleStep=0.01, value=0.05)
         self.lr.setPrefix("η = ")
         self.step_button = QtWidgets.QPushButton("One gradient step")     # short: the row fits a narrow dock
         self.step_button.setToolTip("Take one gradient step of size η on the loss of the target (teacher forcing)")

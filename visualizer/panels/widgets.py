@@ -240,3 +240,24 @@ class FocusMark(QtWidgets.QWidget):
         painter.setPen(QtGui.QPen(self.palette().highlight().color(), 3))
         painter.drawRect(QtCore.QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5))
 
+
+
+class DecimalBox(QtWidgets.QDoubleSpinBox):
+    """A QDoubleSpinBox that writes its number with a point, as every other number in the window, the figures and
+    the files do, whatever the system's language, and reads a comma typed for the point as the point. A plain one
+    followed the locale: in German or French it wrote "T = 1,00" beside "temperature T = 1.00", and read a point
+    typed there as a thousands separator to drop ("0.3" became 3, and η "0.01" became 1), as an English one read
+    "0,3" (QA)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        c = QtCore.QLocale.c()
+        c.setNumberOptions(QtCore.QLocale.NumberOption.OmitGroupSeparator
+                           | QtCore.QLocale.NumberOption.RejectGroupSeparator)
+        self.setLocale(c)
+
+    def validate(self, text: str, pos: int):
+        return super().validate(text.replace(",", "."), pos)
+
+    def valueFromText(self, text: str) -> float:
+        return super().valueFromText(text.replace(",", "."))
