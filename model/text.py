@@ -5,13 +5,18 @@ import math
 import re
 import unicodedata
 
-INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+CONTROL = re.compile(r"[\u0000-\u001f\u007f-\u009f]")
+# Invisible format characters, which join or mark inside a word, never part it: the soft hyphen (web pages, PDFs and
+# word processors put them in long words: "tea\u00adcher" reached en-fr as "tea <unk> ##cher", "Le thé de la
+# réception"), zero-width space, non-joiner and joiner, bidirectional marks, the word joiner and the BOM. They were
+# read as spaces ("re\u200cd car" lost "red").
+FORMAT = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 def clean_text(text: str) -> str:
-    """NFKC, control and invisible format characters removed, runs of white space folded."""
+    """NFKC; invisible format characters removed, control characters read as spaces; runs of white space folded."""
     text = unicodedata.normalize("NFKC", text)
-    text = INVISIBLE.sub(" ", text)
+    text = CONTROL.sub(" ", FORMAT.sub("", text))
     return " ".join(text.split())
 
 

@@ -206,3 +206,15 @@ def test_the_loop_quoted_is_the_one_that_covers_most_of_the_output(tiny_lm):
     plain = translate_seed(tiny_lm, "the cat sat").trace
     out = ["le", "h", "h", "h", "-", "##v", "##o"] + ["-", "##v", "##o"] * 7 + ["</s>"]
     assert "(“-vo” 8 times in a row)" in repeats_itself(dataclasses.replace(plain, out_tokens=out))
+
+
+def test_invisible_characters_inside_a_word_leave_it_whole():
+    """A soft hyphen (pasted from a web page or a PDF) reached en-fr as <unk> ("tea\\u00adcher": "Le thé de la
+    réception"), and a zero-width joiner, non-joiner or word joiner as a space ("re\\u200cd car" lost "red");
+    control characters still part words."""
+    from model.text import clean_text
+    for joined in ("tea\u00adcher", "tea\u200bcher", "tea\u200ccher", "tea\u200dcher", "tea\u2060cher",
+                   "tea\ufeffcher", "tea\u200fcher"):
+        assert clean_text(f"The {joined} is nice.") == "The teacher is nice.", repr(joined)
+    assert clean_text("two\tlines\nhere\x00now") == "two lines here now"
+    assert clean_text("\u00ad\u200b \u2060") == ""

@@ -42,7 +42,7 @@ from safetensors import SafetensorError
 
 from ...assets import CONFIG
 from ...config import BOS, EOS, PAD, UNK
-from ...text import INVISIBLE
+from ...text import CONTROL, FORMAT
 from ...tokenizer import SPECIALS
 from .folder import TARGET_TOKENIZER, transformers
 
@@ -183,9 +183,9 @@ def _char_class(codepoints: list[int]) -> str:
 @lru_cache(maxsize=1)
 def _blank_class() -> str:
     """The characters clean_text turns into one space, or drops at either end: white space as str.split() sees it
-    (Python's \\s is str.isspace) and the invisible characters it removes."""
+    (Python's \\s is str.isspace) and control characters."""
     every = "".join(map(chr, range(0x110000)))
-    return _char_class(sorted({ord(c) for c in re.findall(r"\s|" + INVISIBLE.pattern, every)}))
+    return _char_class(sorted({ord(c) for c in re.findall(r"\s|" + CONTROL.pattern, every)}))
 
 
 def fast_tokenizer(tok, max_len: int):
@@ -200,7 +200,8 @@ def fast_tokenizer(tok, max_len: int):
         if added["content"] == SPECIALS[UNK]:
             added["special"] = False          # <unk> decodes as "�", as the app shows it, instead of vanishing
     t = Tokenizer.from_str(json.dumps(state))
-    clean = [normalizers.NFKC(), normalizers.Replace(Regex(_blank_class() + "+"), " "), normalizers.Strip()]
+    clean = [normalizers.NFKC(), normalizers.Replace(Regex(FORMAT.pattern), ""),          # as clean_text does
+             normalizers.Replace(Regex(_blank_class() + "+"), " "), normalizers.Strip()]
     clean += [normalizers.Replace(c, plain) for c, plain in tok.plain_forms().items()]    # as tok.plain_form
     t.normalizer = normalizers.Sequence(clean + ([t.normalizer] if t.normalizer is not None else []))
     eos = SPECIALS[EOS]
