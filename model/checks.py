@@ -36,11 +36,12 @@ def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
     """(English sentence, accepted translations) per line; UsageError naming the line when one is malformed."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")     # a BOM (Notepad, Excel's "CSV UTF-8") hid a comment's #
     except OSError as e:
         raise UsageError(f"{path}: cannot read ({e.strerror})") from None
     except UnicodeDecodeError as e:
-        raise UsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        from .data import encoding_hint
+        raise UsageError(f"{path}: not UTF-8 text ({encoding_hint(path) or f'{e.reason} at byte {e.start}'})") from None
     checks = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

@@ -27,17 +27,17 @@ class Corpus:
 
 def _open_lines(path: Path):
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:     # a BOM (Notepad, Excel's "CSV UTF-8") skipped
             for n, line in enumerate(f, 1):
                 yield n, line.rstrip("\r\n")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 text ({_encoding_hint(path) or f'{e.reason} at byte {e.start}'})") \
+        raise CorpusError(f"{path}: not UTF-8 text ({encoding_hint(path) or f'{e.reason} at byte {e.start}'})") \
             from None
     except OSError as e:
         raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def _encoding_hint(path: Path) -> str:
+def encoding_hint(path: Path) -> str:
     """What a file that is not UTF-8 looks like, when its first bytes say (a spreadsheet's "Unicode text")."""
     try:
         with open(path, "rb") as f:

@@ -108,3 +108,20 @@ def test_training_refuses_a_broken_check_list_before_it_starts(tmp_path, capsys)
                        "--check", str(tmp_path / "bad.tsv")])
     assert code == 2 and "bad.tsv:1: expected English<TAB>accepted translations" in capsys.readouterr().err
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_check_lists_and_test_files_saved_by_spreadsheets_are_read(tmp_path):
+    """A list saved as "UTF-8 with BOM" (Notepad, Excel's "CSV UTF-8"): the BOM hid the # of its first comment
+    ("bom.tsv:1: expected English<TAB>…"); one saved as UTF-16 ("Unicode text") is told to be saved as UTF-8, as
+    `evaluate` tells it."""
+    from model.checks import read_checks
+    from model.command_line import UsageError
+    from model.data import read_tsv
+    path = tmp_path / "bom.tsv"
+    path.write_text("# Klasse 7b\nThe cat.\tLe chat. | Un chat.\n", encoding="utf-8-sig")
+    assert read_checks(path) == [("The cat.", ["Le chat.", "Un chat."])]
+    corpus = read_tsv(path, strict=True)
+    assert corpus.src == ["The cat."]
+    path.write_text("# Klasse 7b\nThe cat.\tLe chat.\n", encoding="utf-16")
+    with pytest.raises(UsageError, match="it is UTF-16, as a spreadsheet's \"Unicode text\" is: save it as UTF-8"):
+        read_checks(path)
