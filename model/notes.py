@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .text import probability
@@ -68,18 +69,28 @@ def unknown_pieces(trace) -> str | None:
     verb = "is" if n + n_target == 1 else "are"
     # a given target's unknown piece reads "�" in the translation's line (QA: the note said "<unk>" only)
     shown = f"shown as {unk}" + (", and as � in the text" if n_target else "")
-    distinct = list(dict.fromkeys(str(u) for u in trace.meta.get("unknown") or [])) if n else []
+    every = [str(u) for u in trace.meta.get("unknown") or []] if n else []
+    distinct = list(dict.fromkeys(every))
     named = distinct[:MAX_NAMED]
     if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”
-        one = len(named) == 1
-        return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): "
-                f"{', '.join(f'“{u}”' for u in named)}{' …' if len(distinct) > MAX_NAMED else ''}"
-                f" {'is' if one else 'are'} outside its vocabulary and reach{'es' if one else ''} it as that one token.")
+        # each with how often it came when more than once ("3 pieces … “ä” is" read as a miscount, QA)
+        listed = ", ".join(quoted(u) + (f" ({every.count(u)} times)" if every.count(u) > 1 else "") for u in named)
+        more = " …" if len(distinct) > MAX_NAMED else ""
+        ending = "is outside its vocabulary: the model reads {unk} for it" if len(distinct) == 1 else \
+            "are outside its vocabulary: the model reads the same {unk} for each"
+        return f"{' and '.join(parts)} {verb} unknown to the model ({shown}): {listed}{more} {ending.format(unk=unk)}."
     return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): characters outside its "
             "vocabulary, such as emoji, all reach it as that one token.")
 
 
 MAX_NAMED = 5              # unknown parts of an input a note names
+
+
+def quoted(text: str) -> str:
+    """“text”, with right-to-left text isolated (U+2068 … U+2069) from the note around it: the bidi algorithm drew
+    “ש”, “ל” as ”ל“ ,”ש“ (QA)."""
+    rtl = any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)
+    return f"“\u2068{text}\u2069”" if rtl else f"“{text}”"
 
 
 def nothing_written(trace) -> str | None:

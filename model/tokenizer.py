@@ -11,6 +11,7 @@ from .text import clean_text
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]          # ids 0..3, the same on both sides
 TYPOGRAPHIC = {"“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'",
+               "«": '"', "»": '"', "‹": "'", "›": "'",  # German and French quotes (en-de read »Guten Morgen« as <unk>s)
                "–": "-", "—": "-", "‐": "-", "‑": "-"}     # what a word processor writes, and the plain form
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
 WORD_START = "\u2581"                                   # the Metaspace marker "▁"

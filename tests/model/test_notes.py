@@ -184,14 +184,21 @@ def test_typographic_quotes_reach_the_model_as_plain_ones_and_unknown_characters
     from model.tokenizer import TextTokenizer
     tok = TextTokenizer.train(['"the cat" sat - on the mat', 'a "dog" - sees the cat'] * 20, vocab_size=60)
     assert tok.encode("“the cat” — sat") == tok.encode('"the cat" - sat') and tok.unknown_parts("“the cat”") == []
-    assert UNK_ID not in tok.encode("“the cat”") and UNK_ID in tok.encode("the «cat»")    # not a quote it maps
+    assert tok.encode("»the cat« «sat»") == tok.encode('"the cat" "sat"')      # German and French quotes too
+    assert UNK_ID not in tok.encode("“the cat”") and UNK_ID in tok.encode("the ⟨cat⟩")    # not a quote it maps
     lm = load(tiny_model_factory(tmp_path / "m"))
     trace = translate(lm, "the cat 🍕 sat ß", DecodingSettings()).trace
     assert trace.meta["unknown"] == ["🍕", "ß"] == lm.src_tok.unknown_parts("the cat 🍕 sat ß")
     assert unknown_pieces(trace) == ("2 pieces of the input are unknown to the model (shown as <unk>): “🍕”, “ß” are "
-                                     "outside its vocabulary and reach it as that one token.")
+                                     "outside its vocabulary: the model reads the same <unk> for each.")
     one = translate(lm, "the cat 🍕", DecodingSettings()).trace
-    assert unknown_pieces(one).endswith(": “🍕” is outside its vocabulary and reaches it as that one token.")
+    assert unknown_pieces(one).endswith(": “🍕” is outside its vocabulary: the model reads <unk> for it.")
+    # each character with how often it came ("3 pieces … “ä” is" read as a miscount), right-to-left ones isolated
+    again = translate(lm, "the ß cat ß sat ß", DecodingSettings()).trace
+    assert unknown_pieces(again) == ("3 pieces of the input are unknown to the model (shown as <unk>): “ß” (3 times) "
+                                     "is outside its vocabulary: the model reads <unk> for it.")
+    rtl = translate(lm, "the cat ש sat", DecodingSettings()).trace
+    assert ": “\u2068ש\u2069” is outside" in unknown_pieces(rtl)
     many = translate(lm, " ".join("🍕🍣🍔🌮🍜🥐🍩"), DecodingSettings()).trace
     assert len(set(many.meta["unknown"])) > MAX_NAMED and unknown_pieces(many).count("“") == MAX_NAMED
     assert " … are outside" in unknown_pieces(many)
