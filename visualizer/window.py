@@ -72,6 +72,13 @@ MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tool
 MAX_LISTED = 120           # tokens the tooltip lists
 
 
+def behind_a_tab(widget) -> bool:
+    """Whether widget is in a dock that a tab hides (a dock scrolled inside its place is not)."""
+    while widget is not None and not isinstance(widget, QtWidgets.QDockWidget):
+        widget = widget.parentWidget()
+    return widget is not None and widget.visibleRegion().isEmpty()
+
+
 class MainWindow(QtWidgets.QMainWindow):
     trace_shown = QtCore.Signal()              # a new trace has been rendered in every visible panel
     run_failed = QtCore.Signal(str)            # the newest model run failed (one-line message)
@@ -564,6 +571,17 @@ class MainWindow(QtWidgets.QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.refit_caption()
+
+    def focusNextPrevChild(self, next_: bool) -> bool:
+        """Tab and Shift+Tab pass over the panels behind a dock's tab: Qt keeps a panel once shown as a visible
+        widget moved off screen, and Tab walked through its controls (11 presses with the focus frame nowhere, and a
+        screen reader naming controls no one could see: QA)."""
+        for _ in range(500):                   # (every widget of the window at most, whatever happens)
+            if not super().focusNextPrevChild(next_):
+                return False
+            if not behind_a_tab(QtWidgets.QApplication.focusWidget()):
+                return True
+        return True
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

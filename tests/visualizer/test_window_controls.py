@@ -975,3 +975,28 @@ def test_decimal_boxes_read_a_point_or_a_comma_and_write_a_point_in_any_language
             assert "," not in box.text() and f"{value:.2f}" in box.text()
     finally:
         QtCore.QLocale.setDefault(before)
+
+
+def test_tab_passes_over_the_panels_behind_a_docks_tab(qtbot, window):
+    """Qt keeps a panel once shown as a visible widget moved off screen behind its dock's tab: Tab walked through its
+    controls, the focus frame nowhere (QA: 11 presses; a screen reader named controls no one could see)."""
+    from PySide6 import QtCore, QtWidgets
+    from PySide6.QtTest import QTest
+
+    from visualizer.window import behind_a_tab
+    window.resize(1400, 900)
+    front = window.docks["layernorm"]
+    for name in ("embeddings", "inspector", "training"):      # opened once each, then behind their tabs again
+        window.docks[name].raise_()
+        qtbot.waitUntil(lambda n=name: n in window.panels and not window.docks[n].visibleRegion().isEmpty())
+    front.raise_()
+    qtbot.waitUntil(lambda: window.docks["training"].visibleRegion().isEmpty())
+    hidden = [n for n in ("embeddings", "inspector", "training") if window.docks[n].visibleRegion().isEmpty()]
+    assert len(hidden) == 3
+    window.inputs.sentence.setFocus()
+    reached = []
+    for _ in range(80):
+        QTest.keyClick(QtWidgets.QApplication.focusWidget(), QtCore.Qt.Key.Key_Tab)
+        reached.append(QtWidgets.QApplication.focusWidget())
+    assert not any(behind_a_tab(w) for w in reached)
+    assert any(front.isAncestorOf(w) for w in reached)          # the dock in front is still reached
