@@ -245,13 +245,24 @@ def word_of(tokens: list[str], i: int) -> str:
 MARKERS = {
     "French": {"le", "la", "les", "des", "est", "une", "et", "je", "tu", "il", "elle", "nous", "vous", "ils", "pas",
                "ne", "du", "au", "aux", "ce", "cette", "sont", "suis", "avec", "pour", "dans", "sur", "qui", "que",
-               "mon", "ma", "mes", "très", "c", "j", "l", "d", "qu", "n", "où", "être", "avez", "ai"},
+               "mon", "ma", "mes", "très", "c", "j", "l", "d", "qu", "n", "où", "être", "avez", "ai",
+               # a class's words ("Il fait froid aujourd'hui.", "Bonjour le monde !" had one marker each)
+               "fait", "aujourd", "hui", "bonjour", "monde", "merci", "oui", "chien", "maison", "école",
+               "professeur", "aime", "mange", "voiture", "rouge", "petit", "petite", "froid", "chaud", "faim",
+               "aussi", "mais", "leur", "leurs", "ces", "cet", "sa", "ses", "élève", "élèves", "livre", "tableau"},
     "German": {"der", "das", "und", "ist", "ich", "nicht", "ein", "eine", "mit", "den", "dem", "zu", "sie", "wir",
                "ihr", "auf", "für", "von", "im", "sind", "bin", "es", "wo", "heute", "sehr", "ja", "nein", "du",
                "einem", "einen", "einer", "mann", "frau", "zwei", "drei", "hund", "kinder", "junge", "mädchen",
-               "aus", "bei", "nach", "vor", "über"},
+               "aus", "bei", "nach", "vor", "über",
+               # a class's words ("Der Lehrer schreibt an die Tafel.", "Wir gehen morgen ins Kino." had one each)
+               "lehrer", "lehrerin", "schule", "morgen", "gehen", "geht", "gern", "gerne", "mein", "meine", "dein",
+               "bruder", "schwester", "spielt", "spielen", "ins", "zum", "zur", "guten", "tafel", "schreibt",
+               "klasse", "kino", "haus", "buch", "katze", "wie", "wer", "warum", "auch", "aber", "oder", "noch",
+               "schon", "haben", "habe", "wird", "kann", "muss", "heute", "jetzt", "hier"},
     "Spanish": {"el", "los", "las", "y", "es", "está", "una", "por", "con", "para", "del", "mi", "yo", "muy",
-                "son", "estoy", "qué", "cómo", "dónde", "tengo"},
+                "son", "estoy", "qué", "cómo", "dónde", "tengo",
+                "hola", "gracias", "buenos", "días", "perro", "gato", "hoy", "mañana", "también", "pero", "sus",
+                "nosotros", "tiene", "quiero", "hace", "frío", "escuela", "maestro", "maestra", "libro"},
 }
 # letters of a language that English words do not have (é is French's and Spanish's both): each word with one counts
 LETTERS = {"French": set("èêëàâçùûœîï"), "German": set("äöüß"), "Spanish": set("ñáíóú¿¡")}

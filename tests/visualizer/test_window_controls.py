@@ -656,6 +656,13 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     assert note("Der Hund läuft über die Straße.", "en-de").startswith("The text looks like German")
     assert note("Où est la bibliothèque, s'il vous plaît ?").startswith("The text looks like French")
     assert note("I had a café au lait at the Brötchen bakery.") is None             # one or two borrowed words
+    # a German or Québec teacher's sentences with one marker word each went without a note (QA)
+    for sentence, language in [("Der Lehrer schreibt an die Tafel.", "German"), ("Wir gehen morgen ins Kino.", "German"),
+                               ("Mein Bruder spielt gern Fußball.", "German"), ("Guten Morgen, Klasse!", "German"),
+                               ("Il fait froid aujourd’hui.", "French"), ("Bonjour tout le monde!", "French"),
+                               ("Hola, buenos días.", "Spanish")]:
+        assert note(sentence, "en-de").startswith(f"The text looks like {language}"), sentence
+    assert note("I saw Mein Kampf in a museum in Essen.") is None
     assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
     own = Path(__file__).parents[2] / "benchmarks" / "classroom-own-en-fr.tsv"
     assert [s for s, _ in read_checks(own) if note(s)] == []
