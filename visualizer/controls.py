@@ -8,7 +8,8 @@ from model.command_line import MAX_BEAM
 from model.config import DecodingSettings
 from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
 
-from .panels.widgets import DecimalBox, ToneLabel
+from . import accessible
+from .panels.widgets import DecimalBox, FocusMark, ToneLabel
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
 
@@ -106,7 +107,13 @@ class InputBar(QtWidgets.QWidget):
         self.positional.setChecked(True)
         self.positional.setToolTip(POSITIONS_SWITCH["sinusoidal"])
         self.translation = SteadyLabel(grow_only=True)    # a new translation moves no panel (see SteadyLabel)
-        self.translation.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the keyboard reaches the translation too (Tab), and a screen reader reads it (see the window's
+        # _set_translation for its name: the label's own text holds the chips, a letter at a time)
+        self.translation.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
+                                                       | QtCore.Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.translation.label.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)    # (Qt gives it click focus only)
+        self._translation_mark = FocusMark(self.translation.label)    # framed while it has the keyboard, as fields are
+        self.translation.label.setContentsMargins(6, 3, 6, 3)           # (the frame clear of the text)
         self.notice = ToneLabel("warning", bold=True)
         self.notice.setVisible(False)
         self.notice.setWordWrap(True)          # on lines of its own rather than past the panel's edge
@@ -144,6 +151,7 @@ class InputBar(QtWidgets.QWidget):
         self.decoding.addLayout(first)
         self.decoding.addLayout(second)
         self.decoding_label = QtWidgets.QLabel("Decoding:")
+        self.decoding_label.setBuddy(self.method)      # a screen reader names the method's box by it
         grid.addWidget(self.decoding_label, 2, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         grid.addLayout(self.decoding, 2, 1, 1, 3)
         self.translation_label = QtWidgets.QLabel("Translation:")     # the widest label: the first column's width
@@ -151,6 +159,9 @@ class InputBar(QtWidgets.QWidget):
         grid.addWidget(self.translation, 3, 1, 1, 3)
         grid.addWidget(self.notice, 4, 1, 1, 3)
         grid.setColumnStretch(1, 1)
+        for widget, words in ((self.model, "Model"), (self.method, "Decoding method"), (self.beam, "Beam width"),
+                              (self.temperature, "Temperature"), (self.top_k, "Top-k"), (self.seed, "Random seed")):
+            accessible.name(widget, words)      # a screen reader said "1.00", or the model's name alone
         self.model.setMinimumContentsLength(MODEL_CHARS)
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)

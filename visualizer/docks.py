@@ -109,6 +109,10 @@ class Docks:
         scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         scroll.setWidget(panel)
         scroll.setMinimumSize(160, 120)
+        # no Tab stop of its own (a screen reader's nameless "pane"): Tab goes to the panel's controls and plots,
+        # which the scroll area scrolls into view
+        scroll.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        scroll.setAccessibleName(f"{entry.title} panel")
         return scroll
 
     def _shown(self, name: str) -> None:

@@ -23,6 +23,8 @@ class ExportActions:
         self.attention_menu = PlotMenu(attention.canvas, self.focused_export(),
                                        before=lambda pos: attention.focus_head_at(attention.canvas.mapToScene(pos)),
                                        after=attention.read_under_pointer)
+        self.attention_menu.keyboard_at = attention.keyboard_point
+        self.attention_menu.keyboard_after = attention.restore_cell
         for panel in window.panels.values():
             install_plot_menus(panel)
 

@@ -6,6 +6,8 @@ import re
 
 from PySide6 import QtCore, QtWidgets
 
+from . import accessible
+
 PATH_END = re.compile(r"[/\\][^/\\\s]+\.\w{1,5}$")     # ends in a file's name: ".../cross_L2_H3.png"
 
 
@@ -40,6 +42,7 @@ class FittingStatusBar(QtWidgets.QStatusBar):
         shown = metrics.elidedText(text, mode, max(room, 40))
         self.setToolTip(text if shown != text else "")
         super().showMessage(shown, timeout)
+        accessible.announce(self, text)          # whole, for a screen reader (the bar's changes say nothing)
 
     def whole_message(self) -> str:
         """The message showing, whole (its tooltip when it was cut)."""

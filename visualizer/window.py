@@ -27,6 +27,7 @@ from model.text import blank
 from model.threads import one_torch_thread
 
 from .ablation_actions import AblationActions
+from . import accessible
 from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
@@ -103,6 +104,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._notes_whole = False                  # [more] asked for them whole in a compact window
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
+        self._caption_said = ""                      # the stage's title a screen reader was last told
         self._first_step = 0                       # the step a run opens at (see first_step), last run's
         self.runs = RunController(self.state, self)
         self.runs.ready.connect(self._show_run)
@@ -357,6 +359,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{middle}"
                              f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
         self.caption.setToolTip(text if self._compact >= 2 else "")
+        said = f"{title}{accessible.plain(step)}"
+        if said != self._caption_said:           # a stage or step stepped to is said (Alt+arrows, PageDown)
+            self._caption_said = said
+            accessible.announce(self.caption, said)
 
     def _set_translation(self, result) -> None:
         """The translation, and under it its tokens as chips, except in a compact window (see compact_level),
@@ -367,6 +373,7 @@ class MainWindow(QtWidgets.QMainWindow):
         compact = self.compact_level() >= 1
         lowercase, steps = reads_lowercase(t), self.training_steps()
         many = len(t.out_tokens) > MAX_CHIPS        # a random T5's 128 "<pad>" chips took the heatmap's room and more
+        chips = ""
         if t.meta.get("partial"):
             text = (f"<i>Generating ({label})… the panels show the input's attention and the first token's "
                     "distribution meanwhile.</i>")
@@ -390,6 +397,12 @@ class MainWindow(QtWidgets.QMainWindow):
             shown = result.text if len(result.text) <= MAX_SHOWN_TEXT else result.text[:MAX_SHOWN_TEXT] + "…"
             text = f"<b>{breakable_html(shown) or '(empty)'}</b>{chips}{tag}"
         self.inputs.translation.setText(text)
+        # a screen reader reads the translation and its tags, not the chips (their letters joined by U+2060)
+        said = f"{self.inputs.translation_label.text()} {accessible.plain(text.replace(chips, '') if chips else text)}"
+        if said != self.inputs.translation.label.accessibleName():
+            accessible.name(self.inputs.translation.label, said)
+            if not t.meta.get("partial"):
+                accessible.announce(self.inputs.translation.label, said)
         whole = "" if len(result.text) <= MAX_SHOWN_TEXT else result.text        # a long continuation: all of it
         listed = t.out_tokens[:MAX_LISTED] + ([f"… ({len(t.out_tokens)} in all)"] if len(t.out_tokens) > MAX_LISTED else [])
         tokens = f"Tokens: {' · '.join(listed)}" if compact or many else ""

@@ -388,7 +388,7 @@ def test_the_read_out_is_the_hint_after_a_menu_closed_with_the_pointer_elsewhere
     cell = scene_pos(panel.focus, 2, 3)
     panel._hovered(cell)
     assert "weight" in panel.hover.text()
-    closed = type("Menu", (), {"exec": lambda self, *a: None})()                 # opened, then closed at once
+    closed = type("Menu", (), {"exec": lambda self, *a: None, "deleteLater": lambda self: None})()   # closed at once
     monkeypatch.setattr(window.exports.attention_menu, "build", lambda: closed)
     away = panel.canvas.mapToGlobal(QtCore.QPoint(-50, -50))
     monkeypatch.setattr(QtGui.QCursor, "pos", staticmethod(lambda: away))

@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.ablation import ablated_heads
 from model.schema import OUTPUT
 
+from .. import accessible
 from ..plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES, HIGHLIGHT, colour_levels
 from ..plotting.heatmap import Heatmap
 from ..plotting.text import tick_font
@@ -65,6 +66,19 @@ ARROWS = {QtCore.Qt.Key.Key_Up: (-1, 0), QtCore.Qt.Key.Key_Down: (1, 0), QtCore.
           QtCore.Qt.Key.Key_Right: (0, 1)}
 
 
+def strongest_keys(matrix: np.ndarray, rows: list[str], cols: list[str], most: int = 30) -> str:
+    """Each query row's strongest key in words, for a screen reader ("Strongest key of each query: “I” → “have”
+    0.412; …"); masked cells (NaN) left out; the first `most` rows."""
+    parts = []
+    for r, row in enumerate(matrix[:most]):
+        if np.isnan(row).all():
+            continue
+        c = int(np.nanargmax(row))
+        parts.append(f"“{rows[r]}” → “{cols[c]}” {row[c]:.3f}")
+    more = f"; and {len(matrix) - most} rows more" if len(matrix) > most else ""
+    return "Strongest key of each query: " + "; ".join(parts) + more + ". The arrow keys read every cell."
+
+
 class Canvas(pg.GraphicsLayoutWidget):
     """The panel's plots, saying when their width changes (a narrow canvas gives the focused head more room)."""
     resized = QtCore.Signal(int)
@@ -116,6 +130,8 @@ class AttentionPanel(QtWidgets.QWidget):
         for w in (self.kind, self.layer, self.head):
             self.bar.addWidget(w)
         self.bar.addStretch(1)
+        for w, words in ((self.kind, "Attention kind"), (self.layer, "Layer"), (self.head, "Head")):
+            accessible.name(w, words)
         for w in (self.kind, self.layer, self.head):
             w.setToolTip({self.kind: "Which attention sublayer: its heads in every layer of its stack",
                           self.layer: LAYER_TIP,
@@ -349,8 +365,12 @@ class AttentionPanel(QtWidgets.QWidget):
             which = "mean of heads" if self.mean.isChecked() else f"head\u00a0{head + 1}" + (
                 " (switched off)" if focus_off else "")
             levels = colour_levels(weights, focused, scale)
-            self.focus.show_matrix(focused, mask, rows, cols, f"{info.title} — layer\u00a0{layer + 1}, {which}",
-                                   levels=levels)         # and its colour bar
+            title = f"{info.title} — layer\u00a0{layer + 1}, {which}"
+            self.focus.show_matrix(focused, mask, rows, cols, title, levels=levels)         # and its colour bar
+            # what a screen reader says of it: its title, then each query's strongest key (the arrow keys read
+            # every cell)
+            accessible.name(self.canvas, f"Attention heatmap: {title}",
+                            strongest_keys(np.where(mask, focused, np.nan), rows, cols))
             self._focus_shown = (trace, focus_key)
             # the cell under the pointer where it is now: without a Leave (the pointer moved off while typing, on
             # some window systems) the old position's cell was read, a cell no pointer was on (QA)
@@ -407,6 +427,25 @@ class AttentionPanel(QtWidgets.QWidget):
         self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(c, r))
         self._read_out(self._pointer)
         self._mark_cell((r, c))
+        accessible.announce(self.canvas, self.hover.text())      # a screen reader says the cell too
+
+    def keyboard_point(self) -> QtCore.QPoint:
+        """Where the plot menu opens from the keyboard (Menu, Shift+F10): at the cell the arrow keys read, which
+        comes back after it (restore_cell), else at the focused heatmap's middle (the canvas' middle could be a
+        small head's, and the menu would have focused that one)."""
+        self._kept_cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
+        where = self._pointer if self._kept_cell is not None else self.focus.plot.sceneBoundingRect().center()
+        return self.canvas.mapFromScene(where)
+
+    def restore_cell(self) -> None:
+        """The cell read before the keyboard's menu opened, framed and read again (the menu's grab had left the
+        canvas and taken them away: the student started again from the first cell, QA)."""
+        cell, self._kept_cell = getattr(self, "_kept_cell", None), None
+        if cell is not None and self.focus.shown is not None and cell[0] < self.focus.shown.shape[0] \
+                and cell[1] < self.focus.shown.shape[1]:
+            self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(cell[1], cell[0]))
+            self._read_out(self._pointer)
+            self._mark_cell(cell)
 
     def _mark_cell(self, cell: tuple[int, int] | None) -> None:
         """A black-and-white frame around the cell the keyboard reads (readable on every colour of the map); none

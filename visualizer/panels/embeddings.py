@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from .. import accessible
 from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
@@ -66,6 +67,8 @@ class EmbeddingsPanel(QtWidgets.QWidget):
         self.dim.setFont(f)
         dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
         dim_label.setFont(f)
+        dim_label.setBuddy(self.dim)
+        accessible.name(self.dim, "Sinusoids from dimension d")
         self.rotary, self.bias = RotaryPlots(), BiasPlots()
         self.bias.head.setFont(f)
         self.head_label = QtWidgets.QLabel("Bias of")

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.analysis.rollout import self_attention_kinds, trace_rollout
 
+from .. import accessible
 from ..plotting.colormaps import BLUE, COLORMAP
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import tick_font
@@ -90,6 +91,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.mode = QtWidgets.QComboBox()
         self.mode.addItem("Rollout (self-attention, heads averaged)")
         self.mode.addItem("Lines (the focused head)")
+        accessible.name(self.mode, "Show rollout or lines")
         self.mode.setToolTip("Rollout: how much each position draws from each input token up to this layer. "
                              "Lines: the focused head as lines from query tokens (left) to key tokens (right).")
         self.mean = QtWidgets.QCheckBox("Mean of heads")

@@ -13,6 +13,8 @@ from model.equations import attention_equation, layernorm_equation, output_equat
 from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
 from model.text import probability
 
+from .. import accessible
+
 
 class NumberBrowser(QtWidgets.QTextBrowser):
     """A text view whose numbers are links 'n:<full value>'; hovering shows the full value."""
@@ -60,9 +62,12 @@ class InspectorPanel(QtWidgets.QWidget):
         self.query.setToolTip("The token whose computation is shown")
         self.query.currentIndexChanged.connect(self._rerender)
         top = QtWidgets.QHBoxLayout()
-        top.addWidget(QtWidgets.QLabel("Token:"))
+        label = QtWidgets.QLabel("Token:")
+        label.setBuddy(self.query)
+        top.addWidget(label)
         top.addWidget(self.query, 1)
         self.view = NumberBrowser()
+        accessible.name(self.view, "Worked numbers of the token")
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.view, 1)

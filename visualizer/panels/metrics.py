@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtWidgets
 
 from model.ablation import ablated_heads
 
+from .. import accessible
 from ..ablation_actions import toggle_text
 from model.analysis.metrics import COLUMNS, HeadMetrics, metrics_csv, trace_metrics
 
@@ -121,6 +122,7 @@ class MetricsPanel(QtWidgets.QWidget):
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
         self.table = RowTable()
+        accessible.name(self.table, "Head metrics, one row per head")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)      # pipeline order until a header is clicked

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 from model.ablation import ablated_heads
 from model.analysis.metrics import trace_metrics
 
+from .. import accessible
 from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colours, rgba_image
 from ..plotting.text import tick_font
 from .widgets import KindPicker
@@ -54,6 +55,9 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.kind.setToolTip("Which attention sublayer: every layer (rows) and head (columns) of it")
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
         self.canvas = pg.GraphicsLayoutWidget()
+        accessible.name(self.canvas, "Model view: every layer and head of the attention kind",
+                        "Hover or click a head (its metrics, and the attention panel focuses it)")
+        accessible.name(self.kind, "Attention kind")
         self.canvas.setBackground("w")
         self.plot = self.canvas.addPlot(enableMenu=False)
         self.plot.setMenuEnabled(False)

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
+from .. import accessible
 from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
@@ -126,6 +127,7 @@ class BiasPlots:
         self.curve = self.by_offset.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
                                               symbolBrush=PALETTE[0], symbolPen=None, name="bias")
         self.head = QtWidgets.QComboBox()
+        accessible.name(self.head, "Head")
         self.head.setToolTip("The head whose bias is shown (it follows the head in view; pick another here)")
         self.kind: str | None = None
         self.arrays: dict[str, np.ndarray] = {}      # bias (Tq, Tk) of the head shown, buckets, offsets, by_offset

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 
 from model.threads import one_torch_thread
 
+from .. import accessible
 from ..plotting.colormaps import GRADIENT_COLORMAP
 from ..plotting.heatmap import plain_numbers
 from ..plotting.titles import free_title_width
@@ -63,6 +64,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
             controls.addWidget(w)
         controls.addStretch(1)
         self.plots = pg.GraphicsLayoutWidget()
+        accessible.name(self.plots, "Loss per reference token, and the gradients of the head in view")
+        accessible.name(self.lr, "Learning rate η")
         self.plots.setBackground("w")
         self.loss_plot = self.plots.addPlot(row=0, col=0, colspan=3, title="Cross-entropy loss per reference token",
                                             axisItems={"bottom": TokenAxis("bottom")}, enableMenu=False)

@@ -28,6 +28,7 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(6)
         self.setWidget(self.inner)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)     # Tab goes to its plots (scrolled into view)
         self.items = items
         self.columns = 0
         self._arrange(2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from .. import accessible
 from .text import TITLE_PT
 
 SMALLEST = 0.7     # a title is drawn this much smaller before it takes another line
@@ -24,6 +25,9 @@ def set_title(plot: pg.PlotItem, title: str, foreground: str = "k", points: floa
     else:       # PlotItem.setTitle would also reset the title row to 30 px, to be widened again: a relayout
         label.setText(title, color=foreground, size=f"{points:g}pt")
     fit_title_row(plot)
+    view = plot.getViewWidget()
+    if isinstance(view, pg.PlotWidget):         # a plot of its own: a screen reader names it by its title
+        accessible.name(view, title)
 
 
 def fit_title_row(plot: pg.PlotItem) -> None:

@@ -1,0 +1,94 @@
+"""What a screen reader finds: a name for every control and plot the keyboard reaches, the translation read as text,
+and what changes without the focus moving (a heatmap cell read by the arrow keys, a stage stepped to, a status-bar
+message) announced. A blind student's QA pass found no accessible name on any spin box, plot or table."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
+
+from visualizer import accessible
+from visualizer.window import behind_a_tab
+
+
+def said_name(widget) -> str:
+    return QtGui.QAccessible.queryAccessibleInterface(widget).text(QtGui.QAccessible.Text.Name)
+
+
+def tab_walk(window, presses: int = 60) -> list[QtWidgets.QWidget]:
+    window.inputs.sentence.setFocus()
+    reached = []
+    for _ in range(presses):
+        QTest.keyClick(QtWidgets.QApplication.focusWidget(), QtCore.Qt.Key.Key_Tab)
+        reached.append(QtWidgets.QApplication.focusWidget())
+    return reached
+
+
+def test_every_control_the_keyboard_reaches_has_a_name(qtbot, window):
+    window.resize(1400, 900)
+    for name in window.docks:                      # every panel built and shown once, then the first ones again
+        window.docks[name].raise_()
+        qtbot.wait(5)
+    for name in ("output", "layernorm"):
+        window.docks[name].raise_()
+    qtbot.wait(50)
+    reached = tab_walk(window)
+    for widget in [w for w in window.findChildren(QtWidgets.QWidget) if w.isVisible() and not behind_a_tab(w)
+                   and w.focusPolicy() & QtCore.Qt.FocusPolicy.TabFocus] + reached:
+        if isinstance(widget.parentWidget(), (QtWidgets.QAbstractSpinBox, QtWidgets.QAbstractScrollArea)):
+            continue                              # a spin box's line edit, a view's viewport: the box, the view speak
+        words = said_name(widget)
+        assert words.strip(), f"{type(widget).__name__} has no name"
+        if isinstance(widget, QtWidgets.QAbstractSpinBox):      # it said "1.00": the value alone
+            assert words != widget.text() and not any(c.isdigit() for c in words), words
+    names = {said_name(w) for w in reached}
+    assert {"Temperature", "Layer", "Head", "Beam width"} - names == {"Beam width"}     # (beam: greedy disables it)
+    assert any(n.startswith("Attention heatmap: Encoder self-attention — layer") for n in names)
+    assert not any(isinstance(w, QtWidgets.QScrollArea) for w in reached)    # a nameless "pane" before each panel
+
+
+def test_the_translation_is_reached_and_read_as_text(qtbot, window):
+    """Its label held the chips too, a letter at a time (U+2060 between them), and Tab never reached it."""
+    window.resize(1400, 900)
+    label = window.inputs.translation.label
+    assert label in tab_walk(window, 12)
+    words = said_name(label)
+    assert words.startswith(f"Translation: {window.translation.text}") and "\u2060" not in words
+    assert "<" not in words.replace("</s>", "") and words.count(window.translation.text) == 1
+
+
+def test_a_cell_read_by_the_arrow_keys_a_stage_and_a_message_are_announced(qtbot, window, monkeypatch):
+    heard = []
+    monkeypatch.setattr(accessible, "announce", lambda widget, text: heard.append(accessible.plain(text)))
+    a = window.attention
+    a.canvas.setFocus()
+    QTest.keyClick(a.canvas, QtCore.Qt.Key.Key_Right)
+    assert heard[-1] == a.hover.text() and heard[-1].startswith("query “")
+    assert "Strongest key of each query: “" in a.canvas.accessibleDescription()
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Down, QtCore.Qt.KeyboardModifier.AltModifier)     # the next layer
+    qtbot.waitUntil(lambda: heard[-1].startswith("Encoder self-attention + Add & Norm — layer 2"))
+    window.statusBar().showMessage("Saved /tmp/somewhere/cross_L2_H3.png")
+    assert heard[-1] == "Saved /tmp/somewhere/cross_L2_H3.png"
+
+
+def test_shift_f10_opens_the_heatmaps_menu_at_the_cell_read_and_the_cell_stays(qtbot, window, monkeypatch):
+    """Shift+F10 (a laptop without a Menu key) did nothing; after the menu the framed cell and its read-out were
+    gone, and the student started again from the first cell (QA)."""
+    from visualizer.plot_menu import PlotMenu
+    opened = []
+
+    class Closed:
+        def exec(self, where):
+            opened.append(where)
+
+        def deleteLater(self):
+            pass
+    monkeypatch.setattr(PlotMenu, "build", lambda self: Closed())
+    a = window.attention
+    a.canvas.setFocus()
+    for key in (QtCore.Qt.Key.Key_Down, QtCore.Qt.Key.Key_Down, QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Right):
+        QTest.keyClick(a.canvas, key)
+    before = a.hover.text()
+    QTest.keyClick(a.canvas, QtCore.Qt.Key.Key_F10, QtCore.Qt.KeyboardModifier.ShiftModifier)
+    assert len(opened) == 1
+    assert a.focus.cell_at(a.canvas.mapToScene(a.canvas.mapFromGlobal(opened[0]))) == (1, 2)
+    assert a.hover.text() == before and "(position 1) → key" in before and all(m.isVisible() for m in a._cell_marks)
