@@ -59,6 +59,8 @@ def app_main(argv: list[str]) -> int:
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("Attention Visualizer")
+    from .collector import EventLoopCollector
+    EventLoopCollector(app)                  # garbage collected between events, never inside a Qt call
     app.setOrganizationName("AttentionVisualizer")
     from .settings import Settings
 

@@ -177,6 +177,24 @@ class PlotMenu(QtCore.QObject):
         view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_menu)
         self.focus_mark = FocusMark(view)            # where the keyboard is (Tab reaches every plot with a menu)
+        # the menu from the keyboard: where it opens, and what is put back after it (the attention panel's cell
+        # read by the arrow keys: the menu's grab took it away)
+        self.keyboard_at: Callable[[], QtCore.QPoint] = lambda: self.view.rect().center()
+        self.keyboard_after: Callable[[], None] | None = None
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        """The Menu key, and Shift+F10 (what a laptop without a Menu key has, and GNOME's and Windows' key for
+        it: it did nothing), open the menu where the keyboard is."""
+        kind = event.type()
+        from_keys = (kind == QtCore.QEvent.Type.ContextMenu
+                     and event.reason() == QtGui.QContextMenuEvent.Reason.Keyboard) or (
+            kind == QtCore.QEvent.Type.KeyPress and event.key() == QtCore.Qt.Key.Key_F10
+            and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier)
+        if watched is self.view and from_keys:
+            self.show_menu(self.keyboard_at(), keyboard=True)
+            return True
+        return False
 
     def build(self) -> QtWidgets.QMenu:
         menu = QtWidgets.QMenu(self.view)
@@ -195,12 +213,15 @@ class PlotMenu(QtCore.QObject):
         menu.addAction("Copy image", self.copy)
         return menu
 
-    def show_menu(self, pos: QtCore.QPoint) -> None:
+    def show_menu(self, pos: QtCore.QPoint, keyboard: bool = False) -> None:
         if self.before is not None:
             self.before(pos)
-        self.build().exec(self.view.mapToGlobal(pos))
-        if self.after is not None:           # the menu (and a dialog of its) has closed: the pointer may be elsewhere
-            self.after()
+        menu = self.build()
+        menu.exec(self.view.mapToGlobal(pos))
+        menu.deleteLater()                   # a child of the plot: one more at every right-click, else
+        after = self.keyboard_after if keyboard else self.after
+        if after is not None:        # the menu (and a dialog of its) has closed: the pointer may be elsewhere
+            after()
 
     def save(self, fmt: str, scale: float = 1.0, path: str | None = None) -> Path | None:
         """Ask for a file name (unless path is given) and write the file; errors go to a dialog. In the dialog

@@ -4,6 +4,22 @@ import pytest
 from PySide6 import QtCore
 
 
+@pytest.fixture(autouse=True)
+def collect_between_tests():
+    """Python's automatic garbage collection off during each test, and a collection after it, once its windows are
+    closed (this fixture is set up before qtbot, so torn down after it): a collection triggered inside a Qt call
+    destroyed a closed window's QMenu while Qt held the signal-slot mutex its destruction waits for, and the next
+    test's window waited for ever (twice in a full run, under load). The app collects from its event loop instead
+    (visualizer/collector.py)."""
+    import gc
+    was = gc.isenabled()
+    gc.disable()
+    yield
+    gc.collect()
+    if was:
+        gc.enable()
+
+
 @pytest.fixture
 def settings(tmp_path_factory):
     """Preferences in a throw-away file, never the user's own; in a folder of its own, apart from the files a
