@@ -199,6 +199,8 @@ def test_the_metrics_tables_menu_key_acts_on_the_current_row_and_return_focuses_
         table.contextMenuEvent(QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Keyboard, corner,
                                                        table.mapToGlobal(corner)))
         assert opened[-1].endswith(f"layer {layer + 1}, head {head + 1}"), (opened[-1], key)
+        qtbot.keyClick(table, QtCore.Qt.Key.Key_F10, QtCore.Qt.KeyboardModifier.ShiftModifier)    # (it did nothing)
+        assert len(opened) == 2 * (row == 5) + 2 and opened[-1] == opened[-2]
         qtbot.keyClick(table, QtCore.Qt.Key.Key_Return)
         assert (window.state.kind, window.state.layer, window.state.head) == key
     rect = table.visualRect(panel.proxy.index(3, 0))            # a right-click: the row under the pointer

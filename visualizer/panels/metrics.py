@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
 
@@ -109,6 +109,11 @@ class RowTable(QtWidgets.QTableView):
         if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter, QtCore.Qt.Key.Key_Space) \
                 and self.currentIndex().isValid():
             self.row_picked.emit(self.currentIndex().row())
+            return
+        if event.key() == QtCore.Qt.Key.Key_F10 and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier:
+            # Qt sends no context menu event for it on Linux (the shortcuts sheet promised it: it did nothing)
+            self.contextMenuEvent(QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Keyboard,
+                                                          self.rect().center(), self.mapToGlobal(self.rect().center())))
             return
         super().keyPressEvent(event)
 
