@@ -59,8 +59,11 @@ def app_main(argv: list[str]) -> int:
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("Attention Visualizer")
-    from .collector import EventLoopCollector
-    EventLoopCollector(app)                  # garbage collected between events, never inside a Qt call
+    # Python's cyclic garbage collected by the event loop between events, never inside a Qt call: triggered there
+    # it destroyed a closed window's QMenu while Qt held the signal-slot mutex its destruction waits for (a hang
+    # seen in the tests, in QObject::disconnect); pyqtgraph's collector turns automatic collection off for this
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+    collector = GarbageCollector(interval=0.5)     # its timer lives as long as it does: the app's run
     app.setOrganizationName("AttentionVisualizer")
     from .settings import Settings
 
@@ -130,6 +133,7 @@ def app_main(argv: list[str]) -> int:
     else:
         window.show()
     code = 0 if guard is not None and guard.code else app.exec()
+    collector.timer.stop()
     return exit_code["code"] or (guard.code if guard else 0) or code
 
 

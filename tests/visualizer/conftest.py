@@ -4,22 +4,6 @@ import pytest
 from PySide6 import QtCore
 
 
-@pytest.fixture(autouse=True)
-def collect_between_tests():
-    """Python's automatic garbage collection off during each test, and a collection after it, once its windows are
-    closed (this fixture is set up before qtbot, so torn down after it): a collection triggered inside a Qt call
-    destroyed a closed window's QMenu while Qt held the signal-slot mutex its destruction waits for, and the next
-    test's window waited for ever (twice in a full run, under load). The app collects from its event loop instead
-    (visualizer/collector.py)."""
-    import gc
-    was = gc.isenabled()
-    gc.disable()
-    yield
-    gc.collect()
-    if was:
-        gc.enable()
-
-
 @pytest.fixture
 def settings(tmp_path_factory):
     """Preferences in a throw-away file, never the user's own; in a folder of its own, apart from the files a
@@ -31,6 +15,17 @@ def settings(tmp_path_factory):
 
 @pytest.fixture
 def window(qtbot, tiny_model_dir, settings):
+    """The window on the tiny model, showing "the cat sat on the mat". Earlier tests' closed windows are destroyed
+    (pytest-qt's deleteLater) and their Python garbage collected first, at this safe point: a collection triggered
+    inside a Qt call (QObject::disconnect looking up a Python override under its signal-slot lock) destroyed one's
+    QMenu, whose destruction waited on that lock for ever, and this fixture's wait hung (twice in full runs under
+    load; the app collects from its event loop instead, with pyqtgraph's GarbageCollector: see visualizer/cli.py).
+    Collected before the deletions, the wrappers took their Qt objects with them in any order, and a run crashed."""
+    import gc
+
+    from PySide6 import QtWidgets
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    gc.collect()
     from visualizer.window import MainWindow
     w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
     qtbot.addWidget(w)

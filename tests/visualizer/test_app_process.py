@@ -153,26 +153,3 @@ def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_w
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: no display") and proc.stderr.count("\n") == 1
 
-
-def test_the_app_collects_garbage_from_its_event_loop(qtbot):
-    """Automatic collection off and the event loop collecting what is due (see visualizer/collector.py): a
-    collection inside a Qt call could destroy an object while Qt held the mutex its destruction waits for."""
-    import gc
-
-    from visualizer.collector import EventLoopCollector, collect_due
-    was = gc.isenabled()
-    try:
-        holder = QtGui.QGuiApplication.instance()
-        collector = EventLoopCollector(holder)
-        assert not gc.isenabled() and collector.timer.isActive()
-        for _ in range(gc.get_threshold()[0] + 10):        # garbage past generation 0's threshold
-            a = []
-            a.append(a)
-        assert gc.get_count()[0] > gc.get_threshold()[0]
-        qtbot.waitUntil(lambda: gc.get_count()[0] < gc.get_threshold()[0], timeout=2000)   # the timer collected
-        assert collect_due() is None
-        collector.timer.stop()
-        collector.deleteLater()
-    finally:
-        if was:
-            gc.enable()
