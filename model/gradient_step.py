@@ -4,6 +4,7 @@ Works on the loaded model in memory; the files it was loaded from are never writ
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,10 @@ class StepResult:
     token_losses: np.ndarray          # (Tt,) cross-entropy of each reference token under teacher forcing
     loss: float                       # their mean
     grads: dict[str, np.ndarray]      # "W_Q", "W_K", "W_V": dL/dW of the chosen head, (d_model, d_k) as in x·W
+
+
+class StepDiverged(ValueError):
+    """A step that would have made the loss or a weight infinite or not a number: not taken."""
 
 
 class GradientStepper:
@@ -73,14 +78,26 @@ class GradientStepper:
         if self.original is None:
             self.original = {k: v.detach().clone() for k, v in self.lm.model.state_dict().items()}
         before = self.evaluate(source, target).loss      # leaves the gradients of this loss in .grad
+        params = [p for p in self.lm.model.parameters() if p.grad is not None]
+        kept = [p.detach().clone() for p in params]      # to put back a step that diverges
         with torch.no_grad():
-            for p in self.lm.model.parameters():
-                if p.grad is not None:
-                    p.sub_(lr * p.grad)
+            for p in params:
+                p.sub_(lr * p.grad)
         self.lm.model.zero_grad(set_to_none=True)
         self.lm.weights_version += 1
+        after = self.evaluate(source, target).loss
+        self.lm.model.zero_grad(set_to_none=True)
+        if not (math.isfinite(after) and all(bool(torch.isfinite(p).all()) for p in params)):
+            # η = 10, a dozen steps: the weights became NaN, and every panel drew nothing or raised (QA)
+            with torch.no_grad():
+                for p, old in zip(params, kept):
+                    p.copy_(old)
+            self.lm.weights_version += 1
+            raise StepDiverged(f"The step was not taken: with η = {lr:g} it made the weights infinite or not a "
+                               f"number (the loss was {before:.3g} nats). Training has diverged: a smaller η, "
+                               "or Reset weights.")
         self.steps_taken += 1
-        return before, self.evaluate(source, target).loss
+        return before, after
 
     def reset(self) -> None:
         """Restore the weights as loaded, exactly."""

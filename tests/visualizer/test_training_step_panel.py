@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from model import load, translate
@@ -152,3 +153,50 @@ def test_a_late_result_for_a_cleared_target_is_not_shown(qtbot, tiny_model_dir):
     panel.render(tr, s)                    # the target is cleared before the result is delivered
     qtbot.wait(100)
     assert len(panel.bars.opts["height"]) == 0 and "Type a reference" in panel.status.text()
+
+
+def test_a_step_that_diverges_is_not_taken_and_said(qtbot, tiny_model_dir):
+    """η = 10 (the box's largest), a dozen steps: the weights became NaN, the output panel raised a traceback and
+    the others drew nothing (QA). A step that makes the loss or a weight infinite or NaN is undone and said; a huge
+    loss is written in three significant digits, not 24; the loss axis keeps its top as the loss falls; each
+    gradient map's title says its largest |g|."""
+    import math
+
+    import torch
+
+    from model.gradient_step import StepDiverged
+    from visualizer.panels.training_step import nats
+    lm = load(tiny_model_dir)
+    stepper = GradientStepper(lm)
+    before = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    with pytest.raises(StepDiverged, match="The step was not taken: with η = 1e\\+30"):
+        stepper.step("the cat sat on the mat", "le chat était assis", 1e30)
+    assert stepper.steps_taken == 0
+    for k, v in lm.model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert math.isfinite(stepper.evaluate("the cat sat on the mat", "le chat était assis").loss)
+    assert (nats(675372139983458575531904.0), nats(0.00002), nats(0.4215), nats(0.0)) == \
+        ("6.75e+23", "2e-05", "0.4215", "0.0000")
+
+    panel, s, tr = shown_panel(qtbot, lm)
+    top = panel.loss_plot.getViewBox().viewRange()[1][1]
+    assert top >= panel.losses.max() and all(f"max |g| {float(np.abs(g).max()):.2g}" in
+                                             panel.grad_plots[n].titleLabel.text for n, g in panel.grads.items())
+    first = panel.losses.copy()
+    panel.lr.setValue(0.1)
+    for _ in range(3):
+        with qtbot.waitSignal(panel.weights_changed, timeout=10000):
+            panel.take_step()
+        with qtbot.waitSignal(panel.computed, timeout=10000):       # the window runs the model again, then this
+            panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+    assert panel.losses.max() < first.max() and panel.losses.mean() < first.mean()
+    assert panel.loss_plot.getViewBox().viewRange()[1][1] == pytest.approx(top)       # the axis kept its top
+    panel.lr.setValue(10.0)
+    for _ in range(40):                              # until a step diverges
+        with qtbot.waitSignal(panel.computed, timeout=10000):
+            panel.take_step()
+            panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+        if panel.status.text().startswith("The step was not taken"):
+            break
+    assert panel.status.text().startswith("The step was not taken: with η = 10 it made the weights")
+    assert all(bool(torch.isfinite(p).all()) for p in lm.model.parameters())

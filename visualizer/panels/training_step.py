@@ -33,6 +33,12 @@ class Evaluation:
     result: Any = None                         # its model.gradient_step.StepResult, or the message of a ValueError
 
 
+def nats(loss: float) -> str:
+    """A loss as the panel writes it: four decimals, three significant digits when that would say 0.0000 or run
+    to 24 digits (η = 10 took it to 675372139983458575531904.0000)."""
+    return f"{loss:.4f}" if loss == 0 or 0.001 <= abs(loss) < 1e5 else f"{loss:.3g}"
+
+
 class TrainingStepPanel(QtWidgets.QWidget):
     weights_changed = QtCore.Signal()          # a step or reset is done: the window re-runs the model to show it
     computed = QtCore.Signal()                 # the loss and gradients of the newest view are shown
@@ -138,8 +144,9 @@ class TrainingStepPanel(QtWidgets.QWidget):
                 self._wanted = None
             self._clear()                       # the last target's loss is not this view's
             self.status.setText(getattr(self, "unsupported", "") or
-                                "Type a reference translation in the target field: the loss and its gradients "
-                                "are computed for it under teacher forcing.")
+                                "Type a reference translation in the Target field (in presentation mode View ▸ "
+                                "Target and decoding controls shows it): the loss and its gradients are computed "
+                                "for it under teacher forcing.")
             return
         schema = self.stepper.lm.schema
         here = schema.kind_at(state.stack, state.sublayer)
@@ -162,7 +169,13 @@ class TrainingStepPanel(QtWidgets.QWidget):
             with self._lock:
                 changes, self._changes = self._changes, []
                 view, self._wanted = self._wanted, None
-            made = [(what, change()) for what, change in changes]
+            from model.gradient_step import StepDiverged     # (torch: imported with the model, not at start)
+            made = []
+            for what, change in changes:
+                try:
+                    made.append((what, change()))
+                except StepDiverged as e:               # not taken: the weights are as before it
+                    made.append(("refused", str(e)))
             try:
                 result = stepper.evaluate(*view) if view is not None else None
             except ValueError as e:
@@ -175,13 +188,18 @@ class TrainingStepPanel(QtWidgets.QWidget):
     def _on_done(self, _seq: int, done: Evaluation) -> None:
         if done.stepper is not self.stepper:
             return                              # another model opened meanwhile
+        refused = [message for what, message in done.changes if what == "refused"]
         for what, losses in done.changes:
             if what == "step":
                 self.history.append(losses)
-            else:
+            elif what == "reset":
                 self.history.clear()
-        if done.changes:
+        if len(refused) < len(done.changes):
             self.weights_changed.emit()
+        if refused and not len(refused) < len(done.changes):     # nothing changed: the numbers shown still hold
+            self.status.setText(f"{refused[-1]} {self._numbers}")
+            self.computed.emit()
+            return
         with self._lock:
             newer = self._wanted is not None    # a newer view is on its way: show that one
         if done.view is None or newer or done.view != self._view:
@@ -190,6 +208,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
             self.status.setText(done.result)
         else:
             self._show(done.view, done.result)
+        if refused:
+            self.status.setText(f"{refused[-1]} {self._numbers}")
         self.computed.emit()
 
     def _show(self, view: tuple, result) -> None:
@@ -199,16 +219,30 @@ class TrainingStepPanel(QtWidgets.QWidget):
         x = np.arange(len(self.losses))
         self.bars.setOpts(x=x, height=self.losses, width=0.7)
         self.loss_plot.getAxis("bottom").set_labels(labels)
+        # the bars' axis keeps the highest loss of this sentence and target: rescaled at every step, the bars looked
+        # as tall after the loss had fallen 10,000-fold (QA)
+        key = (view[0], view[1])
+        self._loss_top = max(float(np.nanmax(self.losses)), self._loss_top if self._loss_key == key else 0.0)
+        self._loss_key = key
+        self.loss_plot.setYRange(0, self._loss_top or 1.0, padding=0.05)
         for name, g in self.grads.items():
             m = float(np.abs(g).max()) or 1.0
             self.grad_images[name].setImage(g, levels=(-m, m))
+            # each map is coloured to its own largest |g|: its title says how large that is (the maps looked as
+            # strong at a loss of 0.0000 as at 0.42)
+            self.grad_plots[name].setTitle(f"∂L/∂{name}, max |g| {m:.2g}")
         steps = self.stepper.steps_taken
-        text = f"Mean loss L = {result.loss:.4f} nats (natural log) over {len(self.losses)} tokens"
+        text = f"Mean loss L = {nats(result.loss)} nats (natural log) over {len(self.losses)} tokens"
         if self.history:
             before, after = self.history[-1]
-            text += f"; last step: {before:.4f} → {after:.4f} ({steps} step{'s' if steps != 1 else ''} taken)"
+            text += f"; last step: {nats(before)} → {nats(after)} ({steps} step{'s' if steps != 1 else ''} taken)"
         title = self.stepper.lm.schema.kind(kind).title
-        self.status.setText(text + f". Gradients for {title}, layer {layer + 1}, head {head + 1}.")
+        self._numbers = (text + f". A step changes every weight of the model; shown are the gradients of one "
+                                f"head's: {title}, layer {layer + 1}, head {head + 1}.")
+        self.status.setText(self._numbers)
+
+    _loss_top, _loss_key = 0.0, None        # the loss axis' top for one sentence and target (see _show)
+    _numbers = ""                           # the status line of the numbers shown
 
     def _clear(self) -> None:
         """Empty plots: no bars, labels or gradients of a sentence, target or model no longer on screen."""
