@@ -30,6 +30,8 @@ def probability(p: float) -> str:
     """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
     and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a
     millionth; smaller ones in powers of ten (1.2e-09)."""
+    if not math.isfinite(p):          # a model whose weights went NaN (the output panel raised a traceback)
+        return str(p)
     rounded = float(f"{p:.2g}")
     if rounded >= 0.01 or p == 0:
         return f"{p:.3f}"

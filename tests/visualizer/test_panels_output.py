@@ -225,6 +225,8 @@ def test_small_probabilities_keep_two_significant_digits():
     # bar read "0.001" above "0.00098"); one that rounds up keeps the larger form ("0.010", not "0.0100")
     assert [probability(p) for p in (6.8e-05, 1.23e-05, 9.99e-07, 0.000995, 0.0098, 0.00996)] == \
         ["0.000068", "0.000012", "0.0000010", "0.0010", "0.0098", "0.010"]
+    # a model whose weights went NaN: the output panel raised "cannot convert float NaN to integer" (QA)
+    assert [probability(p) for p in (float("nan"), float("inf"))] == ["nan", "inf"]
 
 
 def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab):
