@@ -249,3 +249,24 @@ def test_the_legend_breaks_between_its_entries_never_inside_one(panel, qtbot):
     entries = text.split(" &nbsp; ")
     assert len(entries) == 4 and all(" " not in entry.split("</span>", 1)[1] for entry in entries)
     assert [e.rsplit("&nbsp;", 1)[1] for e in entries] == ["chosen", "kept", "finished", "pruned"]
+
+
+def test_a_new_tree_drops_the_last_ones_read_out_and_a_short_panel_drops_the_line(panel, beam_result, tiny_lm,
+                                                                                    show_trace, qtbot):
+    """After another sentence the line under the tree still described the old tree's "professeur"; on a 720p
+    projector's short dock that line was drawn over the tree's top row (QA)."""
+    from visualizer.panels.beam_tree import HINT
+    show_trace(panel, beam_result.trace)
+    n = next(i for i in panel.labels if i > 0 and panel.vb.sceneBoundingRect().contains(panel.scene_pos_of(i)))
+    panel._hovered(panel.scene_pos_of(n))
+    assert panel.hover.text() != HINT[0]
+    show_trace(panel, translate(tiny_lm, "the dog runs", BEAM).trace)
+    assert panel.hover.text() == HINT[0] and panel.hover.isVisible()
+    panel.setFixedHeight(200)            # a dock shorter than the panel's parts (a class's text, 720p): Qt overlaps
+    qtbot.waitUntil(lambda: not panel.hover.isVisible())
+    assert panel.view.isVisible()
+    panel.setMinimumHeight(0)
+    panel.setMaximumHeight(16777215)
+    panel.resize(1200, 700)
+    qtbot.waitUntil(panel.hover.isVisible)
+    assert panel.hover.geometry().top() >= panel.view.geometry().bottom()

@@ -46,6 +46,10 @@ def elbow(parent: tuple[float, float], child: tuple[float, float]) -> list[tuple
     return [(x0, y0), (mid, y0), (mid, y0), (mid, y1), (mid, y1), (x1, y1)]
 
 
+HINT = ("Under each token: the hypothesis' log p (at </s>: its length-penalised score). Hover over one for its "
+        "details; click it to see the decoder's attention for it.",
+        ("Under each token: log p. Hover for details; click for its attention.",))
+
 class TreeView(pg.PlotWidget):
     """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV)."""
 
@@ -125,9 +129,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
         self.hover = ElidedLabel()
-        self.hover.setText("Under each token: the hypothesis' log p (at </s>: its length-penalised score). "
-                           "Hover over one for its details; click it to see the decoder's attention for it.",
-                           shorter=("Under each token: log p. Hover for details; click for its attention.",))
+        self.hover.setText(*HINT)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
@@ -153,6 +155,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.vb.sigRangeChanged.connect(lambda *_: self._fit_labels())
         self.vb.sigRangeChangedManually.connect(lambda *_: self._keep_scale())
         self.vb.sigResized.connect(lambda *_: self._resized())
+        self.vb.sigResized.connect(lambda *_: self._fit_hover())
         self.view.scene().sigMouseMoved.connect(self._hovered)
         self.view.scene().sigMouseClicked.connect(self._clicked)
         self._show_tree(False)
@@ -190,11 +193,26 @@ class BeamTreePanel(QtWidgets.QWidget):
         self._show_tree(False)
 
     def _show_tree(self, on: bool) -> None:
-        for w in (self.view, self.legend, self.hover, self.readable, self.whole):
+        for w in (self.view, self.legend, self.readable, self.whole):
             w.setVisible(on)
+        self._fit_hover()
         self.filler.setVisible(not on)
         if not on:
             self.tree, self._data, self.view.tree = None, None, None
+
+    def _fit_hover(self) -> None:
+        """The line under the tree only where the tree keeps room above it: on a 720p projector's short dock it was
+        drawn over the tree's top row (the view's tooltip has the same words)."""
+        on = self.view.isVisibleTo(self)
+        if on:          # the height the panel's parts need with the line (Qt overlaps them when it has less)
+            line = 0 if self.hover.isVisibleTo(self) else self.hover.sizeHint().height() + self.layout().spacing()
+            on = self.height() >= self.layout().minimumSize().height() + line
+        if on != self.hover.isVisibleTo(self):
+            self.hover.setVisible(on)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_hover()
 
     def _explain(self, trace, state) -> None:
         """Why there is no tree, in one line, with a button that makes one where a setting can."""
@@ -224,6 +242,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self._show_tree(True)
         self.tree = self.view.tree = tree
         self.selected = None
+        self.hover.setText(*HINT)            # not the last tree's hypothesis ("professeur" under "musique", QA)
         self.ring.setData(pos=[])
         self.action.setVisible(False)
         chosen = tree.nodes[tree.chosen] if tree.chosen >= 0 else None
