@@ -552,3 +552,26 @@ def test_column_labels_are_drawn_as_the_fit_that_chose_their_font_placed_them(qt
         upright, specs = drawn[-1]
         on_a_line = [s for s in specs if not s[2].startswith("\n")], [s for s in specs if s[2].startswith("\n")]
         assert upright or all(b[0] >= a[1] - 1 for line in on_a_line for a, b in zip(line, line[1:])), width
+
+
+def test_upright_column_labels_never_run_into_the_axis_title(qtbot):
+    """A panel's heatmap keeps its bottom axis at a fixed height: turned upright, "listening" ran into "key" below it
+    in Compare runs and Rollout (QA). The axis grows to its upright labels and its title."""
+    from visualizer.plotting.plot_box import HeatmapBox
+    from visualizer.plotting.scenes import settle_scenes
+    words = "The students are listening to the music . </s>".split()
+    box = HeatmapBox("title", "query", "key", bar_label="weight")
+    qtbot.addWidget(box)
+    box.show()
+    box.show_matrix(np.random.default_rng(0).random((len(words), len(words))), words, words, (0.0, 1.0))
+    bottom = box.item.getAxis("bottom")
+    for width in (420, 380, 340, 300, 260):           # narrow enough for the labels to turn upright
+        box.resize(width, 460)
+        qtbot.wait(20)
+        settle_scenes(box)
+        if bottom.upright:
+            break
+    assert bottom.upright and bottom.fixedHeight is not None
+    metrics = QtGui.QFontMetricsF(bottom.style["tickFont"])
+    longest = max(metrics.horizontalAdvance(w) for w in words)
+    assert bottom.height() >= longest + 0.8 * bottom.label.boundingRect().height()

@@ -203,6 +203,20 @@ class TokenAxis(pg.AxisItem):
                 self.textHeight = 0             # axis' length changed, when the plot is laid out anyway
         return super()._updateMaxTextSize(x)
 
+    def _updateHeight(self):
+        """A bottom axis of fixed height (a panel's heatmap keeps its plot still) grows to its upright labels and
+        its title: "listening" turned upright ran into "key" below it (QA)."""
+        fixed = self.fixedHeight
+        if fixed is None or not self.upright or not self.isVisible():
+            return super()._updateHeight()
+        self.fixedHeight = None
+        try:
+            super()._updateHeight()             # the height the upright labels, the ticks and the title take
+        finally:
+            self.fixedHeight = fixed
+        if self.maximumHeight() < fixed:
+            super()._updateHeight()
+
     def resizeEvent(self, event=None) -> None:
         length = self._length()
         if abs(length - getattr(self, "_last_length", 0.0)) > 0.5:   # (called in __init__ too) not the height
