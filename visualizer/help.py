@@ -106,6 +106,15 @@ the focused head off and every head on again) and watch the
 output change; {t['compare']} sets two runs side by side; {t['metrics']} measures every head;
 {t['beam_tree']} shows what beam search kept and dropped; {t['inspector']} writes out the numbers of one
 token's computation.</p>
+<h3>The other tabs</h3>
+<p>{t['model_view']}: every layer and head of one attention kind at once, each coloured from 0 to its own largest
+weight; a click focuses a head. {t['flow']}: attention rollout (how much each position draws from each input
+token up to this layer) or the focused head as lines from query to key tokens. {t['embeddings']}: the token
+embeddings, the positional encodings and their sum (untick <b>Positional encoding</b> to see attention without
+word order). {t['layernorm']}: the mean and spread of each token's vector before and after Add &amp; Norm.
+{t['training']}: give a Target translation and see its loss per token and one head's gradients; <b>One gradient
+step</b> changes every weight of the model in memory (a step of too large an η that would break it is not taken);
+<b>Reset weights</b> puts them back. The files of the model are never written.</p>
 <h3>On a projector</h3>
 <p><b>F11</b>: presentation mode (large, high-contrast text). <b>F9</b>: the heatmap alone, with room for
 every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>: export the heatmap as a

@@ -64,7 +64,8 @@ def test_the_heatmaps_hint_points_to_the_guide(qtbot, window):
 
 def test_the_guide_uses_the_tab_titles_and_the_conventions_of_the_panels():
     text = re.sub("<[^>]+>", "", guide_html())
-    for name in ("architecture", "output", "training", "compare", "metrics", "beam_tree", "inspector"):
+    # every tab a teacher may open (the guide never named Model view, Rollout, Embeddings or LayerNorm: QA)
+    for name in [p.name for p in PANELS if p.name != "attention"]:
         title = next(p.title for p in PANELS if p.name == name)
         assert title in text, title
     assert "Positions count from 0" in text and "##" in text and "␣" in text
