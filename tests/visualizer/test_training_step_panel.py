@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from PySide6 import QtWidgets
 
 from model import load, translate
 from model.tokenizer import EOS
@@ -78,6 +79,17 @@ def test_the_plots_fit_a_narrow_dock(qtbot, tiny_model_dir):
     assert row <= panel.fontMetrics().horizontalAdvance("n" * 46), row    # ~350 pixels: a laptop's side dock
     for plot in panel.grad_plots.values():              # index axes: never "d_model (x0.001)" when empty
         assert not plot.getAxis("left").autoSIPrefix and not plot.getAxis("bottom").autoSIPrefix
+    # a class's text size: η above the buttons in a narrow dock, whose width the panel then keeps (at 720p
+    # "Reset weights" read "Res" and the status line ran past the dock's edge)
+    font = panel.font()
+    font.setPointSizeF(font.pointSizeF() * 1.8)
+    panel.setFont(font)
+    panel.show()
+    panel.resize(360, 600)
+    qtbot.waitUntil(lambda: panel.controls.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom)
+    assert panel.layout().minimumSize().width() <= 360 or panel.controls.minimumSize().width() < row * 1.8
+    panel.resize(1400, 600)
+    qtbot.waitUntil(lambda: panel.controls.direction() == QtWidgets.QBoxLayout.Direction.LeftToRight)
 
 
 def test_forward_and_backward_run_in_the_worker_with_the_model_lock_held(qtbot, tiny_model_dir, monkeypatch):

@@ -65,10 +65,15 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.reset_button.clicked.connect(self.reset)
         self.status = QtWidgets.QLabel("Type a reference translation in the target field to compute the loss.")
         self.status.setWordWrap(True)
-        controls = QtWidgets.QHBoxLayout()
-        for w in (self.lr, self.step_button, self.reset_button):
-            controls.addWidget(w)
-        controls.addStretch(1)
+        # η beside the buttons, or above them in a narrow dock (in class at 720p "Reset weights" read "Res" and the
+        # status line ran past the dock's edge: the row made the panel wider than its dock)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.step_button)
+        buttons.addWidget(self.reset_button)
+        buttons.addStretch(1)
+        self.controls = controls = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        controls.addWidget(self.lr)
+        controls.addLayout(buttons, 1)
         self.plots = pg.GraphicsLayoutWidget()
         accessible.name(self.plots, "Loss per reference token, and the gradients of the head in view")
         accessible.name(self.lr, "Learning rate η")
@@ -242,6 +247,24 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.status.setText(self._numbers)
 
     _loss_top, _loss_key = 0.0, None        # the loss axis' top for one sentence and target (see _show)
+
+    def _fit_controls(self) -> None:
+        """η and the buttons on one row where they fit, else the buttons under η."""
+        row = self.lr.sizeHint().width() + self.step_button.sizeHint().width() + \
+            self.reset_button.sizeHint().width() + 40
+        want = QtWidgets.QBoxLayout.Direction.LeftToRight if self.width() >= row else \
+            QtWidgets.QBoxLayout.Direction.TopToBottom
+        if self.controls.direction() != want:
+            self.controls.setDirection(want)
+
+    def resizeEvent(self, event) -> None:
+        self._fit_controls()
+        super().resizeEvent(event)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            QtCore.QTimer.singleShot(0, self, self._fit_controls)
     _numbers = ""                           # the status line of the numbers shown
 
     def _clear(self) -> None:
