@@ -73,8 +73,10 @@ def describe(ablations, schema=None) -> str:
         return ""
     names = sorted(ablations)
 
-    def name(a) -> str:
-        return f"{schema.kind(a[0]).label} L{a[1] + 1} H{a[2] + 1}" if schema is not None else spec(a)
+    def name(a) -> str:          # (a head of a kind the schema lacks, as --ablate spells it: a session's heads
+        # are set while the model before its own is still on screen, and a Hugging Face session's 'self' raised)
+        known = schema is not None and a[0] in schema.kind_names
+        return f"{schema.kind(a[0]).label} L{a[1] + 1} H{a[2] + 1}" if known else spec(a)
     listed = ", ".join(name(a) for a in names[:6]) + (", …" if len(names) > 6 else "")
     return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {listed}"
 

@@ -102,39 +102,45 @@ def app_main(argv: list[str]) -> int:
         from .headless import Headless
         guard = Headless(app)
         guard.install(window)
-    if a.session:
-        window.open_session(a.session)
-    exit_code = {"code": 0}
-    if a.screenshot:
-        def save():
-            from pathlib import Path
+    from .headless import report_unexpected
+    excepthook = sys.excepthook
+    report_unexpected(window, list(argv), guard)
+    try:
+        if a.session:
+            window.open_session(a.session)
+        exit_code = {"code": 0}
+        if a.screenshot:
+            def save():
+                from pathlib import Path
 
-            from .export import ExportError, write_bytes
-            from .plotting.render import encode_png
-            try:
-                write_bytes(Path(a.screenshot), encode_png(window.grab().toImage()))
-                print(f"saved {a.screenshot}")
-            except ExportError as e:
-                print(f"error: {e}", file=sys.stderr)
+                from .export import ExportError, write_bytes
+                from .plotting.render import encode_png
+                try:
+                    write_bytes(Path(a.screenshot), encode_png(window.grab().toImage()))
+                    print(f"saved {a.screenshot}")
+                except ExportError as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    exit_code["code"] = 1
+                app.quit()
+
+            def failed(message: str) -> None:
+                print(f"error: no screenshot, the model could not run ({message})", file=sys.stderr)
                 exit_code["code"] = 1
-            app.quit()
+                app.quit()
 
-        def failed(message: str) -> None:
-            print(f"error: no screenshot, the model could not run ({message})", file=sys.stderr)
-            exit_code["code"] = 1
-            app.quit()
-
-        # the complete run: a large model's first look (its input, while it generates) is not the picture
-        window.trace_shown.connect(lambda: None if window.trace.meta.get("partial")
-                                   else QtCore.QTimer.singleShot(300, save))
-        window.run_failed.connect(failed)
-    if a.presentation:
-        window.toggle_presentation()
-    else:
-        window.show()
-    code = 0 if guard is not None and guard.code else app.exec()
-    collector.timer.stop()
-    return exit_code["code"] or (guard.code if guard else 0) or code
+            # the complete run: a large model's first look (its input, while it generates) is not the picture
+            window.trace_shown.connect(lambda: None if window.trace.meta.get("partial")
+                                       else QtCore.QTimer.singleShot(300, save))
+            window.run_failed.connect(failed)
+        if a.presentation:
+            window.toggle_presentation()
+        else:
+            window.show()
+        code = 0 if guard is not None and guard.code else app.exec()
+        collector.timer.stop()
+        return exit_code["code"] or (guard.code if guard else 0) or code
+    finally:
+        sys.excepthook = excepthook    # (a test calling this keeps pytest-qt's)
 
 
 def find_display(headless: bool) -> None:

@@ -28,6 +28,29 @@ def draw_offscreen() -> None:
     QtCore.qInstallMessageHandler(quiet)
 
 
+def report_unexpected(window, argv: list[str], guard=None) -> None:
+    """An unexpected error in the window's code (a slot of Qt's event loop): its traceback goes to the errors log,
+    not the terminal, and the status bar says so in one line; the app goes on (a headless run fails, exit code 1).
+    Such an error had left a window half-changed with tracebacks on a terminal no one watched (QA)."""
+    from model.command_line import write_report
+
+    def hook(kind, exc, tb) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            return sys.__excepthook__(kind, exc, tb)
+        where = write_report(exc.with_traceback(tb), "window", argv)
+        text = (f"Something went wrong ({kind.__name__}: {one_line(str(exc))[:160]}); the app goes on"
+                + (f", and the details are in {where}" if where else ""))
+        if guard is not None:
+            guard.fail(text)
+            return
+        print(f"error: {text}", file=sys.stderr)
+        try:
+            window.statusBar().showMessage(text, 30000)
+        except RuntimeError:                 # the window is gone (an error while it closed)
+            pass
+    sys.excepthook = hook
+
+
 class Headless:
     """Installed on a window and on QMessageBox/QDialog while the app runs without a person watching."""
 

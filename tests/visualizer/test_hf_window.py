@@ -191,3 +191,28 @@ def test_a_bert_without_its_masked_word_head_says_it_fills_nothing_in(qtbot, tmp
         assert not w.inputs.temperature.isEnabled()              # nothing for it to shape
     finally:
         w.runs.runner.wait(10000)
+
+
+def test_a_hugging_face_sessions_heads_over_a_bundled_family_window_and_back(qtbot, window, tmp_path,
+                                                                              tmp_path_factory, tiny_model_dir):
+    """A GPT-2 session ('self:2:3') opened over the window of this app's own model, and an own model's session
+    ('cross:1:2') back over GPT-2's: the heads were set while the other model's shape was on screen, and naming
+    them raised KeyError 'self' (the command line did not start; the window was left broken; QA)."""
+    import json
+
+    from model.ablation import ablated_heads
+    from visualizer.session import FORMAT
+    gpt2 = _folder("gpt2", tmp_path_factory)
+    for model, heads, spec in ((gpt2, {("self", 1, 2)}, "self:2:3"), (tiny_model_dir, {("cross", 0, 1)}, "cross:1:2")):
+        path = tmp_path / f"{spec.replace(':', '_')}.json"
+        path.write_text(json.dumps({"format": FORMAT, "model": str(model), "sentence": "the dog runs",
+                                    "ablations": [spec]}), encoding="utf-8")
+        assert window.open_session(str(path))
+        qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the dog runs" and not window.runs.runner.busy
+                        and str(window.trace.meta.get("model", "")) != "", timeout=20000)
+        qtbot.waitUntil(lambda h=heads: ablated_heads(window.trace) == h, timeout=20000)
+        assert window.state.ablations == heads and "1 head off" in window.ablation.note.text()
+        window.inputs.sentence.setText("the cat runs")          # typing goes on running the model
+        qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat runs" and not window.runs.runner.busy,
+                        timeout=20000)
+        window.inputs.sentence.setText("the dog runs")

@@ -1007,3 +1007,28 @@ def test_tab_passes_over_the_panels_behind_a_docks_tab(qtbot, window):
         reached.append(QtWidgets.QApplication.focusWidget())
     assert not any(behind_a_tab(w) for w in reached)
     assert any(front.isAncestorOf(w) for w in reached)          # the dock in front is still reached
+
+
+def test_an_unexpected_error_in_the_window_is_logged_and_said_in_one_line(qtbot, window, tmp_path, monkeypatch):
+    """A bug in a slot printed a traceback on a terminal no one watched and left the window half-changed (QA: a
+    KeyError at every keystroke). The app's hook writes it to the errors log and says so in the status bar."""
+    import sys
+
+    from visualizer.headless import report_unexpected
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    before = sys.excepthook
+    try:
+        report_unexpected(window, ["--session", "x.json"])
+        try:
+            {}["self"]
+        except KeyError as e:
+            sys.excepthook(type(e), e, e.__traceback__)
+        hooked = sys.excepthook
+    finally:
+        sys.excepthook = before
+    assert hooked is not before
+    log = (tmp_path / "state" / "attention-visualizer" / "errors.log").read_text(encoding="utf-8")
+    assert "window ['--session', 'x.json']" in log and "KeyError: 'self'" in log and "Traceback" in log
+    message = window.statusBar().whole_message()
+    assert message.startswith("Something went wrong (KeyError: 'self'); the app goes on, and the details are in ")
+    assert message.endswith("errors.log")
