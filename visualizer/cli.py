@@ -151,7 +151,9 @@ def find_display(headless: bool) -> None:
     if headless:
         draw_offscreen()
     elif sys.platform.startswith("linux") and not has_display():
-        raise CommandError("no display to open the window on (DISPLAY is not set): run it in a desktop session, or "
+        import os
+        why = f"DISPLAY={os.environ['DISPLAY']} cannot be reached" if os.environ.get("DISPLAY") else "DISPLAY is not set"
+        raise CommandError(f"no display to open the window on ({why}): run it in a desktop session, or "
                            "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
 
 

@@ -8,9 +8,43 @@ from model.command_line import one_line
 
 
 def has_display() -> bool:
-    """Whether Qt has a screen to open windows on (or was told which platform to use)."""
+    """Whether Qt has a screen to open windows on (or was told which platform to use): a DISPLAY or WAYLAND_DISPLAY
+    that can be reached (one set but gone, as in a tmux session reattached without X forwarding or a cron job,
+    aborted Qt with a core dump, QA)."""
     import os
-    return any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    wayland = os.environ.get("WAYLAND_DISPLAY")
+    if wayland and _wayland_reachable(wayland):
+        return True
+    display = os.environ.get("DISPLAY")
+    return bool(display) and _x_reachable(display)
+
+
+def _wayland_reachable(name: str) -> bool:
+    import os
+    from pathlib import Path
+    path = Path(name) if os.path.isabs(name) else Path(os.environ.get("XDG_RUNTIME_DIR") or "/nonexistent") / name
+    return path.exists()
+
+
+def _x_reachable(display: str) -> bool:
+    """Whether an X display answers: its socket exists (local), or its TCP port takes a connection within a
+    second (ssh's forwarding, localhost:10.0). A form not understood is left to Qt."""
+    import re
+    import socket
+    from pathlib import Path
+    m = re.fullmatch(r"(?P<host>[^:]*):(?P<n>\d+)(?:\.\d+)?", display)
+    if m is None:
+        return True
+    host, n = m["host"], int(m["n"])
+    if host in ("", "unix"):
+        return Path(f"/tmp/.X11-unix/X{n}").exists()
+    try:
+        with socket.create_connection((host, 6000 + n), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def draw_offscreen() -> None:

@@ -150,6 +150,19 @@ def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_w
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
         assert QtGui.QImage(str(shot)).width() >= 1000
         proc = run_app(["--model", str(tiny_model_dir)], env=env, timeout=60)
+        assert proc.returncode == 1
+        assert proc.stderr.startswith("error: no display") and proc.stderr.count("\n") == 1
+        # a DISPLAY set but gone (tmux reattached without X forwarding, a cron job) aborted with exit 134 too
+        gone = dict(env, DISPLAY=":97")
+        assert not os.path.exists("/tmp/.X11-unix/X97")
+        shot.unlink()
+        proc = run_app(["--model", str(tiny_model_dir), "--screenshot", str(shot)], env=gone)
+        assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
+        proc = run_app(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(tmp_path / "figs")], env=gone)
+        assert proc.returncode == 0 and len(list((tmp_path / "figs").glob("*.png"))) > 3, proc.stderr[-2000:]
+        proc = run_app(["--model", str(tiny_model_dir)], env=gone, timeout=60)
     assert proc.returncode == 1
-    assert proc.stderr.startswith("error: no display") and proc.stderr.count("\n") == 1
+    assert proc.stderr == ("error: no display to open the window on (DISPLAY=:97 cannot be reached): run it in a "
+                           "desktop session, or `xvfb-run attention-visualizer …`; --screenshot, export and animate "
+                           "need none\n")
 
