@@ -23,9 +23,14 @@ def model_folder(name_or_folder: str | Path) -> Path | None:
     if str(name_or_folder) == "seed-example":
         return None
     candidate = MODELS_DIR / str(name_or_folder)
-    if not Path(name_or_folder).exists() and candidate.is_dir():
+    path = Path(name_or_folder)
+    # a bundled name, unless a model folder of that name is here (an export's folder "en-fr" in the working folder
+    # hid the bundled en-fr: "en-fr/config.json: file is missing", QA); "./en-fr" is always that folder
+    here = path.exists() and ((path / CONFIG).is_file() or str(name_or_folder).startswith((".", "/", "\\"))
+                              or len(path.parts) > 1)
+    if candidate.is_dir() and not here:
         return candidate
-    return Path(name_or_folder)
+    return path
 
 
 def lasting_name(name: str) -> str:

@@ -51,9 +51,10 @@ def draw_offscreen() -> None:
     """Commands that draw pictures without showing them (export, animate, --screenshot) draw offscreen where there
     is no display (Qt aborted with a core dump there), without the offscreen platform's warning at every window."""
     import os
-    if has_display():
+    if not has_display():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if os.environ.get("QT_QPA_PLATFORM") != "offscreen":
         return
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6 import QtCore
 
     def quiet(_mode, _context, message: str) -> None:

@@ -524,6 +524,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- sessions and errors ---------------------------------------------------------------------
     def error(self, title: str, message: str) -> None:
+        hook = getattr(self, "_error", None)      # a headless run's (see headless.Headless): it ends the run; it
+        if hook is not None:                      # was never called, and --screenshot waited for ever (QA)
+            hook(title, message)
+            return
         if QtWidgets.QApplication.platformName() == "offscreen":
             self.statusBar().showMessage(f"{title}: {message.splitlines()[0]}", 15000)
             self.last_error = message

@@ -9,6 +9,8 @@ from typing import Any, Callable
 
 from PySide6 import QtCore
 
+from model.assets import ModelLoadError
+
 
 class _NoCollectionHere:
     """Python's cyclic garbage collector off while any model job runs.
@@ -94,7 +96,9 @@ class ModelRunner(QtCore.QObject):
             except Exception as e:  # any model error becomes a one-line message, never a traceback
                 if os.environ.get("ATTENTION_VISUALIZER_DEBUG"):
                     traceback.print_exc()
-                self._emit(self.failed, seq, f"{type(e).__name__}: {e}".splitlines()[0])
+                # a model folder's own one-line message as it is ("ModelLoadError: …" read as a program's)
+                said = str(e) if isinstance(e, ModelLoadError) else f"{type(e).__name__}: {e}"
+                self._emit(self.failed, seq, said.splitlines()[0] if said else type(e).__name__)
             else:
                 self._emit(self.finished, seq, result)
 

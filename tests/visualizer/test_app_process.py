@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from PySide6 import QtGui
@@ -166,3 +167,33 @@ def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_w
                            "desktop session, or `xvfb-run attention-visualizer …`; --screenshot, export and animate "
                            "need none\n")
 
+
+
+def test_a_folder_named_like_a_bundled_model_does_not_hide_it(tmp_path, tiny_model_dir):
+    """An export's folder "en-fr" in the working folder hid the bundled en-fr ("en-fr/config.json: file is missing"),
+    and --screenshot then waited for ever: the window's error never reached the headless guard (QA). A bundled
+    name wins over a folder that is no model; a model folder of that name, or "./en-fr", is that folder, and one that
+    cannot open ends a headless run with one line and exit code 1."""
+    from model.assets import model_folder
+    from visualizer.state import default_model
+    name = default_model()                                 # the model a start opens
+    assert model_folder(name) is not None
+    work = tmp_path / "work"
+    (work / name).mkdir(parents=True)                      # an export's folder, say
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        assert model_folder(name).parent.name == "models" and model_folder(f"./{name}") == Path(f"./{name}")
+        shutil.copytree(tiny_model_dir, work / "own" / name)
+        assert model_folder(f"own/{name}") == Path(f"own/{name}")
+    finally:
+        os.chdir(old)
+    (work / name / "config.json").write_text("{", encoding="utf-8")       # a model folder now, and a broken one
+    with tempfile.TemporaryDirectory(prefix="av-config-") as config:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=config)
+        proc = subprocess.run([sys.executable, "-m", "visualizer", "--screenshot", str(tmp_path / "x.png"),
+                               "--sentence", "A sentence no saved frame holds."],
+                              capture_output=True, text=True, timeout=120, env=env, cwd=work)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"error: Cannot open the model: {name}/config.json: ") and "ModelLoadError" not in \
+        proc.stderr and proc.stderr.count("\n") == 1
