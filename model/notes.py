@@ -89,6 +89,8 @@ MAX_NAMED = 5              # unknown parts of an input a note names
 def quoted(text: str) -> str:
     """“text”, with right-to-left text isolated (U+2068 … U+2069) from the note around it: the bidi algorithm drew
     “ש”, “ל” as ”ל“ ,”ש“ (QA)."""
+    if text and all(unicodedata.category(c) in ("Cf", "Cc", "Mn", "Zs", "Zl", "Zp") for c in text):
+        return " ".join(f"U+{ord(c):04X}" for c in text)       # an invisible one by its code point, not “”
     rtl = any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)
     return f"“\u2068{text}\u2069”" if rtl else f"“{text}”"
 

@@ -224,4 +224,7 @@ def test_invisible_characters_inside_a_word_leave_it_whole():
                    "tea\ufeffcher", "tea\u200fcher"):
         assert clean_text(f"The {joined} is nice.") == "The teacher is nice.", repr(joined)
     assert clean_text("two\tlines\nhere\x00now") == "two lines here now"
+    assert clean_text("I \u2764\ufe0f pizza") == "I \u2764 pizza"      # an emoji's variation selector goes too
+    from model.notes import quoted
+    assert (quoted("\u0301"), quoted("ä")) == ("U+0301", "“ä”")        # an invisible one named by its code point
     assert clean_text("\u00ad\u200b \u2060") == ""
