@@ -85,9 +85,11 @@ class GradientStepper:
                 p.sub_(lr * p.grad)
         self.lm.model.zero_grad(set_to_none=True)
         self.lm.weights_version += 1
-        after = self.evaluate(source, target).loss
+        after = self.evaluate(source, target).loss        # its gradients too: the next view shows them
+        finite = math.isfinite(after) and all(bool(torch.isfinite(p).all()) and
+                                              (p.grad is None or bool(torch.isfinite(p.grad).all())) for p in params)
         self.lm.model.zero_grad(set_to_none=True)
-        if not (math.isfinite(after) and all(bool(torch.isfinite(p).all()) for p in params)):
+        if not finite:                   # (finite weights with infinite gradients drew blank maps, "max |g| nan")
             # η = 10, a dozen steps: the weights became NaN, and every panel drew nothing or raised (QA)
             with torch.no_grad():
                 for p, old in zip(params, kept):

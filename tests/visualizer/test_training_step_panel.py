@@ -212,3 +212,9 @@ def test_a_step_that_diverges_is_not_taken_and_said(qtbot, tiny_model_dir):
             break
     assert panel.status.text().startswith("The step was not taken: with η = 10 it made the weights")
     assert all(bool(torch.isfinite(p).all()) for p in lm.model.parameters())
+    assert all(np.isfinite(g).all() for g in panel.grads.values())         # no blank "max |g| nan" maps
+    with qtbot.waitSignal(panel.weights_changed, timeout=10000):             # Reset: the loss axis of the loaded
+        panel.reset()                                                        # weights, not the diverged run's
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(translate(lm, s.sentence, target=s.target).trace, s)
+    assert panel.loss_plot.getViewBox().viewRange()[1][1] == pytest.approx(top)

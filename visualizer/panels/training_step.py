@@ -199,6 +199,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
                 self.history.append(losses)
             elif what == "reset":
                 self.history.clear()
+                self._loss_top = 0.0             # the loss axis of the weights as loaded (it kept a diverged run's)
         if len(refused) < len(done.changes):
             self.weights_changed.emit()
         if refused and not len(refused) < len(done.changes):     # nothing changed: the numbers shown still hold
