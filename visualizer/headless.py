@@ -29,17 +29,25 @@ def _wayland_reachable(name: str) -> bool:
 
 
 def _x_reachable(display: str) -> bool:
-    """Whether an X display answers: its socket exists (local), or its TCP port takes a connection within a
-    second (ssh's forwarding, localhost:10.0). A form not understood is left to Qt."""
+    """Whether an X display takes a connection within a second: a local one on its socket, Linux's abstract one or
+    the file (a file left by a server that exited is no display; a container may have the abstract one alone), a
+    remote one on its TCP port (ssh's forwarding, localhost:10.0). A DISPLAY that is no display's name is none."""
     import re
     import socket
-    from pathlib import Path
     m = re.fullmatch(r"(?P<host>[^:]*):(?P<n>\d+)(?:\.\d+)?", display)
     if m is None:
-        return True
+        return False
     host, n = m["host"], int(m["n"])
     if host in ("", "unix"):
-        return Path(f"/tmp/.X11-unix/X{n}").exists()
+        for address in (f"\0/tmp/.X11-unix/X{n}", f"/tmp/.X11-unix/X{n}"):
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(1.0)
+                    s.connect(address)
+                    return True
+            except OSError:
+                continue
+        return False
     try:
         with socket.create_connection((host, 6000 + n), timeout=1.0):
             return True

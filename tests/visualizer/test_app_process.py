@@ -162,6 +162,20 @@ def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_w
         proc = run_app(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(tmp_path / "figs")], env=gone)
         assert proc.returncode == 0 and len(list((tmp_path / "figs").glob("*.png"))) > 3, proc.stderr[-2000:]
         proc = run_app(["--model", str(tiny_model_dir)], env=gone, timeout=60)
+        assert proc.returncode == 1
+        # a socket file an X server that exited left behind is no display either (it aborted too)
+        import socket
+        stale = Path("/tmp/.X11-unix/X96")
+        if not stale.exists() and stale.parent.is_dir():
+            with socket.socket(socket.AF_UNIX) as s:
+                s.bind(str(stale))                       # bound, never listening, closed: the file stays
+            try:
+                shot.unlink()
+                proc_stale = run_app(["--model", str(tiny_model_dir), "--screenshot", str(shot)],
+                                     env=dict(env, DISPLAY=":96"))
+                assert proc_stale.returncode == 0 and shot.is_file(), proc_stale.stderr[-2000:]
+            finally:
+                stale.unlink()
     assert proc.returncode == 1
     assert proc.stderr == ("error: no display to open the window on (DISPLAY=:97 cannot be reached): run it in a "
                            "desktop session, or `xvfb-run attention-visualizer …`; --screenshot, export and animate "
