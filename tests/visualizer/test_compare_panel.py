@@ -106,6 +106,25 @@ def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model
     assert panel.b.title.startswith("B: “the cat sat”")
 
 
+def test_the_pinned_runs_top_tokens_keep_their_models_pieces(panel, tiny_lm, tiny_model_factory, tmp_path):
+    """After another model opened, A's top tokens were read in the new model's vocabulary ("Les 0.931" became
+    "dr 0.931", QA)."""
+    from model import load
+    from model.families import output_pieces
+    other = load(tiny_model_factory(tmp_path / "other", seed=4, lowercase=True))
+    a = translate(tiny_lm, "the cat sat", target="le chat").trace
+    state = ViewState.for_trace(a, kind="cross", layer=0, head=0)
+    panel.state = state
+    panel.set_vocab(output_pieces(tiny_lm))
+    panel.render(a, state)
+    panel.pin()
+    first = panel.outputs.text()
+    panel.set_vocab(["x"] * len(output_pieces(other)))     # the window gives the new model's pieces
+    panel.render(translate(other, "the cat sat", target="le chat").trace, state)
+    line_a = panel.outputs.text().split("<br>")[0]
+    assert line_a == first.split("<br>")[0] and " x " not in line_a + " "
+
+
 def test_a_narrow_panel_shows_one_matrix_chosen_by_its_buttons_and_a_wide_one_all_three(panel, tiny_lm, qtbot):
     """In the window's side dock the three matrices stacked put B and B − A below the fold: there one shows at a
     time (B − A first), chosen by buttons; wide enough, the three stand side by side and the buttons go."""

@@ -88,6 +88,7 @@ class ComparePanel(QtWidgets.QWidget):
         self.pinned = None
         self.current = None
         self.vocab: list[str] | None = None
+        self.pinned_vocab: list[str] | None = None      # the pinned run's model's pieces
         self.difference: np.ndarray | None = None      # B − A shown (None when the shapes differ)
         self.side_by_side: bool | None = None
         self._comparing = False
@@ -102,6 +103,9 @@ class ComparePanel(QtWidgets.QWidget):
     def pin(self) -> None:
         if self.current is not None:
             self.pinned = self.current
+            # its model's pieces: after another model opened, A's top tokens were read in B's vocabulary ("Les
+            # 0.931" became "dr 0.931", QA)
+            self.pinned_vocab = self.vocab
             self.render(self.current, self.state)
 
     def unpin(self) -> None:
@@ -205,5 +209,5 @@ class ComparePanel(QtWidgets.QWidget):
         return "<br>".join(lines)
 
     def _piece(self, trace, i: int) -> str:
-        vocab = trace.meta.get("vocab") or self.vocab
+        vocab = trace.meta.get("vocab") or (self.pinned_vocab if trace is self.pinned else self.vocab)
         return vocab[i] if vocab is not None and i < len(vocab) else f"#{i}"
