@@ -466,7 +466,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def set_vocab(self, vocab) -> None:
         self.docking.call("set_vocab", vocab)
 
-    def _load_model(self, name_or_path: str, fallback: bool = True, lm=None) -> bool:
+    def _load_model(self, name_or_path: str, fallback: bool = True, lm=None, say_heads: bool = True) -> bool:
         try:
             lm = lm or load(name_or_path)
         except ModelLoadError as e:
@@ -485,6 +485,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if switched_off:                         # heads belong to the model they were switched off in
             self.state.ablations = frozenset()
             self.ablation.refresh()
+        # not for a session, whose own heads come next (QA read "every head is on again" beside its "1 head off")
+        if switched_off and say_heads:
             self.statusBar().showMessage(f"Every head is on again in {model_label(self.state.model_name)}: "
                                          f"{heads_were_off(len(switched_off))}", 15000)
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
@@ -554,7 +556,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.error("Cannot open the session", str(e))
             return False
         model = changes.pop("model_name")
-        if model != self.state.model_name and not self._load_model(model):
+        if model != self.state.model_name and not self._load_model(model, say_heads=False):
             return False
         self.ablation.forget_last_run()         # the run before was not this one with other heads switched off
         # the view (layer, head, step…) is applied once the session's own run is shown: clamped against the

@@ -109,13 +109,16 @@ def test_a_sessions_heads_are_switched_off_in_its_own_model(qtbot, window, tmp_p
     path.write_text(json.dumps({"format": FORMAT, "model": str(bigger), "sentence": "the cat sat",
                                 "ablations": ["enc_self:3:4", "cross:1:2"]}), encoding="utf-8")
     assert window.state.schema.n_heads == 2          # the model on screen: 2 layers of 2 heads
+    window.state.toggle_ablation("cross", 0, 0)      # a head off there: no "every head is on again" for it
+    qtbot.waitUntil(lambda: not window.runs.runner.busy and ("cross", 0, 0) in ablated_heads(window.trace),
+                    timeout=20000)
     assert window.open_session(str(path))
     qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat sat" and not window.runs.runner.busy,
                     timeout=20000)
     assert window.state.ablations == {("enc_self", 2, 3), ("cross", 0, 1)}
     assert ablated_heads(window.trace) == {("enc_self", 2, 3), ("cross", 0, 1)}
     assert "2 heads off" in window.ablation.note.text()
-    assert not window.statusBar().whole_message().startswith("Same translation")
+    assert not window.statusBar().whole_message().startswith(("Same translation", "Every head is on again"))
 
 
 def test_a_session_finds_its_model_folder_from_any_folder(tmp_path, monkeypatch, tiny_model_dir):
