@@ -10,7 +10,7 @@ CONTROL = re.compile(r"[\u0000-\u001f\u007f-\u009f]")
 # word processors put them in long words: "tea\u00adcher" reached en-fr as "tea <unk> ##cher", "Le thé de la
 # réception"), zero-width space, non-joiner and joiner, bidirectional marks, the word joiner and the BOM. They were
 # read as spaces ("re\u200cd car" lost "red").
-FORMAT = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")   # (and the variation
+FORMAT = re.compile(r"[\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")   # (and the variation
 # selectors, "❤️"'s U+FE0F, named as empty quotes in the unknown-characters note)
 
 

@@ -221,7 +221,7 @@ def test_invisible_characters_inside_a_word_leave_it_whole():
     control characters still part words."""
     from model.text import clean_text
     for joined in ("tea\u00adcher", "tea\u200bcher", "tea\u200ccher", "tea\u200dcher", "tea\u2060cher",
-                   "tea\ufeffcher", "tea\u200fcher"):
+                   "tea\ufeffcher", "tea\u200fcher", "tea\u061ccher"):
         assert clean_text(f"The {joined} is nice.") == "The teacher is nice.", repr(joined)
     assert clean_text("two\tlines\nhere\x00now") == "two lines here now"
     assert clean_text("I \u2764\ufe0f pizza") == "I \u2764 pizza"      # an emoji's variation selector goes too
