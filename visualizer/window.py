@@ -26,8 +26,8 @@ from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
 from model.threads import one_torch_thread
 
-from .ablation_actions import AblationActions
 from . import accessible
+from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
