@@ -264,7 +264,9 @@ MARKERS = {
     "Spanish": {"el", "los", "las", "y", "es", "está", "una", "por", "con", "para", "del", "mi", "yo", "muy",
                 "son", "estoy", "qué", "cómo", "dónde", "tengo",
                 "hola", "gracias", "buenos", "días", "perro", "gato", "hoy", "mañana", "también", "pero", "sus",
-                "nosotros", "tiene", "quiero", "hace", "frío", "escuela", "maestro", "maestra", "libro"},
+                "nosotros", "tiene", "quiero", "hace", "frío", "escuela", "maestro", "maestra", "libro",
+                "profesor", "profesora", "escribe", "pizarra", "llamo", "clase", "niños", "niño", "niña", "hermano",
+                "hermana", "bien", "gusta", "ella", "ellos", "tiempo", "ahora", "aquí", "siempre", "soy", "eres"},
 }
 # letters of a language that English words do not have (é is French's and Spanish's both): each word with one counts
 LETTERS = {"French": set("èêëàâçùûœîï"), "German": set("äöüß"), "Spanish": set("ñáíóú¿¡")}

@@ -660,9 +660,11 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     for sentence, language in [("Der Lehrer schreibt an die Tafel.", "German"), ("Wir gehen morgen ins Kino.", "German"),
                                ("Mein Bruder spielt gern Fußball.", "German"), ("Guten Morgen, Klasse!", "German"),
                                ("Il fait froid aujourd’hui.", "French"), ("Bonjour tout le monde!", "French"),
-                               ("Hola, buenos días.", "Spanish")]:
+                               ("Hola, buenos días.", "Spanish"), ("El profesor escribe en la pizarra.", "Spanish"),
+                               ("Me llamo Juan y soy de Madrid.", "Spanish")]:
         assert note(sentence, "en-de").startswith(f"The text looks like {language}"), sentence
     assert note("I saw Mein Kampf in a museum in Essen.") is None
+    assert note("I like soy milk, and my brother Juan likes tofu.") is None
     assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
     own = Path(__file__).parents[2] / "benchmarks" / "classroom-own-en-fr.tsv"
     assert [s for s, _ in read_checks(own) if note(s)] == []
