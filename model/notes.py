@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .text import probability
@@ -69,12 +70,12 @@ def unknown_pieces(trace) -> str | None:
     verb = "is" if n + n_target == 1 else "are"
     # a given target's unknown piece reads "�" in the translation's line (QA: the note said "<unk>" only)
     shown = f"shown as {unk}" + (", and as � in the text" if n_target else "")
-    every = [str(u) for u in trace.meta.get("unknown") or []] if n else []
-    distinct = list(dict.fromkeys(every))
+    counts = Counter(str(u) for u in trace.meta.get("unknown") or []) if n else Counter()
+    distinct = list(counts)                     # in the order they came
     named = distinct[:MAX_NAMED]
     if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”
         # each with how often it came when more than once ("3 pieces … “ä” is" read as a miscount, QA)
-        listed = ", ".join(quoted(u) + (f" ({every.count(u)} times)" if every.count(u) > 1 else "") for u in named)
+        listed = ", ".join(quoted(u) + (f" ({counts[u]} times)" if counts[u] > 1 else "") for u in named)
         more = " …" if len(distinct) > MAX_NAMED else ""
         ending = "is outside its vocabulary: the model reads {unk} for it" if len(distinct) == 1 else \
             "are outside its vocabulary: the model reads the same {unk} for each"
@@ -260,7 +261,7 @@ MARKERS = {
                "lehrer", "lehrerin", "schule", "morgen", "gehen", "geht", "gern", "gerne", "mein", "meine", "dein",
                "bruder", "schwester", "spielt", "spielen", "ins", "zum", "zur", "guten", "tafel", "schreibt",
                "klasse", "kino", "haus", "buch", "katze", "wie", "wer", "warum", "auch", "aber", "oder", "noch",
-               "schon", "haben", "habe", "wird", "kann", "muss", "heute", "jetzt", "hier"},
+               "schon", "haben", "habe", "wird", "kann", "muss", "jetzt", "hier"},
     "Spanish": {"el", "los", "las", "y", "es", "está", "una", "por", "con", "para", "del", "mi", "yo", "muy",
                 "son", "estoy", "qué", "cómo", "dónde", "tengo",
                 "hola", "gracias", "buenos", "días", "perro", "gato", "hoy", "mañana", "también", "pero", "sus",

@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import ExportError, write_bytes, write_text
 from .folders import remember, suggest, with_type
-from .panels.widgets import FocusMark
+from .panels.widgets import FocusMark, shift_f10
 from .plotting.render import encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
@@ -186,11 +186,8 @@ class PlotMenu(QtCore.QObject):
     def eventFilter(self, watched, event) -> bool:
         """The Menu key, and Shift+F10 (what a laptop without a Menu key has, and GNOME's and Windows' key for
         it: it did nothing), open the menu where the keyboard is."""
-        kind = event.type()
-        from_keys = (kind == QtCore.QEvent.Type.ContextMenu
-                     and event.reason() == QtGui.QContextMenuEvent.Reason.Keyboard) or (
-            kind == QtCore.QEvent.Type.KeyPress and event.key() == QtCore.Qt.Key.Key_F10
-            and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier)
+        from_keys = shift_f10(event) or (event.type() == QtCore.QEvent.Type.ContextMenu
+                                         and event.reason() == QtGui.QContextMenuEvent.Reason.Keyboard)
         if watched is self.view and from_keys:
             self.show_menu(self.keyboard_at(), keyboard=True)
             return True

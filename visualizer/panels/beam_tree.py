@@ -50,6 +50,7 @@ HINT = ("Under each token: the hypothesis' log p (at </s>: its length-penalised 
         "details; click it to see the decoder's attention for it.",
         ("Under each token: log p. Hover for details; click for its attention.",))
 
+
 class TreeView(pg.PlotWidget):
     """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV)."""
 

@@ -9,10 +9,11 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
+from model.analysis.metrics import COLUMNS, HeadMetrics, metrics_csv, trace_metrics
 
 from .. import accessible
 from ..ablation_actions import toggle_text
-from model.analysis.metrics import COLUMNS, HeadMetrics, metrics_csv, trace_metrics
+from .widgets import shift_f10
 
 METRICS_FILE = "head_metrics.csv"                    # the table's file, from the window and in Export all
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
@@ -110,8 +111,7 @@ class RowTable(QtWidgets.QTableView):
                 and self.currentIndex().isValid():
             self.row_picked.emit(self.currentIndex().row())
             return
-        if event.key() == QtCore.Qt.Key.Key_F10 and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier:
-            # Qt sends no context menu event for it on Linux (the shortcuts sheet promised it: it did nothing)
+        if shift_f10(event):            # (the shortcuts sheet promised it: it did nothing)
             self.contextMenuEvent(QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Keyboard,
                                                           self.rect().center(), self.mapToGlobal(self.rect().center())))
             return

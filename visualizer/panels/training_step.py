@@ -108,6 +108,8 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.losses: np.ndarray | None = None
         self.grads: dict[str, np.ndarray] = {}
         self.history: list[tuple[float, float]] = []
+        self._loss_top, self._loss_key = 0.0, None   # the loss axis' top for one sentence and target (see _show)
+        self._numbers = ""                           # the status line of the numbers shown
         self._view: tuple | None = None         # the view whose loss and gradients are to be shown
 
     def set_model(self, lm) -> None:
@@ -202,7 +204,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
                 self._loss_top = 0.0             # the loss axis of the weights as loaded (it kept a diverged run's)
         if len(refused) < len(done.changes):
             self.weights_changed.emit()
-        if refused and not len(refused) < len(done.changes):     # nothing changed: the numbers shown still hold
+        elif refused:                            # nothing changed: the numbers shown still hold
             self.status.setText(f"{refused[-1]} {self._numbers}")
             self.computed.emit()
             return
@@ -247,8 +249,6 @@ class TrainingStepPanel(QtWidgets.QWidget):
                                 f"head's: {title}, layer {layer + 1}, head {head + 1}.")
         self.status.setText(self._numbers)
 
-    _loss_top, _loss_key = 0.0, None        # the loss axis' top for one sentence and target (see _show)
-
     def _fit_controls(self) -> None:
         """η and the buttons on one row where they fit, else the buttons under η."""
         row = self.lr.sizeHint().width() + self.step_button.sizeHint().width() + \
@@ -266,7 +266,6 @@ class TrainingStepPanel(QtWidgets.QWidget):
         super().changeEvent(event)
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
             QtCore.QTimer.singleShot(0, self, self._fit_controls)
-    _numbers = ""                           # the status line of the numbers shown
 
     def _clear(self) -> None:
         """Empty plots: no bars, labels or gradients of a sentence, target or model no longer on screen."""

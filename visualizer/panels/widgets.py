@@ -218,6 +218,13 @@ class KindPicker(QtWidgets.QComboBox):
         self.blockSignals(False)
 
 
+def shift_f10(event) -> bool:
+    """Whether a key event is Shift+F10: the menu key of a keyboard without a Menu key (GNOME's and Windows'),
+    for which Qt sends no context-menu event on Linux."""
+    return (event.type() == QtCore.QEvent.Type.KeyPress and event.key() == QtCore.Qt.Key.Key_F10
+            and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier)
+
+
 class FocusMark(QtWidgets.QWidget):
     """A frame in the highlight colour drawn over a plot while it has the keyboard: a plot took Tab stops and showed
     nothing (a keyboard student could not tell where the focus was, QA). Clicks go through it."""
