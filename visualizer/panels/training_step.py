@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6 import QtCore, QtWidgets
 
 from model.threads import one_torch_thread
@@ -250,7 +251,10 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.status.setText(self._numbers)
 
     def _fit_controls(self) -> None:
-        """η and the buttons on one row where they fit, else the buttons under η."""
+        """η and the buttons on one row where they fit, else the buttons under η (nothing while the panel is being
+        destroyed: an application font change reached it with its spin box gone, and this raised)."""
+        if not all(map(shiboken6.isValid, (self, self.lr, self.step_button, self.reset_button, self.controls))):
+            return
         row = self.lr.sizeHint().width() + self.step_button.sizeHint().width() + \
             self.reset_button.sizeHint().width() + 40
         want = QtWidgets.QBoxLayout.Direction.LeftToRight if self.width() >= row else \
