@@ -666,8 +666,8 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     assert note("I saw Mein Kampf in a museum in Essen.") is None
     assert note("I like soy milk, and my brother Juan likes tofu.") is None
     assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
-    own = Path(__file__).parents[2] / "benchmarks" / "classroom-own-en-fr.tsv"
-    assert [s for s, _ in read_checks(own) if note(s)] == []
+    for own in ("classroom-own-en-fr.tsv", "classroom-own-en-fr-2.tsv"):
+        assert [s for s, _ in read_checks(Path(__file__).parents[2] / "benchmarks" / own) if note(s)] == []
     french = dataclasses.replace(plain, meta=dict(plain.meta, sentence="Je suis très content de vous voir.",
                                                   model="en-fr"))
     assert result_notes(french, tiny_lm.cfg.max_len)[0].startswith("The text looks like French")
