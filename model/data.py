@@ -1,11 +1,13 @@
 """Parallel corpora: reading TSV or line-aligned files with line-numbered complaints, and token-sized batches."""
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .transformer import BOS, EOS, PAD
@@ -123,17 +125,27 @@ def token_batches(pairs: list[tuple[list[int], list[int]]], max_tokens: int, see
 
 def collate(pairs: list[tuple[list[int], list[int]]], idx: list[int]):
     """(src (B, Ts), tgt_in (B, Tt), tgt_out (B, Tt)) padded with PAD; source ends with </s>."""
-    srcs = [pairs[i][0] + [EOS] for i in idx]
-    tgts = [[BOS] + pairs[i][1] + [EOS] for i in idx]
-    Ts, Tt = max(map(len, srcs)), max(map(len, tgts)) - 1
-    src = torch.full((len(idx), Ts), PAD, dtype=torch.long)
-    tgt_in = torch.full((len(idx), Tt), PAD, dtype=torch.long)
-    tgt_out = torch.full((len(idx), Tt), PAD, dtype=torch.long)
-    for b, (s, t) in enumerate(zip(srcs, tgts)):
-        src[b, : len(s)] = torch.tensor(s)
-        tgt_in[b, : len(t) - 1] = torch.tensor(t[:-1])
-        tgt_out[b, : len(t) - 1] = torch.tensor(t[1:])
-    return src, tgt_in, tgt_out
+    srcs = [pairs[i][0] for i in idx]
+    tgts = [pairs[i][1] for i in idx]
+    return padded(srcs, last=EOS), padded(tgts, first=BOS), padded(tgts, last=EOS)
+
+
+def padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
+    """The rows as one (B, T) tensor padded with PAD, each with `first` before it and `last` after it when given.
+    Filled in one step through a mask (row by row, tensor by tensor, a 16,000-token batch took 35 ms: a third of a
+    GPU update; benchmarks/collate_speed.py)."""
+    lead, tail = int(first is not None), int(last is not None)
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows)) + lead + tail
+    width = int(lengths.max(initial=0))
+    out = np.full((len(rows), width), PAD, dtype=np.int64)
+    cols = np.arange(width)
+    out[(cols >= lead) & (cols < (lengths - tail)[:, None])] = np.fromiter(
+        itertools.chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()) - len(rows) * (lead + tail))
+    if first is not None:
+        out[:, 0] = first
+    if last is not None:
+        out[np.arange(len(rows)), lengths - 1] = last
+    return torch.from_numpy(out)
 
 
 class PieceDropout:
