@@ -16,6 +16,7 @@ from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS
 from .config import ModelConfig
 from .files import atomic_write
 from .tokenizer import TextTokenizer
+from .training_words import read_word_counts
 from .transformer import Transformer
 
 
@@ -41,6 +42,12 @@ class LoadedModel:
         """The model's shape as data (model/schema.py)."""
         from .families.seed_schema import schema
         return schema(self.cfg)
+
+    @cached_property
+    def training_words(self):
+        """How often each word came in the sentences the model learnt from (model/training_words.py), read from
+        its folder once; None for a model without that file."""
+        return read_word_counts(self.path) if self.path is not None else None
 
 
 def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer,

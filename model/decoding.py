@@ -13,6 +13,7 @@ from .beam_tree import GNMT, META_KEY, BeamRecorder, Penalty
 from .checkpoint import LoadedModel
 from .config import METHODS, DecodingSettings  # noqa: F401 (re-exported)
 from .trace import Trace, flatten_record
+from .training_words import rare_words_meta
 from .transformer import BOS, EOS, PAD, Transformer
 
 BEAM_ALPHA = 0.6          # beam search's GNMT length penalty α
@@ -259,7 +260,7 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "positional": bool(lm.model.positional), "lowercases": lm.src_tok.lowercases,
-            "unknown": src.unknown,
+            "unknown": src.unknown, **rare_words_meta(lm, text),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace

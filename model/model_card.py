@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .checkpoint import CARD, WEIGHTS, step_counts
 from .families import load
+from .training_words import FILE as WORDS_FILE, RARE, read_word_counts
 from .data import read_aligned, read_tsv
 from .evaluate import group_references, score, translate_all
 
@@ -90,6 +91,16 @@ def vocabulary(cfg) -> str:
     return f"BPE vocabularies (`tokenizers`): {cfg.src_vocab_size:,} source, {cfg.tgt_vocab_size:,} target"
 
 
+def word_counts_line(folder: Path) -> str:
+    """The card's line on the folder's training_words.tsv (model/training_words.py), "" without one."""
+    counts = read_word_counts(folder)
+    if counts is None:
+        return ""
+    return (f"\n- `{WORDS_FILE}`: in how many of the {counts.sentences:,} source sentences it learnt from each of their "
+            f"{len(counts.counts):,} words comes (casefolded), so that the app names a typed word the model read in "
+            f"fewer than {RARE} of them.")
+
+
 def trained_updates(model: Path) -> str:
     """The card's line on the updates the weights had over all their runs ("" when the metadata does not say)."""
     updates = step_counts(model)[1]
@@ -144,7 +155,7 @@ this project's 2-core CPU machine, bundled with Attention Visualizer for teachin
 - {cfg.N_enc} encoder + {cfg.N_dec} decoder layers, d_model {cfg.d_model}, {cfg.h} heads (d_k {cfg.d_k}), FFN {cfg.d_ff},
   sinusoidal positions, max length {cfg.max_len} tokens; {vocabulary(cfg)}.
 - {lm.model.num_parameters():,} parameters; weights stored as {'float16' if size_mb * 1e6 < lm.model.num_parameters() * 3 else 'float32'}
-  safetensors, {size_mb:.1f} MB.{trained_updates(Path(a.model))}
+  safetensors, {size_mb:.1f} MB.{trained_updates(Path(a.model))}{word_counts_line(Path(a.model))}
 
 ## Training
 Adam (0.9, 0.98), warm-up + inverse-square-root schedule, label smoothing 0.1, dropout {cfg.dropout},

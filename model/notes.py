@@ -96,6 +96,27 @@ def quoted(text: str) -> str:
     return f"“\u2068{text}\u2069”" if rtl else f"“{text}”"
 
 
+def rare_words(trace) -> str | None:
+    """A note naming the input's words that the model read in fewer than five of the sentences it learnt from
+    (model/training_words.py): the bundled en-fr wrote "la camme" for "cinema", a word in none of its 110,901 English
+    sentences, and a class read the attention of a guess as the model's knowledge. None for a model without word
+    counts and a partial result."""
+    rare, n = trace.meta.get("rare_words") or [], trace.meta.get("training_sentences")
+    if not rare or not n or trace.meta.get("partial"):
+        return None
+    def times(k: int) -> str:
+        return "none" if k == 0 else f"only {k:,}" if k > 1 else "only 1"
+    shown = rare[:MAX_NAMED]
+    more = " …" if len(rare) > MAX_NAMED else ""
+    if len(rare) == 1:
+        word, k = shown[0]
+        guess = "is a guess" if k == 0 else "may be wrong"
+        return f"{quoted(word)} is in {times(k)} of the {n:,} sentences this model learnt from: its translation {guess}."
+    parts = [f"{quoted(w)} ({'in none' if k == 0 else f'in {k:,}'})" for w, k in shown]
+    listed = (", ".join(parts[:-1]) + " and " + parts[-1]) if not more else ", ".join(parts) + more
+    return f"{listed} are rare in the {n:,} sentences this model learnt from: their translations may be wrong."
+
+
 def nothing_written(trace) -> str | None:
     """A note when a generated output holds special tokens only ("<pad>" 24 times, or the end at once): the
     command printed an empty line and the window an empty translation, with no word on why. A model with random or
@@ -339,7 +360,8 @@ def result_notes(trace, max_len: int) -> list[str]:
     language, nothing, loop, early = (other_language(trace), nothing_written(trace), repeats_itself(trace),
                                       stopped_early(trace))
     doubted = any(n is not None for n in (language, nothing, loop, early))
-    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), no_mask(trace),
+    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
+             no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -27,6 +27,7 @@ from tqdm import tqdm
 from .assets import CONFIG, SRC_TOK, TGT_TOK
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import ModelLoadError, load_model, save_model, step_counts
+from .training_words import WordCounts
 from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .checks import count_right, read_checks
 from .config import ModelConfig
@@ -595,6 +596,7 @@ def train(a, stop: Stop) -> int:
                        metadata={"steps": init_steps + step, "updates": prior_updates + step})
         for name in (SRC_TOK, TGT_TOK):
             shutil.copy(run.out / name, final / name)
+        WordCounts.of(corpus.src).save(final)      # the words it read, for the note on rare ones
         if valid is not None:
             vloss, bleu, chrf, _ = validate(run, model, valid_pairs, valid_refs, src_tok, tgt_tok)
             run.log(f"final (average of {n}): valid loss {vloss:.3f} BLEU {bleu:.2f} chrF {chrf:.2f}")

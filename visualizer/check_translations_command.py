@@ -1,5 +1,6 @@
 """`attention-visualizer check-translations FILE [--model M] [--beam N]`: translate each English sentence of a
-list and compare with its accepted translations; print each miss and the count.
+list and compare with its accepted translations; print each miss (with its words the model rarely or never read
+in training, when its folder counts them: model/training_words.py) and the count.
 
 FILE holds `English<TAB>accepted translation|another accepted translation` lines (blank lines and lines starting
 with # are skipped). A translation is right when it equals an accepted one ignoring case, the spacing before
@@ -34,12 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     if (note := scoring_note(lm)) is not None:
         print(f"note: {note}", file=sys.stderr)
     outputs = translate_all(lm, [s for s, _ in checks], a.beam)
-    right = 0
+    right, counts = 0, getattr(lm, "training_words", None)
     for (source, accepted), output in zip(checks, outputs):
         if is_right(output, accepted):
             right += 1
             continue
         print(f"miss: {source}\n  got:      {output}\n  accepted: {' | '.join(accepted)}")
+        if counts is not None and (rare := counts.rare(source)):      # a miss the data explains, said as such
+            print(f"  rare:     {', '.join(f'{w} in {n:,}' for w, n in rare)} of the {counts.sentences:,} "
+                  "training sentences")
     print(f"{right} of {len(checks)} right", flush=True)
     if right < len(checks):       # exit 1, with the one line every failing command ends with
         raise CommandError(f"{len(checks) - right} of {len(checks)} translations missed")

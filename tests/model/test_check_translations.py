@@ -66,6 +66,20 @@ def test_check_translations_prints_each_miss_and_the_count(trained_model, tmp_pa
     assert capsys.readouterr().out == "3 of 3 right\n"
 
 
+def test_a_miss_names_the_words_the_model_never_read_in_training(trained_model, tmp_path, capsys):
+    """The trainer counted its corpus' words (training_words.tsv): "zebra" is in none of its 300 sentences."""
+    lm = load(trained_model)
+    checks = tmp_path / "checks.tsv"
+    checks.write_text("red zebra\tpas ça\nred cat\tpas ça non plus\n", encoding="utf-8")
+    capsys.readouterr()
+    assert check_main([str(checks), "--model", str(trained_model)]) == 1
+    n = lm.training_words.sentences
+    assert capsys.readouterr().out.splitlines() == [
+        "miss: red zebra", f"  got:      {translate(lm, 'red zebra').text}", "  accepted: pas ça",
+        f"  rare:     zebra in 0 of the {n:,} training sentences",
+        "miss: red cat", f"  got:      {translate(lm, 'red cat').text}", "  accepted: pas ça non plus", "0 of 2 right"]
+
+
 @pytest.mark.parametrize("content, words", [
     ("", "no sentences to check"),
     ("the cat\n", ":1: expected English<TAB>accepted translations separated by |"),

@@ -70,3 +70,12 @@ def test_the_curve_counts_the_check_list_where_the_run_had_one(tmp_path):
     assert rows[0].endswith("| valid chrF | right of own.tsv (greedy) |")
     assert rows[2:] == ["| 500 | 1.118 | 40.59 | 59.37 | 34 of 40 |", "| 1,000 | 1.100 | 41.00 | 59.90 | 36 of 40 |",
                         "| the average of the last 10 checkpoints, at 1,000 | 1.000 | 45.00 | 62.00 | 38 of 40 |"]
+
+
+def test_the_card_says_how_many_sentences_the_word_counts_come_from(tmp_path):
+    from model.model_card import word_counts_line
+    from model.training_words import WordCounts
+    assert word_counts_line(tmp_path) == ""
+    WordCounts.of(["The cat sat.", "A dog sat.", "The cat sat."]).save(tmp_path)
+    assert word_counts_line(tmp_path).startswith("\n- `training_words.tsv`: in how many of the 2 source sentences it "
+                                                 "learnt from each of their 5 words comes")

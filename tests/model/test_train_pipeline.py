@@ -17,6 +17,7 @@ from model.decoding import translate
 from model.evaluate import main as evaluate_main
 from model.checkpoint import step_counts
 from model.train import cooldown_factor
+from model.training_words import read_word_counts
 from model.train import main as train_main
 
 WORDS_EN = "red blue green big small cat dog car house tree bird fish".split()
@@ -56,6 +57,11 @@ def test_train_save_load_translate_evaluate(tmp_path, capsys):
     assert 0.0 <= float(parts[1]) <= 100.0 and 0.0 <= float(parts[3]) <= 100.0
     log = (tmp_path / "run" / "train.log").read_text()
     assert "finished: 40 steps" in log
+    counts = read_word_counts(folder)                      # the words it read, for the note on rare ones
+    english = list(dict.fromkeys(line.split("\t")[0] for line in tsv.read_text(encoding="utf-8").splitlines()))
+    assert counts.sentences == len(english)
+    assert counts.counts == {w: sum(w in s.split() for s in english) for w in WORDS_EN if any(w in s.split() for s in english)}
+    assert translate(lm, "red zebra").trace.meta["rare_words"] == [["zebra", 0]]
 
 
 def test_resume_continues_with_the_same_step_count_and_weights(tmp_path):

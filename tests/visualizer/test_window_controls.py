@@ -1,6 +1,7 @@
 """The window's controls: target, decoding, positional encoding, model picker, keys, docks, notices, errors."""
 from __future__ import annotations
 
+import shutil
 import time
 
 import numpy as np
@@ -1034,3 +1035,26 @@ def test_an_unexpected_error_in_the_window_is_logged_and_said_in_one_line(qtbot,
     message = window.statusBar().whole_message()
     assert message.startswith("Something went wrong (KeyError: 'self'); the app goes on, and the details are in ")
     assert message.endswith("errors.log")
+
+
+def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(qtbot, tiny_model_dir, tmp_path,
+                                                                              settings):
+    from model.training_words import WordCounts
+    from visualizer.window import MainWindow
+    folder = tmp_path / "counted"
+    shutil.copytree(tiny_model_dir, folder)
+    WordCounts(20, {"the": 20, "cat": 12, "sat": 9, "on": 15, "mat": 6}).save(folder)
+    w = MainWindow(model=str(folder), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat on the mat")
+    assert "learnt from" not in w.inputs.notice.text()
+    w.inputs.sentence.setText("the zebra sat on the mat")
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the zebra sat on the mat")
+    notice = w.inputs.notice
+    assert notice.isVisible()
+    assert "“zebra” is in none of the 20 sentences this model learnt from" in notice.text() + notice.toolTip()
+    w.inputs.sentence.setText("the cat sat")
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat")
+    assert "zebra" not in notice.text() + notice.toolTip()
+    w.runs.runner.wait(10000)

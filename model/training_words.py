@@ -1,0 +1,108 @@
+"""How often each word of a model's training sources came, kept beside its weights (training_words.tsv), so that a
+translation can say which of the sentence's words the model rarely or never read: "cinema" is in none of the
+110,901 English sentences the bundled en-fr model learnt from, and it wrote "la camme" for it. No torch here."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .files import atomic_write
+
+FILE = "training_words.tsv"
+RARE = 5                  # a word read fewer times than this is named in the note
+HEADER = "# sentences"    # the file's first line: "# sentences<TAB>N", then "word<TAB>count" lines, most common first
+
+# letters, with inner apostrophes ("don't", "aujourd'hui"); digits and underscores split words and are not counted
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def words(text: str) -> list[str]:
+    """The words of a text as they are counted: casefolded, "grandmother's" as "grandmother"."""
+    found = (_POSSESSIVE.sub("", w.casefold().replace("’", "'")) for w in _WORD.findall(text))
+    return [w for w in found if w]
+
+
+@dataclass(frozen=True)
+class WordCounts:
+    sentences: int            # distinct source sentences counted (a sentence of several pairs once)
+    counts: dict[str, int]    # casefolded word → how many of those sentences held it (once a sentence)
+
+    @classmethod
+    def of(cls, sentences: Iterable[str]) -> "WordCounts":
+        distinct = dict.fromkeys(sentences)
+        counts = Counter(w for s in distinct for w in set(words(s)))
+        return cls(len(distinct), dict(counts))
+
+    def rare(self, text: str, below: int = RARE) -> list[tuple[str, int]]:
+        """The text's words read in fewer than `below` training sentences, each once, in the text's order, as
+        (the word as typed, its count)."""
+        seen, found = set(), []
+        for typed in _WORD.findall(text):
+            key = (words(typed) or [""])[0]
+            n = self.counts.get(key, 0)
+            if key and key not in seen and n < below:
+                seen.add(key)
+                found.append((_POSSESSIVE.sub("", typed), n))
+        return found
+
+    def save(self, folder: str | Path) -> Path:
+        """Write FILE in folder (whole or not at all)."""
+        path = Path(folder) / FILE
+        ranked = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = f"{HEADER}\t{self.sentences}\n" + "".join(f"{w}\t{n}\n" for w, n in ranked)
+        atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        return path
+
+
+def read_word_counts(folder: str | Path) -> WordCounts | None:
+    """A model folder's word counts; None when it has none or the file cannot be read as one (the file only adds a
+    note, so a broken one must not keep the model from opening). Lines that are not "word<TAB>count" are skipped."""
+    path = Path(folder) / FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    head = lines[0].split("\t") if lines else []
+    if len(head) != 2 or head[0] != HEADER or not head[1].isdigit():
+        return None
+    counts = {}
+    for line in lines[1:]:
+        word, _, n = line.partition("\t")
+        if word and n.isdigit():
+            counts[word] = int(n)
+    return WordCounts(int(head[1]), counts)
+
+
+def rare_words_meta(lm, text: str) -> dict:
+    """The trace's meta entries for the note on rare words: the text's rare words with their counts, and how many
+    sentences were counted; {} for a model without counts."""
+    counts = getattr(lm, "training_words", None)
+    if counts is None:
+        return {}
+    return {"rare_words": [[w, n] for w, n in counts.rare(text)], "training_sentences": counts.sentences}
+
+
+def main(argv=None) -> int:
+    """python -m model.training_words FOLDER FILE …: write FOLDER/training_words.tsv from the source sentences of
+    the files a model learnt from (a TSV's first column, or a file of one sentence a line)."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m model.training_words", description=main.__doc__.split(":", 1)[1])
+    p.add_argument("folder", help="the model folder")
+    p.add_argument("files", nargs="+", help="training files: source<TAB>target lines, or one sentence a line")
+    a = p.parse_args(argv)
+    sentences = []
+    for name in a.files:
+        with open(name, encoding="utf-8") as f:
+            sentences += [line.split("\t", 1)[0].strip() for line in f if line.strip()]
+    counts = WordCounts.of(sentences)
+    path = counts.save(a.folder)
+    print(f"{path}: {len(counts.counts):,} words of {counts.sentences:,} sentences")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""The counts of the words a model learnt from (training_words.tsv): counted, written and read back, and the note
+they give a translation whose sentence holds a word the model rarely or never read."""
+from __future__ import annotations
+
+import shutil
+
+from hypothesis import given, settings, strategies as st
+
+from model import load, translate
+from model.checkpoint import MODELS_DIR
+from model.notes import rare_words, result_notes
+from model.training_words import FILE, RARE, WordCounts, main as words_main, read_word_counts, words
+
+VOCAB = ["cat", "dog", "mat", "the", "sat", "on", "red", "car", "Paris", "don't", "élève", "über"]
+
+
+def test_words_are_casefolded_without_digits_possessives_or_punctuation():
+    assert words("The cat's mat, 3 dogs & Tom's 2nd car!") == ["the", "cat", "mat", "dogs", "tom", "nd", "car"]
+    assert words("I don’t know L'ÉLÈVE.") == ["i", "don't", "know", "l'élève"]
+    assert words("") == [] and words("123 … !!") == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=20))
+def test_counts_are_the_number_of_distinct_sentences_holding_each_word(tmp_path_factory, sentences):
+    counts = WordCounts.of(sentences + sentences[:1])                # a repeated sentence is counted once
+    distinct = set(sentences)
+    assert counts.sentences == len(distinct)
+    for w in {w.casefold() for w in VOCAB}:
+        assert counts.counts.get(w, 0) == sum(w in s.casefold().split() for s in distinct)
+    folder = tmp_path_factory.mktemp("words")
+    counts.save(folder)
+    assert read_word_counts(folder) == counts                         # written and read back whole
+    assert [p.name for p in folder.iterdir()] == [FILE]               # no temporary file left beside it
+
+
+def test_rare_names_each_word_under_the_threshold_once_in_the_sentence_order():
+    counts = WordCounts(100, {"the": 90, "and": 50, "cat": RARE, "mat": RARE - 1, "tom": 2})
+    assert counts.rare("The cinema, the mat and the CINEMA; Tom's cat") == [("cinema", 0), ("mat", RARE - 1),
+                                                                           ("Tom", 2)]
+    assert counts.rare("the cat") == [] and counts.rare("") == []
+
+
+def test_a_broken_or_missing_file_means_no_counts_and_bad_lines_are_skipped(tmp_path):
+    assert read_word_counts(tmp_path) is None                         # none
+    (tmp_path / FILE).write_bytes(b"\xff\xfe\x00garbage")
+    assert read_word_counts(tmp_path) is None                         # not UTF-8
+    (tmp_path / FILE).write_text("cat\t3\n", encoding="utf-8")
+    assert read_word_counts(tmp_path) is None                         # no header
+    (tmp_path / FILE).write_text("# sentences\t7\ncat\t3\nno count here\ndog\tmany\n\t4\nmat\t1\n", encoding="utf-8")
+    assert read_word_counts(tmp_path) == WordCounts(7, {"cat": 3, "mat": 1})
+
+
+def test_the_command_counts_tsv_sources_and_plain_lines(tmp_path, capsys):
+    (tmp_path / "a.tsv").write_text("The cat sat.\tLe chat.\nThe cat sat.\tLe chat s'assit.\nA dog.\tUn chien.\n",
+                                    encoding="utf-8")
+    (tmp_path / "b.en").write_text("A red car.\n\n", encoding="utf-8")
+    assert words_main([str(tmp_path), str(tmp_path / "a.tsv"), str(tmp_path / "b.en")]) == 0
+    got = read_word_counts(tmp_path)
+    assert got.sentences == 3 and got.counts == {"the": 1, "cat": 1, "sat": 1, "a": 2, "dog": 1, "red": 1, "car": 1}
+    assert "7 words of 3 sentences" in capsys.readouterr().out
+
+
+def test_a_model_folder_with_counts_notes_the_rare_words_of_a_sentence(tiny_model_dir, tmp_path):
+    folder = tmp_path / "tiny"
+    shutil.copytree(tiny_model_dir, folder)
+    WordCounts(50, {"the": 40, "cat": 30, "sat": 9, "on": 30, "mat": 1}).save(folder)
+    lm = load(folder)
+    trace = translate(lm, "the cat sat on the mat with Zorro").trace
+    assert trace.meta["rare_words"] == [["mat", 1], ["with", 0], ["Zorro", 0]]
+    assert trace.meta["training_sentences"] == 50
+    note = rare_words(trace)
+    assert note in result_notes(trace, lm.cfg.max_len)
+    assert note.startswith("“mat” (in 1), “with” (in none) and “Zorro” (in none) are rare in the 50 sentences")
+    assert rare_words(translate(lm, "the cat sat on the").trace) is None
+    one = rare_words(translate(lm, "the cat sat on the mat").trace)
+    assert one.startswith("“mat” is in only 1 of the 50 sentences this model learnt from: its translation may be")
+
+
+def test_a_model_folder_without_counts_has_no_such_note(tiny_lm):
+    trace = translate(tiny_lm, "the zebra sat on the mat").trace
+    assert "rare_words" not in trace.meta and rare_words(trace) is None
+
+
+def test_the_bundled_translators_count_the_english_they_learnt_from():
+    fr, de = load("en-fr"), load("en-de")
+    assert fr.training_words.sentences == 110_901 and de.training_words.sentences == 28_991
+    assert read_word_counts(MODELS_DIR / "en-fr") == fr.training_words
+    # the own list's cinema (never read) came out as "la camme": the note says why
+    trace = translate(fr, "We are going to the cinema tonight.").trace
+    assert trace.meta["rare_words"] == [["cinema", 0]]
+    assert "“cinema” is in none of the 110,901 sentences" in rare_words(trace)
+    assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
