@@ -97,7 +97,7 @@ def word_counts_line(folder: Path) -> str:
     if counts is None:
         return ""
     return (f"\n- `{WORDS_FILE}`: in how many of the {counts.sentences:,} source sentences it learnt from each of their "
-            f"{len(counts.counts):,} words comes (casefolded), so that the app names a typed word the model read in "
+            f"{len(counts.counts):,} words comes (casefolded), so that the app names a typed word that is in "
             f"fewer than {RARE} of them.")
 
 

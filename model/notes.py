@@ -97,7 +97,7 @@ def quoted(text: str) -> str:
 
 
 def rare_words(trace) -> str | None:
-    """A note naming the input's words that the model read in fewer than five of the sentences it learnt from
+    """A note naming the input's words that are in fewer than RARE (3) of the sentences the model learnt from
     (model/training_words.py): the bundled en-fr wrote "la camme" for "cinema", a word in none of its 110,901 English
     sentences, and a class read the attention of a guess as the model's knowledge. None for a model without word
     counts and a partial result."""
