@@ -91,3 +91,13 @@ def test_the_bundled_translators_count_the_english_they_learnt_from():
     assert trace.meta["rare_words"] == [["cinema", 0]]
     assert "“cinema” is in none of the 110,901 sentences" in rare_words(trace)
     assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gives_rare_words_that_are_in_it_each_once(text):
+    counts = WordCounts(10, {"the": 5, "cat": 1})
+    rare = counts.rare(text)
+    keys = [words(w)[0] for w, _ in rare]
+    assert len(keys) == len(set(keys)) and "the" not in keys
+    assert all(w in text and n == counts.counts.get(k, 0) < RARE for (w, n), k in zip(rare, keys))
