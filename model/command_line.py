@@ -65,6 +65,21 @@ def model_argument(p: argparse.ArgumentParser) -> None:
                                                  "cache (default: en-fr if bundled)")
 
 
+def device_kind(p: argparse.ArgumentParser, value: str, instead: str) -> str:
+    """"cpu" or "cuda" for a --device value; a usage error for another kind, or for cuda where torch sees no GPU
+    (instead: what to do then, said in the message)."""
+    import torch
+    try:
+        kind = torch.device(value).type
+    except RuntimeError:
+        kind = None
+    if kind not in ("cpu", "cuda"):
+        p.error(f"--device {value}: give cpu or cuda")
+    if kind == "cuda" and not torch.cuda.is_available():
+        p.error(f"--device cuda: torch sees no CUDA GPU on this machine ({instead})")
+    return kind
+
+
 def one_line(text: str) -> str:
     lines = [s.strip() for s in str(text).splitlines() if s.strip()]
     return " ".join(lines) if lines else ""

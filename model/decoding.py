@@ -336,8 +336,11 @@ def greedy_batch(model: Transformer | Sequence[Transformer], batch_src: list[lis
     tgt = torch.full((len(batch_src), 1), BOS, dtype=torch.long, device=device)
     done = torch.zeros(len(batch_src), dtype=torch.bool, device=device)
     max_len = min(m.cfg.max_len for m in models)
-    steps = min(max_len - 1, max_new if max_new is not None else 2 * Ts + 10)
-    for _ in range(steps):
+    # each row's own limit, as decode_ids gives it alone: a row that never ends must not run on for its batch's
+    # longest source (its output would then depend on the sentences it was batched with)
+    limits = torch.tensor([min(max_len - 1, max_new if max_new is not None else 2 * len(s) + 10) for s in batch_src],
+                          device=device)                                                       # (B,)
+    for step in range(int(limits.max())):
         if len(models) == 1:
             scores = _next_logits(models[0], tgt, *encoded[0], caches[0])                     # (B, V_y)
         else:
@@ -345,7 +348,7 @@ def greedy_batch(model: Transformer | Sequence[Transformer], batch_src: list[lis
                          for m, (memory, mask), cache in zip(models, encoded, caches)) / len(models)
         nxt = scores.argmax(-1).masked_fill(done, PAD)                                       # (B,)
         tgt = torch.cat([tgt, nxt[:, None]], dim=1)
-        done |= nxt == EOS
+        done |= (nxt == EOS) | (limits <= step + 1)
         if bool(done.all()):
             break
     out = []

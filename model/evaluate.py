@@ -12,7 +12,7 @@ from sacrebleu.significance import PairedTest
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, load_baseline
 from .checkpoint import LoadedModel, ModelLoadError
 from .checks import alternatives
-from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, writable_file
+from .command_line import ArgumentParser, CommandError, UsageError, beam_width, command, device_kind, writable_file
 from .data import CorpusError, read_aligned, read_tsv, report_problems
 from .families import load, scoring_note, writes_text
 from .files import atomic_write
@@ -158,7 +158,15 @@ def main(argv: list[str] | None = None) -> int:
                         "(English<TAB>one | another): each becomes a reference of its own")
     p.add_argument("--strict", action="store_true", help="a malformed line is an error (else it is skipped and "
                                                          "counted)")
+    p.add_argument("--device", default="cpu", help="where to translate: cpu (default), or cuda for a GPU (greedy "
+                                                   "only): a teacher's translations of a whole corpus")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences decoded at once, greedy (default 64)")
     a = p.parse_args(argv)
+    a.device = device_kind(p, a.device, "translate with --device cpu")
+    if a.device == "cuda" and a.beam > 1:
+        p.error("--device cuda decodes greedily: leave --beam out, or translate with --device cpu")
+    if a.batch_size < 1:
+        p.error(f"--batch-size {a.batch_size}: give 1 or more")
     if a.limit is not None and a.limit < 1:
         p.error(f"--limit {a.limit}: score at least the first sentence (--limit 1), or leave --limit out for all")
     if not (a.tsv or (a.src and a.ref)):
@@ -183,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(why)
     except (CorpusError, ModelLoadError, ValueError) as e:
         raise UsageError(str(e)) from None
+    if a.device == "cuda":
+        for model in (m for m in (lm, baseline, *ensemble) if m is not None):
+            if getattr(model, "family", "seed") != "seed":
+                raise UsageError(f"--device cuda: {model.name} is not one of this project's models; translate it "
+                                 "with --device cpu")
+            model.model.to(a.device)
     report_problems(corpus)
     for model in (lm, baseline):
         if model is not None and (note := scoring_note(model)) is not None:
@@ -192,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         refs = [[alt for ref in rs for alt in alternatives(ref)] or rs for rs in refs]
     if a.limit is not None:
         sources, refs = sources[: a.limit], refs[: a.limit]
-    hyps = translate_all(lm, sources, a.beam, ensemble=ensemble,
+    hyps = translate_all(lm, sources, a.beam, a.batch_size, ensemble=ensemble,
                          progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))
     if a.hyps:
         try:
@@ -204,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}{skipped}")
     print(f"BLEU {bleu:.2f} chrF {chrf:.2f}")
     if baseline is not None:
-        base_hyps = translate_all(baseline, sources, a.beam, progress=lambda n, t: print(
+        base_hyps = translate_all(baseline, sources, a.beam, a.batch_size, progress=lambda n, t: print(
             f"translated {n}/{t} with {a.against}", file=sys.stderr, flush=True))
         print("\n".join(compare(base_hyps, hyps, refs, a.lowercase).lines(a.against, a.model)))
     return 0

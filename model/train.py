@@ -28,7 +28,7 @@ from .assets import CONFIG, SRC_TOK, TGT_TOK
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import ModelLoadError, load_model, save_model, step_counts
 from .training_words import WordCounts
-from .command_line import ArgumentParser, UsageError, command, writable_folder
+from .command_line import ArgumentParser, UsageError, command, device_kind, writable_folder
 from .checks import count_right, read_checks
 from .config import ModelConfig
 from .data import CorpusError, PieceDropout, collate, read_aligned, read_tsv, report_problems, token_batches
@@ -129,15 +129,7 @@ def parse_args(argv=None):
         p.error("--rdrop needs --dropout above 0: without dropout both passes are the same")
     if not 0 <= a.dropout < 1 or not 0 <= a.label_smoothing < 1 or not 0 <= a.bpe_dropout < 1:
         p.error("--dropout, --label-smoothing and --bpe-dropout must be in [0, 1)")
-    try:
-        kind = torch.device(a.device).type
-    except RuntimeError:
-        kind = None
-    if kind not in ("cpu", "cuda"):
-        p.error(f"--device {a.device}: give cpu or cuda")
-    a.device = kind
-    if a.device == "cuda" and not torch.cuda.is_available():
-        p.error("--device cuda: torch sees no CUDA GPU on this machine (train with --device cpu)")
+    a.device = device_kind(p, a.device, "train with --device cpu")
     writable_folder(a.out)
     return a
 
