@@ -260,7 +260,9 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "positional": bool(lm.model.positional), "lowercases": lm.src_tok.lowercases,
-            "unknown": src.unknown, **rare_words_meta(lm, text),
+            "unknown": src.unknown,
+            # the words the encoder read: a long paste's cut words are not the model's to know
+            **rare_words_meta(lm, lm.src_tok.decode(src.ids[:-1]) if src.truncated else text),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == run:
         t = previous.trace

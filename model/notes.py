@@ -99,22 +99,36 @@ def quoted(text: str) -> str:
 def rare_words(trace) -> str | None:
     """A note naming the input's words that are in fewer than RARE (3) of the sentences the model learnt from
     (model/training_words.py): the bundled en-fr wrote "la camme" for "cinema", a word in none of its 110,901 English
-    sentences, and a class read the attention of a guess as the model's knowledge. None for a model without word
-    counts and a partial result."""
+    sentences, and a class read the attention of a guess as the model's knowledge. Its claim (before the colon, all
+    a compact window shows) says what the model read; then what follows for a translation, or for the predictions
+    along a given target (the target is the user's, not a guess). None for a model without word counts and a
+    partial result."""
     rare, n = trace.meta.get("rare_words") or [], trace.meta.get("training_sentences")
     if not rare or not n or trace.meta.get("partial"):
         return None
-    def times(k: int) -> str:
-        return "none" if k == 0 else f"only {k:,}" if k > 1 else "only 1"
-    shown = rare[:MAX_NAMED]
-    more = " …" if len(rare) > MAX_NAMED else ""
-    if len(rare) == 1:
-        word, k = shown[0]
-        guess = "is a guess" if k == 0 else "may be wrong"
-        return f"{quoted(word)} is in {times(k)} of the {n:,} sentences this model learnt from: its translation {guess}."
-    parts = [f"{quoted(w)} ({'in none' if k == 0 else f'in {k:,}'})" for w, k in shown]
-    listed = (", ".join(parts[:-1]) + " and " + parts[-1]) if not more else ", ".join(parts) + more
-    return f"{listed} are rare in the {n:,} sentences this model learnt from: their translations may be wrong."
+    shown, left = rare[:MAX_NAMED], len(rare) - MAX_NAMED
+    never = [quoted(w) for w, k in shown if k == 0]
+    counts = sorted({k for _, k in shown if k > 0})           # "“a” only once, “b” and “c” only twice"
+    seldom = [f"{and_list([quoted(w) for w, k in shown if k == c])} {TIMES.get(c, f'only {c:,} times')}"
+              for c in counts]
+    read = ", and ".join(filter(None, (f"never read {and_list(never)}" if never else "",
+                                       f"read {', '.join(seldom)}" if seldom else "")))
+    more = f" ({left} more word{'s' if left > 1 else ''} too)" if left > 0 else ""
+    one, unseen = len(rare) == 1, not seldom
+    if trace.meta.get("mode") == "teacher-forced":
+        then = f"what it predicts for {'it' if one else 'them'} {'is a guess' if unseen and one else 'may be poor'}"
+    else:
+        then = (f"its translation {'is a guess' if unseen else 'may be wrong'}" if one else
+                "their translations may be wrong")
+    return f"In its {n:,} training sentences this model {read}{more}: {then}."
+
+
+TIMES = {1: "only once", 2: "only twice"}
+
+
+def and_list(items: list[str]) -> str:
+    """“a”, “a and b”, “a, b and c”."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def nothing_written(trace) -> str | None:

@@ -4,11 +4,13 @@ translation can say which of the sentence's words the model rarely or never read
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .files import atomic_write
 
 FILE = "training_words.tsv"
@@ -16,15 +18,28 @@ RARE = 3                  # a word in fewer training sentences than this is name
                           # en-fr's, came out right; at 3 the flagged validation sentences score lower still)
 HEADER = "# sentences"    # the file's first line: "# sentences<TAB>N", then "word<TAB>count" lines, most common first
 
-# letters, with inner apostrophes ("don't", "aujourd'hui"); digits and underscores split words and are not counted
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_POSSESSIVE = re.compile(r"['’]s$")
+# words: letters with inner apostrophes ("don't", "aujourd'hui"); a run holding a digit or an underscore ("2nd",
+# "COVID19") is no word, and neither is one of a script written without spaces (Chinese, Japanese, Thai …), where a
+# run is a whole clause
+_RUN = re.compile(r"\w+(?:['’]\w+)*")
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+_UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x3400, 0x4DBF),
+             (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))
+
+
+def _is_word(run: str) -> bool:
+    return not any(c.isdigit() or c == "_" or any(lo <= ord(c) <= hi for lo, hi in _UNSPACED) for c in run)
+
+
+def typed_words(text: str) -> list[str]:
+    """The words of a text as written (composed: "nai\u0308ve" is "naïve"), without a possessive's 's."""
+    runs = _RUN.findall(unicodedata.normalize("NFC", text))
+    return [w for w in (_POSSESSIVE.sub("", r) for r in runs if _is_word(r)) if w]
 
 
 def words(text: str) -> list[str]:
-    """The words of a text as they are counted: casefolded, "grandmother's" as "grandmother"."""
-    found = (_POSSESSIVE.sub("", w.casefold().replace("’", "'")) for w in _WORD.findall(text))
-    return [w for w in found if w]
+    """The words of a text as they are counted: casefolded, "grandmother's" as "grandmother", ’ as '."""
+    return [w.casefold().replace("’", "'") for w in typed_words(text)]
 
 
 @dataclass(frozen=True)
@@ -42,12 +57,11 @@ class WordCounts:
         """The text's words read in fewer than `below` training sentences, each once, in the text's order, as
         (the word as typed, its count)."""
         seen, found = set(), []
-        for typed in _WORD.findall(text):
-            key = (words(typed) or [""])[0]
+        for typed, key in zip(typed_words(text), words(text)):
             n = self.counts.get(key, 0)
-            if key and key not in seen and n < below:
+            if key not in seen and n < below:
                 seen.add(key)
-                found.append((_POSSESSIVE.sub("", typed), n))
+                found.append((typed, n))
         return found
 
     def save(self, folder: str | Path) -> Path:
@@ -87,18 +101,24 @@ def rare_words_meta(lm, text: str) -> dict:
     return {"rare_words": [[w, n] for w, n in counts.rare(text)], "training_sentences": counts.sentences}
 
 
+@command
 def main(argv=None) -> int:
     """python -m model.training_words FOLDER FILE …: write FOLDER/training_words.tsv from the source sentences of
     the files a model learnt from (a TSV's first column, or a file of one sentence a line)."""
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m model.training_words", description=main.__doc__.split(":", 1)[1])
+    p = ArgumentParser(prog="python -m model.training_words", description=main.__doc__.split(":", 1)[1])
     p.add_argument("folder", help="the model folder")
     p.add_argument("files", nargs="+", help="training files: source<TAB>target lines, or one sentence a line")
     a = p.parse_args(argv)
+    if not Path(a.folder).is_dir():
+        raise UsageError(f"{a.folder}: not a folder (give the model's folder)")
+    writable_folder(a.folder, "FOLDER")
     sentences = []
     for name in a.files:
-        with open(name, encoding="utf-8") as f:
-            sentences += [line.split("\t", 1)[0].strip() for line in f if line.strip()]
+        try:
+            with open(name, encoding="utf-8") as f:
+                sentences += [line.split("\t", 1)[0].strip() for line in f if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"{name}: cannot be read as UTF-8 text ({getattr(e, 'strerror', None) or e})") from None
     counts = WordCounts.of(sentences)
     path = counts.save(a.folder)
     print(f"{path}: {len(counts.counts):,} words of {counts.sentences:,} sentences")

@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"miss: {source}\n  got:      {output}\n  accepted: {' | '.join(accepted)}")
         if counts is not None and (rare := counts.rare(source)):      # a miss the data explains, said as such
-            print(f"  rare:     {', '.join(f'{w} in {n:,}' for w, n in rare)} of the {counts.sentences:,} "
-                  "training sentences")
+            print(f"  rare:     {', '.join(f'{w} in {n:,}' if n else f'{w} in none' for w, n in rare)} of the "
+                  f"{counts.sentences:,} training sentences")
     print(f"{right} of {len(checks)} right", flush=True)
     if right < len(checks):       # exit 1, with the one line every failing command ends with
         raise CommandError(f"{len(checks) - right} of {len(checks)} translations missed")

@@ -76,7 +76,7 @@ def test_a_miss_names_the_words_the_model_never_read_in_training(trained_model, 
     n = lm.training_words.sentences
     assert capsys.readouterr().out.splitlines() == [
         "miss: red zebra", f"  got:      {translate(lm, 'red zebra').text}", "  accepted: pas ça",
-        f"  rare:     zebra in 0 of the {n:,} training sentences",
+        f"  rare:     zebra in none of the {n:,} training sentences",
         "miss: red cat", f"  got:      {translate(lm, 'red cat').text}", "  accepted: pas ça non plus", "0 of 2 right"]
 
 

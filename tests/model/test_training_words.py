@@ -15,9 +15,12 @@ VOCAB = ["cat", "dog", "mat", "the", "sat", "on", "red", "car", "Paris", "don't"
 
 
 def test_words_are_casefolded_without_digits_possessives_or_punctuation():
-    assert words("The cat's mat, 3 dogs & Tom's 2nd car!") == ["the", "cat", "mat", "dogs", "tom", "nd", "car"]
+    assert words("The cat's mat, 3 dogs & TOM'S 2nd car! COVID19 e-mail") == ["the", "cat", "mat", "dogs", "tom",
+                                                                             "car", "e", "mail"]
     assert words("I don’t know L'ÉLÈVE.") == ["i", "don't", "know", "l'élève"]
-    assert words("") == [] and words("123 … !!") == []
+    assert words("nai\u0308ve") == words("naïve") == ["naïve"]           # a decomposed paste is the same word
+    assert words("Москва 東京に行きます") == ["москва"]                      # an unspaced script's clause is no word
+    assert words("") == [] and words("123 … !! 🍕") == []
 
 
 @settings(max_examples=60, deadline=None)
@@ -71,10 +74,21 @@ def test_a_model_folder_with_counts_notes_the_rare_words_of_a_sentence(tiny_mode
     assert trace.meta["training_sentences"] == 50
     note = rare_words(trace)
     assert note in result_notes(trace, lm.cfg.max_len)
-    assert note.startswith("“mat” (in 1), “with” (in none) and “Zorro” (in none) are rare in the 50 sentences")
+    assert note == ("In its 50 training sentences this model never read “with” and “Zorro”, and read “mat” only "
+                    "once: their translations may be wrong.")
     assert rare_words(translate(lm, "the cat sat on the").trace) is None
-    one = rare_words(translate(lm, "the cat sat on the mat").trace)
-    assert one.startswith("“mat” is in only 1 of the 50 sentences this model learnt from: its translation may be")
+    assert rare_words(translate(lm, "the cat sat on the mat").trace) == (
+        "In its 50 training sentences this model read “mat” only once: its translation may be wrong.")
+    # a given target is the user's, not a guess: the note is about the model's predictions along it
+    forced = translate(lm, "the zebra", target="le zèbre").trace
+    assert rare_words(forced) == ("In its 50 training sentences this model never read “zebra”: what it predicts for "
+                                  "it is a guess.")
+    many = rare_words(translate(lm, "a b c d e f g").trace)
+    assert many.startswith("In its 50 training sentences this model never read “a”, “b”, “c”, “d” and “e” (2 more "
+                           "words too): their translations")
+    # a long paste is cut at the model's length: the words after the cut were never read, so never named
+    long = translate(lm, "the cat " * 40 + "zebra").trace
+    assert long.meta["truncated"] > 0 and long.meta["rare_words"] == []
 
 
 def test_a_model_folder_without_counts_has_no_such_note(tiny_lm):
@@ -89,7 +103,8 @@ def test_the_bundled_translators_count_the_english_they_learnt_from():
     # the own list's cinema (never read) came out as "la camme": the note says why
     trace = translate(fr, "We are going to the cinema tonight.").trace
     assert trace.meta["rare_words"] == [["cinema", 0]]
-    assert "“cinema” is in none of the 110,901 sentences" in rare_words(trace)
+    assert rare_words(trace) == ("In its 110,901 training sentences this model never read “cinema”: its "
+                                 "translation is a guess.")
     assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
 
 
@@ -101,3 +116,11 @@ def test_any_text_gives_rare_words_that_are_in_it_each_once(text):
     keys = [words(w)[0] for w, _ in rare]
     assert len(keys) == len(set(keys)) and "the" not in keys
     assert all(w in text and n == counts.counts.get(k, 0) < RARE for (w, n), k in zip(rare, keys))
+
+
+def test_the_command_refuses_a_missing_folder_or_file_in_one_line(tmp_path, capsys):
+    assert words_main([str(tmp_path / "no"), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("no: not a folder (give the model's folder)")
+    assert words_main([str(tmp_path), str(tmp_path / "none.tsv")]) == 2
+    assert "none.tsv: cannot be read as UTF-8 text" in capsys.readouterr().err
+    assert not (tmp_path / FILE).exists()
