@@ -27,7 +27,6 @@ from tqdm import tqdm
 from .assets import CONFIG, SRC_TOK, TGT_TOK
 from .baseline import WEIGHTS as BASELINE_WEIGHTS, BaselineTransformer
 from .checkpoint import ModelLoadError, load_model, save_model, step_counts
-from .training_words import WordCounts
 from .command_line import ArgumentParser, UsageError, command, device_kind, writable_folder
 from .checks import count_right, read_checks
 from .config import ModelConfig
@@ -35,6 +34,7 @@ from .data import CorpusError, PieceDropout, collate, read_aligned, read_tsv, re
 from .files import atomic_write
 from .losses import training_loss
 from .tokenizer import TextTokenizer
+from .training_words import WordCounts
 from .transformer import EOS, PAD, Transformer
 
 

@@ -37,9 +37,14 @@ def typed_words(text: str) -> list[str]:
     return [w for w in (_POSSESSIVE.sub("", r) for r in runs if _is_word(r)) if w]
 
 
+def _key(typed: str) -> str:
+    """A typed word as it is counted: casefolded, ’ as '."""
+    return typed.casefold().replace("’", "'")
+
+
 def words(text: str) -> list[str]:
     """The words of a text as they are counted: casefolded, "grandmother's" as "grandmother", ’ as '."""
-    return [w.casefold().replace("’", "'") for w in typed_words(text)]
+    return [_key(w) for w in typed_words(text)]
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,8 @@ class WordCounts:
         """The text's words read in fewer than `below` training sentences, each once, in the text's order, as
         (the word as typed, its count)."""
         seen, found = set(), []
-        for typed, key in zip(typed_words(text), words(text)):
+        for typed in typed_words(text):
+            key = _key(typed)
             n = self.counts.get(key, 0)
             if key not in seen and n < below:
                 seen.add(key)
