@@ -84,6 +84,9 @@ def parse_args(argv=None):
     t.add_argument("--lr-scale", type=float, default=1.0, help="factor on d_model^-0.5 * min(s^-0.5, s*w^-1.5)")
     t.add_argument("--cooldown", type=int, default=0,
                    help="the last N of --steps updates take the learning rate linearly down to zero")
+    t.add_argument("--cooldown-minutes", type=float, default=0, metavar="M",
+                   help="the last M of --minutes of training time take the learning rate linearly down to zero "
+                        "(for a run on a lent machine, whose updates per minute are not known beforehand)")
     t.add_argument("--label-smoothing", type=float, default=0.1, help="the paper's ε_ls (default %(default)s)")
     t.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA",
                    help="R-Drop: each batch runs twice and the symmetric KL between the two outputs is added with "
@@ -109,6 +112,8 @@ def parse_args(argv=None):
         p.error("give --steps N or --minutes M")
     if a.cooldown and not a.steps:
         p.error("--cooldown needs --steps (the updates it ends at)")
+    if a.cooldown_minutes and (a.steps or not a.minutes or a.cooldown):
+        p.error("--cooldown-minutes needs --minutes and neither --steps nor --cooldown (the time it ends at)")
     if a.share_embeddings and a.baseline:
         p.error("--share-embeddings is not available for the --baseline model")
     a.tie_output = a.tie_output or a.share_embeddings
@@ -120,7 +125,8 @@ def parse_args(argv=None):
                  "eval_every"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    for name in ("steps", "minutes", "eval_sentences", "threads", "ckpt_minutes", "cooldown"):
+    for name in ("steps", "minutes", "eval_sentences", "threads", "ckpt_minutes", "cooldown",
+                 "cooldown_minutes"):
         if not getattr(a, name) >= 0:
             p.error(f"--{name.replace('_', '-')} must not be negative")
     if not a.rdrop >= 0:
@@ -154,6 +160,15 @@ def cooldown_factor(done: int, steps: int, cooldown: int) -> float:
     if cooldown <= 0:
         return 1.0
     return min(1.0, max(steps - done, 0) / cooldown)
+
+
+def time_cooldown_factor(elapsed_s: float, budget_s: float | None, cooldown_s: float) -> float:
+    """The factor on the learning rate of an update that starts after `elapsed_s` seconds of training in a run of
+    `budget_s`: 1 until the last `cooldown_s`, then falling linearly with the time left (the same trapezoid as
+    `cooldown_factor`, measured in time)."""
+    if cooldown_s <= 0 or budget_s is None:
+        return 1.0
+    return min(1.0, max(budget_s - elapsed_s, 0.0) / cooldown_s)
 
 
 class Run:
@@ -517,7 +532,8 @@ def train(a, stop: Stop) -> int:
                 src, tin, tout = src.to(run.device), tin.to(run.device), tout.to(run.device)
                 for g in opt.param_groups:
                     g["lr"] = (lr_at(init_steps + step + 1, cfg.d_model, a.warmup, a.lr_scale)
-                               * cooldown_factor(step, a.steps, a.cooldown))
+                               * cooldown_factor(step, a.steps, a.cooldown)
+                               * time_cooldown_factor(elapsed, budget_s, a.cooldown_minutes * 60))
                 loss = training_loss(train_model, src, tin, tout, a.label_smoothing, a.rdrop)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()

@@ -16,7 +16,7 @@ from model import load
 from model.decoding import translate
 from model.evaluate import main as evaluate_main
 from model.checkpoint import step_counts
-from model.train import cooldown_factor
+from model.train import cooldown_factor, time_cooldown_factor
 from model.training_words import read_word_counts
 from model.train import main as train_main
 
@@ -246,6 +246,24 @@ def test_a_cooldown_run_resumed_in_its_cooldown_equals_an_uninterrupted_one(tmp_
         torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=1e-6)
     # and the cooldown changed the training: the same run without it ends elsewhere
     assert any(not torch.allclose(wa[k], wc[k], atol=1e-5) for k in wa)
+
+
+def test_a_cooldown_in_minutes_falls_with_the_training_time_left():
+    # a 10-minute run whose last 4 minutes cool down: full rate until minute 6, then linear to zero at minute 10
+    assert [time_cooldown_factor(m * 60, 600, 240) for m in (0, 5, 6, 7, 8, 9, 10, 11)] == [
+        1, 1, 1, 0.75, 0.5, 0.25, 0, 0]
+    assert time_cooldown_factor(590, 600, 0) == 1 and time_cooldown_factor(590, None, 240) == 1
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--steps", "10", "--cooldown-minutes", "1"], "--cooldown-minutes needs --minutes"),
+    (["--steps", "10", "--minutes", "2", "--cooldown-minutes", "1"], "--cooldown-minutes needs --minutes"),
+    (["--minutes", "2", "--cooldown-minutes", "-1"], "--cooldown-minutes must not be negative"),
+])
+def test_a_cooldown_in_minutes_needs_a_time_budget(tmp_path, capsys, extra, message):
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    assert train_main(["--tsv", str(tsv), "--out", str(tmp_path / "r"), *extra, *TINY]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_cooldown_without_steps_is_refused(tmp_path, capsys):
