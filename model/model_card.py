@@ -37,6 +37,16 @@ DATA = {
         "2017-09-29 split removed), and an earlier bundled model's translations of those English sentences (that "
         "model was trained on the 2017 and 2019 releases).",
         "CC-BY 2.0 FR. Attribution: **www.manythings.org/anki and tatoeba.org**."),
+    "tatoeba-en-fr-2019+translations+multi30k": (
+        "English → French sentence pairs of the Tatoeba Project, as released by manythings.org/anki: the release "
+        "dated 2019-04-07 (158,348 pairs of 110,901 English sentences, the valid and test English sentences of the "
+        "2017-09-29 split removed), an earlier bundled model's translations of those English sentences, and "
+        "Multi30k's 29,000 English → French image captions (train split).",
+        "Tatoeba: CC-BY 2.0 FR. Attribution: **www.manythings.org/anki and tatoeba.org**. Multi30k: provided for "
+        "non-commercial research and educational purposes; cite Elliott, Frank, Sima'an and Specia (2016), "
+        "*Multi30K: Multilingual English-German Image Descriptions*, and for the French captions Elliott, Frank, "
+        "Barrault, Bougares and Specia (2017), *Findings of the Second Shared Task on Multimodal Machine "
+        "Translation and Multilingual Image Description*."),
     "multi30k-en-de": ("Multi30k (WMT16 multimodal task 1) English → German image captions: train, 29,000 pairs.",
                        "Provided for non-commercial research and educational purposes. Cite: Elliott, Frank, "
                        "Sima'an and Specia (2016), *Multi30K: Multilingual English-German Image Descriptions*, "

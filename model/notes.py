@@ -98,7 +98,7 @@ def quoted(text: str) -> str:
 
 def rare_words(trace) -> str | None:
     """A note naming the input's words that are in fewer than RARE (3) of the sentences the model learnt from
-    (model/training_words.py): the bundled en-fr wrote "la camme" for "cinema", a word in none of its 110,901 English
+    (model/training_words.py): the bundled en-fr wrote "la célémme" for "cinema", a word in none of its 139,892 English
     sentences, and a class read the attention of a guess as the model's knowledge. Its claim (before the colon, all
     a compact window shows) says what the model read; then what follows for a translation, or for the predictions
     along a given target (the target is the user's, not a guess). None for a model without word counts and a
