@@ -8,6 +8,7 @@ from collections import Counter
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .text import probability
+from .training_words import words
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
 
@@ -124,6 +125,31 @@ def rare_words(trace) -> str | None:
 
 
 TIMES = {1: "only once", 2: "only twice"}
+
+
+def rare_pieces(trace, which: str) -> set[int]:
+    """The positions of a side's tokens ("src" or "tgt") that are pieces of a word the rare-word note names
+    ("cin", "##ema" of “cinema”): the source's, the side the words were counted on; none for the target, a model
+    without word counts or a partial result. The heatmaps mark them on their axes, so that a class sees which
+    columns the guess is made of."""
+    rare = trace.meta.get("rare_words") or []
+    if which != "src" or not rare or trace.meta.get("partial"):
+        return set()
+    keys = {k for w, _ in rare for k in words(w)}
+    tokens = trace.tokens("src")
+    return {i for i in range(len(tokens)) if keys.intersection(words(word_of(tokens, i)))}
+
+
+def rare_word_at(trace, which: str, i: int) -> str | None:
+    """What the rare-word note says of the word token i of a side belongs to, for a read-out of that token:
+    "“cinema” is in none of the model's 139,892 training sentences"; None for a token of no such word."""
+    if i not in rare_pieces(trace, which):
+        return None
+    word = word_of(trace.tokens(which), i)
+    n = {k: c for w, c in trace.meta["rare_words"] for k in words(w)}.get(next(iter(words(word)), ""), 0)
+    many = f"{trace.meta.get('training_sentences') or 0:,}"
+    amount = "none" if n == 0 else f"only {n}"
+    return f"“{word}” is in {amount} of the model's {many} training sentences"
 
 
 def and_list(items: list[str]) -> str:

@@ -89,6 +89,8 @@ remote (Page Down / Page Up) walks through every stage.</p>
 <p>Each <b>row</b> is a <i>query</i>: the token that is looking. Each <b>column</b> is a <i>key</i>: a token
 it looks at. A row's weights add up to 1 (a softmax): the bright cells are where that token takes its
 information from. <b>Hatched</b> cells are masked: in a decoder a token may not look at the tokens after it.
+Tokens <u>underlined</u> in orange on its axes are pieces of a word the model read in fewer than 3 of its
+training sentences (the note under the translation names it): what it does with them is a guess.
 Hover over a cell to read its exact weight (or, with the heatmap focused by Tab, walk its cells with the arrow
 keys). The small heatmaps beside the large one (under it in a narrow
 window) are the heads of the same layer: click one to look at it closely, or tick <b>Mean over heads</b>. By

@@ -21,7 +21,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
-from model.notes import LOWERCASE, first_step, reads_lowercase, result_notes
+from model.notes import LOWERCASE, first_step, rare_words, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
 from model.threads import one_torch_thread
@@ -52,6 +52,8 @@ from .text_safety import breakable_html, isolate, unbreakable_html
 CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory: this translation and every panel "
                    "are the changed model's. Training step ▸ Reset weights puts them back; the files are never "
                    "written.")
+# after the rare-word note (model.notes), for one word and for several
+RARE_UNDERLINED = ("The heatmap's axes underline this word's tokens.", "The heatmap's axes underline these words' tokens.")
 NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
 
 
@@ -291,7 +293,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if blank(self.state.sentence):
             notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
         else:
-            notes += result_notes(t, max_len)
+            rare = rare_words(t)                 # its words are underlined on the heatmap: the note says so
+            underlined = RARE_UNDERLINED[len(t.meta.get("rare_words") or []) > 1]
+            notes += [f"{n} {underlined}" if n == rare else n for n in result_notes(t, max_len)]
         self._notes, self._notes_whole = notes, False
         self._set_notice()
         cut = []

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from model import load, translate
 from model.checkpoint import MODELS_DIR
-from model.notes import rare_words, result_notes
+from model.notes import rare_pieces, rare_word_at, rare_words, result_notes
 from model.training_words import FILE, RARE, WordCounts, main as words_main, read_word_counts, words
 
 VOCAB = ["cat", "dog", "mat", "the", "sat", "on", "red", "car", "Paris", "don't", "élève", "über"]
@@ -106,6 +106,17 @@ def test_the_bundled_translators_count_the_english_they_learnt_from():
     assert rare_words(trace) == ("In its 139,892 training sentences this model never read “cinema”: its "
                                  "translation is a guess.")
     assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
+    # the pieces of the named words, which the heatmap underlines: the source's "c ##ine ##ma", none of the French
+    assert trace.src_tokens[5:8] == ["c", "##ine", "##ma"] and rare_pieces(trace, "src") == {5, 6, 7}
+    assert rare_pieces(trace, "tgt") == set()
+    assert rare_word_at(trace, "src", 6) == "“cinema” is in none of the model's 139,892 training sentences"
+    assert rare_word_at(trace, "src", 4) is None
+    two = translate(fr, "There are thirty pupils in the Cinema.").trace
+    assert [two.src_tokens[i] for i in sorted(rare_pieces(two, "src"))] == ["p", "##up", "##ils", "C", "##ine", "##ma"]
+    assert rare_word_at(two, "src", 3) == "“pupils” is in only 2 of the model's 139,892 training sentences"
+    assert rare_word_at(two, "src", 8) == "“Cinema” is in none of the model's 139,892 training sentences"
+    two.meta["partial"] = True
+    assert rare_pieces(two, "src") == set()
 
 
 @settings(max_examples=200, deadline=None)

@@ -575,3 +575,43 @@ def test_upright_column_labels_never_run_into_the_axis_title(qtbot):
     metrics = QtGui.QFontMetricsF(bottom.style["tickFont"])
     longest = max(metrics.horizontalAdvance(w) for w in words)
     assert bottom.height() >= longest + 0.8 * bottom.label.boundingRect().height()
+
+
+@pytest.mark.parametrize("size, cols, upright", [
+    ((700, 400), ["We", "went", "to", "the", "c", "##ine", "##ma", "."], False),
+    ((260, 420), ["Yesterday", "evening", "cinema", "tickets", "were", "sold"], True),
+])
+def test_marked_labels_are_drawn_underlined_in_the_warning_colour_and_only_they(qtbot, size, cols, upright):
+    """A rare word's pieces ("c ##ine ##ma") are underlined in orange on the heatmap's axes; the others are not."""
+    from visualizer.plotting.colormaps import MARKED
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    hp = Heatmap(widget.addPlot(), font_size=14)
+    hp.show_matrix(np.full((2, len(cols)), 0.5), None, ["a", "b"], cols, "t")
+    widget.show()
+    axis = hp.plot.getAxis("bottom")
+
+    def orange_columns() -> set[int]:
+        """The cells whose x range holds a pixel of MARKED under the plot (the bottom axis' labels)."""
+        for _ in range(3):                       # the first paints measure and lay the labels out
+            image = widget.grab().toImage()
+            qtbot.wait(10)
+        want = QtGui.QColor(MARKED)
+        vb = hp.plot.vb
+        bottom = int(widget.mapFromScene(vb.mapViewToScene(QtCore.QPointF(0, 1.5))).y())
+        found = set()
+        for x in range(image.width()):
+            for y in range(bottom + 1, image.height()):
+                c = image.pixelColor(x, y)
+                if abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) < 40:
+                    found.add(int(round(vb.mapSceneToView(widget.mapToScene(QtCore.QPoint(x, 0))).x())))
+        return found
+
+    assert orange_columns() == set()
+    marked = {4, 5, 6} if not upright else {2}
+    hp.mark_labels(cols=marked)
+    assert orange_columns() == marked and axis.upright == upright
+    assert axis.marked_labels() == [cols[i] for i in sorted(marked)]
+    hp.mark_labels()
+    assert orange_columns() == set()

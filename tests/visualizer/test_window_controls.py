@@ -1040,6 +1040,7 @@ def test_an_unexpected_error_in_the_window_is_logged_and_said_in_one_line(qtbot,
 def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(qtbot, tiny_model_dir, tmp_path,
                                                                               settings):
     from model.training_words import WordCounts
+    from visualizer.panels.attention import weight_text
     from visualizer.window import MainWindow
     folder = tmp_path / "counted"
     shutil.copytree(tiny_model_dir, folder)
@@ -1054,7 +1055,30 @@ def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(q
     notice = w.inputs.notice
     assert notice.isVisible()
     assert "In its 20 training sentences this model never read “zebra”" in notice.text()     # the claim, whole
+    assert "The heatmap's axes underline this word's tokens." in notice.text() + notice.toolTip()
+    # the attention heatmap underlines the pieces of such a word ("ru ##g"), and only them, on both axes of the
+    # encoder's self-attention and on the keys of the cross-attention; a read-out of such a column says why
+    w.resize(1500, 950)                                           # room for every label (a small one thins them)
+    w.inputs.sentence.setText("the rug sat on the mat")
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the rug sat on the mat")
+    focus, src = w.attention.focus, w.trace.src_tokens
+    assert src[1:3] == ["ru", "##g"]
+    w.state.update(kind="enc_self", layer=0, head=0)
+    for side in ("left", "bottom"):
+        assert focus.plot.getAxis(side).marked == {1, 2}
+        assert focus.plot.getAxis(side).marked_labels() == ["ru", "##g"]
+        assert len(focus.plot.getAxis(side).visible_labels()) == len(src)      # all drawn, the marked among them
+    w.state.update(kind="cross")
+    assert focus.plot.getAxis("bottom").marked_labels() == ["ru", "##g"]
+    assert focus.plot.getAxis("left").marked == set()            # the French side: its words were not counted
+    w.attention._read_out(focus.plot.vb.mapViewToScene(QtCore.QPointF(2, 0)))
+    assert w.attention.hover.text().endswith("key “##g” (position 2): weight "
+                                             f"{weight_text(float(focus.shown[0, 2]))} · “rug” is in none of the "
+                                             "model's 20 training sentences")
+    w.attention._read_out(focus.plot.vb.mapViewToScene(QtCore.QPointF(3, 0)))
+    assert "training sentences" not in w.attention.hover.text()
     w.inputs.sentence.setText("the cat sat")
     wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the cat sat")
     assert "zebra" not in notice.text() + notice.toolTip()
+    assert focus.plot.getAxis("bottom").marked == set()
     w.runs.runner.wait(10000)

@@ -8,6 +8,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
+from model.notes import rare_pieces, rare_word_at
 from model.schema import OUTPUT
 
 from .. import accessible
@@ -376,6 +377,8 @@ class AttentionPanel(QtWidgets.QWidget):
             # some window systems) the old position's cell was read, a cell no pointer was on (QA)
             self.read_under_pointer()
             self.focus.set_crossed(focus_off)      # as its thumbnail: a short window hides the title that says so
+        # the pieces of a word the model rarely read, underlined: which columns a guess is made of
+        self.focus.mark_labels(rare_pieces(trace, info.queries), rare_pieces(trace, info.keys))
         step_row = state.step if info.by_step else None
         self.focus.highlight_row(step_row)
         # at a stage without attention the line below the plots says which attention is shown, until a hover
@@ -510,6 +513,10 @@ class AttentionPanel(QtWidgets.QWidget):
         weight = "masked" if masked else weight_text(float(value))
         text = (f"query “{query}” (position {r}) → key “{key}” (position {c}): "
                 + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
+        info = self.trace.schema.kind(self.shown_kind)
+        rare = rare_word_at(self.trace, info.keys, c) or rare_word_at(self.trace, info.queries, r)
+        if rare:                                   # an underlined token: what the underline means
+            text += f" · {rare}"
         # a projector's narrow row
         tight = f"“{query}”→“{key}” " + ("masked" if masked else f"{float(value):.3g}")
         self.hover.setText(text, shorter=(f"“{query}” (position {r}) → “{key}” (position {c}): {weight}",

@@ -13,6 +13,7 @@ MASK_GREY = "#9a9a9a"           # the hatch under masked cells
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"
 PALETTE = (BLUE, ORANGE, GREEN, PINK)
 HIGHLIGHT = "#ff3b30"           # the focused head's frame, the generation step's row
+MARKED = "#b35900"              # token labels marked on an axis (a rare word's pieces): the warning orange
 
 
 COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",

@@ -269,6 +269,13 @@ class Heatmap:
         if title is not None and title != self._title:
             self.set_title(title)               # setting a title relays out the plot: only when it changes
 
+    def mark_labels(self, rows=(), cols=()) -> None:
+        """Underline the labels of these rows and columns in the warning colour (a rare word's pieces)."""
+        for side, indices in (("left", rows), ("bottom", cols)):
+            axis = self.plot.getAxis(side)
+            if isinstance(axis, TokenAxis):
+                axis.set_marked(indices)
+
     @property
     def shown(self) -> np.ndarray | None:
         """The matrix on screen (rows × cols, float32), NaN where masked."""

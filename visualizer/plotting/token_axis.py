@@ -5,10 +5,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from .colormaps import MARKED
 from .text import THINNED_SCALE, scaled_fonts, short, tick_font
 
 
 _WIDTHS: dict[tuple, dict[str, float]] = {}     # (QFont.key(), line height) -> {label: its width in pixels}
+# a marked label's string carries this from tickStrings to drawPicture (pyqtgraph drops the ticks outside the range
+# between the two, so their order does not say which label is which); a zero-width space, never drawn
+MARK = "\u200b"
 
 
 class TokenAxis(pg.AxisItem):
@@ -30,6 +34,7 @@ class TokenAxis(pg.AxisItem):
         self.positions = np.zeros(0)
         self.max_labels: int | None = None
         self.keep: int | None = None       # a label always drawn when labels are left out (the step's row)
+        self.marked: frozenset[int] = frozenset()   # labels drawn underlined in MARKED (a rare word's pieces)
         self.base_font = tick_font()       # the size set by setTickFont; the labels may be drawn smaller
         # the label space grows for longer tokens but never shrinks back: a narrower axis would re-lay out the
         # plot and paint it twice on a view change (another attention kind, another step: other tokens).
@@ -73,6 +78,14 @@ class TokenAxis(pg.AxisItem):
         if index != self.keep:
             self.keep = index            # (part of the fits' key: stepping back and forth finds its fits again)
             self.picture = None
+            self.update()
+
+    def set_marked(self, indices) -> None:
+        """Draw labels `indices` underlined, in the warning colour: the pieces of a word the model rarely read."""
+        marked = frozenset(int(i) for i in indices)
+        if marked != self.marked:
+            self.marked = marked
+            self.picture = None             # pyqtgraph keeps the drawn axis until its picture is dropped
             self.update()
 
     def _extents(self, font: QtGui.QFont, upright: bool = False) -> np.ndarray:
@@ -185,6 +198,8 @@ class TokenAxis(pg.AxisItem):
         for j, v in enumerate(values):
             i = int(np.argmin(np.abs(self.positions - v))) if len(self.positions) else -1
             label = self.labels[i] if i >= 0 and abs(self.positions[i] - v) < 1e-6 else ""
+            if label and i in self.marked:
+                label += MARK
             out.append("\n" + label if self.staggered and j % 2 else label)    # every other label one line lower
         return out
 
@@ -224,24 +239,50 @@ class TokenAxis(pg.AxisItem):
         super().resizeEvent(event)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        plain = [spec for spec in textSpecs if MARK not in spec[2]]
+        marked = [(rect, flags, text.replace(MARK, "")) for rect, flags, text in textSpecs if MARK in text]
         if not self.upright:
-            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+            super().drawPicture(p, axisSpec, tickSpecs, plain)
+            if marked:
+                p.save()
+                p.setFont(self._marked_font())
+                p.setPen(pg.mkPen(MARKED))
+                for rect, flags, text in marked:
+                    p.drawText(rect, int(flags), text)
+                p.restore()
+            return
         super().drawPicture(p, axisSpec, tickSpecs, [])      # the line and the ticks
         metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
         room, line = max(self.textHeight, 1.0), metrics.height()
         p.save()
-        p.setPen(self.textPen())
-        for rect, _flags, text in textSpecs:    # each label reads upwards and ends under its column's tick
-            p.save()
-            p.translate(rect.center().x(), rect.top())
-            p.rotate(-90)
-            p.drawText(QtCore.QRectF(-room, -line / 2, room, line),
-                       int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter), text)
-            p.restore()
+        for specs, pen, font in ((plain, self.textPen(), self.style["tickFont"] or self.base_font),
+                                 (marked, pg.mkPen(MARKED), self._marked_font())):
+            p.setPen(pen)
+            p.setFont(font)
+            for rect, _flags, text in specs:    # each label reads upwards and ends under its column's tick
+                p.save()
+                p.translate(rect.center().x(), rect.top())
+                p.rotate(-90)
+                p.drawText(QtCore.QRectF(-room, -line / 2, room, line),
+                           int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+                p.restore()
         p.restore()
+
+    def _marked_font(self) -> QtGui.QFont:
+        """The labels' font, underlined: the mark must not rest on colour alone."""
+        font = QtGui.QFont(self.style["tickFont"] or self.base_font)
+        font.setUnderline(True)
+        return font
+
+    def marked_labels(self) -> list[str]:
+        """The marked labels drawn at the axis' current size, in order (for tests)."""
+        lo, hi = self.range
+        ticks = self.tickValues(lo, hi, self._length())
+        strings = self.tickStrings(ticks[0][1], 1, 1) if ticks else []
+        return [t.lstrip("\n").replace(MARK, "") for t in strings if MARK in t]
 
     def visible_labels(self) -> list[str]:
         """The labels drawn at the axis' current size (for tests and screenshots)."""
         lo, hi = self.range
         ticks = self.tickValues(lo, hi, self._length())
-        return [t.lstrip("\n") for t in self.tickStrings(ticks[0][1], 1, 1)] if ticks else []
+        return [t.lstrip("\n").replace(MARK, "") for t in self.tickStrings(ticks[0][1], 1, 1)] if ticks else []
