@@ -81,21 +81,34 @@ class WordCounts:
 
 def read_word_counts(folder: str | Path) -> WordCounts | None:
     """A model folder's word counts; None when it has none or the file cannot be read as one (the file only adds a
-    note, so a broken one must not keep the model from opening). Lines that are not "word<TAB>count" are skipped."""
+    note, so a broken one must not keep the model from opening: word_counts_problem says what is wrong). Lines
+    that are not "word<TAB>count" are skipped."""
+    return _read(folder)[0]
+
+
+def word_counts_problem(folder: str | Path | None) -> str | None:
+    """Why a model folder's FILE, which is there, gives no word counts, in a user's words; None when it reads, or
+    when there is none (a folder without counts is no problem)."""
+    return _read(folder)[1] if folder is not None and (Path(folder) / FILE).exists() else None
+
+
+def _read(folder: str | Path) -> tuple[WordCounts | None, str | None]:
     path = Path(folder) / FILE
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
+    except (OSError, UnicodeDecodeError) as e:
+        why = getattr(e, "strerror", None) or "not UTF-8 text"
+        return None, f"{path.name} cannot be read ({why}): the note on rarely read words is off"
     head = lines[0].split("\t") if lines else []
     if len(head) != 2 or head[0] != HEADER or not head[1].isdigit():
-        return None
+        return None, (f"{path.name} has no first line “{HEADER}<TAB>N”: the note on rarely read words is off "
+                      f"(python -m model.training_words FOLDER FILE… makes the file)")
     counts = {}
     for line in lines[1:]:
         word, _, n = line.partition("\t")
         if word and n.isdigit():
             counts[word] = int(n)
-    return WordCounts(int(head[1]), counts)
+    return WordCounts(int(head[1]), counts), None
 
 
 def rare_words_meta(lm, text: str) -> dict:

@@ -17,11 +17,15 @@ def load_model_arg(name: str | None):
     from model.families import check
 
     from .state import default_model
+    from model.training_words import word_counts_problem
     try:
         check(name or default_model())          # what the window checks first, in the window's words
-        return load(name or default_model())
+        lm = load(name or default_model())
     except ModelLoadError as e:
         raise UsageError(str(e)) from None
+    if (problem := word_counts_problem(getattr(lm, "path", None))) is not None:
+        print(f"note: {problem}", file=sys.stderr)
+    return lm
 
 
 def target_arg(text: str) -> str:

@@ -25,6 +25,7 @@ from model.notes import LOWERCASE, first_step, rare_words, reads_lowercase, resu
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
 from model.threads import one_torch_thread
+from model.training_words import word_counts_problem
 
 from . import accessible
 from .ablation_actions import AblationActions
@@ -496,6 +497,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)
+        if (problem := word_counts_problem(getattr(lm, "path", None))) is not None:   # it opens; the note is off: why
+            self.statusBar().showMessage(problem, 15000)
         return True
 
     def open_model(self, path: str, fallback: bool = True, lm=None) -> bool:

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from model import load, translate
 from model.checkpoint import MODELS_DIR
 from model.notes import rare_pieces, rare_word_at, rare_words, result_notes
-from model.training_words import FILE, RARE, WordCounts, main as words_main, read_word_counts, words
+from model.training_words import (FILE, RARE, WordCounts, main as words_main, read_word_counts, word_counts_problem,
+                                  words)
 
 VOCAB = ["cat", "dog", "mat", "the", "sat", "on", "red", "car", "Paris", "don't", "élève", "über"]
 
@@ -45,13 +46,30 @@ def test_rare_names_each_word_under_the_threshold_once_in_the_sentence_order():
 
 
 def test_a_broken_or_missing_file_means_no_counts_and_bad_lines_are_skipped(tmp_path):
-    assert read_word_counts(tmp_path) is None                         # none
+    assert read_word_counts(tmp_path) is None and word_counts_problem(tmp_path) is None    # none: no problem
+    assert word_counts_problem(None) is None                          # a model without a folder
     (tmp_path / FILE).write_bytes(b"\xff\xfe\x00garbage")
     assert read_word_counts(tmp_path) is None                         # not UTF-8
+    assert word_counts_problem(tmp_path) == ("training_words.tsv cannot be read (not UTF-8 text): the note on "
+                                             "rarely read words is off")
     (tmp_path / FILE).write_text("cat\t3\n", encoding="utf-8")
     assert read_word_counts(tmp_path) is None                         # no header
+    assert word_counts_problem(tmp_path).startswith("training_words.tsv has no first line “# sentences<TAB>N”")
     (tmp_path / FILE).write_text("# sentences\t7\ncat\t3\nno count here\ndog\tmany\n\t4\nmat\t1\n", encoding="utf-8")
-    assert read_word_counts(tmp_path) == WordCounts(7, {"cat": 3, "mat": 1})
+    assert read_word_counts(tmp_path) == WordCounts(7, {"cat": 3, "mat": 1}) and word_counts_problem(tmp_path) is None
+    (tmp_path / FILE).unlink()
+    (tmp_path / FILE).mkdir()                                         # there, and no file at all
+    assert read_word_counts(tmp_path) is None and "cannot be read (Is a directory)" in word_counts_problem(tmp_path)
+
+
+def test_a_command_opens_a_model_whose_counts_are_broken_and_says_why(tmp_path, tiny_model_dir, capsys):
+    from visualizer.translate_command import main as translate_main
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / FILE).write_text("cat\t3\n", encoding="utf-8")
+    assert translate_main(["the cat sat", "--model", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() and "note: training_words.tsv has no first line" in err
 
 
 def test_the_command_counts_tsv_sources_and_plain_lines(tmp_path, capsys):

@@ -1037,6 +1037,23 @@ def test_an_unexpected_error_in_the_window_is_logged_and_said_in_one_line(qtbot,
     assert message.endswith("errors.log")
 
 
+def test_a_model_whose_word_counts_are_broken_opens_and_the_status_bar_says_the_note_is_off(qtbot, tiny_model_dir,
+                                                                                            tmp_path, settings):
+    from visualizer.window import MainWindow
+    folder = tmp_path / "broken-counts"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "training_words.tsv").write_bytes(b"\xff\xfe garbage")
+    w = MainWindow(model=str(folder), sentence="the zebra sat", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the zebra sat")
+    assert w.lm.training_words is None and w.trace.src_tokens[-1] == "</s>"       # opened, translated
+    assert w.statusBar().currentMessage() == ("training_words.tsv cannot be read (not UTF-8 text): the note on "
+                                              "rarely read words is off")
+    assert "training sentences" not in w.inputs.notice.text()
+    w.runs.runner.wait(10000)
+
+
 def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(qtbot, tiny_model_dir, tmp_path,
                                                                               settings):
     from model.training_words import WordCounts
