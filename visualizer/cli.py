@@ -137,6 +137,7 @@ def app_main(argv: list[str]) -> int:
         else:
             window.show()
         code = 0 if guard is not None and guard.code else app.exec()
+        window.wait_for_threads()            # quit() (the screenshot's) leaves them running, unlike a close
         collector.timer.stop()
         return exit_code["code"] or (guard.code if guard else 0) or code
     finally:

@@ -122,14 +122,18 @@ class Startup(QtCore.QObject):
             w.status_model.setText("No model")
             w.error("Cannot open the model", message)
 
+    def stop_threads(self) -> None:
+        """Wait for the loader and stop the helper (its frame would come too late to be seen)."""
+        self.loader.wait(30000)
+        if self.helper is not None:
+            self.helper.stop()
+            self.helper_waiter.wait(10000)
+
     def close(self, stepped: bool) -> None:
         """The window closes: wait for the loader, stop the helper, and save the run on screen for the next start
         (unless training steps changed the weights it ran with)."""
         w = self.window
-        self.loader.wait(30000)
-        if self.helper is not None:
-            self.helper.stop()               # its frame would come too late to be seen
-            self.helper_waiter.wait(10000)
+        self.stop_threads()
         shown = w.runs.shown
         # a run with heads switched off has no key (a saved frame is the plain model's), nor has a first look
         if shown is not None and shown.key is not None and not shown.partial and w.translation is not None \

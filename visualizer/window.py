@@ -624,13 +624,21 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.presentation.active:     # presentation mode is for one session, not the next start
             # nor is the heatmap alone: the docks as they were before it
             self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
+        training = self.wait_for_threads()
+        self.startup.close(stepped=training is not None and training.steps_taken() > 0)
+        super().closeEvent(event)
+
+    def wait_for_threads(self):
+        """Wait for the window's work in other threads (runs, the beam prefix, a training step, the loader and the
+        helper): an app ended by quit() with a thread still at work (--screenshot on a loaded machine) crashed at
+        exit (SIGSEGV) after saving its picture. Returns the training panel, None when it was never opened."""
         self.runs.wait(10000)
         self.prefix.runner.wait(10000)
         training = self.panels.get("training")     # None: never opened, so no step was taken
         if training is not None:
             training.wait(10000)
-        self.startup.close(stepped=training is not None and training.steps_taken() > 0)
-        super().closeEvent(event)
+        self.startup.stop_threads()
+        return training
 
 
 def token_count(trace) -> str:

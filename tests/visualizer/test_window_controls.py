@@ -1099,3 +1099,19 @@ def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(q
     assert "zebra" not in notice.text() + notice.toolTip()
     assert focus.plot.getAxis("bottom").marked == set()
     w.runs.runner.wait(10000)
+
+
+def test_waiting_for_the_windows_threads_lets_a_run_at_work_finish(window):
+    """What the app does after quit() (a --screenshot's end), as a close does: a thread still at work when Python
+    tore the app down crashed it (SIGSEGV) after its picture was saved."""
+    import threading
+    started, done = threading.Event(), []
+
+    def slow():
+        started.set()
+        time.sleep(0.4)
+        done.append(1)
+    window.runs.runner.submit(-1, slow)           # an old request's number: its result is dropped as stale
+    assert started.wait(5) and window.runs.runner.busy
+    assert window.wait_for_threads() is window.panels.get("training")
+    assert done == [1] and not window.runs.runner.busy
