@@ -129,7 +129,7 @@ TIMES = {1: "only once", 2: "only twice"}
 
 def rare_pieces(trace, which: str) -> set[int]:
     """The positions of a side's tokens ("src" or "tgt") that are pieces of a word the rare-word note names
-    ("cin", "##ema" of “cinema”): the source's, the side the words were counted on; none for the target, a model
+    ("c ##ine ##ma" of “cinema”): the source's, the side the words were counted on; none for the target, a model
     without word counts or a partial result. The heatmaps mark them on their axes, so that a class sees which
     columns the guess is made of."""
     rare = trace.meta.get("rare_words") or []
