@@ -16,7 +16,7 @@ from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS
 from .config import ModelConfig
 from .files import atomic_write
 from .tokenizer import TextTokenizer
-from .training_words import read_word_counts
+from .training_words import word_counts_and_problem
 from .transformer import Transformer
 
 
@@ -46,8 +46,18 @@ class LoadedModel:
     @cached_property
     def training_words(self):
         """How often each word came in the sentences the model learnt from (model/training_words.py), read from
-        its folder once; None for a model without that file."""
-        return read_word_counts(self.path) if self.path is not None else None
+        its folder once; None for a model without that file, or with one that cannot be read."""
+        return self._words_read[0]
+
+    @property
+    def training_words_problem(self) -> str | None:
+        """Why the folder's word counts cannot be read (the note on rare words is then off); None when they can, or
+        when there are none."""
+        return self._words_read[1]
+
+    @cached_property
+    def _words_read(self):
+        return word_counts_and_problem(self.path) if self.path is not None else (None, None)
 
 
 def save_model(folder: str | Path, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer,

@@ -99,11 +99,11 @@ def quoted(text: str) -> str:
 
 def rare_words(trace) -> str | None:
     """A note naming the input's words that are in fewer than RARE (3) of the sentences the model learnt from
-    (model/training_words.py): the bundled en-fr wrote "la célémme" for "cinema", a word in none of its 139,892 English
-    sentences, and a class read the attention of a guess as the model's knowledge. Its claim (before the colon, all
-    a compact window shows) says what the model read; then what follows for a translation, or for the predictions
-    along a given target (the target is the user's, not a guess). None for a model without word counts and a
-    partial result."""
+    (model/training_words.py): the bundled en-fr wrote "la célémme" for "cinema", a word in none of its 139,892
+    English sentences, and a class read the attention of a guess as the model's knowledge. Its claim (before the
+    colon, all a compact window shows) says what the model read; then what follows for a translation, or for the
+    predictions along a given target (the target is the user's, not a guess). None for a model without word
+    counts and a partial result."""
     rare, n = trace.meta.get("rare_words") or [], trace.meta.get("training_sentences")
     if not rare or not n or trace.meta.get("partial"):
         return None
@@ -132,24 +132,29 @@ def rare_pieces(trace, which: str) -> set[int]:
     ("c ##ine ##ma" of “cinema”): the source's, the side the words were counted on; none for the target, a model
     without word counts or a partial result. The heatmaps mark them on their axes, so that a class sees which
     columns the guess is made of."""
-    rare = trace.meta.get("rare_words") or []
-    if which != "src" or not rare or trace.meta.get("partial"):
-        return set()
-    keys = {k for w, _ in rare for k in words(w)}
-    tokens = trace.tokens("src")
-    return {i for i in range(len(tokens)) if keys.intersection(words(word_of(tokens, i)))}
+    counts = _rare_counts(trace, which)
+    tokens = trace.tokens(which)
+    return {i for i in range(len(tokens)) if counts.keys() & words(word_of(tokens, i))} if counts else set()
 
 
 def rare_word_at(trace, which: str, i: int) -> str | None:
     """What the rare-word note says of the word token i of a side belongs to, for a read-out of that token:
     "“cinema” is in none of the model's 139,892 training sentences"; None for a token of no such word."""
-    if i not in rare_pieces(trace, which):
+    counts = _rare_counts(trace, which)
+    word = word_of(trace.tokens(which), i) if counts else ""
+    found = [counts[k] for k in words(word) if k in counts]
+    if not found:
         return None
-    word = word_of(trace.tokens(which), i)
-    n = {k: c for w, c in trace.meta["rare_words"] for k in words(w)}.get(next(iter(words(word)), ""), 0)
     many = f"{trace.meta.get('training_sentences') or 0:,}"
-    amount = "none" if n == 0 else f"only {n}"
+    amount = "none" if found[0] == 0 else f"only {found[0]}"
     return f"“{word}” is in {amount} of the model's {many} training sentences"
+
+
+def _rare_counts(trace, which: str) -> dict[str, int]:
+    """The words the rare-word note names, as counted (casefolded), with their counts: the source's only."""
+    if which != "src" or trace.meta.get("partial"):
+        return {}
+    return {k: n for w, n in trace.meta.get("rare_words") or [] for k in words(w)}
 
 
 def and_list(items: list[str]) -> str:

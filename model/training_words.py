@@ -83,17 +83,20 @@ def read_word_counts(folder: str | Path) -> WordCounts | None:
     """A model folder's word counts; None when it has none or the file cannot be read as one (the file only adds a
     note, so a broken one must not keep the model from opening: word_counts_problem says what is wrong). Lines
     that are not "word<TAB>count" are skipped."""
-    return _read(folder)[0]
+    return word_counts_and_problem(folder)[0]
 
 
 def word_counts_problem(folder: str | Path | None) -> str | None:
     """Why a model folder's FILE, which is there, gives no word counts, in a user's words; None when it reads, or
     when there is none (a folder without counts is no problem)."""
-    return _read(folder)[1] if folder is not None and (Path(folder) / FILE).exists() else None
+    return word_counts_and_problem(folder)[1] if folder is not None else None
 
 
-def _read(folder: str | Path) -> tuple[WordCounts | None, str | None]:
+def word_counts_and_problem(folder: str | Path) -> tuple[WordCounts | None, str | None]:
+    """(read_word_counts, word_counts_problem) of a folder from one reading of its FILE; (None, None) without one."""
     path = Path(folder) / FILE
+    if not path.exists():
+        return None, None
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:

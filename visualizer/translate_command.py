@@ -17,13 +17,12 @@ def load_model_arg(name: str | None):
     from model.families import check
 
     from .state import default_model
-    from model.training_words import word_counts_problem
     try:
         check(name or default_model())          # what the window checks first, in the window's words
         lm = load(name or default_model())
     except ModelLoadError as e:
         raise UsageError(str(e)) from None
-    if (problem := word_counts_problem(getattr(lm, "path", None))) is not None:
+    if (problem := getattr(lm, "training_words_problem", None)) is not None:
         print(f"note: {problem}", file=sys.stderr)
     return lm
 

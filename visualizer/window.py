@@ -25,7 +25,6 @@ from model.notes import LOWERCASE, first_step, rare_words, reads_lowercase, resu
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank
 from model.threads import one_torch_thread
-from model.training_words import word_counts_problem
 
 from . import accessible
 from .ablation_actions import AblationActions
@@ -54,7 +53,8 @@ CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory:
                    "are the changed model's. Training step ▸ Reset weights puts them back; the files are never "
                    "written.")
 # after the rare-word note (model.notes), for one word and for several
-RARE_UNDERLINED = ("The heatmap's axes underline this word's tokens.", "The heatmap's axes underline these words' tokens.")
+RARE_UNDERLINED = ("The heatmap's axes underline this word's tokens.",
+                   "The heatmap's axes underline these words' tokens.")
 NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
 
 
@@ -497,7 +497,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)
-        if (problem := word_counts_problem(getattr(lm, "path", None))) is not None:   # it opens; the note is off: why
+        if (problem := getattr(lm, "training_words_problem", None)) is not None:   # it opens; the note is off: why
             self.statusBar().showMessage(problem, 15000)
         return True
 

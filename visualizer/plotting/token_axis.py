@@ -276,13 +276,13 @@ class TokenAxis(pg.AxisItem):
 
     def marked_labels(self) -> list[str]:
         """The marked labels drawn at the axis' current size, in order (for tests)."""
-        lo, hi = self.range
-        ticks = self.tickValues(lo, hi, self._length())
-        strings = self.tickStrings(ticks[0][1], 1, 1) if ticks else []
-        return [t.lstrip("\n").replace(MARK, "") for t in strings if MARK in t]
+        return [t.lstrip("\n").replace(MARK, "") for t in self._drawn_strings() if MARK in t]
 
     def visible_labels(self) -> list[str]:
         """The labels drawn at the axis' current size (for tests and screenshots)."""
+        return [t.lstrip("\n").replace(MARK, "") for t in self._drawn_strings()]
+
+    def _drawn_strings(self) -> list[str]:
         lo, hi = self.range
         ticks = self.tickValues(lo, hi, self._length())
-        return [t.lstrip("\n").replace(MARK, "") for t in self.tickStrings(ticks[0][1], 1, 1)] if ticks else []
+        return self.tickStrings(ticks[0][1], 1, 1) if ticks else []
