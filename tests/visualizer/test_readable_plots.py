@@ -486,6 +486,34 @@ def test_the_framed_rows_label_is_drawn_when_rows_are_left_out(qapp):
     assert rows.label_indices(length, lo, hi) == free
 
 
+@pytest.mark.parametrize("side", ["left", "bottom"])
+def test_a_rare_words_marked_labels_are_drawn_when_labels_are_left_out(qapp, side):
+    """The note under the translation points to the underlined pieces: they are drawn however small the heatmap
+    (they clear the kept row and each other, the others clear them), and unmarking gives the first fit back."""
+    tokens = [f"token{i}" for i in range(24)]
+    rows, metrics = axis(side, tokens)
+    lo, hi = span(tokens)
+    length = 8 * (metrics.height() if side == "left" else metrics.horizontalAdvance("token00"))
+    free = rows.label_indices(length, lo, hi)
+    hidden = [i for i in range(1, 23) if i not in free]
+    marked = {hidden[0], hidden[-1], hidden[-1] + 1}      # two neighbours: the first of them is drawn
+    rows.set_keep(hidden[len(hidden) // 2])
+    rows.set_marked(marked)
+    shown = rows.label_indices(length, lo, hi)
+    widths = rows._extents(rows.base_font)
+    per_unit = length / (hi - lo)
+    spans = [((rows.positions[i] - lo) * per_unit - widths[i] / 2, (rows.positions[i] - lo) * per_unit + widths[i] / 2)
+             for i in shown]
+    assert all(a[1] <= b[0] + 1e-3 for a, b in zip(spans, spans[1:]))         # no two overlap
+    assert {hidden[0], hidden[-1], rows.keep} <= set(shown) and hidden[-1] + 1 not in shown
+    assert 4 <= len(shown) < 24
+    _, fitted = rows.fitted(length, lo, hi)
+    assert {hidden[0], hidden[-1], rows.keep} <= set(fitted)
+    rows.set_marked(())
+    rows.set_keep(None)
+    assert rows.label_indices(length, lo, hi) == free
+
+
 def test_a_heatmaps_highlighted_row_keeps_its_label(qtbot):
     from visualizer.plotting.heatmap import Heatmap
     widget = pg.GraphicsLayoutWidget()

@@ -119,30 +119,49 @@ class TokenAxis(pg.AxisItem):
         if not self.labels or not least or length_px <= 0 or hi <= lo:
             return []
         widths = self._extents(font or self.base_font, upright=lines == 0)
+        one_line = lines <= 1
         lines = max(lines, 1)
         per_unit = length_px / (hi - lo)
-        keep = self.keep if lines == 1 and self.keep is not None and 0 <= self.keep < len(self.labels) \
-            and lo - 0.5 <= self.positions[self.keep] <= hi + 0.5 else None
-        if keep is not None:                         # its room first: the others clear it as they clear each other
-            k_start = (self.positions[keep] - lo) * per_unit - widths[keep] / 2
+        starts = (self.positions - lo) * per_unit - widths / 2
+        firm = self._firm_labels(starts, widths, lo, hi) if one_line else []
+        firm_set, next_firm = set(firm), 0      # firm[next_firm]: the first firm label after the one being placed
         shown, right, last = [], [-np.inf] * lines, -least
         for i, pos in enumerate(self.positions):
-            if not lo - 0.5 <= pos <= hi + 0.5 or (i - last < least and i != keep):
-                continue
-            centre, half = (pos - lo) * per_unit, widths[i] / 2
-            line = len(shown) % lines
-            if i == keep or (centre - half >= right[line] - 1e-6           # (labels that fit exactly: rounding)
-                             and (keep is None or i > keep or centre + half <= k_start + 1e-6)):
+            while next_firm < len(firm) and firm[next_firm] <= i:
+                next_firm += 1
+            if i in firm_set:                        # its room was kept: the others clear it as they clear each other
                 shown.append(i)
-                right[line] = centre + half
+                right[0] = starts[i] + widths[i]
+                last = i
+                continue
+            if not lo - 0.5 <= pos <= hi + 0.5 or i - last < least:
+                continue
+            line = len(shown) % lines
+            if starts[i] >= right[line] - 1e-6 and (               # (labels that fit exactly: rounding)
+                    next_firm == len(firm) or starts[i] + widths[i] <= starts[firm[next_firm]] + 1e-6):
+                shown.append(i)
+                right[line] = starts[i] + widths[i]
                 last = i
         return shown
+
+    def _firm_labels(self, starts: np.ndarray, widths: np.ndarray, lo: float, hi: float) -> list[int]:
+        """The labels drawn whatever else is left out, in order: the step's row (keep), then the marked labels (a
+        rare word's pieces, which the note under the translation points to) that clear it and each other."""
+        wanted = ([self.keep] if self.keep is not None else []) + sorted(self.marked - {self.keep})
+        firm: list[int] = []
+        for i in wanted:
+            if not (0 <= i < len(self.labels) and lo - 0.5 <= self.positions[i] <= hi + 0.5):
+                continue
+            if all(starts[i] + widths[i] <= starts[j] + 1e-6 or starts[j] + widths[j] <= starts[i] + 1e-6
+                   for j in firm):
+                firm.append(i)
+        return sorted(firm)
 
     def fitted(self, length_px: float, lo: float, hi: float) -> tuple[QtGui.QFont, list[int]]:
         """(font, indices shown): the first way that shows every label it may, of: the set font, 0.9 of it,
         then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size of at
         least THINNED_SCALE of the set font on the most lines, with every label that clears the one before it."""
-        key = (round(length_px, 1), lo, hi, self.keep)
+        key = (round(length_px, 1), lo, hi, self.keep, self.marked)
         fit = self._fits.get(key)
         if fit is None:
             least = self._least_step()
@@ -158,12 +177,13 @@ class TokenAxis(pg.AxisItem):
             else:
                 tries += [(f, 1) for f in fonts[2:]]
             least_size = THINNED_SCALE * self.base_font.pointSizeF() - 1e-6
+            wanted = self.marked | ({self.keep} if self.keep is not None else set())
             thinned, best = None, None   # of the tries that may thin (labels smaller than those only if all
-            for font, lines in tries:    # show), the one that shows the most, at the largest size that does
-                shown = self.label_indices(length_px, lo, hi, font, lines)
+            for font, lines in tries:    # show), the one that shows the most of the kept and marked labels,
+                shown = self.label_indices(length_px, lo, hi, font, lines)     # then of all, at the largest size
                 if len(shown) >= may:
                     break
-                rank = (len(shown), font.pointSizeF())
+                rank = (len(wanted.intersection(shown)), len(shown), font.pointSizeF())
                 if thinned is None or (font.pointSizeF() >= least_size and rank > best):
                     thinned, best = (font, shown, lines), rank
             else:
