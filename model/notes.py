@@ -133,21 +133,31 @@ def rare_pieces(trace, which: str) -> set[int]:
     without word counts or a partial result. The heatmaps mark them on their axes, so that a class sees which
     columns the guess is made of."""
     counts = _rare_counts(trace, which)
-    tokens = trace.tokens(which)
-    return {i for i in range(len(tokens)) if counts.keys() & words(word_of(tokens, i))} if counts else set()
+    if not counts:
+        return set()
+    tokens, spelled = trace.tokens(which), _spelled(trace, which)
+    return {i for i in range(len(tokens)) if counts.keys() & words(word_of(tokens, i, spelled))}
 
 
 def rare_word_at(trace, which: str, i: int) -> str | None:
     """What the rare-word note says of the word token i of a side belongs to, for a read-out of that token:
     "“cinema” is in none of the model's 139,892 training sentences"; None for a token of no such word."""
     counts = _rare_counts(trace, which)
-    word = word_of(trace.tokens(which), i) if counts else ""
+    word = word_of(trace.tokens(which), i, _spelled(trace, which)) if counts else ""
     found = [counts[k] for k in words(word) if k in counts]
     if not found:
         return None
     many = f"{trace.meta.get('training_sentences') or 0:,}"
     amount = "none" if found[0] == 0 else f"only {found[0]}"
     return f"“{word}” is in {amount} of the model's {many} training sentences"
+
+
+def _spelled(trace, which: str) -> list[str]:
+    """A side's pieces as the text they stand for: "<unk>" as the character it replaced ("Ω" of "Ωmega", which the
+    source reads "␣ <unk> ##me ##g ##a"), so that such a word is found among its pieces too."""
+    unknown = iter(str(u) for u in trace.meta.get("unknown") or []) if which == "src" else iter(())
+    unk = trace.schema.special.get("unk", "<unk>")
+    return [next(unknown, t) if t == unk else t for t in trace.tokens(which)]
 
 
 def _rare_counts(trace, which: str) -> dict[str, int]:
@@ -299,15 +309,21 @@ def hesitated(trace) -> str | None:
             "where it hesitates. The output distribution there shows what else it weighed.")
 
 
-def word_of(tokens: list[str], i: int) -> str:
-    """The word piece i belongs to, its pieces joined ("trophée" for "trop" in "trop ##hée")."""
-    start = i
-    while start > 0 and tokens[start].startswith("##"):
+def word_of(tokens: list[str], i: int, spelled: list[str] | None = None) -> str:
+    """The word piece i belongs to, its pieces joined ("trophée" for "trop" in "trop ##hée"); spelled: the pieces
+    as the text they stand for (_spelled), where an unknown piece is to be read as its character. A word goes on
+    over "##" pieces, after a bare word start ("␣", when the next character is not in the vocabulary) and over an
+    unknown piece that no word start comes before ("cinemaΩ": "c ##ine ##ma <unk>")."""
+    def goes_on(j: int) -> bool:     # piece j belongs to the word of piece j - 1
+        return 0 < j < len(tokens) and (tokens[j].startswith("##") or tokens[j - 1] == "␣" or (
+            tokens[j] == "<unk>" and not re.fullmatch(r"</?\w+>|\[\w+\]", tokens[j - 1])))
+    start, end = i, i
+    while goes_on(start):
         start -= 1
-    end = i
-    while end + 1 < len(tokens) and tokens[end + 1].startswith("##"):
+    while goes_on(end + 1):
         end += 1
-    return tokens[start] + "".join(t[2:] for t in tokens[start + 1:end + 1])
+    pieces = spelled if spelled is not None else tokens
+    return "".join(t[2:] if t.startswith("##") else "" if t == "␣" else t for t in pieces[start:end + 1])
 
 
 # words that mark a language; none of English's, and none that are English words too ("a", "on", "die", "son")

@@ -122,6 +122,11 @@ def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     # a piece is named with its word: "trop" alone sent a class to the real "trop" of "trop grande"
     assert word_of(["La", "trop", "##hée", "n", "'"], 1) == word_of(["La", "trop", "##hée"], 2) == "trophée"
     assert word_of(["Le", "chat"], 1) == "chat"
+    # a bare word start ("␣") and an unknown piece after a word's pieces belong to that word, spelled when given
+    tokens = ["Le", "␣", "<unk>", "##me", "<unk>", "est", "<unk>", "</s>"]
+    assert [word_of(tokens, i) for i in (1, 2, 3, 4)] == ["<unk>me<unk>"] * 4
+    assert word_of(tokens, 3, ["Le", "␣", "Ω", "##me", "ß", "est", "猫", "</s>"]) == "Ωmeß"
+    assert word_of(tokens, 6) == "est<unk>" and word_of(tokens, 7) == "</s>"
     beam = translate(lm, sentence, DecodingSettings(method="beam", beam=4)).trace
     assert (hesitated(beam) is None) == all(float(beam.probs(s)[beam.out_id(s)]) >= HESITATION
                                              for s in range(beam.n_steps))

@@ -137,6 +137,21 @@ def test_the_bundled_translators_count_the_english_they_learnt_from():
     assert rare_pieces(two, "src") == set()
 
 
+def test_a_rare_word_with_a_character_outside_the_vocabulary_is_found_among_its_pieces():
+    """en-fr has no "Ω": "Ωmega" reads "␣ <unk> ##me ##g ##a" and "cinemaΩ" "c ##ine ##ma <unk>"; the unknown
+    piece stands for its character, so that every piece of the word the note names is underlined."""
+    fr = load("en-fr")
+    trace = translate(fr, "Ωmega and cinemaΩ.").trace
+    assert trace.meta["rare_words"] == [["Ωmega", 0], ["cinemaΩ", 0]]
+    assert trace.src_tokens[:5] == ["␣", "<unk>", "##me", "##g", "##a"]
+    assert [trace.src_tokens[i] for i in sorted(rare_pieces(trace, "src"))] == \
+        ["␣", "<unk>", "##me", "##g", "##a", "c", "##ine", "##ma", "<unk>"]
+    assert rare_word_at(trace, "src", 1) == "“Ωmega” is in none of the model's 139,892 training sentences"
+    assert rare_word_at(trace, "src", 8) == "“cinemaΩ” is in none of the model's 139,892 training sentences"
+    # an unknown word of its own is no rare word (no letters the counts could hold): nothing underlined
+    assert rare_pieces(translate(fr, "My cat 猫猫 sleeps.").trace, "src") == set()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_any_text_gives_rare_words_that_are_in_it_each_once(text):
