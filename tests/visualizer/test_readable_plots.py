@@ -514,6 +514,34 @@ def test_a_rare_words_marked_labels_are_drawn_when_labels_are_left_out(qapp, sid
     assert rows.label_indices(length, lo, hi) == free
 
 
+def test_label_room_grows_while_labels_change_and_fits_again_when_let_shrink(qtbot):
+    """Long upright column labels, then short ones: the room under the heatmap stays (a class typing sees no plot
+    move) until TokenAxis.let_shrink_all (the window calls it once a result has settled), then fits the short ones;
+    a left axis' width likewise."""
+    from visualizer.plotting.token_axis import TokenAxis
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    widget.resize(330, 420)
+    hp = Heatmap(widget.addPlot(), font_size=14)
+    widget.show()
+    bottom, left = hp.plot.getAxis("bottom"), hp.plot.getAxis("left")
+
+    def shown(rows, cols):
+        hp.show_matrix(np.full((len(rows), len(cols)), 0.5), None, rows, cols, "t")
+        for _ in range(4):
+            widget.grab()
+            qtbot.wait(10)
+        return bottom.height(), left.width()
+
+    short = shown(["a", "b"], ["I", "am", "."])
+    long = shown(["extraordinarily", "b"], ["Yesterday", "evening", "extraordinarily", "tickets", "sold"])
+    assert bottom.upright and long[0] > short[0] + 20 and long[1] > short[1] + 20
+    assert shown(["a", "b"], ["I", "am", "."]) == long
+    TokenAxis.let_shrink_all()
+    height, width = shown(["a", "b"], ["I", "am", "."])
+    assert height == pytest.approx(short[0]) and width <= short[1]   # (the first width held the empty plot's ticks)
+
+
 def test_a_heatmaps_highlighted_row_keeps_its_label(qtbot):
     from visualizer.plotting.heatmap import Heatmap
     widget = pg.GraphicsLayoutWidget()

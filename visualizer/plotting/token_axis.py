@@ -1,6 +1,8 @@
 """TokenAxis: token labels along a plot axis (heatmap rows and columns, bars), never overlapping."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
@@ -28,8 +30,11 @@ class TokenAxis(pg.AxisItem):
     again. max_labels caps how many labels are drawn (0: none).
     """
 
+    _live: "weakref.WeakSet[TokenAxis]" = weakref.WeakSet()     # for let_shrink_all
+
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
+        TokenAxis._live.add(self)
         self.labels: list[str] = []
         self.positions = np.zeros(0)
         self.max_labels: int | None = None
@@ -49,8 +54,24 @@ class TokenAxis(pg.AxisItem):
         self.staggered = False
         self.upright = False               # the labels drawn turned a quarter (a bottom axis' last way to show all)
         self._may_shrink = False           # the axis' length changed: its labels' room may shrink once
+        self._shrink_width = False         # a left axis' room may shrink once (let_shrink_all)
         self._last_length = 0.0
         self._drawing: tuple | None = None     # the fit of the paint under way (generateDrawSpecs)
+
+    @classmethod
+    def let_shrink_all(cls) -> None:
+        """Let every shown axis' label room shrink to its labels once: when the sentence has settled. The room
+        grows only while a class types or steps (no re-layout per keystroke), so after one long sentence every
+        later short one kept its tall upright labels' room: a heatmap 55 pixels lower at 1280 × 720 (QA)."""
+        for axis in list(cls._live):
+            try:
+                shown = axis.isVisible() and axis.scene() is not None
+            except RuntimeError:          # its C++ side is gone (a closed window's plot)
+                continue
+            if shown:
+                axis._may_shrink = axis._shrink_width = True
+                axis.picture = None
+                axis.update()
 
     def setTickFont(self, font: QtGui.QFont | None) -> None:
         self.base_font = QtGui.QFont(font) if font is not None else tick_font()
@@ -236,6 +257,9 @@ class TokenAxis(pg.AxisItem):
             if self._may_shrink:               # the room grows only (a view change must not lay the plot out
                 self._may_shrink = False        # again: +5 ms a change of attention kind), except after the
                 self.textHeight = 0             # axis' length changed, when the plot is laid out anyway
+        elif self._shrink_width and self.orientation == "left":    # (let_shrink_all only: a left axis'
+            self._shrink_width = False                              # length changing leaves its width)
+            self.textWidth = 0
         return super()._updateMaxTextSize(x)
 
     def _updateHeight(self):
