@@ -1115,3 +1115,33 @@ def test_waiting_for_the_windows_threads_lets_a_run_at_work_finish(window):
     assert started.wait(5) and window.runs.runner.busy
     assert window.wait_for_threads() is window.panels.get("training")
     assert done == [1] and not window.runs.runner.busy
+
+
+def test_a_short_sentence_after_a_long_one_gets_its_room_back_once_it_has_settled(qtbot, window, monkeypatch):
+    """QA: after the long example every later short sentence kept a blank line under its translation and the long
+    one's label room under the heatmap (55 pixels less heatmap at 1280 × 720) until the app restarted. While a class
+    types the room only grows (no panel moves at each keystroke); once a result has stood SETTLE_MS it fits again."""
+    import visualizer.window
+    monkeypatch.setattr(visualizer.window, "SETTLE_MS", 300)
+    monkeypatch.setattr(visualizer.window, "MAX_CHIPS", 200)   # the tiny model writes 63 tokens: chips on lines
+    window._settle.setInterval(300)
+    window.resize(1000, 700)
+    line, bottom = window.inputs.translation, window.attention.focus.plot.getAxis("bottom")
+    short, long = "the cat sat", " ".join(["the red car sat on the mat with the dog"] * 2)
+
+    def settled_on(text):
+        window.inputs.sentence.setText(text)
+        wait_idle(qtbot, window, lambda t: t.meta["sentence"] == text)
+        qtbot.wait(700)                                  # the wait, then a paint at the new sizes
+        return line.height(), bottom.height(), window.attention.focus.plot.vb.height()
+
+    first = settled_on(short)
+    grown = settled_on(long)
+    assert grown[0] > first[0] and grown[1] > first[1]  # the long one wraps and its labels stand upright
+    window._settle.setInterval(60_000)                   # typing: nothing shrinks
+    window.inputs.sentence.setText(short)
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == short)
+    qtbot.wait(300)
+    assert line.height() == grown[0]
+    window._settle.setInterval(300)
+    assert settled_on(short) == first
