@@ -307,7 +307,10 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append(f"The sentence is longer than the model's {max_len} tokens: "
                          f"the last {result.truncated} token(s) were cut.")
         if blank(self.state.sentence):
-            notes.append("The sentence is empty: the model sees only the end-of-sentence token.")
+            # its claim first: the compact window shows the words before the colon (QA read "The sentence is
+            # empty…" beside "Les choses sont faites." as a translation invented for no reason)
+            notes.append("The translation is made up from nothing: no sentence is typed, so the model reads only its "
+                         "end-of-sentence token.")
         else:
             rare = rare_words(t)                 # its words are underlined on the heatmap: the note says so
             underlined = RARE_UNDERLINED[len(t.meta.get("rare_words") or []) > 1]

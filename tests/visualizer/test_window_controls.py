@@ -197,7 +197,7 @@ def test_a_long_notice_wraps_inside_the_input_bar(qtbot, window):
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "")
     notice, bar = window.inputs.notice, window.inputs
     line = notice.fontMetrics().height()
-    qtbot.waitUntil(lambda: notice.isVisible() and "empty" in notice.text())
+    qtbot.waitUntil(lambda: notice.isVisible() and "made up from nothing" in notice.text())
     narrow = notice.fontMetrics().horizontalAdvance(notice.text()) // 2      # room for about half of it
     window.resize(window.width() - (notice.width() - narrow), 800)
     qtbot.waitUntil(lambda: notice.height() >= 2 * line - 2)                  # on two lines or more
