@@ -193,6 +193,20 @@ MARK_REPEATS = 8          # … and a block of punctuation marks this many times
 BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
 
+HOT = 1.5                 # a sampling temperature from which a note says the output is mostly chance
+
+
+def hot_sampling(trace) -> str | None:
+    """A note when the output was sampled at a high temperature: QA sampled at T = 2.5 and got gibberish with no
+    word on why. None for greedy and beam search (T only colours the output distribution there)."""
+    found = re.fullmatch(r"sampled, T = ([0-9.]+).*", str(trace.meta.get("decoding", "")))
+    if not found or float(found.group(1)) < HOT or trace.meta.get("partial"):
+        return None
+    return (f"Sampled at T = {found.group(1)}, the output is mostly chance: a high temperature flattens the "
+            "output distribution, so unlikely tokens are often picked. T = 1 samples as the model learnt; below 1, "
+            "closer to its first choices.")
+
+
 def repeats_itself(trace) -> str | None:
     """A note when the output loops ("es regnet es regnet es regnet."): a block of 1 to 4 pieces written REPEATS
     times or more in a row (MARK_REPEATS for punctuation alone; never for byte pieces, which show no text). Small
@@ -382,6 +396,21 @@ def other_language(trace) -> str | None:
             "little. Type an English sentence.")
 
 
+def in_capitals(trace) -> str | None:
+    """A note when the text is in capitals (two words or more, six letters or more, no lowercase letter) and the
+    model reads case: a cased model read little such text. en-fr wrote "PNICORICORENIIIIIIN.DN" for a sentence in
+    capitals and "J'ai le PDA." for "I LOVE IT", with a note on repetition at most, which did not say why (QA).
+    None for a model that lowercases what it reads."""
+    text = str(trace.meta.get("sentence", ""))
+    if any(c.islower() for c in text) or trace.meta.get("partial") or reads_lowercase(trace):
+        return None
+    found = re.findall(r"[^\W\d_]+", text)
+    if len(found) < 2 or sum(map(len, found)) < 6:             # "OK.", "NASA", "the BBC": names
+        return None
+    return ("The text is in capital letters, which this model rarely read: its output for it may be garbled. "
+            "Type it in normal case (“The cat sat on the mat.”).")
+
+
 LOWERCASE = ("This model lowercases what you type (it was trained on lowercased text), so it writes in lowercase "
              "too: “Berlin” and “berlin” are one word to it.")
 
@@ -418,10 +447,10 @@ def no_mask(trace) -> str | None:
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
     # a hesitation adds nothing to a note that already says the output is not to be trusted
-    language, nothing, loop, early = (other_language(trace), nothing_written(trace), repeats_itself(trace),
-                                      stopped_early(trace))
-    doubted = any(n is not None for n in (language, nothing, loop, early))
-    notes = (language, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
+    language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)
+    nothing, loop, early = nothing_written(trace), repeats_itself(trace), stopped_early(trace)
+    doubted = any(n is not None for n in (language, capitals, hot, nothing, loop, early))
+    notes = (language, capitals, hot, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
              no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))

@@ -233,3 +233,36 @@ def test_invisible_characters_inside_a_word_leave_it_whole():
     from model.notes import quoted
     assert (quoted("\u0301"), quoted("ä")) == ("U+0301", "“ä”")        # an invisible one named by its code point
     assert clean_text("\u00ad\u200b \u2060") == ""
+
+
+def test_a_text_in_capitals_gets_a_note_from_a_cased_model_only():
+    """QA: "THE CHILDREN ARE PLAYING IN THE GARDEN." came out "PNICORICORENIIIIIIN.DN, j'ai PN." from en-fr with a
+    note on repetition only; en-de lowercases what it reads, and a name in capitals is no such text."""
+    from model.notes import in_capitals, result_notes
+    fr, de = load("en-fr"), load("en-de")
+    shouting = "THE CHILDREN ARE PLAYING IN THE GARDEN."
+    trace = translate(fr, shouting).trace
+    assert in_capitals(trace) == ("The text is in capital letters, which this model rarely read: its output for it "
+                                  "may be garbled. Type it in normal case (“The cat sat on the mat.”).")
+    assert result_notes(trace, fr.cfg.max_len)[0] == in_capitals(trace)
+    assert not any(n.startswith("The model hesitated") for n in result_notes(trace, fr.cfg.max_len))
+    assert in_capitals(translate(fr, "I LOVE IT").trace) is not None
+    for text in ("I love NASA and the BBC.", "OK.", "NASA", "123 456", "The children are playing."):
+        assert in_capitals(translate(fr, text).trace) is None, text
+    assert in_capitals(translate(de, shouting).trace) is None                   # it reads "the children …"
+
+
+def test_sampling_at_a_high_temperature_says_the_output_is_mostly_chance(tiny_lm):
+    """QA: sampled at T = 2.5, en-fr wrote gibberish ("façons, refuser satisfaitveille …") with no word on why."""
+    from model.notes import HOT, hot_sampling, result_notes
+    sentence = "the cat sat on the mat"
+    for t in (HOT, 2.5):
+        trace = translate(tiny_lm, sentence, DecodingSettings(method="sample", temperature=t, seed=1)).trace
+        assert hot_sampling(trace) == (f"Sampled at T = {t:g}, the output is mostly chance: a high temperature "
+                                       "flattens the output distribution, so unlikely tokens are often picked. T = 1 "
+                                       "samples as the model learnt; below 1, closer to its first choices.")
+        assert hot_sampling(trace) in result_notes(trace, tiny_lm.cfg.max_len)
+        assert not any(n.startswith("The model hesitated") for n in result_notes(trace, tiny_lm.cfg.max_len))
+    for settings in (DecodingSettings(method="sample", temperature=1.4, seed=1),
+                     DecodingSettings(method="greedy", temperature=3.0), DecodingSettings(method="beam", beam=2)):
+        assert hot_sampling(translate(tiny_lm, sentence, settings).trace) is None
