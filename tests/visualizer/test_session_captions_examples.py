@@ -74,7 +74,12 @@ def test_every_stage_has_a_caption_and_an_equation():
 def test_examples_load():
     ex = load_examples()
     assert any(e.sentence == "The red car is fast." for e in ex)
-    assert all(e.shows for e in ex)
+    assert all(e.shows() and e.shows("en-fr") and e.shows("en-de") for e in ex)
+    car = ex[0]
+    assert "une voiture rouge" in car.shows("en-fr") == car.shows("runs/en-fr/") == car.shows("opus-mt-en-fr")
+    assert "ein rotes Auto" in car.shows("en-de") and "French" not in car.shows("t5-small") == car.shows()
+    where = next(e for e in ex if e.sentence == "Where is the station?")         # said once for every model
+    assert where.shows("en-fr") == where.shows("en-de") == where.shows()
 
 
 def test_a_sessions_view_the_run_lacks_is_moved_and_said(qtbot, window, tmp_path):

@@ -825,8 +825,16 @@ def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, win
     menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Examples")
     acts = [a for a in menu.actions() if not a.isSeparator()]
     examples = load_examples()
-    assert [a.text() for a in acts] == [f"{e.sentence}\t{e.topic}" for e in examples]
-    assert examples[0].topic == "Word reordering" and all(0 < len(e.topic) <= 40 for e in examples)
+    model = window.state.model_name                                       # the tiny model: no language known
+    assert [a.text() for a in acts] == [f"{e.sentence}\t{e.topic(model)}" for e in examples]
+    assert [a.toolTip() for a in acts] == [e.shows(model) for e in examples]
+    assert not any("French" in a.toolTip() or "German" in a.toolTip() for a in acts)
+    for name, language, other in (("en-de", "German", "French"), ("en-fr", "French", "German")):
+        window.menus.explain_examples(name)         # QA: en-de's menu said what each example shows in French
+        assert acts[0].text() == f"{examples[0].sentence}\t{examples[0].topic(name)}"
+        assert language in acts[2].toolTip() and not any(other in a.toolTip() for a in acts)
+    assert examples[0].topic("en-fr") == "Word reordering" and examples[0].topic("en-de") == "Word order kept"
+    assert all(0 < len(e.topic(m)) <= 40 for e in examples for m in ("en-fr", "en-de", model))
     acts[5].trigger()
     assert window.inputs.sentence.text() == examples[5].sentence
 
