@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtWidgets
 
 from model.schema import OUTPUT
 
+from .column_widths import ColumnWidths
 from .plotting.scenes import settle_scenes
 from .panels.registry import PANELS, build
 
@@ -89,6 +90,7 @@ class Docks:
         window.setTabPosition(QtCore.Qt.DockWidgetArea.AllDockWidgetAreas, QtWidgets.QTabWidget.TabPosition.North)
         self._stage_dock = stage_dock(state)
         window.tabifiedDockWidgetActivated.connect(lambda _: self.readable_tabs())
+        self.widths = ColumnWidths(window, self.docks)
 
     def _add_dock(self, entry, panel: QtWidgets.QWidget | None) -> None:
         """A dock for the panel; a lazy panel's dock holds an empty widget until its tab is first shown."""
@@ -222,6 +224,7 @@ class Docks:
 
     def size_docks(self) -> None:
         self.readable_tabs()
+        self.widths.remember_soon()          # the sizes set here, or the user's restored layout
         if self.restored:
             return
         w, h = self.window.width(), self.window.height()
@@ -258,6 +261,8 @@ class Docks:
         elided every title to its first letter ("L… E… M…") after presentation mode ended."""
         done = self.window.restoreState(state)
         self.readable_tabs()
+        if hasattr(self, "widths"):
+            self.widths.remember_soon()
         QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
         return done
 

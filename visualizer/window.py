@@ -616,6 +616,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.refit_caption()
+        if hasattr(self.docking, "widths"):
+            self.docking.widths.window_resized()
 
     def focusNextPrevChild(self, next_: bool) -> bool:
         """Tab and Shift+Tab pass over the panels behind a dock's tab: Qt keeps a panel once shown as a visible

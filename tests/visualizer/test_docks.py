@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import types
 
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 import visualizer.docks as docks_module
 from visualizer.panels.registry import PANELS, PanelEntry
@@ -132,3 +132,29 @@ def test_a_lesson_leaves_no_dock_animations_behind(qtbot, window, qapp):
         window.menus.alone.trigger()
         qtbot.wait(20)
     assert not window.findChildren(QtCore.QPropertyAnimation)
+
+
+def test_a_window_made_narrow_then_wide_again_gives_its_side_columns_their_room_back(qtbot, window):
+    """QA: after the window had been 800 pixels wide, the output distribution and LayerNorm column stayed 160
+    pixels wide at 1280 × 720 (Qt gives a growing window's width to the centre) until View ▸ Reset layout. A column
+    keeps its share of the window's width: the default's, and the user's after dragging its edge."""
+    from visualizer.column_widths import SLACK
+    left, right = window.docks["architecture"], window.docks["output"]
+
+    def settled(width):
+        window.resize(width, 720)
+        qtbot.wait(50)
+        return left.width(), right.width(), window.centralWidget().width()
+
+    wide = settled(1280)
+    window.docking.widths.remember()
+    narrow = settled(700)
+    assert narrow[1] < wide[1] - 50                         # squeezed (as Qt does it)
+    back = settled(1280)
+    assert abs(back[0] - wide[0]) <= SLACK and abs(back[1] - wide[1]) <= SLACK and abs(back[2] - wide[2]) <= 2 * SLACK
+    window.resizeDocks([right], [500], QtCore.Qt.Orientation.Horizontal)      # the user widens the right column
+    qtbot.wait(50)
+    window.docking.widths.remember()                         # (what a drag of its edge does: see eventFilter)
+    dragged = right.width()
+    settled(700)
+    assert abs(settled(1280)[1] - dragged) <= SLACK
