@@ -32,8 +32,10 @@ def family(name: str):
 def family_for(folder: Path):
     """The family that can open a folder, from its config.json; raises ModelLoadError naming what is supported."""
     path = folder / CONFIG
-    if not path.is_file():
-        raise ModelLoadError(f"{path}: file is missing")
+    if not path.is_file():           # "…/config.json: file is missing" did not say what was wrong with the folder (QA)
+        raise ModelLoadError(f"{folder}: not a model folder (it has no {CONFIG}). A model folder holds {CONFIG}, the "
+                             "weights and the tokenizer: one the app's train command wrote, or a Hugging Face "
+                             "model's, as save_pretrained writes it")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:

@@ -165,3 +165,15 @@ def test_round_trip_of_tied_and_learned_position_models(tmp_path, tiny_model_fac
     assert m.training is False
     a = translate(lm, "the cat sat")
     assert a.out_ids == translate(load(folder), "the cat sat").out_ids
+
+
+def test_a_folder_without_a_config_is_said_to_be_no_model_folder(tmp_path):
+    """QA opened a folder of notes as a model and read "…/config.json: file is missing"."""
+    folder = tmp_path / "lesson notes"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("attention", encoding="utf-8")
+    with pytest.raises(ModelLoadError) as err:
+        load(folder)
+    msg = str(err.value)
+    assert msg.startswith(f"{folder}: not a model folder (it has no config.json).") and "\n" not in msg
+    assert "weights and the tokenizer" in msg
