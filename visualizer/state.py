@@ -137,10 +137,25 @@ class ViewState:
         return self.go_to(self.stages()[-1])
 
     def next_layer(self) -> set[str]:
-        return self.update(layer=self.layer + 1)
+        return self._layer_move(+1)
 
     def prev_layer(self) -> set[str]:
-        return self.update(layer=self.layer - 1)
+        return self._layer_move(-1)
+
+    def _layer_move(self, delta: int) -> set[str]:
+        """The same sublayer one layer down (+1) or up (-1); past a stack's first or last layer, and from an
+        embedding or the output, the nearest stage that way outside this layer (Layer ▼ at the embedding did
+        nothing, with no word: QA)."""
+        if self.schema is not None and self.schema.is_layer_stage(self.stage):
+            if 0 <= self.layer + delta < self.schema.stack(self.stack).n_layers:
+                return self.update(layer=self.layer + delta)
+        stages = self.stages()
+        if self.stage not in stages:
+            return set()
+        i = stages.index(self.stage)
+        way = range(i + delta, len(stages) if delta > 0 else -1, delta)
+        j = next((j for j in way if (stages[j].stack, stages[j].layer) != (self.stack, self.layer)), None)
+        return self.go_to(stages[j]) if j is not None else set()
 
     def next_head(self) -> set[str]:
         return self.update(head=self.head + 1)

@@ -23,6 +23,25 @@ def test_walking_the_pipeline_visits_every_stage_once_in_order():
     assert s.stage == Stage("src_embed")
 
 
+def test_layer_up_and_down_keep_the_sublayer_and_go_on_past_a_stacks_ends():
+    """QA: Layer ▼ (Alt+Down) at the embedding did nothing. Within a stack it keeps the sublayer; past the stack's
+    first or last layer, and from an embedding or the output, it goes to the nearest stage outside the layer."""
+    s = ViewState(schema=seed_like(2, 2), n_steps=5)
+    s.first()
+    down = []
+    while s.next_layer():
+        down.append(s.stage)
+    assert down == [Stage("enc", 0, "self"), Stage("enc", 1, "self"), Stage("tgt_embed"), Stage("dec", 0, "self"),
+                    Stage("dec", 1, "self"), Stage("output")]
+    s.go_to(Stage("dec", 1, "cross"))
+    assert s.prev_layer() and s.stage == Stage("dec", 0, "cross")
+    up = []
+    while s.prev_layer():
+        up.append(s.stage)
+    assert up == [Stage("tgt_embed"), Stage("enc", 1, "ffn"), Stage("enc", 0, "ffn"), Stage("src_embed")]
+    assert s.prev_layer() == set()                          # at the start: nothing changes, nobody is told
+
+
 def test_the_attention_kind_follows_the_stack_in_view():
     s = ViewState(schema=seed_like(2, 2), n_steps=5)
     s.go_to(Stage("dec", 1, "self"))
