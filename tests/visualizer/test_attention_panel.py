@@ -31,8 +31,15 @@ def test_hover_shows_the_exact_weight_and_the_two_tokens(qtbot, window, panel):
     panel._hovered(scene_pos(panel.focus, 2, 3))
     text = panel.hover.text()
     # positions from 0, as the Math tab's "position 2: …" and PE(pos) count them
-    assert text == (f"query “{rows[2]}” (position 2) → key “{cols[3]}” (position 3): "
-                    f"weight {float(w[2, 3]):.6f}")
+    # a decoder's row reads its token and predicts the next (row "une" of "une voiture" looks at "car")
+    assert text == (f"query “{rows[2]}” (position 2, predicting “{window.trace.out_tokens[2]}”) → key “{cols[3]}” "
+                    f"(position 3): weight {float(w[2, 3]):.6f}")
+    assert window.trace.tgt_tokens[3] == window.trace.out_tokens[2]              # the next row reads it
+    window.state.update(kind="enc_self")                                        # an encoder's row predicts nothing
+    panel._hovered(scene_pos(panel.focus, 2, 3))
+    assert panel.hover.text().startswith(f"query “{window.trace.src_tokens[2]}” (position 2) → key")
+    window.state.update(kind="cross")
+    panel._hovered(scene_pos(panel.focus, 2, 3))
     panel.hover.resize(panel.hover.fontMetrics().horizontalAdvance(f"“{rows[2]}”→“{cols[3]}” 0.0000") + 4, 30)
     # a projector's narrow row
     assert panel.hover.shown_text() == f"“{rows[2]}”→“{cols[3]}” {float(w[2, 3]):.3g}"
@@ -409,14 +416,15 @@ def test_arrow_keys_on_the_heatmap_read_its_cells_out(qtbot, window, panel):
     panel.canvas.setFocus()
     qtbot.waitUntil(panel.canvas.hasFocus)
     qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_Right)          # the first press: the framed row's first cell
-    assert f"query “{rows[2]}” (position 2) → key “{cols[0]}” (position 0): weight {w[2, 0]:.6f}" in panel.hover.text()
+    assert (f"query “{rows[2]}” (position 2, predicting “{window.trace.out_tokens[2]}”) → key “{cols[0]}” "
+            f"(position 0): weight {w[2, 0]:.6f}") in panel.hover.text()
     for key in (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Down):
         qtbot.keyClick(panel.canvas, key)
-    assert f"(position 3) → key “{cols[2]}” (position 2): weight {w[3, 2]:.6f}" in panel.hover.text()
+    assert f"”) → key “{cols[2]}” (position 2): weight {w[3, 2]:.6f}" in panel.hover.text()
     marks = panel._cell_marks                                       # the cell read is framed, black and white
     assert all(m.isVisible() and m.rect() == QtCore.QRectF(1.5, 2.5, 1, 1) for m in marks)
     for _ in range(40):                                             # held at the edge
         qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_Up)
-    assert f"query “{rows[0]}” (position 0)" in panel.hover.text()
+    assert f"query “{rows[0]}” (position 0, predicting" in panel.hover.text()
     panel._hovered(scene_pos(panel.focus, 1, 1))                    # the pointer reads a cell: no frame
     assert not any(m.isVisible() for m in marks)

@@ -511,9 +511,12 @@ class AttentionPanel(QtWidgets.QWidget):
         query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
         # positions from 0, as PE(pos), the Math tab and the generation steps count them
         weight = "masked" if masked else weight_text(float(value))
-        text = (f"query “{query}” (position {r}) → key “{key}” (position {c}): "
-                + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
         info = self.trace.schema.kind(self.shown_kind)
+        # a decoder's row reads one token and predicts the next: QA took row "une" looking at "car" for a shift by one
+        out = self.trace.out_tokens
+        ahead = f", predicting “{out[r]}”" if info.by_step and r < len(out) else ""
+        text = (f"query “{query}” (position {r}{ahead}) → key “{key}” (position {c}): "
+                + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
         rare = rare_word_at(self.trace, info.keys, c) or rare_word_at(self.trace, info.queries, r)
         if rare:                                   # an underlined token: what the underline means
             text += f" · {rare}"
