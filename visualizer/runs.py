@@ -49,6 +49,7 @@ class RunController(QtCore.QObject):
 
     ready = QtCore.Signal(object)      # a RunResult to show now: the newest request's
     failed = QtCore.Signal(str)        # the newest request failed (one-line message)
+    requested = QtCore.Signal()        # a run was asked for: what is on screen may be out of date until it shows
 
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -74,6 +75,7 @@ class RunController(QtCore.QObject):
         if lm is None:
             return
         self.seq += 1
+        self.requested.emit()
         cut_chars = self.state.cut_chars      # read now: the state may change while the job waits
         text, target, settings, positional = self.state.run_fields()
         ablations = self.state.ablations

@@ -73,6 +73,7 @@ def heads_were_off(n: int) -> str:
 
 
 MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
+STALE_MS = 400            # a run not shown after this long: the translation is greyed and the status says so
 SETTLE_MS = 1200           # a result this long unchanged: the translation line and the heatmaps' label room fit it
 MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
 MAX_LISTED = 120           # tokens the tooltip lists
@@ -114,6 +115,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.runs = RunController(self.state, self)
         self.runs.ready.connect(self._show_run)
         self.runs.failed.connect(self._on_failure)
+        self._stale = QtCore.QTimer(self, singleShot=True, interval=STALE_MS)
+        self._stale.timeout.connect(self._say_stale)
+        self.runs.requested.connect(self._stale.start)
         self.startup = Startup(self)
         self._build_ui()
         self.prefix = BeamPrefix(self)
@@ -227,6 +231,14 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.trace is not None:
             self._render_all()
 
+    def _say_stale(self) -> None:
+        """A run asked for STALE_MS ago has not come: the translation on screen is the text's before (a beam search
+        of a paragraph took 0.9 s, a model switch 0.3 s, with nothing to say so: QA). Greyed, and the status says
+        so, until the run shows."""
+        if self.runs.rendered_seq < self.runs.seq and self.trace is not None:
+            self.inputs.translation.label.setEnabled(False)
+            self.status_time.setText("translating…")
+
     def _show_run(self, run: RunResult) -> None:
         """The newest run came (and the user paused typing): show it."""
         self.startup.live_run_shown()
@@ -237,6 +249,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Show a translation (or a saved frame) in every panel that can be seen."""
         same = self.trace is not None and result.trace.arrays is self.trace.arrays    # a run given again
         self.translation, self.trace, self.last_run_ms = result, result.trace, ms
+        self.inputs.translation.label.setEnabled(True)      # (greyed while its run was on its way: _say_stale)
         self.prefix.clear()
         if not same:
             self.docking.new_run()
@@ -288,6 +301,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.trace_shown.emit()
 
     def _on_failure(self, message: str) -> None:
+        self.inputs.translation.label.setEnabled(True)
         self.run_failed.emit(message)
         self.last_error = message
         self._notes = [f"Could not run the model on this input ({message}); the panels still show the last result."]

@@ -1153,3 +1153,28 @@ def test_a_short_sentence_after_a_long_one_gets_its_room_back_once_it_has_settle
     assert line.height() == grown[0]
     window._settle.setInterval(300)
     assert settled_on(short) == first
+
+
+def test_a_run_that_takes_long_greys_the_translation_and_says_so_until_it_shows(qtbot, window, monkeypatch):
+    """QA: a beam search of a paragraph took 0.9 s and a model switch 0.3 s with the old translation shown as
+    it was, beside the new text. After STALE_MS the translation is greyed and the status says "translating…"."""
+    from visualizer.window import STALE_MS
+    real = runs_module.translate
+
+    def slow(lm, text, *args, **kwargs):
+        time.sleep(3 * STALE_MS / 1000)
+        return real(lm, text, *args, **kwargs)
+
+    label, status = window.inputs.translation.label, window.status_time
+    assert label.isEnabled() and status.text().startswith("updated")
+    monkeypatch.setattr(runs_module, "translate", slow)
+    window.inputs.sentence.setText("the dog runs")
+    qtbot.waitUntil(lambda: status.text() == "translating…", timeout=3 * STALE_MS)
+    assert not label.isEnabled() and window.trace.meta["sentence"] != "the dog runs"
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the dog runs")
+    assert label.isEnabled() and status.text().startswith("updated")
+    monkeypatch.setattr(runs_module, "translate", real)                 # a quick run: nothing greyed
+    window.inputs.sentence.setText("the cat runs")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat runs")
+    qtbot.wait(STALE_MS + 100)
+    assert label.isEnabled() and status.text().startswith("updated")
