@@ -193,6 +193,16 @@ MARK_REPEATS = 8          # … and a block of punctuation marks this many times
 BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
 
+def worked_example(trace) -> str | None:
+    """A note under every result of the built-in seed example: a class took it for a third translator ("sat sat
+    sat …"), and what it is was a status-bar message of ten seconds, cut at the window's edge (QA)."""
+    if trace.meta.get("model") != "seed-example" or trace.meta.get("partial"):
+        return None
+    return ("This is the math notes' worked example, not a translator: 2 numbers per token and one head, its weights "
+            "set by hand for “The cat sat on the mat”. Its output is no translation; pick en-fr or en-de in Model "
+            "to translate.")
+
+
 HOT = 1.5                 # a sampling temperature from which a note says the output is mostly chance
 
 
@@ -447,10 +457,12 @@ def no_mask(trace) -> str | None:
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
     # a hesitation adds nothing to a note that already says the output is not to be trusted
+    example = worked_example(trace)
     language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)
-    nothing, loop, early = nothing_written(trace), repeats_itself(trace), stopped_early(trace)
-    doubted = any(n is not None for n in (language, capitals, hot, nothing, loop, early))
-    notes = (language, capitals, hot, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
+    nothing, early = nothing_written(trace), stopped_early(trace)
+    loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
+    doubted = any(n is not None for n in (example, language, capitals, hot, nothing, loop, early))
+    notes = (example, language, capitals, hot, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
              no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))

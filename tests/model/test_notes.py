@@ -266,3 +266,13 @@ def test_sampling_at_a_high_temperature_says_the_output_is_mostly_chance(tiny_lm
     for settings in (DecodingSettings(method="sample", temperature=1.4, seed=1),
                      DecodingSettings(method="greedy", temperature=3.0), DecodingSettings(method="beam", beam=2)):
         assert hot_sampling(translate(tiny_lm, sentence, settings).trace) is None
+
+
+def test_the_worked_example_says_under_every_result_that_it_is_no_translator(tiny_lm):
+    """QA took seed-example for a third translator ("sat sat sat …"); its loop note did not say why."""
+    from model.notes import result_notes, worked_example
+    example = load("seed-example")
+    trace = translate(example, "The cat sat on the mat").trace
+    assert result_notes(trace, 64) == [worked_example(trace)]
+    assert worked_example(trace).startswith("This is the math notes' worked example, not a translator:")
+    assert worked_example(translate(tiny_lm, "the cat sat on the mat").trace) is None
