@@ -6,7 +6,7 @@ from PySide6 import QtCore, QtGui
 from model.assets import bundled_models, model_summary
 
 from .controls import OPEN_FOLDER, show_from_start
-from .examples import Example, load_examples
+from .examples import load_examples
 from .theme import THEMES
 
 # every shortcut has a modifier, so arrows, Home/End and PgUp/PgDn keep their meaning in text fields;
@@ -55,21 +55,19 @@ class Actions:
         w.inputs.model.addItem(OPEN_FOLDER, None)
 
     def _examples(self, examples) -> None:
-        self.examples: list[tuple[QtGui.QAction, Example]] = []
-        for ex in load_examples():
-            act = examples.addAction(ex.sentence)
-            act.triggered.connect(lambda _=False, s=ex.sentence: self.show_example(s))
-            self.examples.append((act, ex))
+        self.examples_menu = examples
         examples.setToolTipsVisible(True)
-        self.explain_examples(self.window.state.model_name)
+        self.examples_for(self.window.state.model_name)
 
-    def explain_examples(self, model: str) -> None:
-        """Say what each example shows for this model's target language; the topic in the menu's second column
-        (after a tab, where shortcuts stand): a class saw sentences only, the tooltip came on hover."""
-        for act, ex in self.examples:
-            act.setText(f"{ex.sentence}\t{ex.topic(model)}")
+    def examples_for(self, model: str) -> None:
+        """The examples menu for this model: its sentences, and what each shows in the menu's second column (after
+        a tab, where shortcuts stand: a class saw sentences only, the tooltip came on hover) and its tooltip."""
+        self.examples_menu.clear()
+        for ex in load_examples(model):
+            act = self.examples_menu.addAction(f"{ex.sentence}\t{ex.topic(model)}")
             act.setToolTip(ex.shows(model))
             act.setStatusTip(ex.shows(model))
+            act.triggered.connect(lambda _=False, s=ex.sentence: self.show_example(s))
 
     def show_example(self, sentence: str) -> None:
         """A new sentence, translated by the model: a target typed for the sentence before is not its translation."""

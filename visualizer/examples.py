@@ -1,6 +1,7 @@
-"""Example sentences chosen to show something (reordering, agreement, long range, repeated words); what each shows
-is said for the open model's target language (en-de's German keeps "ein rotes Auto" in English order, which the
-French explanation of the menu called a reordering: QA)."""
+"""Example sentences chosen to show something (reordering, agreement, long range, repeated words), for the open
+model: a model that writes German gets sentences of its own (the bundled en-de learnt from image captions and wrote
+"ich habe, dass ich im i i i ive gibt." for "I love you."), and what each shows is said for the model's target
+language (the French explanations called German's "ein rotes Auto" a reordering: QA)."""
 from __future__ import annotations
 
 import json
@@ -19,16 +20,24 @@ class Example:
 
     def shows(self, model: str = "") -> str:
         """What it shows for a model (its name or folder): said for its target language, else for any model."""
-        found = TARGET_CODE.search(str(model).lower())
-        code = found.group(1) if found else "*"
-        return self.explanations.get(code) or self.explanations["*"]
+        return self.explanations.get(target_code(model) or "*") or self.explanations["*"]
 
     def topic(self, model: str = "") -> str:
         """What it shows in a few words, its explanation's opening ("Word reordering", "A long-range dependency")."""
         return self.shows(model).split(":")[0].split(";")[0].split(".")[0].strip()
 
 
-def load_examples(language: str = "en") -> list[Example]:
+def target_code(model: str) -> str | None:
+    """The language a model from English writes, from its name or folder ("en-de", "opus-mt-en-fr"): "de", "fr";
+    None when its name does not say."""
+    found = TARGET_CODE.search(str(model).lower())
+    return found.group(1) if found else None
+
+
+def load_examples(model: str = "") -> list[Example]:
+    """The examples for a model (its name or folder): its language pair's own list ("en-de") if there is one, else
+    the list for any model that reads English."""
     data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+    chosen = data.get(f"en-{target_code(model)}") or data["en"]
     return [Example(e["sentence"], e["shows"] if isinstance(e["shows"], dict) else {"*": e["shows"]})
-            for e in data.get(language, [])]
+            for e in chosen]

@@ -538,7 +538,7 @@ class MainWindow(QtWidgets.QMainWindow):
         ok = self._load_model(path, fallback, lm)
         if ok:
             self._sync_inputs()
-            self.menus.explain_examples(self.state.model_name)
+            self.menus.examples_for(self.state.model_name)
             self.runs.request(self.lm)
         return ok
 

@@ -74,12 +74,17 @@ def test_every_stage_has_a_caption_and_an_equation():
 def test_examples_load():
     ex = load_examples()
     assert any(e.sentence == "The red car is fast." for e in ex)
-    assert all(e.shows() and e.shows("en-fr") and e.shows("en-de") for e in ex)
+    assert all(e.shows() and e.shows("en-fr") for e in ex)
     car = ex[0]
     assert "une voiture rouge" in car.shows("en-fr") == car.shows("runs/en-fr/") == car.shows("opus-mt-en-fr")
-    assert "ein rotes Auto" in car.shows("en-de") and "French" not in car.shows("t5-small") == car.shows()
+    assert "French" not in car.shows("t5-small") == car.shows()
     where = next(e for e in ex if e.sentence == "Where is the station?")         # said once for every model
-    assert where.shows("en-fr") == where.shows("en-de") == where.shows()
+    assert where.shows("en-fr") == where.shows("t5-small") == where.shows()
+    # a model that writes German has its own list (en-de learnt from image captions), told in German terms
+    german = load_examples("en-de")
+    assert german == load_examples("opus-mt-en-de") and not {e.sentence for e in german} & {e.sentence for e in ex}
+    assert all(e.shows("en-de") and "French" not in e.shows("en-de") for e in german)
+    assert load_examples("en-fr") == load_examples("gpt2") == ex
 
 
 def test_a_sessions_view_the_run_lacks_is_moved_and_said(qtbot, window, tmp_path):
@@ -157,3 +162,15 @@ def test_a_model_opened_by_a_relative_path_is_kept_absolute(qtbot, window, tmp_p
     monkeypatch.chdir(tiny_model_dir.parent)
     assert window.open_model(tiny_model_dir.name)
     assert window.state.model_name == str(tiny_model_dir.resolve())
+
+
+def test_the_bundled_translators_examples_come_out_without_a_note():
+    """An example a class clicks should not come with a warning (en-de wrote nonsense for the general list, QA):
+    each bundled translator translates each of its examples with no note (hesitation, rare words, a loop …)."""
+    from model import load, translate
+    from model.notes import result_notes
+    for name in ("en-fr", "en-de"):
+        lm = load(name)
+        for ex in load_examples(name):
+            trace = translate(lm, ex.sentence).trace
+            assert result_notes(trace, lm.cfg.max_len) == [], (name, ex.sentence)

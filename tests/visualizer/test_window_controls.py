@@ -820,22 +820,31 @@ def test_the_heatmap_alone_hides_every_panel_and_brings_them_back(qtbot, window)
 
 
 def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, window):
-    """A class saw the sentences only; what each one shows was a tooltip, on hover."""
+    """A class saw the sentences only; what each one shows was a tooltip, on hover. The menu is the open model's:
+    en-de (image captions) has sentences of its own, explained in German terms (QA: it wrote nonsense for the
+    general list, whose tooltips explained French)."""
     from visualizer.examples import load_examples
-    menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Examples")
-    acts = [a for a in menu.actions() if not a.isSeparator()]
-    examples = load_examples()
+    menu = window.menus.examples_menu
+    assert menu is next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Examples")
+
+    def acts():
+        return [a for a in menu.actions() if not a.isSeparator()]
+
     model = window.state.model_name                                       # the tiny model: no language known
-    assert [a.text() for a in acts] == [f"{e.sentence}\t{e.topic(model)}" for e in examples]
-    assert [a.toolTip() for a in acts] == [e.shows(model) for e in examples]
-    assert not any("French" in a.toolTip() or "German" in a.toolTip() for a in acts)
+    examples = load_examples(model)
+    assert [a.text() for a in acts()] == [f"{e.sentence}\t{e.topic(model)}" for e in examples]
+    assert [a.toolTip() for a in acts()] == [e.shows(model) for e in examples]
+    assert not any("French" in a.toolTip() or "German" in a.toolTip() for a in acts())
     for name, language, other in (("en-de", "German", "French"), ("en-fr", "French", "German")):
-        window.menus.explain_examples(name)         # QA: en-de's menu said what each example shows in French
-        assert acts[0].text() == f"{examples[0].sentence}\t{examples[0].topic(name)}"
-        assert language in acts[2].toolTip() and not any(other in a.toolTip() for a in acts)
-    assert examples[0].topic("en-fr") == "Word reordering" and examples[0].topic("en-de") == "Word order kept"
-    assert all(0 < len(e.topic(m)) <= 40 for e in examples for m in ("en-fr", "en-de", model))
-    acts[5].trigger()
+        window.menus.examples_for(name)
+        shown = load_examples(name)
+        assert [a.text().split("\t")[0] for a in acts()] == [e.sentence for e in shown]
+        assert any(language in a.toolTip() for a in acts()) and not any(other in a.toolTip() for a in acts())
+    assert load_examples("en-de")[0].sentence == "A black dog is running on the grass."
+    assert load_examples("en-fr")[0].topic("en-fr") == "Word reordering" == load_examples()[0].topic("en-fr")
+    assert all(0 < len(e.topic(m)) <= 40 for m in ("en-fr", "en-de", model) for e in load_examples(m))
+    window.menus.examples_for(model)
+    acts()[5].trigger()
     assert window.inputs.sentence.text() == examples[5].sentence
 
 
