@@ -667,7 +667,7 @@ def test_a_text_in_another_language_given_to_a_translator_from_english_gets_a_no
     assert note("I saw Mein Kampf in a museum in Essen.") is None
     assert note("I like soy milk, and my brother Juan likes tofu.") is None
     assert note("Le chat est sur le tapis.", "de-en") is None                      # a model that reads German
-    for own in ("classroom-own-en-fr.tsv", "classroom-own-en-fr-2.tsv"):
+    for own in ("classroom-own-en-fr.tsv", "classroom-own-en-fr-2.tsv", "agreement-en-fr.tsv"):
         assert [s for s, _ in read_checks(Path(__file__).parents[2] / "benchmarks" / own) if note(s)] == []
     french = dataclasses.replace(plain, meta=dict(plain.meta, sentence="Je suis très content de vous voir.",
                                                   model="en-fr"))
