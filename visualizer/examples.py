@@ -35,9 +35,11 @@ def target_code(model: str) -> str | None:
 
 
 def load_examples(model: str = "") -> list[Example]:
-    """The examples for a model (its name or folder): its language pair's own list ("en-de") if there is one, else
-    the list for any model that reads English."""
+    """The examples for a model (its name or folder): the worked example's own sentence, a language pair's own list
+    ("en-de") if there is one, else the list for any model that reads English."""
     data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
-    chosen = data.get(f"en-{target_code(model)}") or data["en"]
+    # the worked example knows six words: its own sentence only (QA: "I love you." gave "sat sat sat …")
+    chosen = data.get(str(model)) if str(model) == "seed-example" else None
+    chosen = chosen or data.get(f"en-{target_code(model)}") or data["en"]
     return [Example(e["sentence"], e["shows"] if isinstance(e["shows"], dict) else {"*": e["shows"]})
             for e in chosen]

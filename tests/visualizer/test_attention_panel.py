@@ -105,6 +105,13 @@ def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window,
     assert label.shown_text() == full
     label.resize(metrics.horizontalAdvance(short) + 4, label.height())
     assert label.shown_text() == short and label.toolTip() == full
+    # what the decoder's row predicts stays while it can (QA: at 1280 × 720 only the short form showed)
+    nxt = window.trace.out_tokens[2]
+    predicting = f"“{rows[2]}” (predicting “{nxt}”) → “{cols[3]}”: {weight}"
+    label.resize(metrics.horizontalAdvance(predicting) + 4, label.height())
+    assert label.shown_text() == predicting
+    label.resize(metrics.horizontalAdvance(f"“{rows[2]}”→“{nxt}” · “{cols[3]}”: {weight}") + 4, label.height())
+    assert label.shown_text() == f"“{rows[2]}”→“{nxt}” · “{cols[3]}”: {weight}"
     label.resize(metrics.horizontalAdvance(short) // 2, label.height())
     assert label.shown_text().endswith("…") and label.shown_text().startswith(f"“{rows[2]}”"[:2])
 

@@ -85,6 +85,8 @@ def test_examples_load():
     assert german == load_examples("opus-mt-en-de") and not {e.sentence for e in german} & {e.sentence for e in ex}
     assert all(e.shows("en-de") and "French" not in e.shows("en-de") for e in german)
     assert load_examples("en-fr") == load_examples("gpt2") == ex
+    seed = load_examples("seed-example")                 # the worked example knows its own sentence only
+    assert [e.sentence for e in seed] == ["The cat sat on the mat"]
 
 
 def test_a_sessions_view_the_run_lacks_is_moved_and_said(qtbot, window, tmp_path):

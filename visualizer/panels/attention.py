@@ -514,7 +514,8 @@ class AttentionPanel(QtWidgets.QWidget):
         info = self.trace.schema.kind(self.shown_kind)
         # a decoder's row reads one token and predicts the next: QA took row "une" looking at "car" for a shift by one
         out = self.trace.out_tokens
-        ahead = f", predicting “{out[r]}”" if info.by_step and r < len(out) else ""
+        nxt = out[r] if info.by_step and r < len(out) else None
+        ahead = f", predicting “{nxt}”" if nxt is not None else ""
         text = (f"query “{query}” (position {r}{ahead}) → key “{key}” (position {c}): "
                 + ("masked — this cell gets no attention" if masked else f"weight {weight}"))
         rare = rare_word_at(self.trace, info.keys, c) or rare_word_at(self.trace, info.queries, r)
@@ -522,8 +523,13 @@ class AttentionPanel(QtWidgets.QWidget):
             text += f" · {rare}"
         # a projector's narrow row
         tight = f"“{query}”→“{key}” " + ("masked" if masked else f"{float(value):.3g}")
-        self.hover.setText(text, shorter=(f"“{query}” (position {r}) → “{key}” (position {c}): {weight}",
-                                          f"“{query}” → “{key}”: {weight}", tight))
+        # the shorter forms keep what the row predicts as long as they can (QA: at 1280 × 720 only the short form
+        # showed, and it had lost it)
+        shorter = [f"“{query}” (position {r}{ahead}) → “{key}” (position {c}): {weight}"]
+        if nxt is not None:
+            shorter.append(f"“{query}” (predicting “{nxt}”) → “{key}”: {weight}")
+            shorter.append(f"“{query}”→“{nxt}” · “{key}”: {weight}")
+        self.hover.setText(text, shorter=(*shorter, f"“{query}” → “{key}”: {weight}", tight))
 
     def _clicked(self, event) -> None:
         self.focus_head_at(event.scenePos())
