@@ -73,6 +73,7 @@ def heads_were_off(n: int) -> str:
 
 
 MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
+MAX_CLAIMS = 2             # notes whose claims a compact window shows; the others are counted
 STALE_MS = 400            # a run not shown after this long: the translation is greyed and the status says so
 SETTLE_MS = 1200           # a result this long unchanged: the translation line and the heatmaps' label room fit it
 MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
@@ -458,10 +459,14 @@ class MainWindow(QtWidgets.QMainWindow):
         1280 × 720 in class two lines of a note had left the heatmap 95 pixels high, and at 1366 × 768 three to
         five lines of notes left it 80 to 160 (QA as a student)."""
         notes, compact = self._notes, self.compact_level() >= 1 and not self._notes_whole
-        cut = compact and any(claim(n) != n for n in notes)
+        # the first MAX_CLAIMS notes' claims, the others counted (QA: five notes' claims of a pasted paragraph took
+        # five lines, and left the heatmap 45 pixels at 1280 × 720)
+        rest = max(len(notes) - MAX_CLAIMS, 0) if compact else 0
+        cut = compact and (rest > 0 or any(claim(n) != n for n in notes))
         # the rest of a cut note behind a link (the tooltip alone kept it from a keyboard user, QA): Tab, Return
         more = f" <a href='more' style='color:{tone_colour('warning')}'>[more]</a>" if cut else ""
-        text = " · ".join(map(claim, notes)) if compact else " ".join(notes)
+        others = f" · and {rest} more note{'s' if rest > 1 else ''}" if rest else ""
+        text = " · ".join(map(claim, notes[:len(notes) - rest])) + others if compact else " ".join(notes)
         fmt = QtCore.Qt.TextFormat
         self.inputs.notice.setTextFormat(fmt.RichText if cut else fmt.PlainText)
         self.inputs.notice.setText(html.escape(text) + more if cut else text)

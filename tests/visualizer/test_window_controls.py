@@ -691,7 +691,10 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
         monkeypatch.setattr(window, "compact_level", lambda: level)
         window._set_notice()
         assert notice.text().startswith("The text holds 2 sentences… · ") and notice.toolTip() == whole
-    claims = " · ".join(claim(n) for n in window._notes)
+    from visualizer.window import MAX_CLAIMS
+    rest = len(window._notes) - MAX_CLAIMS
+    claims = " · ".join(claim(n) for n in window._notes[:MAX_CLAIMS]) + (
+        f" · and {rest} more note{'s' if rest > 1 else ''}" if rest > 0 else "")
     assert len(claims) < len(whole) / 2
     # the rest behind a [more] link, which a keyboard reaches too (the tooltip alone kept it from one, QA)
     assert notice.text().startswith(html.escape(claims) + " <a href='more'") and notice.text().endswith("[more]</a>")
@@ -704,6 +707,17 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
     monkeypatch.setattr(window, "compact_level", lambda: 0)
     window._set_notice()
     assert notice.text() == " ".join(window._notes) and notice.toolTip() == ""
+    # QA: a pasted paragraph's five notes took five lines even as claims: the first two, the others counted
+    window._notes = ["One: a.", "Two: b.", "Three: c.", "Four: d.", "Five: e."]
+    monkeypatch.setattr(window, "compact_level", lambda: 1)
+    window._set_notice()
+    assert notice.text().startswith("One… · Two… · and 3 more notes <a href='more'")
+    assert notice.toolTip() == " ".join(window._notes)
+    window._notes = ["One", "Two", "Three"]                            # no claim to cut, still one more note
+    window._set_notice()
+    assert notice.text().startswith("One · Two · and 1 more note <a href='more'")
+    notice.linkActivated.emit("more")
+    assert notice.text() == "One Two Three"
 
 
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
