@@ -380,7 +380,8 @@ LETTERS = {"French": set("èêëàâçùûœîï"), "German": set("äöüß"), "
 ENGLISH = {"the", "a", "an", "is", "are", "was", "were", "i", "you", "he", "she", "we", "they", "it", "not", "of",
            "to", "in", "on", "with", "for", "this", "that", "my", "your", "and", "be", "have", "has", "do", "does",
            "what", "where", "at", "am", "me", "his", "her", "our", "s", "t"}
-ENGLISH_SOURCE = re.compile(r"(?:^|[-_/])en-[a-z]{2,3}$")     # en-fr, en-de, opus-mt-en-fr: they read English
+# en-fr, en-de, opus-mt-en-fr: they read English (the group: the language they write)
+ENGLISH_SOURCE = re.compile(r"(?:^|[-_/])en-([a-z]{2,3})$")
 
 
 def other_language(trace) -> str | None:
@@ -462,8 +463,8 @@ def result_notes(trace, max_len: int) -> list[str]:
     nothing, early = nothing_written(trace), stopped_early(trace)
     loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
     doubted = any(n is not None for n in (example, language, capitals, hot, nothing, loop, early))
-    notes = (example, language, capitals, hot, unlikely_target(trace), several_sentences(trace), unknown_pieces(trace), rare_words(trace),
-             no_mask(trace),
+    notes = (example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
+             unknown_pieces(trace), rare_words(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -5,12 +5,10 @@ language (the French explanations called German's "ein rotes Auto" a reordering:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 from model.assets import ASSETS
-
-TARGET_CODE = re.compile(r"(?:^|[-_/])en-([a-z]{2,3})/?$")     # en-fr, opus-mt-en-de, …/runs/en-fr/
+from model.notes import ENGLISH_SOURCE
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class Example:
 def target_code(model: str) -> str | None:
     """The language a model from English writes, from its name or folder ("en-de", "opus-mt-en-fr"): "de", "fr";
     None when its name does not say."""
-    found = TARGET_CODE.search(str(model).lower())
+    found = ENGLISH_SOURCE.search(str(model).lower().rstrip("/"))          # (…/runs/en-fr/ too)
     return found.group(1) if found else None
 
 
@@ -39,7 +37,6 @@ def load_examples(model: str = "") -> list[Example]:
     ("en-de") if there is one, else the list for any model that reads English."""
     data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
     # the worked example knows six words: its own sentence only (QA: "I love you." gave "sat sat sat …")
-    chosen = data.get(str(model)) if str(model) == "seed-example" else None
-    chosen = chosen or data.get(f"en-{target_code(model)}") or data["en"]
+    chosen = data.get("seed-example" if str(model) == "seed-example" else f"en-{target_code(model)}") or data["en"]
     return [Example(e["sentence"], e["shows"] if isinstance(e["shows"], dict) else {"*": e["shows"]})
             for e in chosen]
