@@ -90,6 +90,7 @@ class InputBar(QtWidgets.QWidget):
         self.model = QtWidgets.QComboBox()
         self.model.setToolTip("The bundled models, or a model folder of your own")
         self._writes = True                      # the open model writes its output (show_layout)
+        self._details = True                     # the target and decoding rows are shown (set_details_visible)
         self.method = QtWidgets.QComboBox()
         for label, key in (("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sample")):
             self.method.addItem(label, key)
@@ -165,14 +166,17 @@ class InputBar(QtWidgets.QWidget):
         self.model.setMinimumContentsLength(MODEL_CHARS)
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)
+        self.method.currentIndexChanged.connect(self._fit_decoding)     # sampling's own boxes, where room is short
         self.target.textChanged.connect(self._enable)      # a given target is read, not decoded
         self._enable()
 
     def set_details_visible(self, on: bool) -> None:
         """Show or hide the target field and the decoding controls (presentation mode hides them for room)."""
+        self._details = on
         for w in (self.target_label, self.target, self.decoding_label, self.method, self.beam, self.temperature,
                   self.top_k, self.seed, self.positional):
             w.setVisible(on)
+        self._fit_decoding()          # (top-k and seed hide again where they do not fit)
 
     def details_visible(self) -> bool:
         return not self.method.isHidden()
@@ -181,7 +185,13 @@ class InputBar(QtWidgets.QWidget):
         stacked = self.decoding.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
         hint = self.layout().minimumSize()
         if stacked:
-            return hint
+            # as wide as with top-k and seed shown, hidden or not (see _fit_decoding): a minimum that shrank as
+            # they hid moved the docks, and presentation mode did not put them back where they were
+            grid, gap = self.layout(), self.decoding.spacing()
+            left, _, right, _ = grid.getContentsMargins()
+            second = sum(w.minimumSizeHint().width() + gap for w in (self.top_k, self.seed, self.positional)) - gap
+            least = left + right + self.decoding_label.minimumSizeHint().width() + grid.horizontalSpacing() + second
+            return QtCore.QSize(max(hint.width(), least) if self._details else hint.width(), hint.height())
         # as wide as the wider of the two decoding groups, plus the label column
         half = max(self.decoding.itemAt(i).minimumSize().width() for i in range(2))
         label = self.decoding_label.minimumSizeHint().width()
@@ -209,10 +219,22 @@ class InputBar(QtWidgets.QWidget):
         self.model.setMaximumWidth(self.model.sizeHint().width() if compact else QT_MAX_SIZE)
 
     def _fit_decoding(self) -> None:
-        """The decoding controls on one row when they fit beside the label column, else on two."""
-        label = self.decoding_label.sizeHint().width()
-        one_row = label + sum(self.decoding.itemAt(i).sizeHint().width() for i in range(2)) + 40
-        wide = self.width() >= one_row
+        """The decoding controls on one row when they fit beside the label column, else on two. Where they do not
+        fit, top-k and seed, which only sampling reads, hide while another method is chosen, and the rest is one
+        row if it fits: at 1280 × 720 a second row of two greyed boxes took 30 pixels from the heatmap's 150."""
+        if not self._details:
+            return
+        label, gap = self.decoding_label.sizeHint().width(), self.decoding.spacing()
+        every = (self.method, self.beam, self.temperature, self.top_k, self.seed, self.positional)
+        sampling_only = (self.top_k, self.seed)
+
+        def row(widgets) -> int:
+            return label + sum(w.sizeHint().width() + gap for w in widgets) + 40
+
+        hide = self.width() < row(every) and self.method.currentData() != "sample"
+        for w in sampling_only:
+            w.setVisible(not hide)
+        wide = self.width() >= row([w for w in every if not (hide and w in sampling_only)])
         want = QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
         if self.decoding.direction() != want:
             self.decoding.setDirection(want)

@@ -94,3 +94,30 @@ def test_the_beam_width_box_takes_what_the_command_and_session_files_take(qtbot)
     qtbot.addWidget(bar)
     bar.beam.setValue(MAX_BEAM)
     assert bar.beam.value() == MAX_BEAM == 64 and str(MAX_BEAM) in bar.beam.toolTip()
+
+
+def test_where_the_decoding_row_is_short_of_room_top_k_and_seed_wait_for_sampling(qtbot):
+    """At 1280 × 720 the decoding controls took two rows, the second two greyed boxes that only sampling reads:
+    in a bar too narrow for all of them those two hide while greedy or beam search is chosen, and the rest is one
+    row; choosing sampling brings them back (on two rows), and a wide bar shows all six on one row."""
+    from PySide6 import QtWidgets
+    one_row, two_rows = QtWidgets.QBoxLayout.Direction.LeftToRight, QtWidgets.QBoxLayout.Direction.TopToBottom
+    sampling_only = lambda bar: not bar.top_k.isHidden() and not bar.seed.isHidden()   # noqa: E731
+    wide = bar_at(qtbot, 10, 1400)
+    qtbot.waitUntil(lambda: wide.decoding.direction() == one_row)
+    assert sampling_only(wide)
+    every = (wide.method, wide.beam, wide.temperature, wide.top_k, wide.seed, wide.positional)
+    needed = wide.decoding_label.sizeHint().width() + sum(w.sizeHint().width() for w in every)
+    bar = bar_at(qtbot, 10, needed - 60)        # short of room for all six, room for the four
+    qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
+    assert not sampling_only(bar) and bar.method.currentData() == "greedy"
+    bar.method.setCurrentIndex(bar.method.findData("sample"))
+    qtbot.waitUntil(lambda: bar.decoding.direction() == two_rows)
+    assert sampling_only(bar) and bar.top_k.isEnabled()
+    bar.method.setCurrentIndex(bar.method.findData("beam"))
+    qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
+    assert not sampling_only(bar)
+    bar.set_details_visible(False)
+    assert bar.method.isHidden() and bar.top_k.isHidden()
+    bar.set_details_visible(True)               # back as the room says, not all six
+    assert not bar.method.isHidden() and not sampling_only(bar) and bar.decoding.direction() == one_row
