@@ -80,6 +80,7 @@ class Actions:
         self.nav_toolbar = w.addToolBar("Navigate")
         self.nav_toolbar.setObjectName("toolbar-navigate")
         self.step_actions: dict[str, QtGui.QAction] = {}
+        self._moves: dict[QtGui.QAction, str] = {}          # each step action's ViewState method
         for label, short, keys, method, separated in STEPS:
             if separated:
                 nav.addSeparator()
@@ -92,11 +93,24 @@ class Actions:
             nav.addAction(act)
             self.nav_toolbar.addAction(act)
             self.step_actions[label] = act
+            self._moves[act] = method
+        state.subscribe(lambda _changed: self.grey_moves())
+        self.grey_moves()
         for keys, method, text in REMOTE:
             act = QtGui.QAction(text, w)          # the text for Help ▸ Keyboard shortcuts
             act.setShortcut(QtGui.QKeySequence(keys))
             act.triggered.connect(lambda _=False, f=getattr(state, method): f())
             w.addAction(act)
+
+    def grey_moves(self) -> None:
+        """Grey the toolbar's steps that would not move the view (at the pipeline's first stage, the last head,
+        the last step): a class pressed a bright "Sublayer ▶" at the output and nothing happened. The buttons,
+        not their actions: an action's change lays the whole window out again (its toolbar asks), at every step
+        to or from an end; the menu's and the shortcut's press there still does nothing, as before."""
+        for act, method in self._moves.items():
+            button = self.nav_toolbar.widgetForAction(act)
+            if button is not None:
+                button.setEnabled(self.window.state.can(method))
 
     def _view(self, view) -> None:
         w = self.window

@@ -143,19 +143,22 @@ class ViewState:
         return self._layer_move(-1)
 
     def _layer_move(self, delta: int) -> set[str]:
+        target = self._layer_target(delta)
+        return self.go_to(target) if target is not None else set()
+
+    def _layer_target(self, delta: int) -> Stage | None:
         """The same sublayer one layer down (+1) or up (-1); past a stack's first or last layer, and from an
         embedding or the output, the nearest stage that way outside this layer (Layer ▼ at the embedding did
-        nothing, with no word: QA)."""
+        nothing, with no word: QA); None past the pipeline's end."""
         if self.schema is not None and self.schema.is_layer_stage(self.stage):
             if 0 <= self.layer + delta < self.schema.stack(self.stack).n_layers:
-                return self.update(layer=self.layer + delta)
+                return Stage(self.stack, self.layer + delta, self.sublayer)
         stages = self.stages()
         if self.stage not in stages:
-            return set()
+            return None
         i = stages.index(self.stage)
         way = range(i + delta, len(stages) if delta > 0 else -1, delta)
-        j = next((j for j in way if (stages[j].stack, stages[j].layer) != (self.stack, self.layer)), None)
-        return self.go_to(stages[j]) if j is not None else set()
+        return next((stages[j] for j in way if (stages[j].stack, stages[j].layer) != (self.stack, self.layer)), None)
 
     def next_head(self) -> set[str]:
         return self.update(head=self.head + 1)
@@ -168,6 +171,17 @@ class ViewState:
 
     def prev_step(self) -> set[str]:
         return self.update(step=self.step - 1)
+
+    def can(self, move: str) -> bool:
+        """Whether a move (one of the methods above, by name: "next_sublayer", "prev_head"…) would change the
+        view: the toolbar greys the others (at the pipeline's ends, a press of a bright button did nothing)."""
+        stages = self.stages()
+        i = stages.index(self.stage) if self.stage in stages else 0
+        return {"first": i > 0, "prev_sublayer": i > 0,
+                "last": i < len(stages) - 1, "next_sublayer": i < len(stages) - 1,
+                "prev_layer": self._layer_target(-1) is not None, "next_layer": self._layer_target(+1) is not None,
+                "prev_head": self.head > 0, "next_head": self.head < self.n_heads - 1,
+                "prev_step": self.step > 0, "next_step": self.step < self.n_steps - 1}[move]
 
     @classmethod
     def for_trace(cls, trace, **view) -> "ViewState":

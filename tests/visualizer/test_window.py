@@ -6,6 +6,7 @@ import pytest
 from PySide6 import QtCore
 
 from model import translate
+from visualizer.actions import STEPS
 
 
 def wait_for_sentence(qtbot, window, text, timeout=20000):
@@ -104,6 +105,29 @@ def test_stepping_keys_move_the_view_and_the_map_follows(qtbot, window):
     target = Stage("dec", 1, "cross")
     qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[target].center().toPoint())
     assert s.stage == target and s.kind == "cross" and arch.highlighted == target
+
+
+def test_the_toolbar_greys_the_steps_that_would_not_move_the_view(qtbot, window):
+    """At the pipeline's ends, the last head or the last step a bright button did nothing when pressed: greyed
+    there, and each bright one moves the view."""
+    s, acts, bar = window.state, window.menus.step_actions, window.menus.nav_toolbar
+    bright = lambda label: bar.widgetForAction(acts[label]).isEnabled()      # noqa: E731
+    acts["First stage"].trigger()
+    assert not bright("First stage") and not bright("Previous sublayer") and not bright("Previous layer")
+    assert bright("Next sublayer") and bright("Last stage") and bright("Next layer")
+    s.update(head=s.n_heads - 1, step=s.n_steps - 1)
+    assert not bright("Next head") and not bright("Next step") and bright("Previous head") and bright("Previous step")
+    acts["Last stage"].trigger()
+    assert not bright("Last stage") and not bright("Next sublayer") and not bright("Next layer")
+    assert bright("First stage") and bright("Previous layer")
+    for stage in s.stages():                      # every bright button moves the view, every grey one would not
+        s.go_to(stage)
+        for label, _, _, method, _ in STEPS:
+            before, shown = (s.stage, s.head, s.step), bright(label)
+            moved = bool(getattr(s, method)())
+            assert moved == shown == ((s.stage, s.head, s.step) != before), (stage, label)
+            s.update(stack=before[0].stack, layer=before[0].layer, sublayer=before[0].sublayer,
+                     head=before[1], step=before[2])
 
 
 def test_step_highlights_the_decoder_row(qtbot, window):
