@@ -166,7 +166,7 @@ class InputBar(QtWidgets.QWidget):
         self.model.setMinimumContentsLength(MODEL_CHARS)
         self.model.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.method.currentIndexChanged.connect(self._enable)
-        self.method.currentIndexChanged.connect(self._fit_decoding)     # sampling's own boxes, where room is short
+        self.method.currentIndexChanged.connect(self._fit_decoding)     # the method's own boxes, where room is short
         self.target.textChanged.connect(self._enable)      # a given target is read, not decoded
         self._enable()
 
@@ -176,26 +176,26 @@ class InputBar(QtWidgets.QWidget):
         for w in (self.target_label, self.target, self.decoding_label, self.method, self.beam, self.temperature,
                   self.top_k, self.seed, self.positional):
             w.setVisible(on)
-        self._fit_decoding()          # (top-k and seed hide again where they do not fit)
+        self._fit_decoding()          # (the boxes the method does not read hide again where room is short)
 
     def details_visible(self) -> bool:
         return not self.method.isHidden()
 
     def minimumSizeHint(self) -> QtCore.QSize:
-        stacked = self.decoding.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
+        """As wide as the wider of the two decoding groups, with the label column: each with all its boxes,
+        shown or not (see _fit_decoding; a least width that shrank as boxes hid moved the docks, and presentation
+        mode then did not put them back where they were)."""
         hint = self.layout().minimumSize()
-        if stacked:
-            # as wide as with top-k and seed shown, hidden or not (see _fit_decoding): a minimum that shrank as
-            # they hid moved the docks, and presentation mode did not put them back where they were
-            grid, gap = self.layout(), self.decoding.spacing()
-            left, _, right, _ = grid.getContentsMargins()
-            second = sum(w.minimumSizeHint().width() + gap for w in (self.top_k, self.seed, self.positional)) - gap
-            least = left + right + self.decoding_label.minimumSizeHint().width() + grid.horizontalSpacing() + second
-            return QtCore.QSize(max(hint.width(), least) if self._details else hint.width(), hint.height())
-        # as wide as the wider of the two decoding groups, plus the label column
-        half = max(self.decoding.itemAt(i).minimumSize().width() for i in range(2))
+        if not self._details:
+            return hint
+        grid, gap = self.layout(), self.decoding.spacing()
+        half = max(sum(w.minimumSizeHint().width() + gap for w in group) - gap
+                   for group in ((self.method, self.beam, self.temperature), (self.top_k, self.seed, self.positional)))
         label = self.decoding_label.minimumSizeHint().width()
-        return QtCore.QSize(min(hint.width(), max(half + label + 40, 420)), hint.height())
+        if self.decoding.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom:
+            left, _, right, _ = grid.getContentsMargins()
+            return QtCore.QSize(max(hint.width(), left + right + label + grid.horizontalSpacing() + half), hint.height())
+        return QtCore.QSize(max(half + label + 40, 420), hint.height())
 
     def compact_model(self) -> bool:
         return self.model_label.isHidden()
@@ -220,21 +220,24 @@ class InputBar(QtWidgets.QWidget):
 
     def _fit_decoding(self) -> None:
         """The decoding controls on one row when they fit beside the label column, else on two. Where they do not
-        fit, top-k and seed, which only sampling reads, hide while another method is chosen, and the rest is one
-        row if it fits: at 1280 × 720 a second row of two greyed boxes took 30 pixels from the heatmap's 150."""
+        fit, the boxes the chosen method does not read hide (the beam width but for beam search, top-k and seed but
+        for sampling), and the rest is one row if it fits: at 1280 × 720 a second row of two greyed boxes took 30
+        pixels from the heatmap's 150."""
         if not self._details:
             return
         label, gap = self.decoding_label.sizeHint().width(), self.decoding.spacing()
         every = (self.method, self.beam, self.temperature, self.top_k, self.seed, self.positional)
-        sampling_only = (self.top_k, self.seed)
+        reads = {"beam": (self.beam,), "sample": (self.top_k, self.seed)}.get(self.method.currentData(), ())
+        unread = (self.beam, self.top_k, self.seed)
 
         def row(widgets) -> int:
             return label + sum(w.sizeHint().width() + gap for w in widgets) + 40
 
-        hide = self.width() < row(every) and self.method.currentData() != "sample"
-        for w in sampling_only:
-            w.setVisible(not hide)
-        wide = self.width() >= row([w for w in every if not (hide and w in sampling_only)])
+        short = self.width() < row(every)
+        for w in unread:
+            w.setVisible(not short or w in reads)
+        shown = [w for w in every if not w.isHidden()]
+        wide = self.width() >= row(shown)
         want = QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
         if self.decoding.direction() != want:
             self.decoding.setDirection(want)

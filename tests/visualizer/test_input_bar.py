@@ -96,28 +96,27 @@ def test_the_beam_width_box_takes_what_the_command_and_session_files_take(qtbot)
     assert bar.beam.value() == MAX_BEAM == 64 and str(MAX_BEAM) in bar.beam.toolTip()
 
 
-def test_where_the_decoding_row_is_short_of_room_top_k_and_seed_wait_for_sampling(qtbot):
+def test_where_the_decoding_row_is_short_of_room_the_boxes_a_method_does_not_read_wait_for_it(qtbot):
     """At 1280 × 720 the decoding controls took two rows, the second two greyed boxes that only sampling reads:
-    in a bar too narrow for all of them those two hide while greedy or beam search is chosen, and the rest is one
-    row; choosing sampling brings them back (on two rows), and a wide bar shows all six on one row."""
+    in a bar too narrow for all six, the beam width shows for beam search only, top-k and seed for sampling only,
+    and the rest is one row; a wide bar shows all six on one row, and hiding the controls and showing them again
+    keeps the rule. Its least width stays as it was whatever shows (the docks are laid out against it)."""
     from PySide6 import QtWidgets
-    one_row, two_rows = QtWidgets.QBoxLayout.Direction.LeftToRight, QtWidgets.QBoxLayout.Direction.TopToBottom
-    sampling_only = lambda bar: not bar.top_k.isHidden() and not bar.seed.isHidden()   # noqa: E731
+    one_row = QtWidgets.QBoxLayout.Direction.LeftToRight
     wide = bar_at(qtbot, 10, 1400)
     qtbot.waitUntil(lambda: wide.decoding.direction() == one_row)
-    assert sampling_only(wide)
     every = (wide.method, wide.beam, wide.temperature, wide.top_k, wide.seed, wide.positional)
+    assert not any(w.isHidden() for w in every)
     needed = wide.decoding_label.sizeHint().width() + sum(w.sizeHint().width() for w in every)
-    bar = bar_at(qtbot, 10, needed - 60)        # short of room for all six, room for the four
-    qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
-    assert not sampling_only(bar) and bar.method.currentData() == "greedy"
-    bar.method.setCurrentIndex(bar.method.findData("sample"))
-    qtbot.waitUntil(lambda: bar.decoding.direction() == two_rows)
-    assert sampling_only(bar) and bar.top_k.isEnabled()
-    bar.method.setCurrentIndex(bar.method.findData("beam"))
-    qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
-    assert not sampling_only(bar)
+    bar = bar_at(qtbot, 10, needed + 20)        # short of room for all six (and their gaps), room for what a method reads
+    least = bar.minimumSizeHint().width()
+    shown = lambda: {name for name in ("beam", "top_k", "seed") if not getattr(bar, name).isHidden()}  # noqa: E731
+    for method, boxes in (("greedy", set()), ("sample", {"top_k", "seed"}), ("beam", {"beam"}), ("greedy", set())):
+        bar.method.setCurrentIndex(bar.method.findData(method))
+        qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
+        assert shown() == boxes, method
+        assert bar.minimumSizeHint().width() == least
     bar.set_details_visible(False)
-    assert bar.method.isHidden() and bar.top_k.isHidden()
+    assert bar.method.isHidden() and bar.top_k.isHidden() and bar.beam.isHidden()
     bar.set_details_visible(True)               # back as the room says, not all six
-    assert not bar.method.isHidden() and not sampling_only(bar) and bar.decoding.direction() == one_row
+    assert not bar.method.isHidden() and shown() == set() and bar.decoding.direction() == one_row
