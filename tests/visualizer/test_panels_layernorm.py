@@ -148,3 +148,47 @@ def test_every_layers_histograms_are_counted_once_in_the_background(panel, trace
     # what a later render shows is the stored count
     panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=1, sublayer="cross"))
     assert panel.hist["after"][1] is panel.stats.of(trace.get("dec", 1, "cross", "ln_out"))[1]
+
+
+def test_a_short_panel_keeps_the_headers_title_and_equation_and_tooltips_the_rest(panel, trace, qtbot):
+    """At 1280 × 720 the whole header took 135 of the panel's 225 pixels and the first plot showed its top: below
+    SHORT_PANEL_LINES lines the header is its title (with the step) and equation, what v, μ and σ are is its
+    tooltip, and the plots get the room; tall again, the header is whole, and its tooltip empty."""
+    from PySide6 import QtGui
+    from visualizer.panels.layernorm import SHORT_PANEL_LINES
+    panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=1, sublayer="cross", step=2))
+    d = trace.get("dec", 1, "cross", "residual").shape[-1]
+    detail = f"over the {d} dimensions"
+    qtbot.wait(100)                         # (laid out)
+    whole = panel.header.height()
+    assert detail in panel.header.text() and panel.header.toolTip() == ""
+    line = QtGui.QFontMetrics(panel.header.label.font()).height()
+    panel.resize(900, (SHORT_PANEL_LINES - 2) * line)
+    qtbot.waitUntil(lambda: detail not in panel.header.text() and panel.header.height() < whole)
+    assert detail in panel.header.toolTip() and "generation step 2" in panel.header.text()
+    assert trace.schema.norm_equation.replace("<", "&lt;") in panel.header.text()
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="self"))    # stays short
+    assert "Encoder layer 1" in panel.header.text() and detail not in panel.header.text()
+    panel.resize(900, (SHORT_PANEL_LINES + 2) * line)
+    qtbot.waitUntil(lambda: detail in panel.header.text() and panel.header.toolTip() == "")
+
+
+def test_in_a_docks_scroll_area_the_header_follows_the_room_the_dock_gives(qtbot, trace):
+    """In the window the panel sits in a scroll area and overflows it down to its least height: the header asks
+    the dock's room, not the panel's own height (which stayed tall, and the whole header showed at 1280 × 720)."""
+    from PySide6 import QtGui, QtWidgets
+    from visualizer.panels.layernorm import SHORT_PANEL_LINES
+    area = QtWidgets.QScrollArea()
+    area.setWidgetResizable(True)
+    panel = LayerNormPanel()
+    area.setWidget(panel)
+    qtbot.addWidget(area)
+    line = QtGui.QFontMetrics(panel.header.label.font()).height()
+    area.resize(600, (SHORT_PANEL_LINES + 4) * line)
+    area.show()
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="ffn"))
+    detail = "over the"
+    qtbot.waitUntil(lambda: detail in panel.header.text())
+    area.resize(600, 8 * line)
+    qtbot.waitUntil(lambda: detail not in panel.header.text() and detail in panel.header.toolTip())
+    assert panel.height() >= SHORT_PANEL_LINES * line      # (it overflows: its own height would have said "tall")
