@@ -109,3 +109,19 @@ def test_any_stage_and_any_length_renders(panel, tiny_lm):
     panel.grab()
     shown = panel.similarity.row_axis.visible_labels()
     assert len(long.src_tokens) > 40 and 0 < len(shown) < len(long.src_tokens)     # crowded: thinned out
+
+
+def test_a_short_panel_keeps_the_formula_and_tooltips_the_colour_ranges(panel, trace, qtbot):
+    """At 1280 × 720 the header's five lines left the first map a strip: in a short panel the header keeps who and
+    the formula, and the colour ranges (read off the trace) become its tooltip; tall again, they are back."""
+    from PySide6 import QtGui
+    from visualizer.panels.widgets import SHORT_PANEL_LINES
+    panel.render(trace, ViewState.for_trace(trace, stack="src_embed"))
+    ranges = f"{panel.levels['x'][1]:.3g} for x"
+    assert ranges in panel.header.text() and panel.header.toolTip() == ""
+    line = QtGui.QFontMetrics(panel.header.label.font()).height()
+    panel.resize(900, (SHORT_PANEL_LINES - 3) * line)
+    qtbot.waitUntil(lambda: ranges not in panel.header.text() and ranges in panel.header.toolTip())
+    assert "x = e + p" in panel.header.text() and "Source" in panel.header.text()
+    panel.resize(900, (SHORT_PANEL_LINES + 3) * line)
+    qtbot.waitUntil(lambda: ranges in panel.header.text() and panel.header.toolTip() == "")

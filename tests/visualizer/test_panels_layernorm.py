@@ -155,7 +155,7 @@ def test_a_short_panel_keeps_the_headers_title_and_equation_and_tooltips_the_res
     SHORT_PANEL_LINES lines the header is its title (with the step) and equation, what v, μ and σ are is its
     tooltip, and the plots get the room; tall again, the header is whole, and its tooltip empty."""
     from PySide6 import QtGui
-    from visualizer.panels.layernorm import SHORT_PANEL_LINES
+    from visualizer.panels.widgets import SHORT_PANEL_LINES
     panel.render(trace, ViewState.for_trace(trace, stack="dec", layer=1, sublayer="cross", step=2))
     d = trace.get("dec", 1, "cross", "residual").shape[-1]
     detail = f"over the {d} dimensions"
@@ -177,7 +177,7 @@ def test_in_a_docks_scroll_area_the_header_follows_the_room_the_dock_gives(qtbot
     """In the window the panel sits in a scroll area and overflows it down to its least height: the header asks
     the dock's room, not the panel's own height (which stayed tall, and the whole header showed at 1280 × 720)."""
     from PySide6 import QtGui, QtWidgets
-    from visualizer.panels.layernorm import SHORT_PANEL_LINES
+    from visualizer.panels.widgets import SHORT_PANEL_LINES
     area = QtWidgets.QScrollArea()
     area.setWidgetResizable(True)
     panel = LayerNormPanel()

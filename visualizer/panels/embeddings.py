@@ -18,7 +18,7 @@ from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
 from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
-from .widgets import ResponsiveGrid, header_label, notice_label
+from .widgets import ResponsiveGrid, ShortHeader, header_label, notice_label
 
 N_WAVES = len(PALETTE)
 
@@ -58,6 +58,7 @@ class EmbeddingsPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.header = header_label()
+        self.short_header = ShortHeader(self, self.header)     # the colour ranges: a tooltip in a short dock
         self.notice = notice_label()
         self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
         self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "
@@ -188,13 +189,14 @@ class EmbeddingsPanel(QtWidgets.QWidget):
                else f"{st.title} input")
         count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
         if self.mode == "added":
-            self.header.setText(f"{count}<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; "
-                                f"p = PE[position] &nbsp; (each map's colours run from −m to +m: m = "
-                                f"{self.levels['embedding'][1]:.3g} for e, {self.levels['pe'][1]:.3g} for p, "
-                                f"{self.levels['x'][1]:.3g} for x)")
+            self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; "
+                                  f"p = PE[position]",
+                                  f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
+                                  f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
-            self.header.setText(f"{count}<i>x = e</i> = E[token] (colours from −{self.levels['embedding'][1]:.3g} "
-                                f"to +{self.levels['embedding'][1]:.3g})")
+            self.short_header.set(f"{count}<i>x = e</i> = E[token]",
+                                  f"(colours from −{self.levels['embedding'][1]:.3g} to "
+                                  f"+{self.levels['embedding'][1]:.3g})")
         off = " — OFF: all zeros" if not self.positional else ""
         self.maps["pe"].set_title(f"positional encoding p{off}")
         self.maps["embedding"].set_title("scaled token embedding e" if self.mode == "added" else

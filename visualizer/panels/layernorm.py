@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtWidgets
 
 from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT, Stage
 
@@ -21,10 +21,9 @@ from ..plotting.plot_box import PlotBox
 from ..plotting.text import TICK_PT, escape
 from ..plotting.token_axis import TokenAxis
 from .background import TraceBackground
-from .widgets import ResponsiveGrid, header_label, notice_label
+from .widgets import ResponsiveGrid, ShortHeader, header_label, notice_label
 
 N_BINS = 60
-SHORT_PANEL_LINES = 20       # a panel shorter than this many lines of its header's text: the header's short form
 
 
 def ln_stage(state, schema) -> tuple[str, int, str, str]:
@@ -131,6 +130,7 @@ class LayerNormPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.header = header_label()
+        self.short_header = ShortHeader(self, self.header)      # what v, μ and σ are: a tooltip in a short dock
         self.notice = notice_label()
         self.mu_plot = PlotBox("mean μ of v, per token", "μ", "token", axisItems={"bottom": TokenAxis("bottom")})
         self.sigma_plot = PlotBox("σ (std. deviation) of v, per token", "σ", "token",
@@ -169,8 +169,6 @@ class LayerNormPanel(QtWidgets.QWidget):
         layout.addWidget(self.grid, 1)
 
         self.stage: tuple[str, int, str] | None = None
-        self._header: tuple[str, str] | None = None       # the header's title and equation, and what v, μ, σ are
-        self._short = False                                # the header left the second out (short())
         self.note = ""
         self.tokens: list[str] = []
         self.highlight: int | None = None                  # the generation step's bar, in the decoder
@@ -282,47 +280,7 @@ class LayerNormPanel(QtWidgets.QWidget):
         biased = f" (the variance ÷ {d}, not {d - 1})" if schema.norm == LAYER_NORM else ""
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"
                      if highlight is not None else "")
-        self._header = (f"<b>{st.title} layer {layer + 1} · {where}</b>{step_text}"
-                        f"<br><span style='font-family:serif; font-size:15pt'><i>"
-                        f"{equation_html(schema.norm_equation)}</i></span>",
-                        f"{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{biased}")
-        self._put_header()
-
-    def short(self) -> bool:
-        """Given less than SHORT_PANEL_LINES lines of the header's text: the header keeps its title and equation,
-        and what v, μ and σ are goes to its tooltip (at 1280 × 720 the whole header took 135 of the dock's 225
-        pixels, and the first plot showed its top)."""
-        return self._room() < SHORT_PANEL_LINES * QtGui.QFontMetrics(self.header.label.font()).height()
-
-    def _room(self) -> int:
-        """The height the panel is given: its dock's scroll area's (which it overflows, down to its least
-        height), else its own."""
-        holder = self.parentWidget()
-        if holder is not None and isinstance(holder.parentWidget(), QtWidgets.QAbstractScrollArea):
-            return holder.height()
-        return self.height()
-
-    def _put_header(self) -> None:
-        head, detail = self._header
-        self._short = self.short()
-        self.header.setText(head if self._short else f"{head}<br>{detail}")
-        self.header.setToolTip(detail if self._short else "")
-
-    def event(self, event) -> bool:
-        if event.type() == QtCore.QEvent.Type.ParentChange and self.parentWidget() is not None:
-            self.parentWidget().installEventFilter(self)      # a scroll area's viewport: its resizes (_room)
-        return super().event(event)
-
-    def eventFilter(self, watched, event) -> bool:
-        if event.type() == QtCore.QEvent.Type.Resize and watched is self.parentWidget():
-            self._refit_header()
-        return False
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._refit_header()
-
-    def _refit_header(self) -> None:
-        if self._header is not None and self.short() != self._short:
-            self._put_header()
-            self.header.refit()          # smaller too (the header only grows as its text changes)
+        self.short_header.set(f"<b>{st.title} layer {layer + 1} · {where}</b>{step_text}"
+                              f"<br><span style='font-family:serif; font-size:15pt'><i>"
+                              f"{equation_html(schema.norm_equation)}</i></span>",
+                              f"{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{biased}")

@@ -1,5 +1,5 @@
 """Widgets the panels share around their plots: a grid that goes to one column when narrow, a warning line and
-a header line. (The plots themselves are drawn by visualizer/plotting.)"""
+a header line that gives its detail to its tooltip in a short dock. (The plots themselves are drawn by visualizer/plotting.)"""
 from __future__ import annotations
 
 import weakref
@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..steady_label import SteadyLabel
 
 HEADER_PT, HEADER_SCALE = 12.0, 0.8
+SHORT_PANEL_LINES = 20       # a panel given fewer lines of its header's text than this: the header's short form
 
 
 class ResponsiveGrid(QtWidgets.QScrollArea):
@@ -149,6 +150,44 @@ def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool 
         label.setFont(weight_only_font(True))
     label.setVisible(False)
     return label
+
+
+class ShortHeader(QtCore.QObject):
+    """A panel header in two parts: its head, always shown, and a detail that becomes the header's tooltip while
+    the panel is given fewer than SHORT_PANEL_LINES lines of the header's text (at 1280 × 720 the LayerNorm
+    panel's whole header took 135 of its dock's 225 pixels, and the first plot showed its top). The room is the
+    dock's scroll area's when the panel sits in one (it overflows it, down to its least height), else its own."""
+
+    def __init__(self, panel: QtWidgets.QWidget, header: SteadyLabel):
+        super().__init__(panel)
+        self.panel, self.header = panel, header
+        self.parts: tuple[str, str] | None = None
+        self.is_short = False
+        panel.installEventFilter(self)
+
+    def set(self, head: str, detail: str) -> None:
+        self.parts = (head, detail)
+        self.is_short = self.short()
+        self.header.setText(head if self.is_short else f"{head}<br>{detail}")
+        self.header.setToolTip(detail if self.is_short else "")
+
+    def short(self) -> bool:
+        return self._room() < SHORT_PANEL_LINES * QtGui.QFontMetrics(self.header.label.font()).height()
+
+    def _room(self) -> int:
+        holder = self.panel.parentWidget()
+        if holder is not None and isinstance(holder.parentWidget(), QtWidgets.QAbstractScrollArea):
+            return holder.height()
+        return self.panel.height()
+
+    def eventFilter(self, watched, event) -> bool:
+        kind = event.type()
+        if kind == QtCore.QEvent.Type.ParentChange and watched is self.panel and self.panel.parentWidget():
+            self.panel.parentWidget().installEventFilter(self)     # a scroll area's viewport: its resizes
+        elif kind == QtCore.QEvent.Type.Resize and self.parts is not None and self.short() != self.is_short:
+            self.set(*self.parts)
+            self.header.refit()          # smaller too (a header only grows as its text changes)
+        return False
 
 
 def header_label() -> SteadyLabel:
