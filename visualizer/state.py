@@ -58,7 +58,9 @@ class ViewState:
         unknown = set(changes) - RUN_FIELDS - VIEW_FIELDS - SHAPE_FIELDS
         if unknown:
             raise AttributeError(f"unknown view state fields: {', '.join(sorted(unknown))}")
-        before = {k: getattr(self, k) for k in RUN_FIELDS | VIEW_FIELDS}
+        # the shape too: what a step can reach (Actions.grey_moves) changes with it (a longer sentence's Step ▶
+        # stayed grey at step 5 of 8: QA); the schema by identity (a new model's, or a new run's)
+        before = {k: getattr(self, k) for k in RUN_FIELDS | VIEW_FIELDS | SHAPE_FIELDS}
         for k, v in changes.items():
             setattr(self, k, v)
         if "kind" in changes and "stack" not in changes and self.schema is not None \
@@ -66,7 +68,8 @@ class ViewState:
             k = self.schema.kind(self.kind)
             self.stack, self.sublayer = k.stack, k.sublayer
         self._clamp(new_shape="schema" in changes)
-        changed = {k for k in before if getattr(self, k) != before[k]}
+        changed = {k for k in before if (getattr(self, k) is not before[k] if k == "schema"
+                                         else getattr(self, k) != before[k])}
         if changed:
             for fn in list(self._listeners):
                 fn(changed)

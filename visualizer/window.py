@@ -44,7 +44,7 @@ from .runs import RunController, RunResult, load
 from .session import SessionError, read_session, save_session
 from .settings import Settings
 from .startup import Startup
-from .state import MAX_CHARS, RUN_FIELDS, VIEW_FIELDS, ViewState, default_model
+from .state import MAX_CHARS, RUN_FIELDS, SHAPE_FIELDS, VIEW_FIELDS, ViewState, default_model
 from .status_bar import FittingStatusBar, claim
 from .steady_label import SteadyLabel
 from .text_safety import breakable_html, isolate, unbreakable_html
@@ -217,6 +217,8 @@ class MainWindow(QtWidgets.QMainWindow):
         i.model.setCurrentIndex(idx)
 
     def _on_state(self, changed: set[str]) -> None:
+        if not changed - SHAPE_FIELDS:          # a new run's shape: show_result draws it
+            return
         if changed & {"decoding", "target"} and (self.inputs.settings() != self.state.decoding
                                                  or self.inputs.target.text() != self.state.target):
             self._sync_inputs()                  # changed by a panel (the beam tree's "use beam search")

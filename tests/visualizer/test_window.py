@@ -130,6 +130,27 @@ def test_the_toolbar_greys_the_steps_that_would_not_move_the_view(qtbot, window)
                      head=before[1], step=before[2])
 
 
+def test_the_greyed_steps_follow_a_new_sentences_length(qtbot, window):
+    """QA: at the last step (Step ▶ grey) a longer sentence's run left Step ▶ grey at step 5 of 8, and a shorter
+    one's left it bright at its last step: the new run's number of steps changes what a step can reach."""
+    s, bar = window.state, window.menus.nav_toolbar
+    step_on = lambda: bar.widgetForAction(window.menus.step_actions["Next step"]).isEnabled()    # noqa: E731
+    window.inputs.sentence.setText("we eat")
+    wait_for_sentence(qtbot, window, "we eat")
+    short = window.trace.n_steps
+    s.update(stack="dec", layer=0, sublayer="cross", step=short - 1)
+    assert not step_on()
+    longer = "we eat bread and the cat sat on the mat with a dog"
+    window.inputs.sentence.setText(longer)
+    wait_for_sentence(qtbot, window, longer)
+    assert window.trace.n_steps > s.step + 1 and step_on()
+    s.update(step=window.trace.n_steps - 2)
+    assert step_on()
+    window.inputs.sentence.setText("we eat")
+    wait_for_sentence(qtbot, window, "we eat")
+    assert s.step == window.trace.n_steps - 1 and not step_on()         # clamped to the shorter run's last
+
+
 def test_step_highlights_the_decoder_row(qtbot, window):
     window.state.update(kind="cross", step=2)
     box = window.attention.focus.row_box
