@@ -92,8 +92,13 @@ class InputBar(QtWidgets.QWidget):
         self._writes = True                      # the open model writes its output (show_layout)
         self._details = True                     # the target and decoding rows are shown (set_details_visible)
         self.method = QtWidgets.QComboBox()
-        for label, key in (("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sample")):
+        for label, key, tip in (("Greedy", "greedy", "The most probable token at each step"),
+                                ("Beam search", "beam", "Keeps the most probable partial translations at each "
+                                 "step: as many as its width (a box beside it)"),
+                                ("Sampling", "sample", "Draws each token from the distribution at temperature T; "
+                                 "top-k and a seed in boxes beside it")):
             self.method.addItem(label, key)
+            self.method.setItemData(self.method.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
         # as `translate --beam` and session files take it (64 typed here silently left 6: the box stopped at 16)
         self.beam = QtWidgets.QSpinBox(prefix="width ", minimum=1, maximum=MAX_BEAM, value=4)
         self.beam.setToolTip(f"Beam width: the hypotheses kept at each step, 1 to {MAX_BEAM}")
@@ -140,12 +145,14 @@ class InputBar(QtWidgets.QWidget):
         for label, field in ((self.sentence_label, self.sentence), (self.model_label, self.model),
                              (self.target_label, self.target)):
             label.setBuddy(field)               # Alt + the underlined letter: from any panel back to the field
-        # the decoding controls in two groups: side by side, or stacked when the window is narrow (big fonts)
+        # the decoding controls in two groups: side by side, or stacked when the window is narrow (big fonts); what
+        # every method reads first, then the boxes of one method or another (see _fit_decoding), so that choosing
+        # a method moves nothing before them (the beam width pushed T and the positions switch aside: QA)
         self.decoding = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
-        for w in (self.method, self.beam, self.temperature):
+        for w in (self.method, self.temperature, self.positional):
             first.addWidget(w)
-        for w in (self.top_k, self.seed, self.positional):
+        for w in (self.beam, self.top_k, self.seed):
             second.addWidget(w)
         first.addStretch(1)
         second.addStretch(1)
@@ -190,7 +197,7 @@ class InputBar(QtWidgets.QWidget):
             return hint
         grid, gap = self.layout(), self.decoding.spacing()
         half = max(sum(w.minimumSizeHint().width() + gap for w in group) - gap
-                   for group in ((self.method, self.beam, self.temperature), (self.top_k, self.seed, self.positional)))
+                   for group in ((self.method, self.temperature, self.positional), (self.beam, self.top_k, self.seed)))
         label = self.decoding_label.minimumSizeHint().width()
         if self.decoding.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom:
             left, _, right, _ = grid.getContentsMargins()
@@ -226,7 +233,7 @@ class InputBar(QtWidgets.QWidget):
         if not self._details:
             return
         label, gap = self.decoding_label.sizeHint().width(), self.decoding.spacing()
-        every = (self.method, self.beam, self.temperature, self.top_k, self.seed, self.positional)
+        every = (self.method, self.temperature, self.positional, self.beam, self.top_k, self.seed)
         reads = {"beam": (self.beam,), "sample": (self.top_k, self.seed)}.get(self.method.currentData(), ())
         unread = (self.beam, self.top_k, self.seed)
 

@@ -101,7 +101,7 @@ def test_where_the_decoding_row_is_short_of_room_the_boxes_a_method_does_not_rea
     in a bar too narrow for all six, the beam width shows for beam search only, top-k and seed for sampling only,
     and the rest is one row; a wide bar shows all six on one row, and hiding the controls and showing them again
     keeps the rule. Its least width stays as it was whatever shows (the docks are laid out against it)."""
-    from PySide6 import QtWidgets
+    from PySide6 import QtCore, QtWidgets
     one_row = QtWidgets.QBoxLayout.Direction.LeftToRight
     wide = bar_at(qtbot, 10, 1400)
     qtbot.waitUntil(lambda: wide.decoding.direction() == one_row)
@@ -111,11 +111,17 @@ def test_where_the_decoding_row_is_short_of_room_the_boxes_a_method_does_not_rea
     bar = bar_at(qtbot, 10, needed + 20)        # short of room for all six (and their gaps), room for what a method reads
     least = bar.minimumSizeHint().width()
     shown = lambda: {name for name in ("beam", "top_k", "seed") if not getattr(bar, name).isHidden()}  # noqa: E731
+    places = None                               # what every method reads stays put as the method changes (QA)
     for method, boxes in (("greedy", set()), ("sample", {"top_k", "seed"}), ("beam", {"beam"}), ("greedy", set())):
         bar.method.setCurrentIndex(bar.method.findData(method))
         qtbot.waitUntil(lambda: bar.decoding.direction() == one_row)
         assert shown() == boxes, method
         assert bar.minimumSizeHint().width() == least
+        qtbot.wait(50)
+        now = [w.geometry().topLeft() for w in (bar.method, bar.temperature, bar.positional)]
+        assert places in (None, now), method
+        places = now
+    assert bar.method.itemData(bar.method.findData("sample"), QtCore.Qt.ItemDataRole.ToolTipRole).count("top-k")
     bar.set_details_visible(False)
     assert bar.method.isHidden() and bar.top_k.isHidden() and bar.beam.isHidden()
     bar.set_details_visible(True)               # back as the room says, not all six
