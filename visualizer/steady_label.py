@@ -12,16 +12,34 @@ would move every panel below it up or down and draw them all again.
 """
 from __future__ import annotations
 
+import weakref
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
 class SteadyLabel(QtWidgets.QWidget):
+    _growing: "weakref.WeakSet[SteadyLabel]" = weakref.WeakSet()     # the grow_only ones, for refit_all
+
+    @classmethod
+    def refit_all(cls) -> None:
+        """Fit every shown grow_only label to its text again, smaller too: when a result has settled. The output
+        panel's header kept the blank line of a beam search's two-line header after greedy came back (QA)."""
+        for label in list(cls._growing):
+            try:
+                shown = label.isVisible()
+            except RuntimeError:          # its C++ side is gone (a closed window's)
+                continue
+            if shown:
+                label.refit()
+
     def __init__(self, parent: QtWidgets.QWidget | None = None, *, rich: bool = True, wrap: bool = True,
                  min_point_size: float = 0.0, scale: float = 1.0, grow_only: bool = False):
         """The text follows the application's font size (presentation mode, zoom) times scale, but never below
         min_point_size."""
         super().__init__(parent)
         self.min_point_size, self.scale, self.grow_only = min_point_size, scale, grow_only
+        if grow_only:
+            SteadyLabel._growing.add(self)
         self._fitted_width = -1                     # the width the height was last fitted at
         self._heights: dict[tuple[str, int], int] = {}   # (text, width) -> height: rich text is slow to measure
         self.label = QtWidgets.QLabel(self)

@@ -273,13 +273,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._settle.start()
 
     def _settled(self) -> None:
-        """The result has stood SETTLE_MS: the translation line and the heatmaps' label room, which only grow while
-        a class types (no panel moves at each keystroke), fit it again, smaller too. After one long sentence every
-        later short one kept a blank line under its translation and the long one's label room: its heatmap 55 pixels
-        lower at 1280 × 720 (QA)."""
+        """The result has stood SETTLE_MS: the translation line, the panels' headers and the heatmaps' label room,
+        which only grow while a class types (no panel moves at each keystroke), fit it again, smaller too. After
+        one long sentence every later short one kept a blank line under its translation and the long one's label
+        room: its heatmap 55 pixels lower at 1280 × 720 (QA)."""
         if self.runs.runner.busy:        # typing goes on: its result starts the wait again
             return
-        self.inputs.translation.refit()
+        SteadyLabel.refit_all()          # the translation, and the panels' headers
         TokenAxis.let_shrink_all()
 
     def _say_view_moved(self, view: dict) -> None:

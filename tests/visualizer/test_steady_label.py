@@ -88,3 +88,28 @@ def test_grow_only_keeps_its_height_until_the_width_changes(qtbot, holder):
     parent.resize(320, 200)                           # a new width: fitted again from the text
     settle(qtbot, parent)
     assert label.height() == one_line
+
+
+def test_refit_all_lets_every_shown_grow_only_label_shrink(qtbot, holder):
+    """Once a result has settled the window calls refit_all: the output panel's header had kept a beam search's
+    second line after greedy came back (QA). A hidden one is left as it is; one that is not grow_only is not
+    held by the class."""
+    parent, layout = holder
+    labels = [SteadyLabel(grow_only=True) for _ in range(3)]
+    for label in labels:
+        layout.addWidget(label)
+    layout.addStretch(1)
+    parent.show()
+    for label in labels:
+        label.setText("<br>".join(["a header of three lines"] * 3))
+    settle(qtbot, parent)
+    tall = labels[0].height()
+    for label in labels:
+        label.setText("one line")
+    labels[2].hide()
+    settle(qtbot, parent)
+    assert [label.height() for label in labels[:2]] == [tall, tall]
+    SteadyLabel.refit_all()
+    settle(qtbot, parent)
+    assert all(label.height() < tall / 2 for label in labels[:2]) and labels[2]._height == tall
+    assert SteadyLabel() not in SteadyLabel._growing
