@@ -173,9 +173,10 @@ def test_a_short_panel_keeps_the_headers_title_and_equation_and_tooltips_the_res
     qtbot.waitUntil(lambda: detail in panel.header.text() and panel.header.toolTip() == "")
 
 
-def test_in_a_docks_scroll_area_the_header_follows_the_room_the_dock_gives(qtbot, trace):
-    """In the window the panel sits in a scroll area and overflows it down to its least height: the header asks
-    the dock's room, not the panel's own height (which stayed tall, and the whole header showed at 1280 × 720)."""
+def test_in_a_docks_scroll_area_the_panel_takes_the_docks_height_and_its_header_follows_it(qtbot, trace):
+    """In the window the panel sits in a scroll area (widgetResizable, as the docks make them): it is given the
+    area's height, not its layout's height for its width (508 pixels in a 217-pixel dock, two scroll bars: QA),
+    and its header's short form follows the room the dock gives."""
     from PySide6 import QtGui, QtWidgets
     from visualizer.panels.widgets import SHORT_PANEL_LINES
     area = QtWidgets.QScrollArea()
@@ -189,6 +190,7 @@ def test_in_a_docks_scroll_area_the_header_follows_the_room_the_dock_gives(qtbot
     panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="ffn"))
     detail = "over the"
     qtbot.waitUntil(lambda: detail in panel.header.text())
-    area.resize(600, 8 * line)
+    area.resize(600, 12 * line)
     qtbot.waitUntil(lambda: detail not in panel.header.text() and detail in panel.header.toolTip())
-    assert panel.height() >= SHORT_PANEL_LINES * line      # (it overflows: its own height would have said "tall")
+    qtbot.waitUntil(lambda: panel.height() == area.viewport().height())
+    assert area.verticalScrollBar().maximum() == 0              # the plots scroll in the panel's grid alone

@@ -18,7 +18,7 @@ from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
 from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
-from .widgets import ResponsiveGrid, ShortHeader, header_label, notice_label
+from .widgets import GridPanel, ResponsiveGrid, ShortHeader, header_label, notice_label
 
 N_WAVES = len(PALETTE)
 
@@ -54,7 +54,7 @@ def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
     return pe
 
 
-class EmbeddingsPanel(QtWidgets.QWidget):
+class EmbeddingsPanel(GridPanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.header = header_label()

@@ -21,7 +21,7 @@ from ..plotting.plot_box import PlotBox
 from ..plotting.text import TICK_PT, escape
 from ..plotting.token_axis import TokenAxis
 from .background import TraceBackground
-from .widgets import ResponsiveGrid, ShortHeader, header_label, notice_label
+from .widgets import GridPanel, ResponsiveGrid, ShortHeader, header_label, notice_label
 
 N_BINS = 60
 
@@ -126,7 +126,7 @@ def set_range(plot: PlotBox, x0: float, x1: float, y0: float, y1: float, pad_x: 
                           padding=0)
 
 
-class LayerNormPanel(QtWidgets.QWidget):
+class LayerNormPanel(GridPanel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.header = header_label()
