@@ -178,13 +178,16 @@ class ViewState:
     def can(self, move: str) -> bool:
         """Whether a move (one of the methods above, by name: "next_sublayer", "prev_head"…) would change the
         view: the toolbar greys the others (at the pipeline's ends, a press of a bright button did nothing)."""
+        if move in ("prev_layer", "next_layer"):
+            return self._layer_target(-1 if move == "prev_layer" else +1) is not None
+        if move in ("prev_head", "next_head", "prev_step", "next_step"):
+            at, count = (self.head, self.n_heads) if move.endswith("head") else (self.step, self.n_steps)
+            return at > 0 if move.startswith("prev") else at < count - 1
+        if move not in ("first", "prev_sublayer", "last", "next_sublayer"):
+            raise ValueError(f"no such move: {move}")
         stages = self.stages()
         i = stages.index(self.stage) if self.stage in stages else 0
-        return {"first": i > 0, "prev_sublayer": i > 0,
-                "last": i < len(stages) - 1, "next_sublayer": i < len(stages) - 1,
-                "prev_layer": self._layer_target(-1) is not None, "next_layer": self._layer_target(+1) is not None,
-                "prev_head": self.head > 0, "next_head": self.head < self.n_heads - 1,
-                "prev_step": self.step > 0, "next_step": self.step < self.n_steps - 1}[move]
+        return i > 0 if move in ("first", "prev_sublayer") else i < len(stages) - 1
 
     @classmethod
     def for_trace(cls, trace, **view) -> "ViewState":
