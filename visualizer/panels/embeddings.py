@@ -18,7 +18,7 @@ from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
 from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
-from .widgets import GridPanel, ResponsiveGrid, ShortHeader, header_label, notice_label
+from .widgets import GridPanel, ResponsiveGrid, header_label, notice_label
 
 N_WAVES = len(PALETTE)
 
@@ -56,9 +56,7 @@ def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
 
 class EmbeddingsPanel(GridPanel):
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.header = header_label()
-        self.short_header = ShortHeader(self, self.header)     # the colour ranges: a tooltip in a short dock
+        super().__init__(parent)           # (GridPanel: the header, whose detail a short dock tooltips)
         self.notice = notice_label()
         self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
         self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "

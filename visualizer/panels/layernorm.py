@@ -21,7 +21,7 @@ from ..plotting.plot_box import PlotBox
 from ..plotting.text import TICK_PT, escape
 from ..plotting.token_axis import TokenAxis
 from .background import TraceBackground
-from .widgets import GridPanel, ResponsiveGrid, ShortHeader, header_label, notice_label
+from .widgets import GridPanel, ResponsiveGrid, notice_label
 
 N_BINS = 60
 
@@ -128,9 +128,7 @@ def set_range(plot: PlotBox, x0: float, x1: float, y0: float, y1: float, pad_x: 
 
 class LayerNormPanel(GridPanel):
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.header = header_label()
-        self.short_header = ShortHeader(self, self.header)      # what v, μ and σ are: a tooltip in a short dock
+        super().__init__(parent)           # (GridPanel: the header, whose detail a short dock tooltips)
         self.notice = notice_label()
         self.mu_plot = PlotBox("mean μ of v, per token", "μ", "token", axisItems={"bottom": TokenAxis("bottom")})
         self.sigma_plot = PlotBox("σ (std. deviation) of v, per token", "σ", "token",

@@ -152,16 +152,6 @@ def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool 
     return label
 
 
-class GridPanel(QtWidgets.QWidget):
-    """A panel whose plots scroll in a ResponsiveGrid of their own, under a header. Its height for a width is its
-    least height: its layout's (its header's height for its width plus the plots at their preferred sizes) made
-    the dock's scroll area give it 508 pixels in a 217-pixel dock, and the plots scrolled in two scroll areas, the
-    wheel turning one and then the other (QA)."""
-
-    def heightForWidth(self, width: int) -> int:
-        return self.minimumSizeHint().height()
-
-
 class ShortHeader(QtCore.QObject):
     """A panel header in two parts: its head, always shown, and a detail that becomes the header's tooltip while
     the panel is given fewer than SHORT_PANEL_LINES lines of the header's text (at 1280 × 720 the LayerNorm
@@ -207,6 +197,22 @@ def header_label() -> SteadyLabel:
 (until the width or font changes): a header one line shorter at another stage does not move the plots below
 and draw them all again."""
     return SteadyLabel(min_point_size=HEADER_PT, scale=HEADER_SCALE, grow_only=True)
+
+
+class GridPanel(QtWidgets.QWidget):
+    """A panel whose plots scroll in a ResponsiveGrid of their own, under a header (`header`, whose detail
+    `short_header` moves to its tooltip in a short dock). Its height for a width is its least height: its layout's
+    (its header's height for its width plus the plots at their preferred sizes) made the dock's scroll area give
+    it 508 pixels in a 217-pixel dock, and the plots scrolled in two scroll areas, the wheel turning one and then
+    the other (QA)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.header = header_label()
+        self.short_header = ShortHeader(self, self.header)
+
+    def heightForWidth(self, width: int) -> int:
+        return self.minimumSizeHint().height()
 
 
 class ElidedLabel(QtWidgets.QLabel):
