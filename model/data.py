@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .files import atomic_write
 from .transformer import BOS, EOS, PAD
 
 
@@ -74,6 +75,12 @@ def read_tsv(path: str | Path, strict: bool = False) -> Corpus:
         corpus.src.append(parts[0].strip())
         corpus.tgt.append(parts[1].strip())
     return corpus
+
+
+def write_tsv(path: str | Path, pairs) -> None:
+    """`source<TAB>target` lines for (source, target) pairs, written whole or not at all (model.files.atomic_write)."""
+    text = "".join(f"{src}\t{tgt}\n" for src, tgt in pairs)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def read_aligned(src_path: str | Path, tgt_path: str | Path, strict: bool = False) -> Corpus:

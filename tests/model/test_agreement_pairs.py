@@ -30,6 +30,10 @@ def test_every_predicate_adjective_takes_its_nouns_gender_and_number():
     assert pairs["The white dresses are expensive."] == "Les robes blanches sont chères."    # colours after it
     assert pairs["This plane is small."] == "Cet avion est petit." and pairs["My plate is clean."] == "Mon assiette est propre."
     assert pairs["Are the nurses tired?"] == "Les infirmières sont-elles fatiguées ?"
+    assert pairs["The boxes are new."] == "Les boîtes sont neuves." and pairs["My pen is new."] == "Mon stylo est neuf."
+    assert pairs["The new boxes are empty."] == "Les nouvelles boîtes sont vides."        # "nouvelles" before it
+    assert pairs["The boxes are clean and empty."] == "Les boîtes sont propres et vides."  # both agree
+    assert pairs["The queens are happy and tired."] == "Les reines sont heureuses et fatiguées."
     assert "The spoons are tired." not in pairs and "My queens are happy." not in pairs    # no nonsense
 
 
