@@ -357,6 +357,23 @@ def test_presentation_sized_rows_shrink_further_than_normal_ones_but_not_below_t
     assert 0 < len(shown) < 10
 
 
+def test_a_1080p_class_rows_shrink_a_point_at_a_time_below_the_set_sizes_scales(qapp):
+    """Presentation mode at 1080p (19.6 pt): a 20-row heatmap had about 18 pixels a row; its labels went from
+    11.8 pt (too tall) straight to 8.4 pt, half the columns' size. They now take the largest size in steps of at
+    most a point that fits."""
+    sizes = label_sizes(19.6)
+    assert sizes[:5] == pytest.approx([19.6, 17.64, 15.68, 13.72, 11.76]) and sizes[-1] == MIN_LABEL_PT
+    assert all(0 < a - b <= 1.0 + 1e-9 for a, b in zip(sizes[4:], sizes[5:]))
+    rows = TokenAxis("left")
+    rows.setTickFont(tick_font(19.6))
+    rows.set_labels([f"tok{i}" for i in range(20)])
+    height = {pt: QtGui.QFontMetricsF(tick_font(pt)).height() * 1.05 * 20 for pt in sizes}
+    fits = [pt for pt in sizes if height[pt] <= 18 * 20]
+    assert fits and fits[0] > MIN_LABEL_PT + 1            # (the fonts here fit a size between)
+    font, shown = rows.fitted(18 * 20, -0.5, 19.5)
+    assert shown == list(range(20)) and font.pointSizeF() == pytest.approx(fits[0])
+
+
 def test_a_long_title_wraps_within_its_plot_instead_of_being_cut(qtbot):
     """Presentation mode once showed "ecoder masked…": a centred title wider than its plot, cut at both ends."""
     widget = pg.GraphicsLayoutWidget()
