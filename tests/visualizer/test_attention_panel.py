@@ -435,3 +435,18 @@ def test_arrow_keys_on_the_heatmap_read_its_cells_out(qtbot, window, panel):
     assert f"query “{rows[0]}” (position 0, predicting" in panel.hover.text()
     panel._hovered(scene_pos(panel.focus, 1, 1))                    # the pointer reads a cell: no frame
     assert not any(m.isVisible() for m in marks)
+
+
+def test_the_kind_picker_cuts_a_label_it_has_no_room_for_with_an_ellipsis(qtbot, window, panel):
+    """Presentation mode at 1024 × 768 drew "Cross (decoder → encoder" with no sign of what was missing."""
+    window.state.update(kind="cross")
+    picker = panel.kind
+    label = window.trace.schema.kind("cross").label
+    assert picker.currentText() == label and label.endswith(")")
+    picker.resize(picker.sizeHint())
+    assert picker.shown_text() == label                        # room: the whole label
+    picker.resize(picker.sizeHint().width() // 2, picker.height())
+    shown = picker.shown_text()
+    assert shown.endswith("…") and label.startswith(shown[:-1]) and len(shown) < len(label)
+    assert picker.itemText(picker.currentIndex()) == label    # the list keeps the whole label
+    picker.grab()                                              # (paints with it)

@@ -272,6 +272,23 @@ class KindPicker(QtWidgets.QComboBox):
         self.setCurrentIndex(schema.kind_names.index(kind))
         self.blockSignals(False)
 
+    def shown_text(self) -> str:
+        """The chosen kind's label as drawn: cut with "…" where the box is narrower than the label (presentation
+        mode at 1024 × 768 drew "Cross (decoder → encoder" and no sign that anything was missing)."""
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option,
+                                            QtWidgets.QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(self.currentText(), QtCore.Qt.TextElideMode.ElideRight, field.width())
+
+    def paintEvent(self, event) -> None:
+        painter = QtWidgets.QStylePainter(self)
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QtWidgets.QStyle.ControlElement.CE_ComboBoxLabel, option)
+
 
 def shift_f10(event) -> bool:
     """Whether a key event is Shift+F10: the menu key of a keyboard without a Menu key (GNOME's and Windows'),
