@@ -266,6 +266,18 @@ class Docks:
         QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
         return done
 
+    def front_tabs(self) -> list[str]:
+        """The docks in front of their tab groups, by name."""
+        return [name for name, dock in self.docks.items()
+                if self.window.tabifiedDockWidgets(dock) and dock.isVisible() and not dock.visibleRegion().isEmpty()]
+
+    def raise_tabs(self, names) -> None:
+        """Bring these docks to the front of their tab groups (those still in one)."""
+        for name in names:
+            dock = self.docks.get(name)
+            if dock is not None and not dock.isHidden() and self.window.tabifiedDockWidgets(dock):
+                dock.raise_()
+
     def toggle_alone(self) -> bool:
         """The centre alone (View ▸ Heatmap alone, F9): every dock hidden so that the attention heatmap takes the
         window, on a small projector above all; again: the docks as they were. Whether the centre is alone now."""

@@ -36,6 +36,7 @@ class Presentation:
             QtCore.QTimer.singleShot(0, self._size_docks)
         else:
             before, self._before = self._before or {}, None
+            before["tabs"] = w.docking.front_tabs()        # the tabs chosen in class stay in front after it
             self.set_theme(before.get("theme", "light"), remember=False)
             self.set_font_size(before.get("font", w.settings.get("font_size")))
             actions.details.setChecked(before.get("details", True))
@@ -47,6 +48,7 @@ class Presentation:
                 # too: shown normal while the class's larger text still set its minimum size, it came back
                 # 1608 × 861 on a 1366 × 768 screen, its docks and status bar off it
                 w.docking.restore_state(before["layout"])
+                w.docking.raise_tabs(before["tabs"])
                 QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self._restore(before)))
 
     def _restore(self, before: dict) -> None:
@@ -55,6 +57,7 @@ class Presentation:
         if self.active:                          # F11 again meanwhile
             return
         w.docking.restore_state(before["layout"])        # first: the docks set the window's least width
+        w.docking.raise_tabs(before.get("tabs", ()))
         if before.get("geometry") is not None:
             w.setGeometry(before["geometry"])
 

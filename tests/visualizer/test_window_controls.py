@@ -290,6 +290,28 @@ def test_presentation_mode_twice_puts_the_docks_back_at_their_widths(qtbot, wind
     qtbot.waitUntil(lambda: abs(output.width() - before) <= 2)
 
 
+def test_a_tab_chosen_in_class_stays_in_front_after_it(qtbot, window):
+    """Leaving presentation mode restores the docks as they were before it, and brought back the tab that was in
+    front then: a teacher who had opened Math in class found LayerNorm again."""
+    window.resize(1024, 768)
+    docks = window.docks
+    group = [name for name in docks if window.tabifiedDockWidgets(docks[name])]
+    qtbot.waitUntil(lambda: len(window.docking.front_tabs()) >= 1)
+    front = window.docking.front_tabs()
+    other = next(name for name in group if name not in front and not docks[name].isHidden())
+    window.toggle_presentation()
+    qtbot.wait(200)
+    docks[other].raise_()
+    qtbot.waitUntil(lambda: other in window.docking.front_tabs())
+    window.toggle_presentation()
+    qtbot.wait(300)
+    assert not window.presentation.active
+    qtbot.waitUntil(lambda: other in window.docking.front_tabs())
+    qtbot.wait(300)                                         # (the restore's second pass, two event loops later)
+    assert other in window.docking.front_tabs()
+    assert all(d.visibleRegion().isEmpty() for d in window.tabifiedDockWidgets(docks[other]))   # the one in front
+
+
 def test_heatmap_alone_twice_in_class_gives_the_heatmap_its_room_back(qtbot, window):
     """QA: F11, F9, F9 left the caption at the height of the long text it had while alone (192 pixels, not 100),
     and the heatmap half as tall."""
