@@ -142,6 +142,7 @@ class Schema:
     norm_equation: str = "LayerNorm(v) = γ ⊙ (v − μ) / σ + β"
     has_output: bool = True              # the output layer exists (an LM or MLM head)
     projection_bias: bool = True         # q = x W_Q + b_Q (and k, v, the output projection): False in T5, Llama
+    scale_embedding: bool = True         # e = √d_model · E[token] (the paper, Marian); False: E[token] (GPT-2, BERT)
 
     def __post_init__(self) -> None:
         problems = []
@@ -325,6 +326,14 @@ class Schema:
         heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}" + (
             f" ({self.n_kv_heads} key/value)" if self.n_kv_heads != self.n_heads else "")
         return f"{layers} layers, {heads}, d_model {self.d_model}"
+
+    # --- the embedding's terms, for the panels' formulas -------------------------------------------
+    def embedding_terms(self, position: str = "position") -> tuple[str, str]:
+        """(e, p) as formulas in plain text: ("√d_model · E[token]", "PE(position)") for the paper's model,
+        ("E[token]", "P[position]") for learned positions without a scale (GPT-2, BERT); p is "0" where no position
+        is added."""
+        e = ("√d_model · " if self.scale_embedding else "") + "E[token]"
+        return e, {"sinusoidal": f"PE({position})", "learned": f"P[{position}]"}.get(self.positions, "0")
 
     # --- files --------------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -149,7 +149,7 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
                   output_caption="A linear map to the target vocabulary and a softmax give the next token's "
                                  "probabilities.",
                   output_equation=s.output("y_{t+1} | y_≤t, x", "h_t", "E_y"),
-                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases)
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, scale_embedding=s.scale_embedding)
 
 
 def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -166,7 +166,7 @@ def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                                                     else ""), cap, eq, by_step=True)
     return Schema(family, DECODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
                   s.place, s.positions, dict(special or {}), output_equation=s.output("x_{t+1} | x_≤t", "h_t", "E"),
-                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases)
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, scale_embedding=s.scale_embedding)
 
 
 def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -187,4 +187,4 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                   output_caption="A linear map to the vocabulary and a softmax give each position's token "
                                  "probabilities: what the model would put there.",
                   output_equation=s.output("x_i | x", "h_i", "E"), norm_equation=NORM_EQUATIONS[s.norm],
-                  projection_bias=s.biases)
+                  projection_bias=s.biases, scale_embedding=s.scale_embedding)

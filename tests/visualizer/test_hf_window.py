@@ -216,3 +216,38 @@ def test_a_hugging_face_sessions_heads_over_a_bundled_family_window_and_back(qtb
         qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat runs" and not window.runs.runner.busy,
                         timeout=20000)
         window.inputs.sentence.setText("the dog runs")
+
+
+def test_the_embedding_formulas_say_the_scale_and_positions_the_model_uses(hf_folder, shaped_trace, qtbot):
+    """QA: GPT-2's Embeddings panel and Math tab said e = √d_model · E[token] and p = PE(i); GPT-2 scales nothing
+    and learns its positions. Every row of e is a row of transformers' own embedding table times the scale the
+    schema names, and the panels write that scale and that p."""
+    from visualizer.panels.embeddings import EmbeddingsPanel
+    from visualizer.panels.inspector import InspectorPanel
+    from visualizer.state import ViewState
+    family, folder = hf_folder
+    schema = shaped_trace.schema
+    side = schema.stacks[0].tokens
+    table = hf_tiny.reference_model(family, folder).get_input_embeddings().weight.detach().numpy()
+    scale = np.sqrt(schema.d_model) if schema.scale_embedding else 1.0
+    e = np.asarray(shaped_trace[f"{side}.embedding"], dtype=np.float64)
+    nearest = np.abs(e[:, None, :] - scale * table[None, :, :]).max(axis=2).min(axis=1)
+    assert nearest.max() < 1e-4 * max(1.0, float(np.abs(e).max())), (family, nearest.max())
+    if family in ("gpt2", "bert", "t5", "llama", "bart"):
+        assert not schema.scale_embedding
+    e_term, p_term = schema.embedding_terms("2")
+    assert e_term == ("√d_model · E[token]" if schema.scale_embedding else "E[token]")
+    assert p_term == {"learned": "P[2]", "sinusoidal": "PE(2)"}.get(schema.positions, "0")
+    if schema.positions not in ("sinusoidal", "learned"):
+        return                                    # (rotary, relative: x = E[token], tested with their panels)
+    panel = EmbeddingsPanel()
+    qtbot.addWidget(panel)
+    first = schema.stacks[0]
+    panel.render(shaped_trace, ViewState.for_trace(shaped_trace, stack=first.key, layer=0,
+                                                   sublayer=first.sublayers[0].key))
+    header = panel.header.text()
+    assert ("√d" in header) == schema.scale_embedding
+    assert ("P[position] (learned)" in header) == (schema.positions == "learned")
+    assert ("PE[position]" in header or "PE(position)" in header) == (schema.positions == "sinusoidal")
+    assert f"e = {e_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
+    assert f"p = {p_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)

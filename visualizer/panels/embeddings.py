@@ -64,7 +64,7 @@ class EmbeddingsPanel(GridPanel):
         f = self.dim.font()
         f.setPointSizeF(max(f.pointSizeF(), 12.0))
         self.dim.setFont(f)
-        dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
+        self.dim_label = dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
         dim_label.setFont(f)
         dim_label.setBuddy(self.dim)
         accessible.name(self.dim, "Sinusoids from dimension d")
@@ -132,6 +132,7 @@ class EmbeddingsPanel(GridPanel):
         self.tokens: list[str] = []
         self.arrays: dict[str, np.ndarray] = {}      # embedding, pe, x, similarity: what the panel shows
         self.sinusoidal = False                      # p matches the paper's sin/cos table
+        self.learned = False                         # the model's p is a learned table (GPT-2, BERT, BART)
         self.positional = True
         self.mode = "added"                          # "added" (p is added), "rotary" or "relative": what is shown
         self.state = None
@@ -187,8 +188,9 @@ class EmbeddingsPanel(GridPanel):
                else f"{st.title} input")
         count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
         if self.mode == "added":
-            self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = √d<sub>model</sub> · E[token], &nbsp; "
-                                  f"p = PE[position]",
+            e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in trace.schema.embedding_terms())
+            self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = {e_term}, &nbsp; p = {p_term}"
+                                  + (" (learned)" if trace.schema.positions == "learned" else ""),
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
@@ -196,9 +198,11 @@ class EmbeddingsPanel(GridPanel):
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")
         off = " — OFF: all zeros" if not self.positional else ""
-        self.maps["pe"].set_title(f"positional encoding p{off}")
-        self.maps["embedding"].set_title("scaled token embedding e" if self.mode == "added" else
-                                         "token embedding e (= x: nothing added)")
+        self.learned = learned = trace.schema.positions == "learned"
+        self.maps["pe"].set_title(f"{'learned position embedding' if learned else 'positional encoding'} p{off}")
+        scaled = "scaled token embedding e" if trace.schema.scale_embedding else "token embedding e"
+        self.maps["embedding"].set_title(scaled if self.mode == "added" else "token embedding e (= x: nothing added)")
+        self.dim_label.setText("Sinusoids from dimension d =" if not learned else "Dimensions from d =")
         self._show_positions()
         self.dim.blockSignals(True)
         self.dim.setMaximum(max(0, d - 1))
@@ -266,7 +270,8 @@ class EmbeddingsPanel(GridPanel):
                 f"{escape(name).replace(' ', '&nbsp;')}" for c, name in zip(PALETTE, self.wave_names)))
         self.waves.item.setXRange(-0.5, max(T - 0.5, 0.5), padding=0.02)
         off = " (OFF: p = 0)" if not self.positional else ""
-        self.waves.set_title(f"positional encoding p across positions, dimensions {self._dims_text()}{off}")
+        what = "learned position embedding" if self.learned else "positional encoding"
+        self.waves.set_title(f"{what} p across positions, dimensions {self._dims_text()}{off}")
 
     def _wave_name(self, k: int, d: int) -> str:
         if not self.sinusoidal:

@@ -150,8 +150,9 @@ class InspectorPanel(QtWidgets.QWidget):
         if later:
             return (head + f"<p class=eq>x = E[token] = {vec(x)}</p><p>No position is added here: {later} "
                     "(see the Embeddings panel).</p>")
-        return (head + f"<p class=eq>e = √d_model · E[token] = {vec(e)}</p>"
-                f"<p class=eq>p = PE({i}) = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
+        e_term, p_term = trace.schema.embedding_terms(str(i))
+        return (head + f"<p class=eq>e = {e_term} = {vec(e)}</p>"
+                f"<p class=eq>p = {p_term} = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
 
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)
