@@ -176,3 +176,19 @@ def test_a_masked_word_model_says_when_it_has_no_mask_to_fill_in(bert_folder, ru
     code, out, err = run_command(["export", "the cat sat on the mat", "--model", str(bert_folder), "--out",
                                   str(bert_folder.parent / "figs"), "--format", "csv"])
     assert code == 0 and "The text has no [MASK]" in err
+
+
+def test_a_filled_in_text_is_the_text_as_typed_with_each_mask_replaced(bert_folder):
+    """QA: "I love 🍕 and [MASK] café" came back "i loveing": the filled ids decoded dropped every word the
+    tokenizer did not know ([UNK]) and glued the predicted continuation piece to the word before it."""
+    from model.families import load, translate
+    from model.families.hf.tracing import filled_text
+    lm = load(bert_folder)
+    text = "The Cat 🍕 [MASK] on the mat, [MASK]!"
+    result = translate(lm, text)
+    ids = list(lm.tokenizer(text)["input_ids"])
+    masked = [lm.tgt_tok.pieces([o])[0] for i, o in zip(ids, result.out_ids) if i == lm.tokenizer.mask_token_id]
+    assert len(masked) == 2
+    assert result.text == f"The Cat 🍕 {masked[0]} on the mat, {masked[1]}!"
+    assert filled_text("a [MASK] b", "[MASK]", ["##ing"]) == "a ##ing b"
+    assert filled_text("a b", "[MASK]", ["x"]) is None                # masks not as typed: None (decoded instead)

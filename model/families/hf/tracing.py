@@ -420,6 +420,19 @@ def check_ids_fit(lm, ids: list[int], forced: list[int] | None) -> None:
                              f"the model's {rows:,} embedding rows: the model cannot read it; leave it out")
 
 
+def filled_text(text: str, mask: str | None, pieces: list[str]) -> str | None:
+    """A masked-word model's text: the text as typed, its first masks each replaced by the piece the model put
+    there ("##ing" stays a piece: it continues the word before it); None when the text holds fewer masks as typed
+    than the model filled. Decoding the filled ids instead dropped every word the tokenizer did not know and glued a
+    continuation piece to the word before the unknown one ("I love 🍕 [MASK]" read "i loveing", QA)."""
+    if not mask or text.count(mask) < len(pieces):
+        return None
+    out = text
+    for piece in pieces:
+        out = out.replace(mask, piece, 1)
+    return out
+
+
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
         positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None,
         ablations: frozenset = frozenset()):
@@ -508,8 +521,10 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
             if schema.has_output:
                 out_ids = [int(i) for i in arrays["logits"].argmax(-1)]
                 mask_id = tok.mask_token_id
-                filled = [o if i == mask_id else i for i, o in zip(ids, out_ids)]
-                text_out = lm.tgt_tok.decode(filled)
+                text_out = filled_text(text, tok.mask_token, [lm.tgt_tok.pieces([o])[0]
+                                                               for i, o in zip(ids, out_ids) if i == mask_id])
+                if text_out is None:                # the masks are not as typed: the tokenizer's own text
+                    text_out = lm.tgt_tok.decode([o if i == mask_id else i for i, o in zip(ids, out_ids)])
             else:
                 out_ids, text_out = [], ""
             trace = make_trace(lm, mm, arrays, lm.src_tok.text_pieces(ids), [], out_ids, dict(meta, translation=text_out))
