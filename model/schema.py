@@ -157,8 +157,10 @@ class Schema:
         if self.n_heads < 1 or self.n_kv_heads < 1 or self.n_heads % self.n_kv_heads:
             problems.append(f"{self.n_heads} query heads cannot share {self.n_kv_heads} key/value heads")
         for st in self.stacks:
-            if st.n_layers < 0 or any(s.kind not in SUBLAYER_KINDS for s in st.sublayers):
-                problems.append(f"stack {st.key}: bad layer count or sublayer kind")
+            if st.n_layers < 1:                  # (a layer-less model has no attention to show)
+                problems.append(f"the {st.title.lower()} has {st.n_layers} layers: at least 1 is needed")
+            if any(s.kind not in SUBLAYER_KINDS for s in st.sublayers):
+                problems.append(f"stack {st.key}: bad sublayer kind")
         if problems:
             raise ValueError("invalid model schema: " + "; ".join(problems))
 

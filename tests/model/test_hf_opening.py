@@ -52,7 +52,8 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
                                   "a layer missing", "another model's weights", "a larger tokenizer",
-                                  "a count as words", "no heads", "a width as words", "a smaller vocabulary"])
+                                  "a count as words", "no heads", "a width as words", "a smaller vocabulary",
+                                  "no layers"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -75,6 +76,10 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         wrong = {"n_layer": "two"} if case == "a count as words" else {"n_head": 0}
         (folder / "config.json").write_text(json.dumps({**config, **wrong}))
         expect = f"{folder / 'config.json'}: not a valid GPT-2 config ("
+    elif case == "no layers":            # "unexpected IndexError: index 0 is out of range" (QA)
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "n_layer": 0}))
+        expect = "the decoder has 0 layers: at least 1 is needed"
     elif case == "a width as words":     # blamed on the tokenizer ("cannot read its tokenizer (Validation error…")
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "n_inner": "x"}))
