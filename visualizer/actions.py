@@ -63,7 +63,7 @@ class Actions:
         """The examples menu for this model: its sentences, and what each shows in the menu's second column (after
         a tab, where shortcuts stand: a class saw sentences only, the tooltip came on hover) and its tooltip."""
         self.examples_menu.clear()
-        for ex in load_examples(model):
+        for ex in load_examples(model, getattr(self.window.lm, "schema", None)):
             act = self.examples_menu.addAction(f"{ex.sentence}\t{ex.topic(model)}")
             act.setToolTip(ex.shows(model))
             act.setStatusTip(ex.shows(model))

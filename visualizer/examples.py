@@ -32,11 +32,17 @@ def target_code(model: str) -> str | None:
     return found.group(1) if found else None
 
 
-def load_examples(model: str = "") -> list[Example]:
-    """The examples for a model (its name or folder): the worked example's own sentence, a language pair's own list
-    ("en-de") if there is one, else the list for any model that reads English."""
+def load_examples(model: str = "", schema=None) -> list[Example]:
+    """The examples for a model (its name or folder; schema: the open model's, when known): the worked example's own
+    sentence, a language model's texts to continue or a masked-word model's texts with its own mask token (QA: GPT-2
+    and BERT were offered translation sentences "to see in cross-attention", and BERT none with a mask), a language
+    pair's own list ("en-de") if there is one, else the list for any model that reads English."""
     data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+    layout = getattr(schema, "layout", None)
+    mask = (getattr(schema, "special", None) or {}).get("mask") or "[MASK]"
     # the worked example knows six words: its own sentence only (QA: "I love you." gave "sat sat sat …")
-    chosen = data.get("seed-example" if str(model) == "seed-example" else f"en-{target_code(model)}") or data["en"]
-    return [Example(e["sentence"], e["shows"] if isinstance(e["shows"], dict) else {"*": e["shows"]})
-            for e in chosen]
+    chosen = (data.get("seed-example") if str(model) == "seed-example" else None) or \
+        (data.get(layout) if layout in ("decoder-only", "encoder-only") else None) or \
+        data.get(f"en-{target_code(model)}") or data["en"]
+    return [Example(e["sentence"].replace("{mask}", mask), e["shows"] if isinstance(e["shows"], dict)
+                    else {"*": e["shows"]}) for e in chosen]

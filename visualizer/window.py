@@ -536,6 +536,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle(f"Attention Visualizer — {isolate(model_label(self.state.model_name))}")
         self.set_vocab(output_pieces(lm))
         self.docking.call("set_model", lm)
+        if hasattr(self, "menus"):              # (the first model opens before the menus are made)
+            self.menus.examples_for(self.state.model_name)     # a session's model too: its own examples
         if (problem := getattr(lm, "training_words_problem", None)) is not None:   # it opens; the note is off: why
             self.statusBar().showMessage(problem, 15000)
         return True
@@ -545,7 +547,6 @@ class MainWindow(QtWidgets.QMainWindow):
         ok = self._load_model(path, fallback, lm)
         if ok:
             self._sync_inputs()
-            self.menus.examples_for(self.state.model_name)
             self.runs.request(self.lm)
         return ok
 

@@ -201,6 +201,7 @@ def test_a_hugging_face_sessions_heads_over_a_bundled_family_window_and_back(qtb
     import json
 
     from model.ablation import ablated_heads
+    from visualizer.examples import load_examples
     from visualizer.session import FORMAT
     gpt2 = _folder("gpt2", tmp_path_factory)
     for model, heads, spec in ((gpt2, {("self", 1, 2)}, "self:2:3"), (tiny_model_dir, {("cross", 0, 1)}, "cross:1:2")):
@@ -212,6 +213,10 @@ def test_a_hugging_face_sessions_heads_over_a_bundled_family_window_and_back(qtb
                         and str(window.trace.meta.get("model", "")) != "", timeout=20000)
         qtbot.waitUntil(lambda h=heads: ablated_heads(window.trace) == h, timeout=20000)
         assert window.state.ablations == heads and "1 head off" in window.ablation.note.text()
+        # the Examples menu is the session's model's: texts to continue for GPT-2, translations for the seed model
+        first = window.menus.examples_menu.actions()[0].text().split("\t")[0]
+        assert first == load_examples(str(model), window.lm.schema)[0].sentence
+        assert (first == "Once upon a time, there was a") == (model == gpt2)
         window.inputs.sentence.setText("the cat runs")          # typing goes on running the model
         qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the cat runs" and not window.runs.runner.busy,
                         timeout=20000)

@@ -884,6 +884,26 @@ def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, win
     assert window.inputs.sentence.text() == examples[5].sentence
 
 
+def test_a_language_model_and_a_masked_word_model_get_examples_of_their_own(shapes):
+    """QA: GPT-2 and BERT were offered the translation sentences ("see it in cross-attention"), and BERT none with
+    a mask. A masked-word model's examples carry its own mask token."""
+    from dataclasses import replace
+
+    from visualizer.examples import load_examples
+    general = [e.sentence for e in load_examples("gpt2")]
+    for layout in ("decoder-only", "encoder-only"):
+        examples = load_examples("gpt2", shapes[layout])
+        assert examples and not {e.sentence for e in examples} & set(general)
+        assert not any("cross-attention" in e.shows() or "translation" in e.shows() for e in examples)
+        assert all(0 < len(e.topic()) <= 40 for e in examples)
+    bert = replace(shapes["encoder-only"], special={**shapes["encoder-only"].special, "mask": "<mask>"})
+    assert all(e.sentence.count("<mask>") == 1 and "{mask}" not in e.sentence for e in load_examples("", bert))
+    assert all("[MASK]" not in e.sentence for e in load_examples("", shapes["decoder-only"]))
+    assert [e.sentence for e in load_examples("en-de", shapes["encoder-decoder"])] == \
+        [e.sentence for e in load_examples("en-de")]                     # a translator: its language's list
+    assert load_examples("seed-example", shapes["encoder-decoder"])[0].sentence == "The cat sat on the mat"
+
+
 def test_an_example_is_translated_not_forced_through_the_last_target(qtbot, window):
     """A target typed for one sentence showed as another example's "translation", at p = 0.00005."""
     from visualizer.examples import load_examples
