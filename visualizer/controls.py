@@ -9,6 +9,7 @@ from model.config import DecodingSettings
 from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
 
 from . import accessible
+from .examples import target_code
 from .panels.widgets import DecimalBox, FocusMark, ToneLabel
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
@@ -28,6 +29,21 @@ LAYOUT_WORDS = {
     ENCODER_ONLY: ("&Text:", f"{OUTPUT_WORDS[ENCODER_ONLY].capitalize()}:",
                    "Type a sentence; [MASK] marks a word to guess…", None),
 }
+TRANSLATORS = ("seed", "marian")           # the families that translate (this app's own models, OPUS-MT)
+
+
+def encoder_decoder_words(family: str, model: str) -> tuple[str, str, str, str]:
+    """An encoder-decoder's rows (as LAYOUT_WORDS): English and its translation for this app's own models and a
+    model whose name says it reads English ("opus-mt-en-de"); a source and its translation for another
+    translator (OPUS-MT from German); a source and its output for the rest (BART, T5: summaries, answers; QA: a
+    BART's rows read "English" and "Translation")."""
+    if family == "seed" or target_code(model):
+        return LAYOUT_WORDS[ENCODER_DECODER]
+    if family in TRANSLATORS:
+        return ("&Source:", "Translation:", "Type a sentence in the model's source language…",
+                LAYOUT_WORDS[ENCODER_DECODER][3])
+    return ("&Source:", "Output:", "Type a text…",
+            "Optional: an output to force through the decoder (teacher forcing)")
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
     "learned": "Switch the learned position embeddings off (p = 0)" + _WITHOUT,
@@ -282,10 +298,12 @@ class InputBar(QtWidgets.QWidget):
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
                                 temperature=self.temperature.value(), top_k=self.top_k.value(), seed=self.seed.value())
 
-    def show_layout(self, layout: str, has_output: bool = True) -> None:
+    def show_layout(self, layout: str, has_output: bool = True, family: str = "seed", model: str = "") -> None:
         """Name the rows for the open model's layout: an English sentence and its translation, a prompt and its
-        continuation, or a text with its [MASK] words filled in by the encoder (which takes no target)."""
-        sentence, output, hint, target = LAYOUT_WORDS.get(layout, LAYOUT_WORDS["encoder-decoder"])
+        continuation, or a text with its [MASK] words filled in by the encoder (which takes no target); an
+        encoder-decoder's as its family and name (model) say (encoder_decoder_words)."""
+        sentence, output, hint, target = (encoder_decoder_words(family, model) if layout == ENCODER_DECODER
+                                          else LAYOUT_WORDS.get(layout, LAYOUT_WORDS[ENCODER_DECODER]))
         self.sentence_label.setText(sentence)
         self.translation_label.setText(output)
         self.sentence.setPlaceholderText(hint)

@@ -263,7 +263,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if follow and self.state.step != self._first_step:
             self.state.update(step=self._first_step)
         self.inputs.show_positions(t.schema.positions)
-        self.inputs.show_layout(t.schema.layout, t.schema.has_output)
+        self.inputs.show_layout(t.schema.layout, t.schema.has_output, t.schema.family, self.state.model_name)
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)

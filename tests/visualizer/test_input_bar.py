@@ -126,3 +126,21 @@ def test_where_the_decoding_row_is_short_of_room_the_boxes_a_method_does_not_rea
     assert bar.method.isHidden() and bar.top_k.isHidden() and bar.beam.isHidden()
     bar.set_details_visible(True)               # back as the room says, not all six
     assert not bar.method.isHidden() and shown() == set() and bar.decoding.direction() == one_row
+
+
+def test_an_encoder_decoders_rows_say_what_its_family_and_name_say_it_reads_and_writes(qtbot):
+    """QA: a BART and a T5 read "English:" and "Translation:" whatever they were trained to do."""
+    from visualizer.controls import InputBar
+    bar = InputBar()
+    qtbot.addWidget(bar)
+
+    def rows(family, name):
+        bar.show_layout("encoder-decoder", True, family, name)
+        return bar.sentence_label.text().replace("&", ""), bar.translation_label.text()
+    assert rows("seed", "en-fr") == rows("seed", "runs/mine") == ("English:", "Translation:")
+    assert rows("marian", "Helsinki-NLP/opus-mt-en-de") == ("English:", "Translation:")
+    assert rows("marian", "Helsinki-NLP/opus-mt-de-en") == ("Source:", "Translation:")
+    assert rows("bart", "facebook/bart-large-cnn") == rows("t5", "t5-small") == ("Source:", "Output:")
+    assert bar.target.isEnabled() and "output to force" in bar.target.placeholderText()
+    bar.show_layout("decoder-only", True, "gpt2", "gpt2")
+    assert bar.sentence_label.text() == "&Prompt:"
