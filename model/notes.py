@@ -6,6 +6,8 @@ import re
 import unicodedata
 from collections import Counter
 
+import numpy as np
+
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .text import probability
 from .training_words import words
@@ -186,6 +188,18 @@ def nothing_written(trace) -> str | None:
     counts = ", ".join(f"“{t}” × {written.count(t)}" for t in dict.fromkeys(written))
     return (f"The model wrote no text, only special tokens ({counts or 'none'}): models with random or "
             "untrained weights do this.")
+
+
+def not_a_number(trace) -> str | None:
+    """A note when the run computed NaN or infinite numbers (weights that hold them, a half-precision model that
+    overflowed), naming the first array in the order the trace keeps them: the panels drew NaN attention as
+    masked cells and the note blamed "random or untrained weights" (QA). None when every number is finite."""
+    for key, array in trace.arrays.items():
+        a = np.asarray(array)
+        if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+            return (f"The model computed NaN or infinite numbers, first in {key}: its weights hold such numbers, or "
+                    "a half-precision model overflowed. What the panels show from there on is not meaningful.")
+    return None
 
 
 REPEATS = 3               # a block of words written this many times in a row is a loop
@@ -458,12 +472,12 @@ def no_mask(trace) -> str | None:
 def result_notes(trace, max_len: int) -> list[str]:
     """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
     # a hesitation adds nothing to a note that already says the output is not to be trusted
-    example = worked_example(trace)
+    example, broken = worked_example(trace), not_a_number(trace)
     language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)
-    nothing, early = nothing_written(trace), stopped_early(trace)
+    nothing, early = None if broken else nothing_written(trace), stopped_early(trace)   # (not "untrained": NaN)
     loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
-    doubted = any(n is not None for n in (example, language, capitals, hot, nothing, loop, early))
-    notes = (example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
+    doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
+    notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
              unknown_pieces(trace), rare_words(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), None if doubted else hesitated(trace))

@@ -107,6 +107,8 @@ def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: s
         positional_mean((w * (i == j)).sum(-1)),
         positional_mean((w * (i - 1 == j)).sum(-1), before),
     ], axis=1)
+    broken = ~np.isfinite(np.where(m, np.asarray(weights, dtype=np.float64), 0.0)).all(axis=(1, 2))
+    out[broken] = np.nan           # a head that computed NaN has no figures (its NaN cells read as 0 bits: QA)
     return out
 
 

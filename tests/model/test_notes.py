@@ -276,3 +276,29 @@ def test_the_worked_example_says_under_every_result_that_it_is_no_translator(tin
     assert result_notes(trace, 64) == [worked_example(trace)]
     assert worked_example(trace).startswith("This is the math notes' worked example, not a translator:")
     assert worked_example(translate(tiny_lm, "the cat sat on the mat").trace) is None
+
+
+def test_a_model_that_computes_nan_is_named_for_it_not_for_untrained_weights(tmp_path):
+    """QA: one NaN in GPT-2's first attention weights: the heatmap hatched the head as masked, the note blamed
+    "random or untrained weights", and `metrics` wrote an entropy of 0.0 bits for it."""
+    import numpy as np
+    from safetensors.torch import load_file, save_file
+
+    from model.analysis.metrics import trace_metrics
+    from model.notes import not_a_number, result_notes
+    folder = hf_tiny.build("gpt2", tmp_path / "gpt2")
+    weights = load_file(folder / "model.safetensors")
+    key = next(k for k in weights if k.endswith("h.0.attn.c_attn.weight"))
+    weights[key][0, 0] = float("nan")
+    save_file(weights, folder / "model.safetensors", {"format": "pt"})
+    lm = load(folder)
+    trace = translate(lm, "the cat sat on the mat", DecodingSettings(max_new=3)).trace
+    note = not_a_number(trace)
+    assert note is not None and note.startswith("The model computed NaN or infinite numbers, first in ")
+    notes = result_notes(trace, lm.cfg.max_len)
+    assert notes[0] == note and not any("untrained" in n for n in notes)
+    first = next(r for r in trace_metrics(trace) if (r.layer, r.head) == (1, 1))     # the head the NaN enters
+    assert np.isnan(first.entropy_bits) and np.isnan(first.max_weight)
+    clean = translate(load(hf_tiny.build("gpt2", tmp_path / "clean")), "the cat sat on the mat",
+                      DecodingSettings(max_new=3)).trace
+    assert not_a_number(clean) is None and all(np.isfinite(r.entropy_bits) for r in trace_metrics(clean))
