@@ -47,7 +47,9 @@ SWAPS = [("movie theaters", "cinemas", "cinéma"), ("movie theater", "cinema", "
          ("sweater", "jumper", r"\bpull"), ("french fries", "chips", "frites"), ("mailman", "postman", "facteur"),
          ("gas station", "petrol station", "essence"), ("gas", "petrol", "essence"),
          ("grocery store", "grocer's", "épicerie"), ("stores", "shops", "magasin|boutique"),
-         ("store", "shop", "magasin|boutique"), ("fall", "autumn", "automne"),
+         ("store", "shop", "magasin|boutique"), ("the fall", "the autumn", "automne"),
+         ("in fall", "in autumn", "automne"), ("this fall", "this autumn", "automne"),
+         ("last fall", "last autumn", "automne"), ("next fall", "next autumn", "automne"),
          ("garbage can", "bin", "poubelle"), ("trash can", "bin", "poubelle"), ("garbage", "rubbish", "ordure|déchet"),
          ("trash", "rubbish", "ordure|déchet"), ("eraser", "rubber", "gomme"), ("faucet", "tap", "robinet"),
          ("flashlight", "torch", "lampe"), ("parking lot", "car park", "parking"),
@@ -58,8 +60,6 @@ SWAPS = [("movie theaters", "cinemas", "cinéma"), ("movie theater", "cinema", "
          ("closet", "wardrobe", "armoire|penderie"), ("closet", "cupboard", "placard")]
 SKIP_BEFORE = {"store": ("department", "convenience", "grocery", "liquor", "book"),
                "stores": ("department", "convenience", "grocery", "liquor", "book"),
-               "fall": ("will", "to", "did", "might", "may", "can", "could", "not", "would", "should", "i", "you",
-                        "we", "they", "don't", "didn't", "won't", "must"),
                "candy": ("a", "of"),
                "pants": ("my", "your", "his", "her", "their", "our")}      # "my pants" may be underwear
 

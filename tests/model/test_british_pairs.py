@@ -30,6 +30,9 @@ def test_a_word_is_swapped_only_where_the_french_holds_its_meaning():
     assert bp.british("The leaves turn red in the fall.", "Les feuilles rougissent en automne.") == \
         "The leaves turn red in the autumn."
     assert bp.british("Don't fall in autumn.", "Ne tombe pas en automne.") == "Don't fall in autumn."
+    assert bp.british("Leaves fall in the fall.", "Les feuilles tombent en automne.") == \
+        "Leaves fall in the autumn."                                  # the verb stays ("Leaves autumn in the autumn")
+    assert bp.british("Fall is here.", "L'automne est là.") == "Fall is here."      # (left: a verb or the season)
     assert bp.british("The students are reading.", "Les élèves lisent.") == "The pupils are reading."
     assert bp.british("The students are reading.", "Les étudiants lisent.") == "The students are reading."
     assert bp.british("Take the elevator to the movie theater.", "Prends l'ascenseur jusqu'au cinéma.") == \
@@ -58,12 +61,11 @@ def test_the_command_writes_only_the_changed_pairs_and_no_temporary_file(tmp_pat
 
 
 def test_the_probe_measures_sentences_the_copies_do_not_hold():
-    """benchmarks/british-en-fr.tsv is written for the project: none of its English is a copy's or a real pair's
-    (here: none is what british() makes of itself, and each holds a British word the copies teach)."""
+    """benchmarks/british-en-fr.tsv is written for the project, none of its English a real pair's or a copy's
+    (checked against the corpus when it was written): each holds a British word or phrase the copies teach."""
     lines = [line.split("\t") for line in (BENCHMARKS / "british-en-fr.tsv").read_text(encoding="utf-8").splitlines()
              if line and not line.startswith("#")]
     assert len(lines) == 25 and all(len(fields) == 2 and fields[1].strip() for fields in lines)
     taught = {uk.lower() for _, uk in bp.SPELLINGS + bp.WORDS} | {uk.lower() for _, uk, _ in bp.SWAPS}
     for english, _ in lines:
-        words = english.lower().rstrip(".?!").split()
-        assert any(w.startswith(t) for w in words for t in taught) or "car park" in english.lower(), english
+        assert any(t in english.lower() for t in taught), english
