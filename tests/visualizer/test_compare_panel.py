@@ -91,6 +91,28 @@ def test_shapes_that_differ_give_no_difference(panel, tiny_lm):
     np.testing.assert_array_equal(panel.b.shown, b.attention("enc_self", 0, 0))
 
 
+def test_runs_that_read_other_tokens_of_the_same_number_give_no_difference(panel, tiny_lm):
+    """QA: two translations of 12 tokens each were subtracted row by row ("Je" minus "La"), labelled with B's
+    words only. Same shape, other tokens: no difference, and the note says where they differ and what to do."""
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="la chat").trace
+    assert a.attention("cross", 0, 0).shape == b.attention("cross", 0, 0).shape
+    assert a.axis_tokens("cross")[0] != b.axis_tokens("cross")[0]
+    state = ViewState.for_trace(a, kind="cross", layer=0, head=0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    assert panel.difference is None and panel.diff.isHidden()
+    rows_a, rows_b = a.axis_tokens("cross")[0], b.axis_tokens("cross")[0]
+    i = next(k for k, (x, y) in enumerate(zip(rows_a, rows_b)) if x != y)
+    assert f"row {i}: “{rows_a[i]}” in A, “{rows_b[i]}” in B" in panel.note.text()
+    assert "same target" in panel.note.text()
+    state.update(kind="enc_self")                                # the source is the same: a difference
+    panel.render(b, state)
+    assert panel.difference is not None and not panel.diff.isHidden()
+
+
 def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model_factory, tmp_path):
     from model import load
     other = load(tiny_model_factory(tmp_path / "other", seed=4))

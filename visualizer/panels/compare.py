@@ -24,6 +24,18 @@ VIEWS = (("B − A", "The difference: what the change did to this head's weights
          ("A", "The pinned run"), ("B", "The run on screen now"))
 
 
+def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[str]]) -> str | None:
+    """Where two runs' (rows, columns) tokens first differ, in words ("row 2: “La” and “Je”"); None when they are
+    the same. QA: two translations of 12 tokens each were subtracted row by row, "Je" minus "La", labelled B's."""
+    for axis, (xs, ys) in zip(("row", "column"), zip(a, b)):
+        if list(xs) != list(ys):
+            i = next((k for k, (x, y) in enumerate(zip(xs, ys)) if x != y), min(len(xs), len(ys)))
+            x = f"“{xs[i]}”" if i < len(xs) else "nothing"
+            y = f"“{ys[i]}”" if i < len(ys) else "nothing"
+            return f"{axis} {i}: {x} in A, {y} in B"
+    return None
+
+
 def run_label(trace) -> str:
     """One line naming a run: its sentence, and what was switched off or forced."""
     m = trace.meta
@@ -174,7 +186,8 @@ class ComparePanel(QtWidgets.QWidget):
             model = f"{short_name(t.meta.get('model', ''))}, " if models[0] != models[1] else ""   # two models
             box.set_title(f"{name}: {model}{run_label(t)}")
         where = f"{info.title}, layer {layer + 1}, head {head + 1}"
-        if wa.shape == wb.shape:
+        differ = token_difference(a.axis_tokens(kind), trace.axis_tokens(kind)) if wa.shape == wb.shape else None
+        if wa.shape == wb.shape and differ is None:
             self.difference = wb.astype(np.float64) - wa.astype(np.float64)
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
@@ -186,8 +199,14 @@ class ComparePanel(QtWidgets.QWidget):
             off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
             if (kind, layer, head) in off:
                 note += (" This head is switched off in one run: that sets its output to zero, not its weights, so "
-                         "its own pattern is the same; the change shows in the later layers and the output.")
+                         "its pattern changes only through heads switched off before it; the change shows in the "
+                         "later layers and the output.")
             self.note.setText(note)
+        elif differ is not None:
+            self.difference = None
+            self.note.setText(f"{where}. The runs read different tokens ({differ}): B − A would subtract one "
+                              "token's weights from another's. Give both runs the same target (Target field) to "
+                              "compare a head on the same words.")
         else:
             self.difference = None
             self.note.setText(f"{where}. The runs' matrices differ in shape ({wa.shape[0]}×{wa.shape[1]} and "
