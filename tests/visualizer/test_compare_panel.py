@@ -12,6 +12,16 @@ from visualizer.panels.compare import ComparePanel
 from visualizer.state import ViewState
 
 
+def compared(panel, a, b, **view) -> ViewState:
+    """The panel with run a pinned and run b on screen, at a view; the view state."""
+    state = ViewState.for_trace(a, **view)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    panel.render(b, state)
+    return state
+
+
 @pytest.fixture
 def panel(qtbot):
     p = ComparePanel(ViewState())
@@ -49,11 +59,7 @@ def test_a_head_switched_off_in_one_run_is_explained_where_its_own_weights_do_no
     a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
     b = translate(tiny_lm, "the cat sat on the mat", target="le chat",
                   ablations=frozenset({("enc_self", 0, 1)})).trace
-    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=1)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    state = compared(panel, a, b, kind="enc_self", layer=0, head=1)
     assert np.abs(panel.difference).max() == 0.0
     assert "No change: the weights are equal." in panel.note.text()
     assert "sets its output to zero, not its weights" in panel.note.text()
@@ -70,22 +76,14 @@ def test_a_tiny_change_is_not_rounded_to_none(panel, tiny_lm):
     key = "enc.0.self.weights"
     weights = b.arrays[key] = np.array(a.arrays[key])
     weights[0, 0, 0] += 7.1e-6
-    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=0)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    compared(panel, a, b, kind="enc_self", layer=0, head=0)
     assert "Largest change 7.1e-06." in panel.note.text()
 
 
 def test_shapes_that_differ_give_no_difference(panel, tiny_lm):
     a = translate(tiny_lm, "the cat").trace
     b = translate(tiny_lm, "the cat sat on the mat").trace
-    state = ViewState.for_trace(a, kind="enc_self", layer=0, head=0)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    compared(panel, a, b, kind="enc_self", layer=0, head=0)
     assert panel.difference is None and panel.diff.isHidden()
     assert "differ in shape" in panel.note.text()
     np.testing.assert_array_equal(panel.b.shown, b.attention("enc_self", 0, 0))
@@ -98,11 +96,7 @@ def test_runs_that_read_other_tokens_of_the_same_number_give_no_difference(panel
     b = translate(tiny_lm, "the cat sat on the mat", target="la chat").trace
     assert a.attention("cross", 0, 0).shape == b.attention("cross", 0, 0).shape
     assert a.axis_tokens("cross")[0] != b.axis_tokens("cross")[0]
-    state = ViewState.for_trace(a, kind="cross", layer=0, head=0)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    state = compared(panel, a, b, kind="cross", layer=0, head=0)
     assert panel.difference is None and panel.diff.isHidden()
     rows_a, rows_b = a.axis_tokens("cross")[0], b.axis_tokens("cross")[0]
     i = next(k for k, (x, y) in enumerate(zip(rows_a, rows_b)) if x != y)
@@ -118,11 +112,7 @@ def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model
     other = load(tiny_model_factory(tmp_path / "other", seed=4))
     a = translate(tiny_lm, "the cat sat", target="le chat").trace
     b = translate(other, "the cat sat", target="le chat").trace
-    state = ViewState.for_trace(a, kind="cross", layer=0, head=0)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    state = compared(panel, a, b, kind="cross", layer=0, head=0)
     assert panel.a.title.startswith("A: tiny, “the cat sat”") and panel.b.title.startswith("B: other, “the cat sat”")
     panel.render(a, state)                                  # the same model: no names, the titles stay short
     assert panel.b.title.startswith("B: “the cat sat”")
@@ -188,11 +178,7 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
 
     a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
     b = translate(tiny_lm, "the cat sat on the mat", target="le chat", ablations=frozenset({("cross", 0, 1)})).trace
-    state = ViewState.for_trace(a, kind="cross", layer=1, head=0)
-    panel.state = state
-    panel.render(a, state)
-    panel.pin()
-    panel.render(b, state)
+    compared(panel, a, b, kind="cross", layer=1, head=0)
     export = widget_export(panel.diff)
     assert export.name() == "B_A_Cross-attention_layer_2_head_1"
     image = export.image(1.0)
