@@ -66,9 +66,9 @@ def spec(ablation: Ablation) -> str:
     return f"{kind}:{layer + 1}:{head + 1}"
 
 
-def describe(ablations, schema=None) -> str:
-    """'2 heads off: cross:1:1, cross:1:2' (a few named, as --ablate spells them), or '' when none are; with a
-    schema, in the panels' words: '2 heads off: Cross L1 H1, Cross L1 H2'."""
+def describe(ablations, schema=None, listed: int | None = 6) -> str:
+    """'2 heads off: cross:1:1, cross:1:2' (the first `listed` named, as --ablate spells them; None: every one),
+    or '' when none are; with a schema, in the panels' words: '2 heads off: Cross L1 H1, Cross L1 H2'."""
     if not ablations:
         return ""
     names = sorted(ablations)
@@ -77,8 +77,9 @@ def describe(ablations, schema=None) -> str:
         # are set while the model before its own is still on screen, and a Hugging Face session's 'self' raised)
         known = schema is not None and a[0] in schema.kind_names
         return f"{schema.kind(a[0]).label} L{a[1] + 1} H{a[2] + 1}" if known else spec(a)
-    listed = ", ".join(name(a) for a in names[:6]) + (", …" if len(names) > 6 else "")
-    return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {listed}"
+    shown = names if listed is None else names[:listed]
+    words = ", ".join(name(a) for a in shown) + (", …" if len(shown) < len(names) else "")
+    return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {words}"
 
 
 def by_module(ablations, schema) -> dict[tuple[str, int, str], tuple[int, ...]]:

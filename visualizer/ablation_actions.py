@@ -102,8 +102,13 @@ class AblationActions:
                                     "Switch the focused head off (choose a head, not the mean)")
         self.toggle_focused.setEnabled(head is not None and self.allowed())
         self.reset.setEnabled(bool(self.state.ablations))
-        text = describe(self.state.ablations, self.state.schema)
+        # the status bar's note names one head; more are counted, and listed in its tooltip: six names widened the
+        # window past a 1600-pixel screen and cut the status bar's messages short (QA)
+        heads = self.state.ablations
+        text = describe(heads, self.state.schema) if len(heads) <= 1 else f"{len(heads)} heads off"
         self.note.setText(text)
-        self.note.setToolTip("Right-click a head in the attention panel (or use the Heads menu) to switch it on "
-                             "again" if text else "")
+        self.note.setToolTip("\n".join(filter(None, (
+            describe(heads, self.state.schema, listed=None) if len(heads) > 1 else "",
+            "Right-click a head in the attention panel (or use the Heads menu) to switch it on again"
+            if heads else ""))))
         self.note.setVisible(bool(text))

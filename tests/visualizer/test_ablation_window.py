@@ -35,6 +35,25 @@ def test_switching_a_head_off_runs_again_and_crosses_it_out(qtbot, window):
     assert not window.ablation.note.isVisible()
 
 
+def test_many_heads_off_are_counted_in_the_status_bar_and_listed_in_its_tooltip(qtbot, window):
+    """QA: the note named six heads and "…", widening the window past a 1600-pixel screen."""
+    window.resize(1000, 700)
+    qtbot.wait(100)
+    width = window.width()
+    heads = [("cross", layer, head) for layer in range(window.state.schema.stack("dec").n_layers)
+             for head in range(window.state.schema.n_heads)]
+    for h in heads:
+        window.state.toggle_ablation(*h)
+    from model.ablation import spec
+    wait_for_run(qtbot, window, [spec(h) for h in sorted(heads)])
+    assert window.ablation.note.text() == f"{len(heads)} heads off"
+    cross = window.state.schema.kind("cross").label
+    tip = window.ablation.note.toolTip()
+    assert all(f"{cross} L{layer + 1} H{head + 1}" in tip for _, layer, head in heads) and "…" not in tip
+    qtbot.wait(100)
+    assert window.width() == width
+
+
 def test_the_heads_menu_names_the_focused_head_from_the_first_run(qtbot, window):
     """The item was greyed out until the state changed once after start-up, though head 1 was focused."""
     heads = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Heads")
