@@ -7,6 +7,8 @@ No torch here.
 """
 from __future__ import annotations
 
+import numpy as np
+
 Ablation = tuple[str, int, int]          # (kind short name, layer, head), 0-based
 NONE: frozenset[Ablation] = frozenset()
 
@@ -80,6 +82,19 @@ def describe(ablations, schema=None, listed: int | None = 6) -> str:
     shown = names if listed is None else names[:listed]
     words = ", ".join(name(a) for a in shown) + (", …" if len(shown) < len(names) else "")
     return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {words}"
+
+
+def mean_of_heads_on(weights, kind: str, layer: int, ablations) -> tuple[np.ndarray, str]:
+    """(the mean over the heads of weights (H, Tq, Tk) that are on, its words for a title): a switched-off head's
+    pattern is computed but adds nothing to the layer's output, and a mean that counted it read as the layer's
+    (QA: "mean of heads" with 2 of 8 off was the 8 heads' mean). Every head's mean where all are on or all off."""
+    n = weights.shape[0]
+    on = [h for h in range(n) if (kind, layer, h) not in ablations]
+    if len(on) == n:
+        return np.asarray(weights).mean(0), "mean of heads"
+    if not on:
+        return np.asarray(weights).mean(0), "mean of heads (every one switched off)"
+    return np.asarray(weights)[on].mean(0), f"mean of the {len(on)} heads on"
 
 
 def by_module(ablations, schema) -> dict[tuple[str, int, str], tuple[int, ...]]:

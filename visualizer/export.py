@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from model import files
-from model.ablation import ablated_heads, describe
+from model.ablation import ablated_heads, describe, mean_of_heads_on
 from model.assets import short_name
 from model.schema import ENCODER_ONLY
 from model.trace import Trace
@@ -69,9 +69,10 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
             mask = trace.mask(kind, layer)
             heads: list[int | None] = list(range(weights.shape[0])) + ([None] if include_mean else [])
             for h in heads:
-                matrix = weights.mean(0) if h is None else weights[h]
-                which = "mean of heads" if h is None else f"head {h + 1}" + (
-                    " (switched off)" if (kind, layer, h) in off else "")
+                if h is None:
+                    matrix, which = mean_of_heads_on(weights, kind, layer, off)
+                else:
+                    matrix, which = weights[h], f"head {h + 1}" + (" (switched off)" if (kind, layer, h) in off else "")
                 title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
                     f" ({named})" if named else "") + run
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,

@@ -227,3 +227,22 @@ def test_the_metrics_tables_menu_key_acts_on_the_current_row_and_return_focuses_
                                                    table.viewport().mapToGlobal(rect.center())))
     kind, layer, head = panel.row_key(3)
     assert opened[-1].endswith(f"layer {layer + 1}, head {head + 1}")
+
+
+def test_the_mean_over_heads_leaves_the_heads_switched_off_out(qtbot, window):
+    """QA: "Mean over heads" with a head off showed every head's mean."""
+    import numpy as np
+    window.state.update(kind="cross", layer=0, head=0)
+    window.state.toggle_ablation("cross", 0, 1)
+    wait_for_run(qtbot, window, ["cross:1:2"])
+    window.attention.mean.setChecked(True)
+    weights = window.trace.attention("cross", 0)
+    mask = window.trace.mask("cross", 0)
+    expected = np.where(mask, np.delete(weights, 1, axis=0).mean(0), np.nan)
+    np.testing.assert_allclose(window.attention.focused_array, expected, rtol=1e-5)
+    assert f"mean of the {window.trace.schema.n_heads - 1} heads on" in window.attention.focus.plot.titleLabel.text
+    window.state.toggle_ablation("cross", 0, 1)              # on again: every head's mean, redrawn
+    wait_for_run(qtbot, window, [])
+    np.testing.assert_allclose(window.attention.focused_array,
+                               np.where(mask, window.trace.attention("cross", 0).mean(0), np.nan), rtol=1e-5)
+    assert "mean of heads" in window.attention.focus.plot.titleLabel.text

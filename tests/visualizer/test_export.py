@@ -190,6 +190,13 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
     assert specs["cross_L1_H2"].startswith("Cross-attention, layer 1, head 2 (switched off) — ")
     assert all(t.endswith("(tiny) [1 head off: cross:1:2]") for t in specs.values())
     assert "switched off" not in specs["cross_L1_H1"]
+    # the mean of a layer with a head off is the mean of the heads on (QA: it was every head's), and says so
+    means = {s.stem: s for s in heatmap_specs(ablated, "tiny")}
+    weights, n = ablated.attention("cross", 0), ablated.schema.n_heads
+    np.testing.assert_allclose(means["cross_L1_mean"].matrix, np.delete(weights, 1, axis=0).mean(0), rtol=1e-6)
+    assert f"mean of the {n - 1} heads on" in means["cross_L1_mean"].title
+    np.testing.assert_allclose(means["cross_L2_mean"].matrix, ablated.attention("cross", 1).mean(0), rtol=1e-6)
+    assert "layer 2, mean of heads —" in means["cross_L2_mean"].title
 
 
 @pytest.mark.parametrize("name, shown", [

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.ablation import ablated_heads
+from model.ablation import ablated_heads, mean_of_heads_on
 from model.notes import rare_pieces, rare_word_at
 from model.schema import OUTPUT
 
@@ -359,12 +359,14 @@ class AttentionPanel(QtWidgets.QWidget):
             # the head just left keeps a thin red outline beside the new frame (seen on a real X server)
             self.canvas.viewport().update()
         focus_off = framed is not None and (kind, layer, framed) in off
-        focus_key = (kind, layer, framed, scale, focus_off)
+        layer_off = frozenset(a for a in off if a[:2] == (kind, layer)) if framed is None else None   # (the mean's)
+        focus_key = (kind, layer, framed, scale, focus_off, layer_off)
         if not self._same(self._focus_shown, trace, focus_key):
-            focused = weights.mean(0) if self.mean.isChecked() else weights[head]
-            # no line break between a word and its number ("head" at one line's end, "1" on the next: QA)
-            which = "mean of heads" if self.mean.isChecked() else f"head\u00a0{head + 1}" + (
-                " (switched off)" if focus_off else "")
+            if self.mean.isChecked():
+                focused, which = mean_of_heads_on(weights, kind, layer, off)
+            else:          # no line break between a word and its number ("head" at one line's end, "1" on the next)
+                focused = weights[head]
+                which = f"head\u00a0{head + 1}" + (" (switched off)" if focus_off else "")
             levels = colour_levels(weights, focused, scale)
             title = f"{info.title} — layer\u00a0{layer + 1}, {which}"
             self.focus.show_matrix(focused, mask, rows, cols, title, levels=levels)         # and its colour bar
