@@ -108,9 +108,12 @@ def prompt_only_settings(lm, prompt_only: bool, target: str | None):
 def print_notes(result, lm) -> None:
     """The notes a result calls for, on stderr ("note: …"), as the window shows them under the translation; first
     that the text was cut to the model's length (what every command then shows or measures is the cut text's)."""
+    from model.ablation import ablated_heads, describe
     from model.notes import result_notes
     if result.truncated:
         print(f"note: the text was cut to the model's {lm.cfg.max_len} tokens", file=sys.stderr)
+    if off := ablated_heads(result.trace):       # QA: `--ablate cross:all:all` printed its output with no word
+        print(f"note: {describe(off)}", file=sys.stderr)
     for note in result_notes(result.trace, lm.cfg.max_len):
         print(f"note: {note}", file=sys.stderr)
 

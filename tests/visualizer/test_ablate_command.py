@@ -8,11 +8,14 @@ from model.ablation import expand
 
 
 def test_translate_ablate_matches_the_library(run_command, tiny_model_dir, tiny_lm):
-    code, out, _ = run_command(["translate", "the cat sat", "--model", str(tiny_model_dir),
-                                "--ablate", "cross:all:1", "--ablate", "enc_self:2:all"])
+    code, out, err = run_command(["translate", "the cat sat", "--model", str(tiny_model_dir),
+                                  "--ablate", "cross:all:1", "--ablate", "enc_self:2:all"])
     assert code == 0
     off = expand([("cross", None, 1), ("enc_self", 2, None)], tiny_lm.schema)
     assert out.strip() == translate(tiny_lm, "the cat sat", ablations=off).text
+    assert f"note: {len(off)} heads off: " in err          # QA: the output alone, no word of the heads off
+    _, _, err = run_command(["translate", "the cat sat", "--model", str(tiny_model_dir)])
+    assert "heads off" not in err
 
 
 def test_kinds_by_their_exported_file_names(run_command, tiny_model_dir, tiny_lm):
