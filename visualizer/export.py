@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from model import files
-from model.ablation import ablated_heads, describe, mean_of_heads_on
+from model.ablation import ablated_heads, describe, mean_of_heads_on, spec as spec_of
 from model.assets import short_name
 from model.schema import ENCODER_ONLY
 from model.trace import Trace
@@ -78,6 +79,20 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,
                                          colour_levels(weights, matrix, colour_scale)))
     return specs
+
+
+RUN_FILE = "run.json"        # beside exported figures: the run they show
+
+
+def run_record(trace: Trace, model_name: str = "") -> str:
+    """What a folder of exported figures shows, as JSON: the model, the sentence, the output, the decoding and the
+    heads switched off (1-based, as --ablate spells them). QA: the CSVs of a run with heads off had the same names
+    and no word of them, and nothing said which sentence or model they came from."""
+    from . import version
+    record = {"format": "attention-visualizer-export/1", "app": version(), "model": short_name(model_name),
+              "sentence": trace.meta.get("sentence", ""), "output": str(trace.meta.get("translation", "")),
+              "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
+    return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 
 def heatmap_csv(spec: HeatmapSpec) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from .export import ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files
+from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, run_record,
+                     write_text)
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
@@ -78,13 +79,14 @@ class ExportActions:
             if fmt != "csv":
                 written += self._panel_pictures(Path(folder))
             written.append(self._metrics_table(Path(folder)))
+            written.append(Path(folder) / RUN_FILE)
+            write_text(written[-1], run_record(w.trace, w.model_name))
         return written
 
     def _metrics_table(self, folder: Path) -> Path:
         """The head metrics of the run, as the Head metrics tab and the `metrics` command give them."""
         from model.ablation import ablated_heads
         from model.analysis.metrics import metrics_csv, trace_metrics
-        from .export import write_text
         from .panels.metrics import METRICS_FILE
         path = folder / METRICS_FILE
         write_text(path, metrics_csv(trace_metrics(self.window.trace), ablated_heads(self.window.trace)))

@@ -1,6 +1,7 @@
 """Exported heatmaps: files that parse, numbers equal to the Trace, clean failures that leave nothing behind."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -166,7 +167,9 @@ def test_export_command_runs_without_a_display(tiny_model_dir, tmp_path):
                           capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     n = len(list(out.glob("*.png")))
-    assert proc.stdout.strip().splitlines()[-1] == f"exported {n} files to {out}"
+    assert proc.stdout.strip().splitlines()[-1] == f"exported {n + 1} files to {out}"      # and run.json
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert (record["sentence"], record["heads_off"], record["decoding"]) == ("the cat sat", [], "greedy")
     lm = load(tiny_model_dir)
     assert n == 3 * lm.cfg.N_enc * (lm.cfg.h + 1)
     bad = subprocess.run([sys.executable, "-m", "visualizer", "export", "the cat", "--out", str(out / "x"),
@@ -190,6 +193,9 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
     assert specs["cross_L1_H2"].startswith("Cross-attention, layer 1, head 2 (switched off) — ")
     assert all(t.endswith("(tiny) [1 head off: cross:1:2]") for t in specs.values())
     assert "switched off" not in specs["cross_L1_H1"]
+    record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))     # the run the files show
+    assert record["heads_off"] == ["cross:1:2"] and record["output"] == ablated.meta["translation"]
+    assert record["sentence"] == "the cat sat on the mat" and record["format"] == "attention-visualizer-export/1"
     # the mean of a layer with a head off is the mean of the heads on (QA: it was every head's), and says so
     means = {s.stem: s for s in heatmap_specs(ablated, "tiny")}
     weights, n = ablated.attention("cross", 0), ablated.schema.n_heads
@@ -287,7 +293,7 @@ def test_pdf_is_a_format_of_every_export(trace, tmp_path, tiny_model_dir, qapp):
     from visualizer.export_command import main as export_main
     assert export_main(["the cat", "--out", str(tmp_path / "cmd"), "--model", str(tiny_model_dir),
                         "--format", "pdf"]) == 0
-    assert all(p.read_bytes().startswith(b"%PDF-") for p in (tmp_path / "cmd").iterdir())
+    assert all(p.read_bytes().startswith(b"%PDF-") for p in (tmp_path / "cmd").iterdir() if p.name != "run.json")
 
 
 def test_the_export_command_makes_figures_of_a_given_size_and_without_titles(tiny_model_dir, tmp_path, qapp):

@@ -33,14 +33,14 @@ def test_export_all_writes_every_head_and_current_panels(qtbot, window, tmp_path
     assert panel_file("inspector") == "panel_math.png" and panel_file("flow") == "panel_rollout_and_lines.png"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for p in written:
-        assert p.name == "head_metrics.csv" or not QtGui.QImage(str(p)).isNull(), p
+        assert p.name in ("head_metrics.csv", "run.json") or not QtGui.QImage(str(p)).isNull(), p
     # the panel behind the tab was brought up to date before its picture was taken
     assert window.panels["layernorm"].tokens == window.trace.src_tokens
 
 
 def test_export_all_csv_equals_the_trace_and_has_no_pictures(window, tmp_path):
     written = window.exports.export_all(str(tmp_path), "csv")
-    assert all(p.suffix == ".csv" for p in written)
+    assert all(p.suffix == ".csv" for p in written if p.name != "run.json") and written[-1].name == "run.json"
     rows, cols, m = read_heatmap_csv(tmp_path / "encoder_self_L2_H2.csv")
     assert rows == cols == window.trace.src_tokens
     np.testing.assert_array_equal(m.astype(np.float32), window.trace.attention("enc_self", 1, 1))
@@ -98,7 +98,7 @@ def test_the_export_all_dialog_names_its_formats_and_writes_the_chosen_one(qtbot
     window.exports.export_all_dialog()
     assert asked[0][0] == "Export every heatmap" and [i.split()[0] for i in asked[0][2]] == ["PNG", "SVG", "PDF", "CSV"]
     written = sorted(p.suffix for p in tmp_path.iterdir())
-    assert written and set(written) == {".csv"}
+    assert written and set(written) == {".csv", ".json"} and (tmp_path / "run.json").is_file()
     assert window.statusBar().whole_message() == f"Exported {len(written)} files to {tmp_path}"
 
 
