@@ -143,7 +143,7 @@ def test_metrics_command_bad_input(run_command, tiny_model_dir, tmp_path):
 
 def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(qtbot, window, tmp_path):
     """Only the `metrics` command wrote the CSV: the tab could neither save nor copy its table (QA pass)."""
-    from PySide6 import QtWidgets
+    from PySide6 import QtCore, QtWidgets
     window.state.update(kind="cross", layer=0, head=0)
     panel = window.panels["metrics"]
     panel.render(window.trace, window.state)
@@ -155,6 +155,9 @@ def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(
     written = window.exports.export_all(str(tmp_path / "all"), "csv")
     assert tmp_path / "all" / "head_metrics.csv" in written
     assert (tmp_path / "all" / "head_metrics.csv").read_text(encoding="utf-8") == expected
+    model = panel.table.model()
+    headers = [model.headerData(i, QtCore.Qt.Orientation.Horizontal) for i in range(model.columnCount())]
+    assert "entropy (bits)" in headers and "distance (pos.)" in headers     # with their units (QA)
 
 
 def test_a_run_with_heads_off_marks_them_in_its_metrics_csv(run_command, tiny_model_dir, tiny_lm):

@@ -17,8 +17,9 @@ from .widgets import shift_f10
 
 METRICS_FILE = "head_metrics.csv"                    # the table's file, from the window and in Export all
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
-HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy",
-           "mean_distance": "distance", "max_weight": "max", "first_token": "first", "end_token": "end",
+# with their units (QA: "entropy" and "distance" said neither bits nor positions); the shares are of the weight
+HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy (bits)",
+           "mean_distance": "distance (pos.)", "max_weight": "max", "first_token": "first", "end_token": "end",
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off"}
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
