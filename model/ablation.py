@@ -88,13 +88,11 @@ def mean_of_heads_on(weights, kind: str, layer: int, ablations) -> tuple[np.ndar
     """(the mean over the heads of weights (H, Tq, Tk) that are on, its words for a title): a switched-off head's
     pattern is computed but adds nothing to the layer's output, and a mean that counted it read as the layer's
     (QA: "mean of heads" with 2 of 8 off was the 8 heads' mean). Every head's mean where all are on or all off."""
-    n = weights.shape[0]
-    on = [h for h in range(n) if (kind, layer, h) not in ablations]
-    if len(on) == n:
-        return np.asarray(weights).mean(0), "mean of heads"
-    if not on:
-        return np.asarray(weights).mean(0), "mean of heads (every one switched off)"
-    return np.asarray(weights)[on].mean(0), f"mean of the {len(on)} heads on"
+    w = np.asarray(weights)
+    on = [h for h in range(len(w)) if (kind, layer, h) not in ablations]
+    if 0 < len(on) < len(w):
+        return w[on].mean(0), f"mean of the {len(on)} heads on"
+    return w.mean(0), "mean of heads" if on else "mean of heads (every one switched off)"
 
 
 def by_module(ablations, schema) -> dict[tuple[str, int, str], tuple[int, ...]]:

@@ -95,6 +95,13 @@ def run_record(trace: Trace, model_name: str = "") -> str:
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 
+def write_run_record(folder: str | Path, trace: Trace, model_name: str = "") -> Path:
+    """RUN_FILE (run_record) written into folder, beside the figures; its path."""
+    path = Path(folder) / RUN_FILE
+    write_text(path, run_record(trace, model_name))
+    return path
+
+
 def heatmap_csv(spec: HeatmapSpec) -> str:
     """The raw matrix with key tokens as column headers and query tokens as row headers; a masked cell (a key the
     query may not attend to) is empty, as the heatmap leaves it blank, so that it is not read as a weight of 0."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, run_record,
+from .export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, write_run_record,
                      write_text)
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
@@ -79,8 +79,7 @@ class ExportActions:
             if fmt != "csv":
                 written += self._panel_pictures(Path(folder))
             written.append(self._metrics_table(Path(folder)))
-            written.append(Path(folder) / RUN_FILE)
-            write_text(written[-1], run_record(w.trace, w.model_name))
+            written.append(write_run_record(folder, w.trace, w.model_name))
         return written
 
     def _metrics_table(self, folder: Path) -> Path:

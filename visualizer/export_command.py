@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
                                 model_argument, stops_between_steps, writable_folder)
@@ -56,8 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     writable_folder(a.out)
     draw_offscreen()                                     # works without a display
 
-    from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_specs, other_files_note, run_record,
-                         write_text)
+    from .export import ExportError, export_heatmaps, heatmap_specs, other_files_note, write_run_record
 
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
@@ -86,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         raise
     if len(written) == len(specs):                   # whole: the run they show, beside them
-        written.append(Path(a.out) / RUN_FILE)
-        write_text(written[-1], run_record(result.trace, lm.name))
+        written.append(write_run_record(a.out, result.trace, lm.name))
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
     if (line := output_line(result)) is not None:

@@ -174,6 +174,7 @@ class EmbeddingsPanel(GridPanel):
         T, d = x.shape
         positions = trace.schema.positions
         self._set_mode(positions if positions in ("rotary", "relative") else "added")
+        self.learned = positions == "learned"
         switched_on = bool(trace.meta.get("positional", True))
         self.positional = switched_on and (self.mode != "added" or bool(np.any(p)))
         self.sinusoidal = self.mode == "added" and self.positional and np.allclose(p, sinusoid_table(T, d), atol=1e-4)
@@ -190,7 +191,7 @@ class EmbeddingsPanel(GridPanel):
         if self.mode == "added":
             e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in trace.schema.embedding_terms())
             self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = {e_term}, &nbsp; p = {p_term}"
-                                  + (" (learned)" if trace.schema.positions == "learned" else ""),
+                                  + (" (learned)" if self.learned else ""),
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
@@ -198,11 +199,10 @@ class EmbeddingsPanel(GridPanel):
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")
         off = " — OFF: all zeros" if not self.positional else ""
-        self.learned = learned = trace.schema.positions == "learned"
-        self.maps["pe"].set_title(f"{'learned position embedding' if learned else 'positional encoding'} p{off}")
+        self.maps["pe"].set_title(f"{self._p_name()} p{off}")
         scaled = "scaled token embedding e" if trace.schema.scale_embedding else "token embedding e"
         self.maps["embedding"].set_title(scaled if self.mode == "added" else "token embedding e (= x: nothing added)")
-        self.dim_label.setText("Sinusoids from dimension d =" if not learned else "Dimensions from d =")
+        self.dim_label.setText("Dimensions from d =" if self.learned else "Sinusoids from dimension d =")
         self._show_positions()
         self.dim.blockSignals(True)
         self.dim.setMaximum(max(0, d - 1))
@@ -270,8 +270,10 @@ class EmbeddingsPanel(GridPanel):
                 f"{escape(name).replace(' ', '&nbsp;')}" for c, name in zip(PALETTE, self.wave_names)))
         self.waves.item.setXRange(-0.5, max(T - 0.5, 0.5), padding=0.02)
         off = " (OFF: p = 0)" if not self.positional else ""
-        what = "learned position embedding" if self.learned else "positional encoding"
-        self.waves.set_title(f"{what} p across positions, dimensions {self._dims_text()}{off}")
+        self.waves.set_title(f"{self._p_name()} p across positions, dimensions {self._dims_text()}{off}")
+
+    def _p_name(self) -> str:
+        return "learned position embedding" if self.learned else "positional encoding"
 
     def _wave_name(self, k: int, d: int) -> str:
         if not self.sinusoidal:
