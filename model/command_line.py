@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from .files import NOT_REGULAR, NotRegularFileError, write_target
+from .files import NOT_REGULAR, NotRegularFileError, can_create_in, write_target
 
 APP = "attention-visualizer"
 
@@ -117,7 +117,7 @@ def writable_folder(path: str | Path, what: str = "--out") -> Path:
         existing = existing.parent
     if not existing.is_dir():
         raise UsageError(f"{what} {path}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if not os.access(existing, os.W_OK | os.X_OK) or not can_create_in(existing):
         raise UsageError(f"{what} {path}: {existing} is not writable")
     return path
 
@@ -135,9 +135,11 @@ def writable_file(path: str | Path, what: str) -> Path:
         raise UsageError(f"{what} {path}: {folder} is a file, not a folder")
     if not folder.is_dir():
         raise UsageError(f"{what} {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if (not os.access(folder, os.W_OK | os.X_OK) or not can_create_in(folder)
+            or (path.exists() and not os.access(path, os.W_OK))):
         raise UsageError(f"{what} {path}: not writable")
     return path
+
 
 
 def state_dir() -> Path:

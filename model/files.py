@@ -38,6 +38,15 @@ def write_target(path: str | Path) -> Path:
     return path
 
 
+def can_create_in(folder: str | Path) -> bool:
+    """Whether a file can be created in folder, tried: os.access says yes to root everywhere, /proc and /sys
+    included, where the writing fails only after the work."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".attention-visualizer-", suffix=".probe"):
+            return True
+    except OSError:
+        return False
+
 def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | None = None,
                  suffix: str = ".part") -> None:
     """Write path through a temporary file in its folder that is renamed over path at the end: a reader sees the old

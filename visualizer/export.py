@@ -187,7 +187,7 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ExportError(f"{out}: cannot create the folder ({e.strerror})") from None
-    if not os.access(out, os.W_OK):
+    if not os.access(out, os.W_OK) or not files.can_create_in(out):
         raise ExportError(f"{out}: folder is not writable")
     specs = list(specs)
     if fmt == "csv":

@@ -1,6 +1,8 @@
 """Animations: one frame per generation step, layer or head, drawn by the export figure, written atomically."""
 from __future__ import annotations
 
+import os
+
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -199,3 +201,13 @@ def test_the_progress_dialog_is_gone_before_the_error_shows(window, monkeypatch)
     assert seen == [("Cannot export the animation", "/full/a.gif: could not be written (No space left on device)",
                      [False])]
     assert with_progress(window, "Drawing frames…", lambda progress: 7, "x", ExportError) == 7
+
+
+def test_a_folder_not_even_root_can_write_is_refused_before_any_frame(run_command, tiny_model_dir, monkeypatch):
+    if not os.path.isdir("/proc/self"):   # os.access says /proc is writable to root; only creating a file tells
+        pytest.skip("needs Linux's /proc")
+    monkeypatch.setattr("visualizer.animation.render_frames",
+                        lambda *a, **k: pytest.fail("frames were rendered"))
+    code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--kind", "cross", "--over", "heads",
+                                "--out", "/proc/a.gif"])
+    assert code == 2 and "not writable" in err, err

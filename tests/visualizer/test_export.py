@@ -149,6 +149,13 @@ def test_unwritable_target_gives_one_line_and_no_files(trace, tmp_path):
         export_heatmaps(heatmap_specs(trace), tmp_path, "jpeg")
 
 
+def test_a_folder_the_system_refuses_even_to_root_is_one_line(trace):
+    if not os.path.isdir("/proc/self"):    # os.access says yes to root; only creating a file tells
+        pytest.skip("needs Linux's /proc")
+    with pytest.raises(ExportError, match="not writable"):
+        export_heatmaps(heatmap_specs(trace), "/proc", "csv")
+
+
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
