@@ -330,10 +330,10 @@ def hesitated(trace) -> str | None:
     if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") not in ("greedy", "beam")
             or trace.meta.get("partial") or "logits" not in trace.arrays):
         return None
-    chosen = []
+    chosen, forced = [], trace.meta.get("forced_end")         # (a token generate forced is not a hesitation)
     for step in range(trace.n_steps):
         i = trace.out_id(step)
-        if i is not None:
+        if i is not None and step != forced:
             chosen.append((float(trace.probs(step)[i]), step))
     low = sorted(c for c in chosen if c[0] < HESITATION)
     if not low:
@@ -345,6 +345,17 @@ def hesitated(trace) -> str | None:
     token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")    # "trop" alone was read as the word trop
     return (f"The model hesitated {where} ({token}, p = {probability(p)}): a small model's translation is often wrong "
             "where it hesitates. The output distribution there shows what else it weighed.")
+
+
+def forced_end(trace) -> str | None:
+    """A note when generate ended the output at its length limit with the end token the model's folder forces
+    there (forced_eos_token_id): the last token is not the model's choice, and the output may be cut short."""
+    step = trace.meta.get("forced_end")
+    if step is None or trace.meta.get("partial"):
+        return None
+    token = trace.out_tokens[step] if step < len(trace.out_tokens) else "the end token"
+    return (f"The output reached its length limit ({step + 1} tokens), where the model's settings force the end "
+            f"token: its last token (“{token}”) was not the model's choice, and the output may be cut short.")
 
 
 def word_of(tokens: list[str], i: int, spelled: list[str] | None = None) -> str:
@@ -480,5 +491,5 @@ def result_notes(trace, max_len: int) -> list[str]:
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
              unknown_pieces(trace), rare_words(trace), no_mask(trace),
              nothing, loop, early,
-             prompt_fills(trace, max_len), None if doubted else hesitated(trace))
+             prompt_fills(trace, max_len), forced_end(trace), None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -302,3 +302,21 @@ def test_a_model_that_computes_nan_is_named_for_it_not_for_untrained_weights(tmp
     clean = translate(load(hf_tiny.build("gpt2", tmp_path / "clean")), "the cat sat on the mat",
                       DecodingSettings(max_new=3)).trace
     assert not_a_number(clean) is None and all(np.isfinite(r.entropy_bits) for r in trace_metrics(clean))
+
+
+def test_an_end_token_forced_at_the_length_limit_is_said_and_not_called_a_hesitation(tmp_path):
+    """BART and Marian folders force the end token at the length limit (forced_eos_token_id): its p under the
+    model's own distribution is tiny, and the hesitation note blamed the model for a token it never chose."""
+    from model.notes import forced_end, hesitated
+    lm = load(hf_tiny.build("bart", tmp_path / "bart"))
+    cut = translate(lm, "the cat sat on the mat", DecodingSettings(max_new=4)).trace
+    last = len(cut.out_tokens) - 1
+    assert cut.meta["forced_end"] == last and cut.out_tokens[last] == "</s>"
+    assert float(cut.probs(last)[cut.out_id(last)]) < 0.2          # what the hesitation note took for the model's
+    assert forced_end(cut) == (f"The output reached its length limit ({last + 1} tokens), where the model's settings "
+                               "force the end token: its last token (“</s>”) was not the model's choice, and the "
+                               "output may be cut short.")
+    assert hesitated(cut) is None or f"step {last}" not in hesitated(cut)
+    lm.model.generation_config.forced_eos_token_id = None          # the same run, nothing forced: no such note
+    free = translate(lm, "the cat sat on the mat", DecodingSettings(max_new=4)).trace
+    assert "forced_end" not in free.meta and forced_end(free) is None

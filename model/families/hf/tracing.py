@@ -337,6 +337,14 @@ def decoder_start(model) -> int:
     return int(start if start is not None else model.config.decoder_start_token_id)
 
 
+def ends_forced(lm, out_ids: list[int]) -> bool:
+    """Whether the last of out_ids is the end token the folder forces at the length limit (forced_eos_token_id,
+    as BART and Marian set it): generate puts it there whatever the model's own distribution says."""
+    forced = lm.model.generation_config.forced_eos_token_id
+    forced = [forced] if isinstance(forced, int) else list(forced or [])
+    return bool(out_ids) and out_ids[-1] in forced
+
+
 def cut_at(ids: list[int], eos: int | None) -> list[int]:
     """ids up to and including the first end-of-sequence token."""
     return ids[: ids.index(eos) + 1] if eos is not None and eos in ids else ids
@@ -486,6 +494,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
                 observer, penalty = beam_observer(lm, settings, n)
                 seq = generate(lm, settings, n, observer, input_ids=src, attention_mask=torch.ones_like(src))
                 start, out_ids = seq[0], cut_at(seq[1:], eos)
+                if len(seq) - 1 == n and ends_forced(lm, out_ids):
+                    meta["forced_end"] = len(out_ids) - 1
                 if observer is not None:
                     meta[META_KEY] = beam_tree(lm, observer, penalty, start, out_ids)
             else:
