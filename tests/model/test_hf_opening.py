@@ -169,3 +169,18 @@ def test_a_mistyped_bundled_name_is_answered_with_the_names_it_is_close_to(tmp_p
         assert str(e.value).startswith("en-fe: no such model; did you mean en-fr or en-de?")
     with pytest.raises(ModelLoadError, match="huggingface-cli download gpt3"):
         load("gpt3")
+
+
+def test_ids_of_a_table_padded_past_its_tokenizer_read_as_ids_not_as_unknown(gpt2_folder, tmp_path):
+    """Many folders pad the embedding table past the tokenizer (to a multiple of 64): the Output panel's top tokens
+    named those rows "<unk>", the unknown token they are not."""
+    from transformers import AutoModelForCausalLM
+    folder = _copy(gpt2_folder, tmp_path / "padded")
+    model = AutoModelForCausalLM.from_pretrained(str(folder))
+    rows = model.get_input_embeddings().weight.shape[0]
+    model.resize_token_embeddings(rows + 8)
+    model.save_pretrained(folder)
+    lm = load(folder)
+    assert lm.tgt_tok.vocab_size == rows + 8
+    assert lm.tgt_tok.pieces(range(rows, rows + 8)) == [f"<id {i}>" for i in range(rows, rows + 8)]
+    assert lm.tgt_tok.pieces([1]) == ["<unk>"]                  # the tokenizer's own unknown token stays itself

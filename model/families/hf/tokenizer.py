@@ -104,9 +104,11 @@ class HFTokenizer:
             return [self.vocab.get(i) for i in ids]
         return self.tok.convert_ids_to_tokens(ids)
 
-    def piece(self, token: str | None) -> str:
+    def piece(self, token: str | None, i: int | None = None) -> str:
+        """A stored piece as it reads; an id the tokenizer has no piece for (a model's table padded past its
+        tokenizer, as many are to a multiple of 64) reads "<id 50300>", not as the unknown token it is not."""
         if token is None:
-            return "<unk>"
+            return f"<id {i}>" if i is not None else "<unk>"
         if token in self._special or self._decoder is None:
             return visible(token)
         if type(self._decoder).__name__ == "ByteLevel":
@@ -128,13 +130,15 @@ class HFTokenizer:
 
     def pieces(self, ids) -> list[str]:
         """Each id's piece alone, as an output token or a vocabulary entry reads ("##d" continues a word)."""
-        return [self.piece(t) for t in self.tokens(ids)]
+        ids = [int(i) for i in ids]
+        return [self.piece(t, i) for t, i in zip(self.tokens(ids), ids)]
 
     def text_pieces(self, ids) -> list[str]:
         """The pieces of a text read in order: its first piece, one after a special token and one after a lone word
         mark (sentencepiece's "▁" cut from "the") continue nothing (GPT-2's opening "The" has no Ġ before it)."""
+        ids = [int(i) for i in ids]
         tokens = self.tokens(ids)
-        out = [self.piece(t) for t in tokens]
+        out = [self.piece(t, i) for t, i in zip(tokens, ids)]
         for i, p in enumerate(out):
             # (only where this class put the mark: BERT's own "##ing" is its decoder's, and stays)
             if p.startswith("##") and self._starts and (i == 0 or tokens[i - 1] in self._special
