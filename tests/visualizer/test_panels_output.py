@@ -212,9 +212,9 @@ def test_a_sampled_run_with_top_k_shows_the_distribution_it_drew_from(panel, tin
         assert len(panel.bar_ids) == 3                          # no bars for the tokens sampling never draws
         assert panel.entropy == pytest.approx(-(drawn * np.log2(drawn)).sum(), rel=1e-9)
         assert vocab[panel.chosen_id] == tr.out_tokens[step] and panel.chosen_prob > 0
-        assert "top k = 3" in panel.header.text() and "uniform over 3 tokens" in panel.header.text()
+        assert "top&nbsp;k&nbsp;=&nbsp;3" in panel.header.text() and "uniform over 3 tokens" in panel.header.text()
     panel.render(tr, ViewState.for_trace(tr, decoding=DecodingSettings(temperature=1.5), stack="output", step=0))
-    assert len(panel.bar_ids) >= 10 and "top k" not in panel.header.text()
+    assert len(panel.bar_ids) >= 10 and "top&nbsp;k" not in panel.header.text()
 
 
 def test_small_probabilities_keep_two_significant_digits():

@@ -338,7 +338,7 @@ class OutputPanel(QtWidgets.QWidget):
                      f"its bar)")
         else:
             taken = ""
-        p = (f"p = softmax(logits / T) over the top k = {self.cut} (the others 0: sampling never draws them)"
+        p = (f"p = softmax(logits / T) over the top&nbsp;k&nbsp;=&nbsp;{self.cut} (the others 0: sampling never draws them)"
              if self.cut else "p = softmax(logits / T)")
         full = (f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
                 f"temperature T&nbsp;=&nbsp;{self.temperature:.2f}, {p}<br>{taken}")
@@ -347,7 +347,7 @@ class OutputPanel(QtWidgets.QWidget):
                    f"one, {max_bits:.2f} when every token is as likely; about 2<sup>H</sup> tokens' worth of choice")
         self.short_header = self._short()
         if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
-            cut = f", top k = {self.cut}" if self.cut else ""
+            cut = f", top&nbsp;k&nbsp;=&nbsp;{self.cut}" if self.cut else ""      # (its number alone wrapped too)
             # "T =" and its number on one line (a 1024 × 768 projector wrapped "1.00" alone)
             self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> &nbsp;·&nbsp; T&nbsp;=&nbsp;"
                                 f"{self.temperature:.2f}{cut}<br>{taken}")
