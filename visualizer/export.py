@@ -154,7 +154,6 @@ def write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
-FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
 
 
 def other_files(folder: str | Path, written: Iterable[Path]) -> int:
@@ -172,6 +171,9 @@ def other_files_note(folder: str | Path, written: Iterable[Path]) -> str:
     n = other_files(folder, written)
     return "" if not n else (f"{folder} also holds {n} other file{'s' if n > 1 else ''}, not from this export "
                              "(an earlier one's figures may share these names' pattern)")
+
+
+FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
 
 
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,

@@ -7,13 +7,16 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .heatmap import Heatmap
+from ..export import FIGURE_SIZE
 from .colormaps import MASK_GREY
 from .render import encode_png, scene_image, scene_vector
+from .text import FIGURE_LABEL_PT
+from .token_axis import TokenAxis
 from .vector_cells import VectorCells
 
 
 class HeatmapFigure:
-    def __init__(self, width: int = 900, height: int = 760, background: str = "w",
+    def __init__(self, width: int = FIGURE_SIZE[0], height: int = FIGURE_SIZE[1], background: str = "w",
                  bar_label: str = "attention weight", row_label: str = "query (row)", col_label: str = "key (column)"):
         self.widget = pg.GraphicsLayoutWidget()
         self.widget.setBackground(background)
@@ -25,6 +28,11 @@ class HeatmapFigure:
                                col_label=col_label)
         self.plot, self.image = self.heatmap.plot, self.heatmap.image
         self.colorbar = self.heatmap.add_colorbar(bar_label, width=18)
+        if width < FIGURE_SIZE[0] or height < FIGURE_SIZE[1]:   # a paper's column, read up close: every row
+            for side in ("left", "bottom"):                     # labelled in smaller type before any is left out
+                axis = self.plot.getAxis(side)
+                if isinstance(axis, TokenAxis):
+                    axis.min_points = FIGURE_LABEL_PT
 
     @property
     def shown(self) -> np.ndarray | None:
@@ -48,7 +56,7 @@ class HeatmapFigure:
         for again in (False, True):
             if again:
                 for axis in (self.plot.getAxis("bottom"), self.plot.getAxis("left")):
-                    axis._may_shrink = True
+                    axis._may_shrink = axis._shrink_width = True      # (the width: a left axis')
             scratch = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
             painter = QtGui.QPainter(scratch)
             try:

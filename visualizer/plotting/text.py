@@ -15,6 +15,9 @@ MAX_LABEL_CHARS = 14
 LABEL_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)
 MIN_LABEL_PT = 0.7 * TICK_PT
 THINNED_SCALE = 0.7
+# an exported figure smaller than the default (a paper's column, printed up close) may draw its token labels down to
+# this before leaving any out: at 450 × 380, 8.4 pt labelled every other row of a 20-token sentence
+FIGURE_LABEL_PT = 6.0
 
 
 @functools.lru_cache(maxsize=1 << 16)        # axes ask again for every token at every view change
@@ -42,24 +45,24 @@ def tick_font(size: float = TICK_PT) -> QtGui.QFont:
     return f
 
 
-def label_sizes(size: float) -> list[float]:
+def label_sizes(size: float, floor: float = MIN_LABEL_PT) -> list[float]:
     """The point sizes a label set at size may be drawn at, largest first: size at each of LABEL_SCALES that stays
     above MIN_LABEL_PT, then steps of at most a point down to MIN_LABEL_PT where the last of those is more than
     1.5 points above it, then MIN_LABEL_PT itself (size alone if it is that small already, or has no point size).
     Presentation mode's 19.6 pt once jumped from 11.8 pt to 8.4: a 1080p projector's 20-row heatmap had 18 pixels a
     row, 10 pt fit, and its rows were drawn at 8.4 beside 19.6-point columns."""
-    if size <= MIN_LABEL_PT + 1e-6:
+    if size <= floor + 1e-6:
         return [size]
-    sizes = [size * s for s in LABEL_SCALES if size * s > MIN_LABEL_PT + 1e-6]
-    gap = sizes[-1] - MIN_LABEL_PT
+    sizes = [size * s for s in LABEL_SCALES if size * s > floor + 1e-6]
+    gap = sizes[-1] - floor
     parts = math.ceil(gap) if gap > 1.5 else 1
-    return sizes + [MIN_LABEL_PT + gap * (parts - k) / parts for k in range(1, parts)] + [MIN_LABEL_PT]
+    return sizes + [floor + gap * (parts - k) / parts for k in range(1, parts)] + [floor]
 
 
-def scaled_fonts(base: QtGui.QFont):
-    """base at each of label_sizes of its size, largest first."""
+def scaled_fonts(base: QtGui.QFont, floor: float = MIN_LABEL_PT):
+    """base at each of label_sizes of its size down to floor, largest first."""
     size = base.pointSizeF()
-    for points in label_sizes(size):
+    for points in label_sizes(size, floor):
         font = QtGui.QFont(base)
         if size > 0:
             font.setPointSizeF(points)

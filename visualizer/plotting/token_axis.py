@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from .colormaps import MARKED
-from .text import THINNED_SCALE, scaled_fonts, short, tick_font
+from .text import MIN_LABEL_PT, THINNED_SCALE, scaled_fonts, short, tick_font
 
 
 _WIDTHS: dict[tuple, dict[str, float]] = {}     # (QFont.key(), line height) -> {label: its width in pixels}
@@ -41,6 +41,7 @@ class TokenAxis(pg.AxisItem):
         self.keep: int | None = None       # a label always drawn when labels are left out (the step's row)
         self.marked: frozenset[int] = frozenset()   # labels drawn underlined in MARKED (a rare word's pieces)
         self.base_font = tick_font()       # the size set by setTickFont; the labels may be drawn smaller
+        self.min_points = MIN_LABEL_PT     # down to this (a small exported figure's: text.FIGURE_LABEL_PT)
         # the label space grows for longer tokens but never shrinks back: a narrower axis would re-lay out the
         # plot and paint it twice on a view change (another attention kind, another step: other tokens).
         # The first and last labels may reach past the axis ends (into the corner); the fitting prevents overlaps.
@@ -188,7 +189,7 @@ class TokenAxis(pg.AxisItem):
             least = self._least_step()
             in_range = np.flatnonzero((self.positions >= min(lo, hi) - 0.5) & (self.positions <= max(lo, hi) + 0.5))
             may = len(in_range[::least]) if least else 0
-            fonts = list(scaled_fonts(self.base_font))
+            fonts = list(scaled_fonts(self.base_font, self.min_points))
             tries = [(f, 1) for f in fonts[:2]]
             if self.orientation == "bottom":
                 # staggered down to 0.8 of the set size, then upright there; then both again at the smaller sizes
