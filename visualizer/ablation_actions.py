@@ -8,7 +8,7 @@ from PySide6 import QtWidgets
 from model.ablation import ablated_heads, describe
 from model.families import can_ablate
 
-from .panels.widgets import ToneLabel
+from .panels.widgets import ElidedLabel
 
 
 def toggle_text(schema, head: tuple[str, int, int], off: bool) -> str:
@@ -28,7 +28,8 @@ class AblationActions:
         menu.aboutToShow.connect(self.refresh)
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
         self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
-        self.note = ToneLabel("alert")
+        self.note = ElidedLabel(tone="alert", keeps_shortest=True)        # squeezed: "1 head off", then "…"
+        self.note.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
         w.statusBar().addPermanentWidget(self.note)
         w.exports.attention_menu.extra = self.add_to_menu
         self.state.subscribe(lambda changed: self.refresh())
@@ -106,7 +107,7 @@ class AblationActions:
         # window past a 1600-pixel screen and cut the status bar's messages short (QA)
         heads = self.state.ablations
         text = describe(heads, self.state.schema) if len(heads) <= 1 else f"{len(heads)} heads off"
-        self.note.setText(text)
+        self.note.setText(text, (f"{len(heads)} head off",) if len(heads) == 1 else ())
         self.note.setToolTip("\n".join(filter(None, (
             describe(heads, self.state.schema, listed=None) if len(heads) > 1 else "",
             "Right-click a head in the attention panel (or use the Heads menu) to switch it on again"

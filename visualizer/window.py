@@ -37,7 +37,7 @@ from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import remember, start_folder, suggest, with_type
 from .help import HelpMenu
-from .panels.widgets import ElidedLabel, ToneLabel, quiet_colour, tone_colour
+from .panels.widgets import ElidedLabel, quiet_colour, tone_colour
 from .plotting.token_axis import TokenAxis
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
@@ -175,12 +175,15 @@ class MainWindow(QtWidgets.QMainWindow):
         # queued call, dropped if the window is gone; an event filter on the window ran while it was destroyed)
         central.resized.connect(self.refit_caption, QtCore.Qt.ConnectionType.QueuedConnection)
         self.docking.dock()
-        self.status_notice = ToneLabel("warning", bold=True)
+        # each squeezed (large text, a narrow window) takes its shorter form, then "…": their full widths together
+        # made a 1024-pixel presentation window 1198 pixels wide beside a switched-off head's name (QA)
+        self.status_notice = ElidedLabel(tone="warning", bold=True)
         self.status_notice.setVisible(False)
-        self.status_model = ElidedLabel()     # squeezed (large text), it drops the shape, then the word "Model"
-        self.status_model.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
-        self.status_tokens = QtWidgets.QLabel()
-        self.status_time = QtWidgets.QLabel()
+        self.status_model = ElidedLabel()     # squeezed, it drops the shape, then the word "Model"
+        self.status_tokens = ElidedLabel(keeps_shortest=True)
+        self.status_time = ElidedLabel(keeps_shortest=True)
+        for w in (self.status_notice, self.status_model, self.status_tokens, self.status_time):
+            w.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_notice)
         self.statusBar().addWidget(QtWidgets.QWidget(), 1)      # the labels after it to the right
         # normal widgets, not permanent ones: a message (a switched-off head, a file saved) hides them while it
@@ -343,13 +346,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})",
                                   (f"Model: {self.model_name}", self.model_name))
         self.status_model.setToolTip(f"{self.state.model_name}: {t.schema.describe()}")
-        self.status_tokens.setText(token_count(t))
+        self.status_tokens.setText(*token_count(t))
         if self.lm is None:
             self.status_time.setText(f"First look ({self.startup.frame_origin}); the model is loading…")
         elif t.meta.get("partial"):
             self.status_time.setText(f"input traced in {self.last_run_ms:.0f} ms; generating…")
         else:
-            self.status_time.setText(f"updated {time.strftime('%H:%M:%S')} ({self.last_run_ms:.0f} ms)")
+            now = time.strftime('%H:%M:%S')
+            self.status_time.setText(f"updated {now} ({self.last_run_ms:.0f} ms)", (f"updated {now}", now))
 
     def compact_level(self) -> int:
         """How much a short window leaves out so that the heatmap keeps room to be read. 1: the focused heatmap's
@@ -684,11 +688,12 @@ class MainWindow(QtWidgets.QMainWindow):
         return training
 
 
-def token_count(trace) -> str:
-    """The status bar's count of the run's tokens, in the words of the model's layout."""
+def token_count(trace) -> tuple[str, tuple[str, ...]]:
+    """The status bar's count of the run's tokens, in the words of the model's layout, and its shorter forms."""
     layout = trace.schema.layout
     if layout == ENCODER_ONLY:
-        return f"{len(trace.src_tokens)} tokens"
+        return f"{len(trace.src_tokens)} tokens", ()
     if layout == DECODER_ONLY:
-        return f"{len(trace.out_tokens)} tokens (prompt and continuation)"
-    return f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens"
+        return f"{len(trace.out_tokens)} tokens (prompt and continuation)", (f"{len(trace.out_tokens)} tokens",)
+    return (f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens",
+            (f"{len(trace.src_tokens)} / {len(trace.out_tokens)} tokens",))

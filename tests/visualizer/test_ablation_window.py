@@ -246,3 +246,20 @@ def test_the_mean_over_heads_leaves_the_heads_switched_off_out(qtbot, window):
     np.testing.assert_allclose(window.attention.focused_array,
                                np.where(mask, window.trace.attention("cross", 0).mean(0), np.nan), rtol=1e-5)
     assert "mean of heads" in window.attention.focus.plot.titleLabel.text
+
+
+def test_a_head_off_in_class_at_1024_keeps_the_window_on_the_screen(qtbot, window):
+    """QA: presentation mode at 1024 × 768 with a head off made the window 1198 pixels wide: the status bar's labels
+    (model, tokens, time, the head's name) each asked for their whole text. Squeezed, they take shorter forms."""
+    window.resize(1024, 768)
+    window.toggle_presentation()
+    try:
+        window.state.toggle_ablation("cross", 0, 1)
+        qtbot.waitUntil(lambda: window.ablation.note.text().startswith("1 head off: "))
+        qtbot.wait(300)
+        assert window.statusBar().minimumSizeHint().width() < 300          # it was 1016 here
+        assert window.minimumSizeHint().width() <= 1024
+        assert window.ablation.note.shown_text() in (window.ablation.note.text(), "1 head off")
+        assert window.status_tokens.shown_text() in (window.status_tokens.text(), *window.status_tokens._shorter)
+    finally:
+        window.toggle_presentation()

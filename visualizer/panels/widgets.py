@@ -109,9 +109,9 @@ class ToneLabel(QtWidgets.QLabel):
 
     shown: "weakref.WeakSet[ToneLabel]" = weakref.WeakSet()      # every one alive, for theme.apply_theme
 
-    def __init__(self, tone: str, bold: bool = False, parent=None):
+    def __init__(self, tone: str | None, bold: bool = False, parent=None):
         super().__init__(parent)
-        self.tone, self.bold = tone, bold
+        self.tone, self.bold = tone, bold        # tone None: the palette's own text colour, untouched
         self.theme_changed()
         ToneLabel.shown.add(self)
 
@@ -123,9 +123,10 @@ class ToneLabel(QtWidgets.QLabel):
         palette and font, not a style sheet: a style sheet's font is the label's own, and the class's text size
         reached it one change late (in presentation mode the notes were the smallest text on screen, after it
         the largest)."""
-        palette = self.palette()
-        palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(self.colour()))
-        self.setPalette(palette)
+        if self.tone:
+            palette = self.palette()
+            palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(self.colour()))
+            self.setPalette(palette)
         if self.font().bold() != self.bold:
             self.setFont(weight_only_font(self.bold))
 
@@ -215,13 +216,17 @@ class GridPanel(QtWidgets.QWidget):
         return self.minimumSizeHint().height()
 
 
-class ElidedLabel(QtWidgets.QLabel):
+class ElidedLabel(ToneLabel):
     """One line of plain text that never widens its layout: the whole text where it fits, else the longest of its
-    shorter forms that fits, else the shortest cut with “…” at its edge; the whole text is in its tooltip."""
+    shorter forms that fits, else the shortest cut with “…” at its edge; the whole text is in its tooltip. In a
+    tone (ToneLabel) when given one."""
 
-    def __init__(self, text: str = "", parent=None):
-        super().__init__(text, parent)
+    def __init__(self, text: str = "", parent=None, tone: str | None = None, bold: bool = False,
+                 keeps_shortest: bool = False):
+        super().__init__(tone, bold, parent)
         self._shorter: tuple[str, ...] = ()
+        self.keeps_shortest = keeps_shortest     # never narrower than its shortest form (a layout squeezes others)
+        super().setText(text)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
 
     def setText(self, text: str, shorter: tuple[str, ...] = ()) -> None:
@@ -229,10 +234,18 @@ class ElidedLabel(QtWidgets.QLabel):
         self._shorter = tuple(shorter)
         super().setText(text)
         self.setToolTip(text)
+        if self.keeps_shortest and self.minimumSizeHint() != getattr(self, "_least", None):
+            self._least = self.minimumSizeHint()         # (a layout asked again only when the least size changed:
+            self.updateGeometry()                        # the time's text changes at every run)
         self.update()
 
     def minimumSizeHint(self) -> QtCore.QSize:
-        return QtCore.QSize(0, super().minimumSizeHint().height())
+        width = 0
+        if self.keeps_shortest and self.text():
+            margins = self.contentsMargins()
+            width = self.fontMetrics().horizontalAdvance((self.text(), *self._shorter)[-1]) + 1 + \
+                margins.left() + margins.right()
+        return QtCore.QSize(width, super().minimumSizeHint().height())
 
     def shown_text(self) -> str:
         """The text as drawn at the label's width."""
