@@ -174,6 +174,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # the docks' splitters resize the centre alone: the caption may refit, once the layout has settled (a
         # queued call, dropped if the window is gone; an event filter on the window ran while it was destroyed)
         central.resized.connect(self.refit_caption, QtCore.Qt.ConnectionType.QueuedConnection)
+        self.inputs.notice.installEventFilter(self)         # a one-line note is cut again at its new width or font
         self.docking.dock()
         # each squeezed (large text, a narrow window) takes its shorter form, then "…": their full widths together
         # made a 1024-pixel presentation window 1198 pixels wide beside a switched-off head's name (QA)
@@ -464,15 +465,23 @@ class MainWindow(QtWidgets.QMainWindow):
         laptop's is) each cut to its claim, before its first colon or full stop, the whole in the tooltip: at
         1280 × 720 in class two lines of a note had left the heatmap 95 pixels high, and at 1366 × 768 three to
         five lines of notes left it 80 to 160 (QA as a student)."""
-        notes, compact = self._notes, self.compact_level() >= 1 and not self._notes_whole
+        level = self.compact_level()
+        notes, compact = self._notes, level >= 1 and not self._notes_whole
         # the first MAX_CLAIMS notes' claims, the others counted (QA: five notes' claims of a pasted paragraph took
-        # five lines, and left the heatmap 45 pixels at 1280 × 720)
-        rest = max(len(notes) - MAX_CLAIMS, 0) if compact else 0
+        # five lines, and left the heatmap 45 pixels at 1280 × 720); the first alone at level 2 (QA: at 1024 × 768
+        # in class two claims took five lines, and left the heatmap 80 pixels for 12 rows)
+        rest = max(len(notes) - (1 if level >= 2 else MAX_CLAIMS), 0) if compact else 0
         cut = compact and (rest > 0 or any(claim(n) != n for n in notes))
         # the rest of a cut note behind a link (the tooltip alone kept it from a keyboard user, QA): Tab, Return
         more = f" <a href='more' style='color:{tone_colour('warning')}'>[more]</a>" if cut else ""
         others = f" · and {rest} more note{'s' if rest > 1 else ''}" if rest else ""
         text = " · ".join(map(claim, notes[:len(notes) - rest])) + others if compact else " ".join(notes)
+        if cut and level >= 2:          # one line at most (the heatmap had 70 pixels for 12 rows under three)
+            metrics = QtGui.QFontMetrics(self.inputs.notice.font())
+            room = self.inputs.notice.contentsRect().width() - metrics.horizontalAdvance(" [more]") - 8
+            if room > 100:              # (laid out: a window not shown yet keeps the claims)
+                text = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room)
+        self._notice_fit = self._notice_key() if cut and level >= 2 else None
         fmt = QtCore.Qt.TextFormat
         self.inputs.notice.setTextFormat(fmt.RichText if cut else fmt.PlainText)
         self.inputs.notice.setText(html.escape(text) + more if cut else text)
@@ -483,6 +492,15 @@ class MainWindow(QtWidgets.QMainWindow):
         """[more] under a cut note: the notes whole, until the next result."""
         self._notes_whole = True
         self._set_notice()
+
+    def eventFilter(self, watched, event) -> bool:
+        if (watched is self.inputs.notice and event.type() in (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.FontChange)
+                and getattr(self, "_notice_fit", None) not in (None, self._notice_key())):
+            QtCore.QTimer.singleShot(0, self._set_notice)
+        return super().eventFilter(watched, event)
+
+    def _notice_key(self) -> tuple[int, float]:
+        return self.inputs.notice.width(), self.inputs.notice.font().pointSizeF()
 
     def refit_caption(self) -> None:
         """Rewrite the caption and the translation if the window's height, its font or the decoding controls

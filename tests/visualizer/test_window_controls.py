@@ -713,6 +713,14 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
         monkeypatch.setattr(window, "compact_level", lambda: level)
         window._set_notice()
         assert notice.text().startswith("The text holds 2 sentences… · ") and notice.toolTip() == whole
+    # the narrowest (1024 × 768 in class, level 2) shows the first claim alone, the others counted, on one line
+    # (QA: two claims took five lines there, and left the heatmap 80 pixels for 12 rows)
+    line = html.unescape(notice.text().split(" <a href='more'")[0])
+    assert f"The text holds 2 sentences… · and {len(window._notes) - 1} more note".startswith(line.rstrip("…")) \
+        and line.startswith("The text holds")
+    assert notice.fontMetrics().horizontalAdvance(line + " [more]") <= notice.contentsRect().width()
+    monkeypatch.setattr(window, "compact_level", lambda: 1)
+    window._set_notice()
     from visualizer.window import MAX_CLAIMS
     rest = len(window._notes) - MAX_CLAIMS
     claims = " · ".join(claim(n) for n in window._notes[:MAX_CLAIMS]) + (
