@@ -45,9 +45,14 @@ def app_main(argv: list[str]) -> int:
     if a.session:
         read_session_arg(a.session, must_have_model=headless)
     from . import first_run
+    from .settings import Settings
     from .state import ViewState
 
-    start = ViewState.at_start(a.model, a.sentence, a.target)
+    settings = Settings()
+    # a plain start reopens the window as it was closed (sentence, view, heads off); a screenshot never does
+    last = None if a.model or a.sentence or a.target or a.session or a.screenshot else last_session(settings)
+    start = ViewState.at_start(last["model_name"], last["sentence"], last["target"]) if last else \
+        ViewState.at_start(a.model, a.sentence, a.target)
     # the model opens in the background (else --model loads it now; a session changes the run): a helper process
     # translates the sentence meanwhile, unless a saved frame can be shown (see first_run)
     in_background = not (a.model or a.session)
@@ -65,9 +70,6 @@ def app_main(argv: list[str]) -> int:
     from pyqtgraph.util.garbage_collector import GarbageCollector
     collector = GarbageCollector(interval=0.5)     # its timer lives as long as it does: the app's run
     app.setOrganizationName("AttentionVisualizer")
-    from .settings import Settings
-
-    settings = Settings()
     first = first_run.first_frame(start, settings.frame_path(), helper) if in_background else None
     from .theme import apply_theme
     from .window import MainWindow
@@ -89,8 +91,9 @@ def app_main(argv: list[str]) -> int:
         except ModelLoadError as e:
             raise UsageError(str(e)) from None
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
-    window = MainWindow(model=a.model, sentence=a.sentence, target=a.target, settings=settings, lm=lm,
-                        restore_layout=not a.screenshot, first=first)
+    window = MainWindow(model=a.model or (last and last["model_name"]), sentence=start.sentence, target=start.target,
+                        settings=settings, lm=lm, restore_layout=not a.screenshot, first=first)
+    window.keeps_session = not a.screenshot
     for notice in settings.notices:           # bad values read so far, the saved layout's too
         print(f"note: {notice}", file=sys.stderr)
     if a.size:
@@ -108,6 +111,8 @@ def app_main(argv: list[str]) -> int:
     try:
         if a.session:
             window.open_session(a.session)
+        elif last:
+            window.apply_session({k: v for k, v in last.items() if k not in ("model_name", "sentence", "target")})
         exit_code = {"code": 0}
         if a.screenshot:
             def save():
@@ -156,6 +161,25 @@ def find_display(headless: bool) -> None:
         why = f"DISPLAY={os.environ['DISPLAY']} cannot be reached" if os.environ.get("DISPLAY") else "DISPLAY is not set"
         raise CommandError(f"no display to open the window on ({why}): run it in a desktop session, or "
                            "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
+
+
+def last_session(settings) -> dict | None:
+    """The session the window was closed on (Settings.session_path), as read_session's changes; None when there is
+    none, or it cannot be used (a damaged file, a model folder gone: said in settings.notices)."""
+    path = settings.session_path()
+    if not path.is_file():
+        return None
+    from model.assets import ModelLoadError
+    from model.families import check
+
+    from .session import SessionError, read_session
+    try:
+        changes = read_session(path)
+        check(changes["model_name"])
+    except (SessionError, ModelLoadError) as e:
+        settings.notices.append(f"the window as it was last closed could not be reopened ({e}); it starts afresh")
+        return None
+    return changes
 
 
 def read_session_arg(path: str, must_have_model: bool) -> dict:

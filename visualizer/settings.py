@@ -10,6 +10,7 @@ from PySide6 import QtCore
 from .file_schema import SETTINGS_RANGES
 
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
+LAST_SESSION = "last-session.json"
 DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "colour_scale": "layer",
             "folder": ""}        # where file dialogs open (visualizer/folders.py)
 
@@ -81,6 +82,11 @@ class Settings:
         own settings, keep their own frame."""
         from .last_frame import FILE_NAME
         return Path(self.q.fileName()).parent / FILE_NAME
+
+    def session_path(self) -> Path:
+        """Where the window's session at its last close is kept (a session file, see session.py), for the next
+        start: beside the settings file, as the frame is."""
+        return Path(self.q.fileName()).parent / LAST_SESSION
 
     def set(self, key: str, value) -> None:
         if key not in DEFAULTS:

@@ -111,6 +111,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._notes_whole = False                  # [more] asked for them whole in a compact window
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
+        self.keeps_session = False      # whether closing saves the session for the next start (the app's window)
         self._caption_said = ""                      # the stage's title a screen reader was last told
         self._first_step = 0                       # the step a run opens at (see first_step), last run's
         self.runs = RunController(self.state, self)
@@ -628,6 +629,12 @@ class MainWindow(QtWidgets.QMainWindow):
         model = changes.pop("model_name")
         if model != self.state.model_name and not self._load_model(model, say_heads=False):
             return False
+        self.apply_session(changes)
+        return True
+
+    def apply_session(self, changes: dict) -> None:
+        """A session's changes (read_session's) on the model open or opening."""
+        changes = dict(changes)
         self.ablation.forget_last_run()         # the run before was not this one with other heads switched off
         # the view (layer, head, step…) is applied once the session's own run is shown: clamped against the
         # trace it belongs to, not against whatever was on screen before
@@ -635,7 +642,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.state.update(**changes)
         self._sync_inputs()
         self.runs.request(self.lm)
-        return True
 
     def open_session_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", str(start_folder(self)),
@@ -689,6 +695,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.presentation.active:     # presentation mode is for one session, not the next start
             # nor is the heatmap alone: the docks as they were before it
             self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
+        # the next start reopens the window as it is (see cli.last_session), once it has shown a run
+        if self.keeps_session and self.trace is not None:
+            try:
+                save_session(self.settings.session_path(), self.state)
+            except SessionError:                # a read-only home, a full disk: the next start is a fresh one
+                pass
         training = self.wait_for_threads()
         self.startup.close(stepped=training is not None and training.steps_taken() > 0)
         super().closeEvent(event)

@@ -110,6 +110,26 @@ for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
 kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
 wait "$app"
 echo "app exit $?"
+"$PYTHON" -m visualizer &                    # a plain start: the window as it was closed
+app=$!
+wid=$(timeout 60 xdotool search --sync --name "Attention Visualizer" | head -n 1)
+sleep 4
+xdotool windowfocus --sync "$wid"
+xdotool key --clearmodifiers ctrl+s
+dialog=$(timeout 60 xdotool search --sync --name "Save session" | head -n 1)
+sleep 0.5
+xdotool windowfocus --sync "$dialog"
+xdotool key --clearmodifiers ctrl+a
+xdotool type --delay 10 "$OUT/again.json"
+xdotool key Return
+for i in $(seq 120); do [ -s "$OUT/again.json" ] && break; sleep 0.25; done
+sleep 0.5
+xdotool windowfocus --sync "$wid"
+xdotool key --clearmodifiers ctrl+q
+for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
+kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
+wait "$app"
+echo "again exit $?"
 """
 
 
@@ -137,6 +157,10 @@ def test_a_user_types_steps_and_quits_on_a_real_x_display(tiny_model_dir, tmp_pa
     assert session["sentence"] == "where is the station"
     # three Alt+Right from encoder layer 1's self-attention: its FFN, layer 2's self-attention, layer 2's FFN
     assert (session["view"]["stack"], session["view"]["layer"], session["view"]["sublayer"]) == ("enc", 1, "ffn")
+    # closed and started again without arguments, the window is as it was closed (QA: a teacher's lesson was gone)
+    assert "again exit 0" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert {k: again[k] for k in ("model", "sentence", "view")} == {k: session[k] for k in ("model", "sentence", "view")}
 
 
 def test_without_a_display_a_screenshot_is_drawn_offscreen_and_the_window_says_why_not(tiny_model_dir, tmp_path):

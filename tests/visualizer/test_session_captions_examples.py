@@ -176,3 +176,30 @@ def test_the_bundled_translators_examples_come_out_without_a_note():
         for ex in load_examples(name):
             trace = translate(lm, ex.sentence).trace
             assert result_notes(trace, lm.cfg.max_len) == [], (name, ex.sentence)
+
+
+def test_the_window_closed_is_the_session_a_plain_start_reopens(qtbot, window, settings, tmp_path, tiny_model_dir):
+    """The app's window saves its session when it closes (QA: a teacher's sentence, view and heads off were gone at
+    the next start); a damaged file or a model folder gone since starts afresh with a note, never a traceback."""
+    import shutil
+
+    from visualizer.cli import last_session
+    assert last_session(settings) is None                       # nothing closed yet
+    window.keeps_session = True
+    window.state.toggle_ablation("cross", 0, 1)
+    window.inputs.sentence.setText("the dog sat")
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the dog sat" and not window.runs.runner.busy)
+    window.close()
+    changes = last_session(settings)
+    assert changes["model_name"] == window.state.model_name and changes["sentence"] == "the dog sat"
+    assert changes["ablations"] == window.state.ablations and changes["stack"] == window.state.stack
+    import json
+    saved = json.loads(settings.session_path().read_text(encoding="utf-8"))
+    settings.session_path().write_text("{ broken", encoding="utf-8")
+    assert last_session(settings) is None and "could not be reopened" in settings.notices[-1]
+    gone = tmp_path / "gone"
+    shutil.copytree(tiny_model_dir, gone)
+    settings.session_path().write_text(json.dumps(dict(saved, model=str(gone))), encoding="utf-8")
+    assert last_session(settings)["model_name"] == str(gone)
+    shutil.rmtree(gone)
+    assert last_session(settings) is None and str(gone) in settings.notices[-1]
