@@ -83,11 +83,30 @@ def test_presentation_flag_with_the_bundled_model_does_not_crash(tmp_path):
 
 XDOTOOL_SESSION = r"""
 set -u
-"$PYTHON" -m visualizer --model "$MODEL" --sentence "the cat sat on the mat" &
-app=$!
-wid=$(timeout 60 xdotool search --sync --name "Attention Visualizer" | head -n 1)
-sleep 4                                      # the first translation
-xdotool windowfocus --sync "$wid"
+start() {                                    # the app with these arguments; its window's id in $wid
+    "$PYTHON" -m visualizer "$@" &
+    app=$!
+    wid=$(timeout 60 xdotool search --sync --name "Attention Visualizer" | head -n 1)
+    sleep 4                                  # the first translation
+    xdotool windowfocus --sync "$wid"
+}
+save_and_quit() {                            # File > Save session… as $1 (Qt's own file dialog), then Ctrl+Q
+    xdotool key --clearmodifiers ctrl+s
+    dialog=$(timeout 60 xdotool search --sync --name "Save session" | head -n 1)
+    sleep 0.5
+    xdotool windowfocus --sync "$dialog"
+    xdotool key --clearmodifiers ctrl+a
+    xdotool type --delay 10 "$1"
+    xdotool key Return
+    for i in $(seq 120); do [ -s "$1" ] && break; sleep 0.25; done   # waits, not fixed sleeps:
+    sleep 0.5                                # the machine may be busy
+    xdotool windowfocus --sync "$wid"        # no window manager: focus does not come back by itself
+    xdotool key --clearmodifiers ctrl+q
+    for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
+    kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
+    wait "$app"
+}
+start --model "$MODEL" --sentence "the cat sat on the mat"
 import -window root "$OUT/before.png"
 xdotool key --clearmodifiers ctrl+a
 xdotool type --delay 30 "where is the station"
@@ -95,40 +114,10 @@ sleep 2                                      # debounce, model run, repaint
 xdotool key --clearmodifiers alt+Right alt+Right alt+Right
 sleep 1
 import -window root "$OUT/after.png"
-xdotool key --clearmodifiers ctrl+s          # File > Save session…: Qt's own file dialog
-dialog=$(timeout 60 xdotool search --sync --name "Save session" | head -n 1)
-sleep 0.5
-xdotool windowfocus --sync "$dialog"
-xdotool key --clearmodifiers ctrl+a
-xdotool type --delay 10 "$OUT/session.json"
-xdotool key Return
-for i in $(seq 120); do [ -s "$OUT/session.json" ] && break; sleep 0.25; done   # waits, not fixed sleeps:
-sleep 0.5                                    # the machine may be busy
-xdotool windowfocus --sync "$wid"            # no window manager: focus does not come back by itself
-xdotool key --clearmodifiers ctrl+q
-for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
-kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
-wait "$app"
+save_and_quit "$OUT/session.json"
 echo "app exit $?"
-"$PYTHON" -m visualizer &                    # a plain start: the window as it was closed
-app=$!
-wid=$(timeout 60 xdotool search --sync --name "Attention Visualizer" | head -n 1)
-sleep 4
-xdotool windowfocus --sync "$wid"
-xdotool key --clearmodifiers ctrl+s
-dialog=$(timeout 60 xdotool search --sync --name "Save session" | head -n 1)
-sleep 0.5
-xdotool windowfocus --sync "$dialog"
-xdotool key --clearmodifiers ctrl+a
-xdotool type --delay 10 "$OUT/again.json"
-xdotool key Return
-for i in $(seq 120); do [ -s "$OUT/again.json" ] && break; sleep 0.25; done
-sleep 0.5
-xdotool windowfocus --sync "$wid"
-xdotool key --clearmodifiers ctrl+q
-for i in $(seq 60); do kill -0 "$app" 2>/dev/null || break; sleep 0.5; done
-kill "$app" 2>/dev/null && echo "app still running after Ctrl+Q: killed"
-wait "$app"
+start                                        # a plain start: the window as it was closed
+save_and_quit "$OUT/again.json"
 echo "again exit $?"
 """
 
