@@ -57,7 +57,19 @@ class Actions:
     def _examples(self, examples) -> None:
         self.examples_menu = examples
         examples.setToolTipsVisible(True)
+        examples.aboutToShow.connect(self.fit_examples)
         self.examples_for(self.window.state.model_name)
+
+    def fit_examples(self) -> None:
+        """The topics' column only where the menu then fits the screen: at 1024 × 768 in class it ran past the
+        screen's edge, "Word rec", "A simple" (QA); without it the status bar still says what each shows."""
+        actions = [a for a in self.examples_menu.actions() if a.data()]
+        for a in actions:
+            a.setText("\t".join(a.data()))
+        screen = self.window.screen().availableGeometry().width()
+        if self.examples_menu.sizeHint().width() > screen:
+            for a in actions:
+                a.setText(a.data()[0])
 
     def examples_for(self, model: str) -> None:
         """The examples menu for this model: its sentences, and what each shows in the menu's second column (after
@@ -65,6 +77,7 @@ class Actions:
         self.examples_menu.clear()
         for ex in load_examples(model, getattr(self.window.lm, "schema", None)):
             act = self.examples_menu.addAction(f"{ex.sentence}\t{ex.topic(model)}")
+            act.setData((ex.sentence, ex.topic(model)))
             act.setToolTip(ex.shows(model))
             act.setStatusTip(ex.shows(model))
             act.triggered.connect(lambda _=False, s=ex.sentence: self.show_example(s))

@@ -890,6 +890,23 @@ def test_the_examples_menu_says_what_each_sentence_shows_and_opens_it(qtbot, win
     window.menus.examples_for(model)
     acts()[5].trigger()
     assert window.inputs.sentence.text() == examples[5].sentence
+    # the topics' column only where the menu fits the screen (QA: at 1024 × 768 in class it ran past the edge)
+    screen = window.screen().availableGeometry().width()
+    font = QtWidgets.QApplication.font()
+    with_topics = [f"{e.sentence}\t{e.topic(model)}" for e in examples]
+    try:
+        for scale, fits in ((0.8, True), (1.3, False)):         # the text's size where the menu would be that wide
+            menu.setFont(font)
+            for a, text in zip(acts(), with_topics):
+                a.setText(text)
+            size = QtGui.QFont(font)
+            size.setPointSizeF(font.pointSizeF() * scale * screen / menu.sizeHint().width())
+            menu.setFont(size)
+            window.menus.fit_examples()
+            assert [a.text() for a in acts()] == (with_topics if fits else [e.sentence for e in examples])
+            assert menu.sizeHint().width() <= screen
+    finally:
+        menu.setFont(font)
 
 
 def test_a_language_model_and_a_masked_word_model_get_examples_of_their_own(shapes):
