@@ -194,3 +194,25 @@ def test_in_a_docks_scroll_area_the_panel_takes_the_docks_height_and_its_header_
     qtbot.waitUntil(lambda: detail not in panel.header.text() and detail in panel.header.toolTip())
     qtbot.waitUntil(lambda: panel.height() == area.viewport().height())
     assert area.verticalScrollBar().maximum() == 0              # the plots scroll in the panel's grid alone
+
+
+def test_a_note_in_a_narrow_panel_is_shown_whole(qtbot, panel, trace):
+    """QA at 1366 × 768 in class: the output stage's three-line note in the LayerNorm dock was cut through its third
+    line (the layout asked a wrapped label's height at a width of its own guessing)."""
+    from PySide6 import QtGui, QtWidgets
+    dock = QtWidgets.QScrollArea()                  # as a dock holds a panel
+    dock.setWidgetResizable(True)
+    dock.setWidget(panel)
+    dock.resize(330, 250)
+    dock.show()
+    panel.render(trace, ViewState.for_trace(trace, stack="output"))
+    notice = panel.notice
+    qtbot.waitUntil(lambda: notice.isVisible())
+    font = QtGui.QFont(panel.font())
+    font.setPointSizeF(font.pointSizeF() * 1.6)     # presentation mode's larger text, at the dock's width
+    panel.setFont(font)
+    qtbot.wait(100)
+    assert notice.heightForWidth(notice.width()) > 2 * notice.fontMetrics().height()     # three lines or more
+    assert notice.height() >= notice.heightForWidth(notice.width())
+    dock.takeWidget()                               # (the panel is the fixture's to close)
+    dock.deleteLater()

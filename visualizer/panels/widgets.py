@@ -131,10 +131,39 @@ class ToneLabel(QtWidgets.QLabel):
             self.setFont(weight_only_font(self.bold))
 
 
+class WrappedLabel(QtWidgets.QLabel):
+    """A word-wrapped label at least as tall as its text at its width: a layout asks a label's minimum height at a
+    width of its own guessing, and a narrow dock cut the LayerNorm panel's three-line note through its third line
+    (QA)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+
+    def _fit(self) -> None:
+        if self.width() > 0:
+            height = self.heightForWidth(self.width())
+            if height > 0 and height != self.minimumHeight():
+                self.setMinimumHeight(height)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.FontChange:      # presentation mode's larger text, at one width
+            self._fit()
+
+
 def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool = True) -> QtWidgets.QLabel:
     """A note on a band of its own colour (a warning: bold, dark text on pale orange), in every theme; hidden while
     empty."""
-    label = QtWidgets.QLabel()
+    label = WrappedLabel()
     label.setWordWrap(True)
     label.setTextFormat(QtCore.Qt.TextFormat.RichText)
     # colours in the label's palette, weight in its font: with a style sheet the label's font took the window's
