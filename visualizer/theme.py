@@ -27,6 +27,26 @@ THEMES = {
 }
 
 
+def more_icon(colour: QtGui.QColor, vertical: bool = False, size: int = 48) -> QtGui.QIcon:
+    """Two chevrons (») in colour: a toolbar's button for the actions that do not fit."""
+    pixmap = QtGui.QPixmap(size, size)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    pen = QtGui.QPen(colour, size / 10)
+    pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
+    pen.setJoinStyle(QtCore.Qt.PenJoinStyle.RoundJoin)
+    painter.setPen(pen)
+    if vertical:
+        painter.translate(size, 0)
+        painter.rotate(90)
+    for x in (0.22, 0.52):
+        painter.drawPolyline([QtCore.QPointF(size * x, size * 0.25), QtCore.QPointF(size * (x + 0.25), size * 0.5),
+                              QtCore.QPointF(size * x, size * 0.75)])
+    painter.end()
+    return QtGui.QIcon(pixmap)
+
+
 class VisibleControls(QtWidgets.QProxyStyle):
     """Fusion, with controls that show on black. Fusion draws a check box's frame, and the frames of text fields,
     spin boxes and drop-down lists, in the window colour darkened: black on black in the high-contrast theme (an
@@ -45,6 +65,22 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
             return 0
         return super().styleHint(hint, option, widget, data)
+
+    def pixelMetric(self, metric, option=None, widget=None) -> int:
+        # the toolbar's "more" button as wide as a line of text: at Fusion's 12 pixels it was a speck in class
+        if metric == QtWidgets.QStyle.PixelMetric.PM_ToolBarExtensionExtent:
+            return max(super().pixelMetric(metric, option, widget),
+                       round(1.6 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()))
+        return super().pixelMetric(metric, option, widget)
+
+    def standardIcon(self, icon, option=None, widget=None) -> QtGui.QIcon:
+        # the toolbar's "more" button (its buttons that do not fit: ◀ Step, Step ▶ at a class's text size) drawn
+        # in the theme's text colour: Fusion's dark grey "»" was nearly invisible on black (QA)
+        sp = QtWidgets.QStyle.StandardPixmap
+        if icon in (sp.SP_ToolBarHorizontalExtensionButton, sp.SP_ToolBarVerticalExtensionButton):
+            return more_icon(QtWidgets.QApplication.palette().buttonText().color(),
+                             vertical=icon == sp.SP_ToolBarVerticalExtensionButton)
+        return super().standardIcon(icon, option, widget)
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
@@ -123,6 +159,14 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
         font.setPointSizeF(max(6.0, min(float(point_size), 48.0)))
         app.setFont(font)
     pg.setConfigOptions(background=PLOT_BACKGROUND, foreground=PLOT_FOREGROUND, antialias=True)
+    for window in app.topLevelWidgets():        # toolbars' "more" buttons keep the icon they were made with
+        for toolbar in window.findChildren(QtWidgets.QToolBar):
+            button = toolbar.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button")
+            if button is not None:
+                sp = QtWidgets.QStyle.StandardPixmap
+                button.setIcon(app.style().standardIcon(
+                    sp.SP_ToolBarHorizontalExtensionButton if toolbar.orientation() == QtCore.Qt.Orientation.Horizontal
+                    else sp.SP_ToolBarVerticalExtensionButton))
     # widgets whose colours are a style sheet's: each ToneLabel alive (going through app.allWidgets() made a Python
     # object for every widget, some of them windows being destroyed, and crashed the test suite now and then)
     from .panels.widgets import ToneLabel

@@ -164,3 +164,21 @@ def test_a_damaged_saved_layout_is_a_notice_not_a_qt_warning(tmp_path, qapp, qtl
     good = Settings(QtCore.QSettings(str(tmp_path / "good.ini"), QtCore.QSettings.Format.IniFormat))
     good.save_layout(QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s"))
     assert good.layout() == (QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s")) and not good.notices
+
+
+def test_the_toolbars_more_button_is_drawn_in_the_themes_text_colour(qtbot, window):
+    """QA: at a class's text size ◀ Step and Step ▶ went behind the toolbar's "»" button, a dark grey speck on the
+    high-contrast theme's black; it is the theme's text colour, wide as a line of text, after a change of theme too."""
+    button = window.menus.nav_toolbar.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button")
+    app = QtWidgets.QApplication.instance()
+    try:
+        for name in ("high-contrast", "light"):
+            apply_theme(app, name)
+            image = button.icon().pixmap(48, 48).toImage()
+            drawn = {QtGui.QColor(image.pixel(x, y)).name() for x in range(48) for y in range(48)
+                     if QtGui.QColor(image.pixelColor(x, y)).alpha() == 255}
+            assert drawn == {QtGui.QColor(THEMES[name].text).name()}
+            assert window.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_ToolBarExtensionExtent) >= \
+                QtGui.QFontMetrics(app.font()).height()
+    finally:
+        apply_theme(app, "light")
