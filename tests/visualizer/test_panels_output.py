@@ -327,3 +327,13 @@ def test_the_probability_axis_labels_never_run_together(panel, trace, qtbot):
     qtbot.waitUntil(lambda: panel.plot.vb.width() < 200)
     qtbot.wait(50)
     assert gaps_fit()
+
+
+def test_a_prefix_cut_for_the_title_begins_at_a_word():
+    """QA: the chart's title read after “…rsque les enfants” in a narrow dock ("rsque" read as a word)."""
+    from visualizer.panels.output import word_start
+    text = "<s> Lorsque les enfants"
+    assert word_start(text, "…rsque les enfants") == "…les enfants"
+    assert word_start(text, "… les enfants") == "… les enfants"            # cut at a space already
+    assert word_start(text, "…nfants") == "…nfants"                        # no whole word would be left
+    assert word_start(text, text) == text

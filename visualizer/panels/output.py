@@ -73,6 +73,18 @@ def top_k_ids(probs: np.ndarray, k: int) -> np.ndarray:
     return ids[np.argsort(-probs[ids], kind="stable")][:k]
 
 
+def word_start(text: str, cut: str) -> str:
+    """text's end as cut (“…” and its last characters) begun at a word: "…rsque les enfants" read "rsque" as a word
+    (QA), "…les enfants" does not; as cut where no whole word would be left."""
+    if cut == text or not cut.startswith("…"):
+        return cut
+    kept = cut[1:]
+    start = len(text) - len(kept)
+    if start > 0 and not text[start - 1].isspace() and not kept[:1].isspace() and " " in kept.strip():
+        return "…" + kept.split(" ", 1)[1].lstrip()
+    return cut
+
+
 class OutputPanel(QtWidgets.QWidget):
     def __init__(self, parent=None, top_k: int = TOP_K):
         super().__init__(parent)
@@ -320,7 +332,7 @@ class OutputPanel(QtWidgets.QWidget):
         room = self.box.width() - 24 - metrics.horizontalAdvance("after “”")
         if room <= 0 or not self.box.isVisible():
             return prefix
-        return metrics.elidedText(prefix, QtCore.Qt.TextElideMode.ElideLeft, room)
+        return word_start(prefix, metrics.elidedText(prefix, QtCore.Qt.TextElideMode.ElideLeft, room))
 
     def _prefix(self) -> list[str]:
         return self._tgt_tokens[: self.step + 1]
