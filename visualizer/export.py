@@ -22,6 +22,7 @@ from model.assets import short_name
 from model.schema import ENCODER_ONLY
 from model.trace import Trace
 
+from .figure_size import FIGURE_SIZE
 from .plotting.colormaps import colour_levels
 
 FORMATS = ("png", "svg", "pdf", "csv")
@@ -171,9 +172,6 @@ def other_files_note(folder: str | Path, written: Iterable[Path]) -> str:
     n = other_files(folder, written)
     return "" if not n else (f"{folder} also holds {n} other file{'s' if n > 1 else ''}, not from this export "
                              "(an earlier one's figures may share these names' pattern)")
-
-
-FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
 
 
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,

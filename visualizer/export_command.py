@@ -8,7 +8,7 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
                                 model_argument, stops_between_steps, writable_folder)
 from model.text import blank
 
-from .export import FIGURE_SIZE
+from .figure_size import FIGURE_SIZE
 from .headless import draw_offscreen
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
 from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .heatmap import Heatmap
-from ..export import FIGURE_SIZE
+from ..figure_size import FIGURE_SIZE
 from .colormaps import MASK_GREY
 from .render import encode_png, scene_image, scene_vector
 from .text import FIGURE_LABEL_PT

@@ -1,0 +1,2 @@
+"""An exported figure's default size (no Qt here: the export command and CSV exports read it without Qt)."""
+FIGURE_SIZE = (900, 760)        # a figure's width and height in pixels at 96 dpi (9.4 × 7.9 inches)
