@@ -697,9 +697,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
         # the next start reopens the window as it is (see cli.last_session), once it has shown a run
         if self.keeps_session and self.trace is not None:
-            try:
-                save_session(self.settings.session_path(), self.state)
-            except SessionError:                # a read-only home, a full disk: the next start is a fresh one
+            path = self.settings.session_path()
+            try:                                # (the settings' folder: Qt makes it only when it writes them)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_session(path, self.state)
+            except (OSError, SessionError):     # a read-only home, a full disk: the next start is a fresh one
                 pass
         training = self.wait_for_threads()
         self.startup.close(stepped=training is not None and training.steps_taken() > 0)

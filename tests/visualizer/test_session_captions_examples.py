@@ -183,8 +183,14 @@ def test_the_window_closed_is_the_session_a_plain_start_reopens(qtbot, window, s
     the next start); a damaged file or a model folder gone since starts afresh with a note, never a traceback."""
     import shutil
 
+    from PySide6 import QtCore
+
     from visualizer.cli import last_session
+    from visualizer.settings import Settings
     assert last_session(settings) is None                       # nothing closed yet
+    # a first start's settings folder, which Qt makes only when it writes the settings (the session was lost)
+    settings = window.settings = Settings(QtCore.QSettings(str(tmp_path / "new" / "settings.ini"),
+                                                           QtCore.QSettings.Format.IniFormat))
     window.keeps_session = True
     window.state.toggle_ablation("cross", 0, 1)
     window.inputs.sentence.setText("the dog sat")
