@@ -291,6 +291,7 @@ def test_a_stage_without_attention_says_which_attention_the_panel_shows(qtbot, w
     assert stand_in(schema, "dec", "cross", info, 0) == ()
     short = stand_in(schema, "dec", "ffn", info, 0)
     assert short[1:] == ("Feed-forward: no attention; layer 1's cross-attention shown",
+                         "Feed-forward: no attention; L1 cross-attention shown",
                          "Feed-forward: no attention", "no attention here")
 
 
