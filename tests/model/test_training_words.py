@@ -116,38 +116,38 @@ def test_a_model_folder_without_counts_has_no_such_note(tiny_lm):
 
 def test_the_bundled_translators_count_the_english_they_learnt_from():
     fr, de = load("en-fr"), load("en-de")
-    assert fr.training_words.sentences == 145_885 and de.training_words.sentences == 28_991
+    assert fr.training_words.sentences == 152_663 and de.training_words.sentences == 28_991
     assert read_word_counts(MODELS_DIR / "en-fr") == fr.training_words
-    # the own list's cinema (never read) came out as "la camme": the note says why
-    trace = translate(fr, "We are going to the cinema tonight.").trace
-    assert trace.meta["rare_words"] == [["cinema", 0]]
-    assert rare_words(trace) == ("In its 145,885 training sentences this model never read “cinema”: its "
+    # a word it never read ("rucksack": "J'ai perdu mes ruines."): the note says why
+    trace = translate(fr, "I lost my rucksack.").trace
+    assert trace.meta["rare_words"] == [["rucksack", 0]]
+    assert rare_words(trace) == ("In its 152,663 training sentences this model never read “rucksack”: its "
                                  "translation is a guess.")
     assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
-    # the pieces of the named words, which the heatmap underlines: the source's "c ##ine ##ma", none of the French
-    assert trace.src_tokens[5:8] == ["c", "##ine", "##ma"] and rare_pieces(trace, "src") == {5, 6, 7}
+    # the pieces of the named words, which the heatmap underlines: the source's "ru ##cks ##ack", none of the French
+    assert trace.src_tokens[3:6] == ["ru", "##cks", "##ack"] and rare_pieces(trace, "src") == {3, 4, 5}
     assert rare_pieces(trace, "tgt") == set()
-    assert rare_word_at(trace, "src", 6) == "“cinema” is in none of the model's 145,885 training sentences"
-    assert rare_word_at(trace, "src", 4) is None
-    two = translate(fr, "There are thirty pupils in the Cinema.").trace
-    assert [two.src_tokens[i] for i in sorted(rare_pieces(two, "src"))] == ["p", "##up", "##ils", "C", "##ine", "##ma"]
-    assert rare_word_at(two, "src", 3) == "“pupils” is in only 2 of the model's 145,885 training sentences"
-    assert rare_word_at(two, "src", 8) == "“Cinema” is in none of the model's 145,885 training sentences"
+    assert rare_word_at(trace, "src", 4) == "“rucksack” is in none of the model's 152,663 training sentences"
+    assert rare_word_at(trace, "src", 2) is None
+    two = translate(fr, "There is a tablet in the Rucksack.").trace
+    assert [two.src_tokens[i] for i in sorted(rare_pieces(two, "src"))] == ["table", "##t", "R", "##u", "##cks", "##ack"]
+    assert rare_word_at(two, "src", 3) == "“tablet” is in only 2 of the model's 152,663 training sentences"
+    assert rare_word_at(two, "src", 8) == "“Rucksack” is in none of the model's 152,663 training sentences"
     two.meta["partial"] = True
     assert rare_pieces(two, "src") == set()
 
 
 def test_a_rare_word_with_a_character_outside_the_vocabulary_is_found_among_its_pieces():
-    """en-fr has no "Ω": "Ωmega" reads "␣ <unk> ##me ##g ##a" and "cinemaΩ" "c ##ine ##ma <unk>"; the unknown
+    """en-fr has no "Ω": "Ωmega" reads "␣ <unk> ##me ##g ##a" and "rucksackΩ" "ru ##cks ##ack <unk>"; the unknown
     piece stands for its character, so that every piece of the word the note names is underlined."""
     fr = load("en-fr")
-    trace = translate(fr, "Ωmega and cinemaΩ.").trace
-    assert trace.meta["rare_words"] == [["Ωmega", 0], ["cinemaΩ", 0]]
+    trace = translate(fr, "Ωmega and rucksackΩ.").trace
+    assert trace.meta["rare_words"] == [["Ωmega", 0], ["rucksackΩ", 0]]
     assert trace.src_tokens[:5] == ["␣", "<unk>", "##me", "##g", "##a"]
     assert [trace.src_tokens[i] for i in sorted(rare_pieces(trace, "src"))] == \
-        ["␣", "<unk>", "##me", "##g", "##a", "c", "##ine", "##ma", "<unk>"]
-    assert rare_word_at(trace, "src", 1) == "“Ωmega” is in none of the model's 145,885 training sentences"
-    assert rare_word_at(trace, "src", 8) == "“cinemaΩ” is in none of the model's 145,885 training sentences"
+        ["␣", "<unk>", "##me", "##g", "##a", "ru", "##cks", "##ack", "<unk>"]
+    assert rare_word_at(trace, "src", 1) == "“Ωmega” is in none of the model's 152,663 training sentences"
+    assert rare_word_at(trace, "src", 8) == "“rucksackΩ” is in none of the model's 152,663 training sentences"
     # an unknown word of its own is no rare word (no letters the counts could hold): nothing underlined
     assert rare_pieces(translate(fr, "My cat 猫猫 sleeps.").trace, "src") == set()
 
