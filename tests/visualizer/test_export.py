@@ -392,13 +392,14 @@ def test_a_paper_column_figure_keeps_no_empty_band_under_its_column_labels(qapp)
 
 
 def test_a_paper_column_figure_labels_every_row_in_smaller_type(qapp):
-    """At 450 × 380 a 20-token sentence's rows were labelled every other one (8.4 pt, the window's smallest, did not
-    fit 11 pixels a row): a figure is read up close, so a small one draws its labels down to FIGURE_LABEL_PT first.
+    """At 450 × 380 a 20-token translation's rows were labelled every other one (8.4 pt, the window's smallest, did
+    not fit 11 pixels a row): a figure is read up close, so a small one draws its labels down to FIGURE_LABEL_PT first.
     The default size and the window keep their floor."""
     from model.families import load
     from visualizer.plotting.figure import HeatmapFigure
     from visualizer.plotting.text import FIGURE_LABEL_PT, MIN_LABEL_PT
-    trace = translate(load("en-fr"), "The girls are tired because they walked to the old school this morning.").trace
+    trace = translate(load("en-fr"), "The little girls are tired because they walked to the old school this "
+                                     "morning.").trace
     spec = next(s for s in heatmap_specs(trace, "en-fr") if s.kind == "cross")
     shown = {}
     for size in ((450, 380), (900, 760)):
