@@ -163,10 +163,8 @@ def apply_theme(app: QtWidgets.QApplication, name: str, point_size: float | None
         for toolbar in window.findChildren(QtWidgets.QToolBar):
             button = toolbar.findChild(QtWidgets.QToolButton, "qt_toolbar_ext_button")
             if button is not None:
-                sp = QtWidgets.QStyle.StandardPixmap
-                button.setIcon(app.style().standardIcon(
-                    sp.SP_ToolBarHorizontalExtensionButton if toolbar.orientation() == QtCore.Qt.Orientation.Horizontal
-                    else sp.SP_ToolBarVerticalExtensionButton))
+                button.setIcon(more_icon(app.palette().buttonText().color(),
+                                         vertical=toolbar.orientation() == QtCore.Qt.Orientation.Vertical))
     # widgets whose colours are a style sheet's: each ToneLabel alive (going through app.allWidgets() made a Python
     # object for every widget, some of them windows being destroyed, and crashed the test suite now and then)
     from .panels.widgets import ToneLabel

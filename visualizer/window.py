@@ -497,7 +497,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def eventFilter(self, watched, event) -> bool:
         if (watched is self.inputs.notice and event.type() in (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.FontChange)
                 and getattr(self, "_notice_fit", None) not in (None, self._notice_key())):
-            QtCore.QTimer.singleShot(0, self._set_notice)
+            QtCore.QTimer.singleShot(0, self, self._set_notice)     # (dropped if the window is gone first)
         return super().eventFilter(watched, event)
 
     def _notice_key(self) -> tuple[int, float]:

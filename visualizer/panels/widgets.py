@@ -164,7 +164,6 @@ def notice_label(background: str = "#fde9c8", text: str = "#5a3300", bold: bool 
     """A note on a band of its own colour (a warning: bold, dark text on pale orange), in every theme; hidden while
     empty."""
     label = WrappedLabel()
-    label.setWordWrap(True)
     label.setTextFormat(QtCore.Qt.TextFormat.RichText)
     # colours in the label's palette, weight in its font: with a style sheet the label's font took the window's
     # size one change late, and kept presentation mode's after it (the LayerNorm panel's note filled the panel; QA)
