@@ -639,8 +639,14 @@ class MainWindow(QtWidgets.QMainWindow):
         # the view (layer, head, step…) is applied once the session's own run is shown: clamped against the
         # trace it belongs to, not against whatever was on screen before
         self._pending_view = {k: changes.pop(k) for k in list(changes) if k in VIEW_FIELDS}
+        run = self.state.run_key()
         self.state.update(**changes)
         self._sync_inputs()
+        frame = self.startup.frame
+        if frame is not None and self.trace is frame.trace and self.state.run_key() == run:
+            # the saved frame on screen is this run's (a reopened window's): its view now, not once the model has
+            # loaded (the first look showed layer 1 for those seconds: QA)
+            self.startup.show_frame(frame, self.startup.frame_origin)
         self.runs.request(self.lm)
 
     def open_session_dialog(self) -> None:

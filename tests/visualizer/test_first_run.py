@@ -107,3 +107,25 @@ def test_the_command_line_starts_a_helper_only_while_torch_is_not_imported(tmp_p
             "print(first_run.wanted())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "False"]
+
+
+def test_a_reopened_windows_view_is_on_its_saved_frame_before_the_model_loads(qtbot, tmp_path, tiny_model_factory,
+                                                                                settings):
+    """A plain start reopens the last session on its saved frame: the frame shows the session's layer and head at
+    once, not layer 1 until the model has loaded (QA: the first seconds showed another view than the one closed)."""
+    from visualizer.window import MainWindow
+
+    folder = tiny_model_factory(tmp_path / "m")
+    write_start_frame(folder)
+    state = ViewState.at_start(str(folder))
+    first = first_run.first_frame(state, tmp_path / FILE_NAME)
+    w = MainWindow(model=str(folder), sentence=state.sentence, settings=settings, first=first)
+    qtbot.addWidget(w)
+    assert w.trace is first.trace and w.state.layer == 0
+    w.apply_session({"stack": "enc", "layer": 1, "sublayer": "self", "kind": "enc_self", "head": 1})
+    assert w.lm is None and w.trace is first.trace                      # still the saved frame, the model loading
+    assert (w.state.layer, w.state.head) == (1, 1)
+    np.testing.assert_array_equal(w.attention.focused_array, first.trace.attention("enc_self", 1, 1))
+    qtbot.waitUntil(lambda: w.lm is not None and w.trace is not first.trace and not w.runs.runner.busy, timeout=30000)
+    assert (w.state.layer, w.state.head) == (1, 1)                      # the live run keeps the view
+    np.testing.assert_array_equal(w.attention.focused_array, w.trace.attention("enc_self", 1, 1))
