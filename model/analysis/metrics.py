@@ -77,7 +77,9 @@ def head_metrics(weights: np.ndarray, mask: np.ndarray, keys: list[str], ends: s
     i, j = np.arange(Tq)[:, None], np.arange(Tk)[None, :]
     cols = {
         "first": j[0] == 0,
-        "end": np.array([t in ends for t in keys], dtype=bool),
+        # the first key starts its sequence, whatever its text: BART's decoder starts with </s>, and GPT-2's
+        # <|endoftext|> starts a text too (end_token read first_token again for a BART's decoder: QA)
+        "end": np.array([t in ends and j > 0 for j, t in enumerate(keys)], dtype=bool),
         "punct": np.array([is_punctuation(t) for t in keys], dtype=bool),
     }
 

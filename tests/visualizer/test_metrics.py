@@ -31,14 +31,14 @@ def direct(matrix: np.ndarray, mask: np.ndarray, keys: list[str], ends: set[str]
             -sum(p * math.log2(p) for p in w.values() if p > 0),
             sum(p * abs(i - j) for j, p in w.items()),
             w.get(0, 0.0),
-            sum(p for j, p in w.items() if keys[j] in ends),
+            sum(p for j, p in w.items() if keys[j] in ends and j > 0),
             sum(w[j] for j in punct),
             w.get(i, 0.0),
         ])
         if i >= 1 and (i - 1) in w:                   # the first row has no previous position: left out
             previous.append(w[i - 1])
     means = np.mean(per_row, axis=0)
-    if not any(k in ends for k in keys):              # no end token among the keys (a decoder's): nothing to share
+    if not any(k in ends for k in keys[1:]):          # no end token among the keys (a decoder's): nothing to share
         means[3] = np.nan
     means = [*means, np.mean(previous) if previous else np.nan]
     if not positional:
@@ -208,3 +208,19 @@ def test_the_metrics_command_computes_as_the_window_does(run_command, tmp_path, 
     finally:
         torch.set_num_threads(before)
     assert code == 0 and (tmp_path / "m.csv").read_text(encoding="utf-8") == expected
+
+
+def test_a_decoder_that_starts_with_its_end_token_reads_none_at_the_start(shapes):
+    """BART's decoder starts with </s> (its decoder_start_token_id is its eos): that first key is the start, not an
+    end, so end_token is empty where no other end token is among the keys, not first_token again (QA), and counts
+    a later </s> alone."""
+    import dataclasses
+    schema = dataclasses.replace(shapes["decoder-only"], special={"eos": "</s>"})
+    trace = synthetic_trace(schema, tgt_tokens=["</s>", "a", "b", "c"])
+    previous_token_head(trace, 4)
+    row = trace_metrics(trace)[0]
+    assert row.first_token == pytest.approx(1 / 3) and np.isnan(row.end_token)
+    trace = synthetic_trace(schema, tgt_tokens=["</s>", "a", "</s>", "c"])
+    previous_token_head(trace, 4)
+    row = trace_metrics(trace)[0]
+    assert row.first_token == pytest.approx(1 / 3) and row.end_token == pytest.approx(1 / 3)    # row 3 reads it
