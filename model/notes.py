@@ -436,11 +436,11 @@ def in_capitals(trace) -> str | None:
     """A note when the text is in capitals (two words or more, six letters or more, no lowercase letter) and the
     model reads case: a cased model read little such text. en-fr wrote "PNICORICORENIIIIIIN.DN" for a sentence in
     capitals and "J'ai le PDA." for "I LOVE IT", with a note on repetition at most, which did not say why (QA).
-    None for a model that lowercases what it reads."""
+    None for a model that lowercases what it reads, and for words of a script without case (Arabic, Hebrew: QA)."""
     text = str(trace.meta.get("sentence", ""))
     if any(c.islower() for c in text) or trace.meta.get("partial") or reads_lowercase(trace):
         return None
-    found = re.findall(r"[^\W\d_]+", text)
+    found = [w for w in re.findall(r"[^\W\d_]+", text) if any(c.isupper() for c in w)]
     if len(found) < 2 or sum(map(len, found)) < 6:             # "OK.", "NASA", "the BBC": names
         return None
     return ("The text is in capital letters, which this model rarely read: its output for it may be garbled. "

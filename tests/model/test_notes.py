@@ -247,7 +247,8 @@ def test_a_text_in_capitals_gets_a_note_from_a_cased_model_only():
     assert result_notes(trace, fr.cfg.max_len)[0] == in_capitals(trace)
     assert not any(n.startswith("The model hesitated") for n in result_notes(trace, fr.cfg.max_len))
     assert in_capitals(translate(fr, "I LOVE IT").trace) is not None
-    for text in ("I love NASA and the BBC.", "OK.", "NASA", "123 456", "The children are playing."):
+    for text in ("I love NASA and the BBC.", "OK.", "NASA", "123 456", "The children are playing.",
+                 "مرحبا بالعالم", "שלום עולם", "NASA مرحبا بالعالم"):    # no case: no capitals (QA)
         assert in_capitals(translate(fr, text).trace) is None, text
     assert in_capitals(translate(de, shouting).trace) is None                   # it reads "the children …"
 
