@@ -8,7 +8,7 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
                                 model_argument, stops_between_steps, writable_folder)
 from model.text import blank
 
-from .figure_size import FIGURE_SIZE
+from .figure_size import FIGURE_SIZE, MIN_SIZE
 from .headless import draw_offscreen
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
 from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
@@ -50,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         size = tuple(int(v) for v in a.size.lower().split("x"))
     except ValueError:
         size = ()
-    if len(size) != 2 or not all(200 <= v <= 4000 for v in size):
-        raise UsageError(f"--size {a.size}: give WIDTHxHEIGHT in pixels, each 200 to 4000 (e.g. 450x380)")
+    # under 300 × 240 the matrix was a sliver beside its colour bar and axis titles (QA: 200 × 200 had none left)
+    if len(size) != 2 or not (MIN_SIZE[0] <= size[0] <= 4000 and MIN_SIZE[1] <= size[1] <= 4000):
+        raise UsageError(f"--size {a.size}: give WIDTHxHEIGHT in pixels, from {MIN_SIZE[0]}x{MIN_SIZE[1]} to "
+                         f"4000x4000 (e.g. 450x380)")
     writable_folder(a.out)
     draw_offscreen()                                     # works without a display
 

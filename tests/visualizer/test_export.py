@@ -416,3 +416,45 @@ def test_a_paper_column_figure_labels_every_row_in_smaller_type(qapp):
     points, rows, size = shown[450, 380]
     assert points == FIGURE_LABEL_PT and rows == len(spec.rows) and FIGURE_LABEL_PT <= size < MIN_LABEL_PT
     assert shown[900, 760][:2] == (MIN_LABEL_PT, len(spec.rows))
+
+
+LONG_TITLE = ("Decoder masked self-attention, layer 4, head 2 — “A man in a red hat is riding a bicycle down the street "
+              "while two little girls in blue dresses watch him from a bench near the old fountain in the park.” (en-de)")
+
+
+@pytest.mark.parametrize("size", [(900, 760), (450, 380), (300, 240)])
+def test_a_long_title_spans_the_figure_above_the_matrix_in_a_quarter_of_its_height(qapp, size):
+    """A long sentence's title took 40 % of a 450 × 380 figure, ran into the matrix at 300 × 250, and at 900 × 760
+    was drawn in 9-point type under 12-point labels (QA as a researcher): it is now as wide as the figure, within a
+    quarter of its height (an eighth in a paper's column, whose rows come first), no smaller than the tick labels where that fits, and above the matrix; where it cannot
+    fit, its sentence loses words from its middle, never the kind, layer, head or model."""
+    from visualizer.plotting.figure import SMALL_FIGURE_TITLE_SHARE, SMALL_TITLE_PT, TITLE_SHARE, HeatmapFigure
+    rows = [f"w{i}" for i in range(20)]
+    fig = HeatmapFigure(*size)
+    fig.show_matrix(np.full((20, 20), 1 / 20), None, rows, rows, LONG_TITLE)
+    item = fig.title_item
+    shown = item.text.toPlainText().replace("\u2011", "-")
+    height = item.text.boundingRect().height()
+    share = TITLE_SHARE if size == (900, 760) else SMALL_FIGURE_TITLE_SHARE
+    assert height <= share * size[1] or "“…”" in shown                     # (kind, layer, head, model alone)
+    assert item.sceneBoundingRect().bottom() <= fig.plot.vb.sceneBoundingRect().top() + 1
+    assert item.text.boundingRect().width() > 0.8 * size[0]                 # the figure's width, not the plot's
+    assert shown.startswith("Decoder masked self-attention, layer 4, head 2 — “") and shown.endswith("” (en-de)")
+    points = item.text.font().pointSizeF()
+    if size == (900, 760):
+        assert shown == LONG_TITLE and points >= fig.heatmap.font_size      # whole, in type as large as the labels
+    if size == (300, 240):
+        assert "…" in shown and points == SMALL_TITLE_PT
+    assert fig.title == LONG_TITLE                                          # (a vector file's <title>)
+    fig.show_matrix(np.full((20, 20), 1 / 20), None, rows, rows, "")
+    assert not item.isVisible() and fig.plot.vb.sceneBoundingRect().top() < 0.2 * size[1]     # no title: no row
+
+
+def test_the_export_command_refuses_a_figure_too_small_for_its_matrix(tiny_model_dir, tmp_path, qapp):
+    """200 × 200 gave a figure of its title alone, one word a line, and "exported 61 files" (QA)."""
+    from visualizer.export_command import main as export_main
+    for size in ("200x200", "450x200", "299x380"):
+        assert export_main(["the cat", "--out", str(tmp_path / size), "--model", str(tiny_model_dir),
+                            "--size", size]) == 2
+    assert export_main(["the cat", "--out", str(tmp_path / "ok"), "--model", str(tiny_model_dir), "--format", "png",
+                        "--size", "300x240"]) == 0
