@@ -50,7 +50,8 @@ def app_main(argv: list[str]) -> int:
 
     settings = Settings()
     # a plain start reopens the window as it was closed (sentence, view, heads off); a screenshot never does
-    last = None if a.model or a.sentence or a.target or a.session or a.screenshot else last_session(settings)
+    asked = a.model or a.sentence is not None or a.target is not None or a.session or a.screenshot
+    last = None if asked else last_session(settings)
     start = ViewState.at_start(last["model_name"], last["sentence"], last["target"]) if last else \
         ViewState.at_start(a.model, a.sentence, a.target)
     # the model opens in the background (else --model loads it now; a session changes the run): a helper process
@@ -133,9 +134,8 @@ def app_main(argv: list[str]) -> int:
                 exit_code["code"] = 1
                 app.quit()
 
-            # the complete run: a large model's first look (its input, while it generates) is not the picture
-            window.trace_shown.connect(lambda: None if window.trace.meta.get("partial")
-                                       else QtCore.QTimer.singleShot(300, save))
+            window.trace_shown.connect(lambda: QtCore.QTimer.singleShot(300, save) if screenshot_ready(window)
+                                       else None)
             window.run_failed.connect(failed)
         if a.presentation:
             window.toggle_presentation()
@@ -161,6 +161,13 @@ def find_display(headless: bool) -> None:
         why = f"DISPLAY={os.environ['DISPLAY']} cannot be reached" if os.environ.get("DISPLAY") else "DISPLAY is not set"
         raise CommandError(f"no display to open the window on ({why}): run it in a desktop session, or "
                            "`xvfb-run attention-visualizer …`; --screenshot, export and animate need none")
+
+
+def screenshot_ready(window) -> bool:
+    """The window shows the model's complete run: a large model's first look (its input, while it generates) is not
+    the picture, nor a frame shown while the model loads (the status bar said "First look …; the model is loading…":
+    QA)."""
+    return window.trace is not None and not window.trace.meta.get("partial") and window.startup.frame is None
 
 
 def last_session(settings) -> dict | None:

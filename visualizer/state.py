@@ -208,9 +208,9 @@ class ViewState:
 
     @classmethod
     def at_start(cls, model: str | None = None, sentence: str | None = None, target: str | None = None) -> "ViewState":
-        """A window's first state: the default model and sentence unless given."""
+        """A window's first state: the default model and sentence unless given ("" too: an empty box, as asked)."""
         s = cls(model_name=model or default_model(), target=target or "")
-        if sentence:
+        if sentence is not None:
             s.sentence = sentence
         return s
 

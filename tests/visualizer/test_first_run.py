@@ -81,11 +81,14 @@ def test_the_window_shows_the_helpers_frame_then_the_live_run(qtbot, tiny_model_
         pass
     assert w.lm is None and w.startup.frame is not None
     assert w.status_time.text() == "First look (translated while the app opened); the model is loading…"
+    from visualizer.cli import screenshot_ready
+    assert not screenshot_ready(w)                     # --screenshot waits for the live run (QA: its status bar)
     shown = w.trace
     np.testing.assert_array_equal(w.attention.focused_array, shown.attention("enc_self", 0, 0))
     assert w.attention.focused_labels == (shown.src_tokens, shown.src_tokens)
     qtbot.waitUntil(lambda: w.lm is not None and w.trace is not shown and not w.runs.runner.busy, timeout=30000)
     assert_same_run(shown, w.trace)
+    assert screenshot_ready(w)
     w.close()
     assert (Path(settings.q.fileName()).parent / FILE_NAME).is_file()   # the live run, kept for the next start
 

@@ -72,3 +72,10 @@ def test_view_fields_clamp_to_the_trace_and_listeners_hear_what_changed():
     s.set_shape(seed_like(1, 1, heads=2), n_steps=2)      # a smaller model's trace arrives
     assert (s.layer, s.head) == (0, 1) and s.stage == Stage("dec", 0, "cross")
     assert "sentence" in s.update(sentence="new") and s.run_key()[1] == "new"
+
+
+def test_a_window_started_with_an_empty_sentence_opens_with_an_empty_box():
+    """`--sentence ""` opened on the example sentence "I have a red car." (QA); no sentence at all does."""
+    assert ViewState.at_start("en-fr", "").sentence == ""
+    assert ViewState.at_start("en-fr").sentence == ViewState().sentence != ""
+    assert ViewState.at_start("en-fr", "the cat").sentence == "the cat"
