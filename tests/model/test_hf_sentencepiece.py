@@ -213,3 +213,18 @@ def test_without_its_package_a_sentencepiece_folder_says_how_to_install_it(famil
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     lines = out.stdout.splitlines()
     assert len(lines) == 1 and f"pip install {package}" in lines[0] and str(folder) in lines[0], out.stdout
+
+
+def test_a_given_targets_unknown_piece_reads_as_a_replacement_mark_in_the_translation(marian):
+    """A target with an emoji: the decoder reads <unk> for it, and the translation's line read "le chat était assis"
+    with no trace of it, while the note said it was "shown as <unk>, and as � in the text" (QA)."""
+    from model.notes import result_notes
+    _, folder = marian
+    lm = load(folder)
+    target = "le chat 🍕 était assis"
+    result = translate(lm, SENTENCE, target=target)
+    unk = lm.tgt_tok.tok.unk_token_id
+    assert unk in result.out_ids
+    assert result.text.split() == ["le", "chat", "�", "était", "assis"]
+    assert any("and as � in the text" in n for n in result_notes(result.trace, lm.cfg.max_len))
+    assert "�" not in translate(lm, SENTENCE, target=TARGET).text

@@ -147,9 +147,18 @@ class HFTokenizer:
         return out
 
     def decode(self, ids) -> str:
+        """The text of ids without special tokens, an unknown piece read "�" as the seed models' (a given target's
+        emoji vanished from a Marian's translation line, while its note said it read "�": QA). Where the unknown
+        token is also an end or start (GPT-2's <|endoftext|>), it stays special."""
+        ids = [int(i) for i in ids]
+        unk = self.tok.unk_token_id
+        if unk is not None and unk in ids and unk not in {self.tok.eos_token_id, self.tok.bos_token_id,
+                                                          self.tok.pad_token_id}:
+            cut = ids.index(unk)
+            return " ".join(filter(None, (self.decode(ids[:cut]), "�", self.decode(ids[cut + 1:]))))
         if self.vocab is not None:
             return self.tok.convert_tokens_to_string([t for t in self.tokens(ids) if t and t not in self._special])
-        return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
+        return self.tok.decode(ids, skip_special_tokens=True).strip()
 
 
 CONTROLS = {"\n": "↵", "\t": "⇥", "\r": "␍"}
