@@ -189,3 +189,25 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
     np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
     assert (rows, cols) == b.axis_tokens("cross")
     assert "B: “the cat sat on the mat”, teacher-forced, 1 head off: cross:1:2" in panel.diff.figure_title()
+
+
+def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm, tmp_path):
+    """B − A of decoder self-attention read 0.0 in the future cells, in 0's colour on screen and as 0.0 in its CSV
+    (QA as a student): they are hatched, NaN in the difference and empty in the CSV, as in A and B."""
+    from visualizer.export import read_heatmap_csv
+    from visualizer.plot_menu import widget_export, write_plot
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat est assis").trace
+    b = translate(tiny_lm, "the cat sat on the mat", target="le chat est assis",
+                  ablations=frozenset({("dec_self", 0, 1)})).trace
+    compared(panel, a, b, kind="dec_self", layer=1, head=0)
+    mask = b.mask("dec_self", 1)
+    assert not mask.all()                                              # a causal head: the future unused
+    assert np.isnan(panel.difference[~mask]).all()
+    np.testing.assert_allclose(panel.difference[mask], (b.attention("dec_self", 1, 0).astype(float)
+                                                        - a.attention("dec_self", 1, 0).astype(float))[mask])
+    for box in (panel.diff, panel.b):                                  # hatched there
+        np.testing.assert_array_equal(box.heatmap._mask, mask)
+        assert box.heatmap.hatch is not None and box.heatmap.hatch.isVisible()
+    write_plot(widget_export(panel.diff), tmp_path / "diff.csv", "csv")
+    _, _, matrix = read_heatmap_csv(tmp_path / "diff.csv")
+    assert np.isnan(matrix[~mask]).all() and np.isfinite(matrix[mask]).all()

@@ -182,19 +182,23 @@ class ComparePanel(QtWidgets.QWidget):
         models = [t.meta.get("model", "") for t in (a, trace)]
         for box, t, w, name in ((self.a, a, wa, "A"), (self.b, trace, wb, "B")):
             rows, cols = t.axis_tokens(kind)
-            box.show_matrix(np.where(t.mask(kind, layer), w, np.nan), rows, cols, levels=(0.0, top))
+            mask = t.mask(kind, layer)         # cells the model never uses hatched, as in the attention panel
+            box.show_matrix(np.where(mask, w, np.nan), rows, cols, levels=(0.0, top), mask=mask)
             model = f"{short_name(t.meta.get('model', ''))}, " if models[0] != models[1] else ""   # two models
             box.set_title(f"{name}: {model}{run_label(t)}")
         where = f"{info.title}, layer {layer + 1}, head {head + 1}"
         differ = token_difference(a.axis_tokens(kind), trace.axis_tokens(kind)) if wa.shape == wb.shape else None
         if wa.shape == wb.shape and differ is None:
-            self.difference = wb.astype(np.float64) - wa.astype(np.float64)
+            # a cell either run never uses (a causal head's future) is no difference of 0: hatched, and empty in
+            # its CSV (it read 0.0 and had 0's colour: QA)
+            used = a.mask(kind, layer) & trace.mask(kind, layer)
+            self.difference = np.where(used, wb.astype(np.float64) - wa.astype(np.float64), np.nan)
             rows, cols = trace.axis_tokens(kind)
-            self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference))
+            self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference), mask=used)
             self.diff.set_title(f"B − A: {where}")
             named = f"B − A: {where} — A: {run_label(a)}; B: {run_label(trace)}"     # what a figure of it shows
             self.diff.figure_title = lambda: named
-            largest = float(np.abs(self.difference).max())     # 3 significant digits: 7.1e-06 read "0.000"
+            largest = float(np.nanmax(np.abs(self.difference)))   # 3 significant digits: 7.1e-06 read "0.000"
             note = f"{where}. " + (f"Largest change {largest:.3g}." if largest else "No change: the weights are equal.")
             off = ablated_heads(trace) ^ ablated_heads(a)              # heads switched off in one run only
             if (kind, layer, head) in off:
