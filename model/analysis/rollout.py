@@ -38,10 +38,20 @@ def self_attention_kinds(schema) -> tuple:
 
 
 def trace_rollout(trace, kind: str) -> np.ndarray:
-    """(L, T, T) rollout of a self-attention kind of a trace, heads averaged (see rollout)."""
+    """(L, T, T) rollout of a self-attention kind of a trace, heads averaged (see rollout). A head switched off in
+    the run adds nothing to its layer's output: it adds nothing to the layer's average either (the sum of the heads
+    on, over all heads), so that a layer with every head off passes its input on through the residual alone (the
+    rollout of a run with all of them off had counted every pattern: QA)."""
+    from ..ablation import ablated_heads
     schema = trace.schema
     if kind not in [k.name for k in self_attention_kinds(schema)]:
         raise ValueError(f"{kind!r} is not a self-attention kind: rollout needs queries and keys of one sequence "
                          f"(this model's are {', '.join(k.name for k in self_attention_kinds(schema))})")
     n = trace.n_layers(schema.kind(kind).stack)
-    return rollout([trace.attention(kind, layer).astype(np.float64).mean(0) for layer in range(n)])
+    off = ablated_heads(trace)
+    layers = []
+    for layer in range(n):
+        w = trace.attention(kind, layer).astype(np.float64)
+        on = [h for h in range(len(w)) if (kind, layer, h) not in off]
+        layers.append(w[on].sum(0) / len(w) if on else np.zeros(w.shape[1:]))
+    return rollout(layers)

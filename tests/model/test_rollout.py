@@ -46,3 +46,22 @@ def test_trace_rollout_averages_the_heads(shaped_trace):
     for name in cross:
         with pytest.raises(ValueError, match="not a self-attention kind"):
             trace_rollout(shaped_trace, name)
+
+
+def test_heads_switched_off_add_nothing_to_the_rollout(shaped_trace):
+    """A run with heads off: each layer's average is the sum of the heads on over all heads (a head off adds
+    nothing to the layer's output), and a layer with every head off passes its input on through the residual alone:
+    the rollout of a run with all of them off is the identity (it had counted every pattern: QA)."""
+    import dataclasses
+    from model.ablation import spec
+    kind = self_attention_kinds(shaped_trace.schema)[0]
+    n = shaped_trace.n_layers(kind.stack)
+    H = shaped_trace.attention(kind.name, 0).shape[0]
+    one = dataclasses.replace(shaped_trace, meta=dict(shaped_trace.meta, ablations=[spec((kind.name, 0, 0))]))
+    w0 = shaped_trace.attention(kind.name, 0).astype(np.float64)
+    expected = rollout([w0[1:].sum(0) / H] + [shaped_trace.attention(kind.name, l).mean(0) for l in range(1, n)])
+    np.testing.assert_allclose(trace_rollout(one, kind.name), expected, rtol=1e-6)
+    every = [spec((kind.name, l, h)) for l in range(n) for h in range(H)]
+    off = dataclasses.replace(shaped_trace, meta=dict(shaped_trace.meta, ablations=every))
+    T = w0.shape[-1]
+    np.testing.assert_allclose(trace_rollout(off, kind.name), np.broadcast_to(np.eye(T), (n, T, T)))

@@ -36,6 +36,14 @@ def test_rollout_shows_the_traces_rollout(panel, shapes):
     panel.render(trace, state)
     assert panel.shown_kind == "dec_self"
     np.testing.assert_allclose(panel.rollout_box.shown, trace_rollout(trace, "dec_self")[5], rtol=1e-6)
+    assert "off" not in panel.rollout_box.title
+    import dataclasses
+    n = trace.attention("dec_self", 1).shape[0]
+    heads = ["dec_self:1:1"] + [f"dec_self:2:{h + 1}" for h in range(n)]     # (a run's meta lists each head)
+    off = dataclasses.replace(trace, meta=dict(trace.meta, ablations=heads))
+    panel.render(off, state)                     # the heads off in the run, up to the layer shown, are named
+    assert panel.rollout_box.title.endswith(f"to layer 6 ({1 + n} heads off: adding nothing)")
+    np.testing.assert_allclose(panel.rollout_box.shown, trace_rollout(off, "dec_self")[5], rtol=1e-6)
 
 
 def test_lines_are_the_focused_heads_weights(panel, shaped_trace):

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from model.ablation import ablated_heads
 from model.analysis.rollout import self_attention_kinds, trace_rollout
 
 from .. import accessible
@@ -160,7 +161,9 @@ class FlowPanel(QtWidgets.QWidget):
         layer = min(state.layer, len(r) - 1)
         rows, cols = trace.axis_tokens(kind)
         self.rollout_box.show_matrix(r[layer], rows, cols, levels=(0.0, max(float(r[layer].max()), 1e-6)))
-        self.rollout_box.set_title(f"Rollout of {trace.schema.kind(kind).title.lower()} to layer {layer + 1}")
+        off = sum(1 for k, l, _ in ablated_heads(trace) if k == kind and l <= layer)
+        self.rollout_box.set_title(f"Rollout of {trace.schema.kind(kind).title.lower()} to layer {layer + 1}"
+                                   + (f" ({off} head{'s' if off != 1 else ''} off: adding nothing)" if off else ""))
 
     def _render_lines(self, trace, state) -> None:
         kind = state.kind if state.kind in trace.schema.kind_names else trace.schema.kinds[0].name
