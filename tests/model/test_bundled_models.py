@@ -58,3 +58,18 @@ def test_a_gradient_step_on_a_bundled_model_never_writes_its_files():
     stepper.reset()
     assert all(torch.equal(v, lm.model.state_dict()[k]) for k, v in original.items())
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()} == digest
+
+
+def test_the_readmes_blind_decoder_sentence_is_what_en_fr_writes():
+    """The README says what en-fr writes with every cross-attention head off, whatever it is given; a new release
+    writes another sentence, and the README's had gone stale (QA): it is the bundled model's, for two sentences."""
+    import re
+    from pathlib import Path
+
+    from model.ablation import expand
+    lm = load("en-fr")
+    off = expand([("cross", None, None)], lm.schema)
+    outputs = {translate(lm, s, ablations=off).text for s in ("I have a red car.", "The girls are tired.")}
+    assert len(outputs) == 1
+    readme = re.sub(r"\s+", " ", (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"))
+    assert f"whatever it is given, *{outputs.pop()}*" in readme
