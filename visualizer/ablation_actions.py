@@ -1,6 +1,7 @@
-"""Switching heads off in the window: the attention panel's right-click menu on a head, the Heads menu (reset),
-and a status-bar note of how many heads are off. The state's `ablations` is a run field: a change runs the model
-again and every panel shows the new run (model/ablation.py says what switching off means)."""
+"""Switching heads off in the window: the attention panel's right-click menu on a head, the Heads menu (a head, every
+head of a layer or a kind, reset), and a status-bar note of how many heads are off. The state's `ablations` is a run
+field: a change runs the model again and every panel shows the new run (model/ablation.py says what switching off
+means)."""
 from __future__ import annotations
 
 from PySide6 import QtWidgets
@@ -19,6 +20,13 @@ def toggle_text(schema, head: tuple[str, int, int], off: bool) -> str:
     return f"Switch {name} on again" if off else f"Switch off {name}"
 
 
+def group_text(schema, kind: str, layer: int | None, off: bool) -> str:
+    """A menu item's words for every head of a layer (or, layer None, of every layer) of a kind."""
+    where = f"layer {layer + 1}" if layer is not None else "every layer"
+    name = f"every head of {schema.kind(kind).label}, {where}"
+    return f"Switch {name} on again" if off else f"Switch off {name}"
+
+
 class AblationActions:
     def __init__(self, window):
         self.window = w = window
@@ -27,6 +35,10 @@ class AblationActions:
         # the focused head as it is now when the menu opens (the first run came after the last change of state)
         menu.aboutToShow.connect(self.refresh)
         self.toggle_focused = menu.addAction("Switch the focused head off", self.toggle_focused_head)
+        # a whole layer or kind at once (a student's 40 right-clicks to switch a kind off, where only that changed
+        # the translation: QA)
+        self.toggle_layer = menu.addAction("Switch off every head of this layer", lambda: self.toggle_group(True))
+        self.toggle_kind = menu.addAction("Switch off every head of this kind", lambda: self.toggle_group(False))
         self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
         self.note = ElidedLabel(tone="alert", keeps_shortest=True)        # squeezed: "1 head off", then "…"
         self.note.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
@@ -53,9 +65,12 @@ class AblationActions:
         elif t.meta.get("mode") == "teacher-forced":    # the output is the given target, always
             text = ("The target is given, so the output stays the same: switching heads off shows in the attention "
                     "and the output distribution (Compare runs).")
-        elif last[4] == run[4]:
-            text = ("Same translation as before: one head rarely changes the output alone. Its effect shows in the "
-                    "later layers' attention (Compare runs), or switch more heads off.")
+        elif last[4] == run[4] and len(run[3]) == 1:
+            text = ("Same translation as before: one head rarely changes the output alone; its effect shows in "
+                    "later layers (Compare runs).")
+        elif last[4] == run[4]:          # (it said "one head rarely…" with two off: QA)
+            text = (f"Same translation as before with {len(run[3])} heads off: their effect shows in the attention "
+                    "and the output distribution (Compare runs).")
         else:
             text = f"The translation changed: “{last[4]}” → “{run[4]}”."
         self.window.statusBar().showMessage(text, 15000)
@@ -81,13 +96,47 @@ class AblationActions:
         if head is not None and self.allowed():
             self.state.toggle_ablation(*head)
 
+    def shown(self) -> tuple[str, int] | None:
+        """(kind, layer) of the attention panel's view, 0-based (the mean of heads too)."""
+        a = self.window.attention
+        if self.window.trace is None or a.shown_kind not in self.state.schema.kind_names:
+            return None
+        return a.shown_kind, a.shown_layer
+
+    def group(self, one_layer: bool) -> frozenset:
+        """Every head of the shown layer (or of every layer) of the shown kind; empty when nothing is shown."""
+        shown = self.shown()
+        if shown is None:
+            return frozenset()
+        kind, layer = shown
+        schema = self.state.schema
+        layers = [layer] if one_layer else range(schema.stack(schema.kind(kind).stack).n_layers)
+        return frozenset((kind, l, h) for l in layers for h in range(schema.n_heads))
+
+    def toggle_group(self, one_layer: bool) -> None:
+        """Every head of the layer (or kind) off, or on again when every one of them is off already."""
+        heads = self.group(one_layer)
+        if heads and self.allowed():
+            ablations = self.state.ablations
+            self.state.update(ablations=ablations - heads if heads <= ablations else ablations | heads)
+
+    def _group_texts(self) -> list[str]:
+        shown = self.shown()
+        if shown is None:
+            return []
+        return [group_text(self.state.schema, shown[0], shown[1] if one else None,
+                           self.group(one) <= self.state.ablations) for one in (True, False)]
+
     def add_to_menu(self, menu: QtWidgets.QMenu) -> None:
-        """The attention panel's right-click menu: switch the head under the mouse (now focused) off or on."""
+        """The attention panel's right-click menu: switch the head under the mouse (now focused) off or on, or every
+        head of its layer or kind."""
         head = self.focused()
         if head is not None:
             off = head in self.state.ablations
             act = menu.addAction(toggle_text(self.state.schema, head, off), lambda: self.state.toggle_ablation(*head))
             self._explain(act)
+        for text, one in zip(self._group_texts(), (True, False)):
+            self._explain(menu.addAction(text, lambda one=one: self.toggle_group(one)))
         reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
         reset.setEnabled(bool(self.state.ablations))
 
@@ -102,6 +151,11 @@ class AblationActions:
         self.toggle_focused.setText(toggle_text(self.state.schema, head, off) + " (the focused head)" if head else
                                     "Switch the focused head off (choose a head, not the mean)")
         self.toggle_focused.setEnabled(head is not None and self.allowed())
+        texts = self._group_texts()
+        for act, text, plain in zip((self.toggle_layer, self.toggle_kind), texts or ["", ""],
+                                    ("Switch off every head of this layer", "Switch off every head of this kind")):
+            act.setText(text or plain)
+            act.setEnabled(bool(text) and self.allowed())
         self.reset.setEnabled(bool(self.state.ablations))
         # the status bar's note names one head; more are counted, and listed in its tooltip: six names widened the
         # window past a 1600-pixel screen and cut the status bar's messages short (QA)

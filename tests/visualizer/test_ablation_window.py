@@ -263,3 +263,33 @@ def test_a_head_off_in_class_at_1024_keeps_the_window_on_the_screen(qtbot, windo
         assert window.status_tokens.shown_text() in (window.status_tokens.text(), *window.status_tokens._shorter)
     finally:
         window.toggle_presentation()
+
+
+def test_every_head_of_a_layer_or_a_kind_is_switched_off_and_on_at_once(qtbot, window):
+    """Only all of a kind's heads off changed en-fr's "fatiguées", and the window took 40 right-clicks for it (QA as a
+    student): the Heads menu and the attention panel's menu switch a layer's or a kind's heads off, and on again."""
+    from model.ablation import spec
+    schema = window.state.schema
+    window.state.update(kind="cross", layer=1, head=0)
+    heads = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Heads")
+    heads.aboutToShow.emit()
+    label = schema.kind("cross").label
+    assert window.ablation.toggle_layer.text() == f"Switch off every head of {label}, layer 2"
+    window.ablation.toggle_layer.trigger()
+    layer = {("cross", 1, h) for h in range(schema.n_heads)}
+    assert window.state.ablations == layer
+    wait_for_run(qtbot, window, [spec(h) for h in sorted(layer)])
+    assert np.all(window.trace["dec.1.cross.head_out"] == 0)
+    heads.aboutToShow.emit()
+    assert window.ablation.toggle_layer.text() == f"Switch every head of {label}, layer 2 on again"
+    assert window.ablation.toggle_kind.text() == f"Switch off every head of {label}, every layer"
+    window.ablation.toggle_kind.trigger()                       # the rest of the kind too
+    every = {("cross", l, h) for l in range(schema.stack("dec").n_layers) for h in range(schema.n_heads)}
+    assert window.state.ablations == every
+    wait_for_run(qtbot, window, [spec(h) for h in sorted(every)])
+    message = window.statusBar().whole_message()
+    assert "one head" not in message                            # it said "one head rarely…" with many off
+    menu = window.exports.attention_menu.build()                # the right-click menu: the kind on again
+    act = next(a for a in menu.actions() if a.text() == f"Switch every head of {label}, every layer on again")
+    act.trigger()
+    assert window.state.ablations == frozenset()
