@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, command, model_argument,
-                                writable_file)
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
+                                model_argument, stops_between_steps, writable_file)
 from model.ablation import ablated_heads
 from model.text import blank
 
@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
                    help="switch a head off (repeatable; 'all' for every layer or head)")
+    p.add_argument("--effects", action="store_true",
+                   help="also measure each head's effect on the output: the head switched off alone, the output "
+                        "forced the same, the mean change in its tokens' log-probability (column effect_logp, nats; "
+                        "negative: the head helps write it). One run a head")
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
     a = p.parse_args(argv)
     if blank(a.text):
@@ -36,7 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
-    text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace))
+    effects = None
+    if a.effects:
+        from model.analysis.head_effects import head_effects
+        from model.families import can_ablate, writes_text
+        if (why := writes_text(lm)) is not None:
+            raise UsageError(f"--effects: {why}")
+        if not can_ablate(lm):
+            raise UsageError(f"--effects: heads of {lm.name} cannot be switched off")
+        with stops_between_steps():
+            effects = head_effects(lm, a.text, result, progress=lambda *_: check_stop())
+    text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace), effects)
     print_notes(result, lm)              # a text cut to the model's length is measured as cut: said, as translate does
     if a.out is None:
         sys.stdout.write(text)

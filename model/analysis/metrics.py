@@ -128,16 +128,19 @@ def trace_metrics(trace) -> list[HeadMetrics]:
     return out
 
 
-def metrics_csv(rows: list[HeadMetrics], off: frozenset = frozenset()) -> str:
+def metrics_csv(rows: list[HeadMetrics], off: frozenset = frozenset(), effects: dict | None = None) -> str:
     """The table as CSV: a header of COLUMNS, one line per head; a metric that means nothing there (NaN) empty. A
     run with heads switched off (off: their (kind, layer, head) keys, 0-based) has one more column, "off", "yes"
-    for each of them: an ablated run's table read like a plain one (QA as a researcher)."""
+    for each of them: an ablated run's table read like a plain one (QA as a researcher). effects ({key: value},
+    model/analysis/head_effects.py) adds the column "effect_logp", empty for a head not measured."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS + (("off",) if off else ()))
+    w.writerow(COLUMNS + (("off",) if off else ()) + (("effect_logp",) if effects is not None else ()))
     for r in rows:
         flag = ["yes" if r.key in off else ""] if off else []
-        w.writerow([r.kind, r.layer, r.head, *("" if np.isnan(x) else repr(x) for x in astuple(r)[3:]), *flag])
+        effect = [repr(effects[r.key]) if r.key in effects else ""] if effects is not None else []
+        w.writerow([r.kind, r.layer, r.head, *("" if np.isnan(x) else repr(x) for x in astuple(r)[3:]), *flag,
+                    *effect])
     return buf.getvalue()
 
 

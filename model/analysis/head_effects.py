@@ -1,0 +1,53 @@
+"""How much each attention head matters to a run's output: the head switched off alone (model/ablation.py), the
+decoder forced through the same output, and the change in the log-probability of each output token.
+
+    effect = mean over the output's tokens of  log p(token | head off) − log p(token | every head on)
+
+in nats. Negative: the model is less sure of its own output without the head (the head helps write it); near 0:
+the output does not lean on it. One forced pass a head, so a run's heads are measured in a few seconds for the
+bundled models; an encoder-only model writes no output and has none.
+
+Forcing the same output measures the head where the run's own choices stand; switched off in a free run, a head
+can also change what comes after (translate --ablate shows that).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..schema import DECODER_ONLY, ENCODER_ONLY
+
+
+def output_log_probs(trace, out_ids: list[int]) -> np.ndarray:
+    """log p of each output token (out_ids) at the step that chose it, in nats."""
+    first = int(trace.meta.get("prompt_tokens", 1)) - 1 if trace.schema.layout == DECODER_ONLY else 0
+    return np.array([np.log(max(float(trace.probs(first + i)[t]), 1e-300)) for i, t in enumerate(out_ids)])
+
+
+def head_effects(lm, text: str, result, heads: list[tuple[str, int, int]] | None = None,
+                 progress: Callable[[int, int], bool | None] | None = None) -> dict[tuple[str, int, int], float]:
+    """{(kind, layer, head) 0-based: effect} for each head (default: every head of the model) of result, a run of lm
+    on text; in a run with heads switched off, each other head is switched off beside them (those have none).
+    progress(done, total) may return False to stop: the heads measured so far."""
+    from ..ablation import ablated_heads
+    from ..families import translate
+    if lm.schema.layout == ENCODER_ONLY:
+        raise ValueError("an encoder-only model writes no output: there is no output for a head to change")
+    out_ids = [int(i) for i in result.out_ids]
+    if not out_ids:
+        return {}
+    base = output_log_probs(result.trace, out_ids)
+    if heads is None:
+        schema = lm.schema
+        heads = [(k.name, layer, h) for k in schema.kinds for layer in range(schema.stack(k.stack).n_layers)
+                 for h in range(schema.n_heads)]
+    already = ablated_heads(result.trace)
+    heads = [h for h in heads if h not in already]
+    effects = {}
+    for i, head in enumerate(heads):
+        off = translate(lm, text, forced_ids=out_ids, ablations=already | {head}).trace
+        effects[head] = float(np.mean(output_log_probs(off, out_ids) - base))
+        if progress is not None and progress(i + 1, len(heads)) is False:
+            break
+    return effects
