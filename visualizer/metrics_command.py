@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         if not can_ablate(lm):
             raise UsageError(f"--effects: heads of {lm.name} cannot be switched off")
         with stops_between_steps():
-            effects = head_effects(lm, a.text, result, progress=lambda *_: check_stop())
+            effects = head_effects(lm, result.trace, progress=lambda *_: check_stop())
     text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace), effects)
     print_notes(result, lm)              # a text cut to the model's length is measured as cut: said, as translate does
     if a.out is None:

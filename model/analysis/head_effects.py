@@ -25,24 +25,34 @@ def output_log_probs(trace, out_ids: list[int]) -> np.ndarray:
     return np.array([np.log(max(float(trace.probs(first + i)[t]), 1e-300)) for i, t in enumerate(out_ids)])
 
 
-def head_effects(lm, text: str, result, heads: list[tuple[str, int, int]] | None = None,
+def output_ids(trace) -> list[int]:
+    """The ids of a run's output (its translation, a given target, a decoder-only model's continuation), as the
+    trace recorded them; [] for a trace without them."""
+    ids = trace.arrays.get("out_ids")
+    if ids is None:
+        return []
+    return [int(i) for i in np.asarray(ids)[trace.prompt_rows():]]       # (a prompt's own rows chose nothing)
+
+
+def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
                  progress: Callable[[int, int], bool | None] | None = None) -> dict[tuple[str, int, int], float]:
-    """{(kind, layer, head) 0-based: effect} for each head (default: every head of the model) of result, a run of lm
-    on text; in a run with heads switched off, each other head is switched off beside them (those have none).
-    progress(done, total) may return False to stop: the heads measured so far."""
+    """{(kind, layer, head) 0-based: effect} for each head (default: every head of the model) of a traced run of lm
+    (its text the trace's); in a run with heads switched off, each other head is switched off beside them (those
+    have none). progress(done, total) may return False to stop: the heads measured so far."""
     from ..ablation import ablated_heads
     from ..families import translate
     if lm.schema.layout == ENCODER_ONLY:
         raise ValueError("an encoder-only model writes no output: there is no output for a head to change")
-    out_ids = [int(i) for i in result.out_ids]
+    out_ids = output_ids(trace)
     if not out_ids:
         return {}
-    base = output_log_probs(result.trace, out_ids)
+    text = str(trace.meta.get("sentence", ""))
+    base = output_log_probs(trace, out_ids)
     if heads is None:
         schema = lm.schema
         heads = [(k.name, layer, h) for k in schema.kinds for layer in range(schema.stack(k.stack).n_layers)
                  for h in range(schema.n_heads)]
-    already = ablated_heads(result.trace)
+    already = ablated_heads(trace)
     heads = [h for h in heads if h not in already]
     effects = {}
     for i, head in enumerate(heads):

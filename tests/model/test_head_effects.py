@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model import translate
-from model.analysis.head_effects import head_effects, output_log_probs
+from model.analysis.head_effects import head_effects, output_ids, output_log_probs
 
 
 def by_hand(lm, text: str, result, head, already=frozenset()) -> float:
@@ -23,11 +23,11 @@ def by_hand(lm, text: str, result, head, already=frozenset()) -> float:
 def test_every_heads_effect_is_its_own_run_with_the_output_forced(tiny_lm):
     text = "the cat sat on the mat"
     result = translate(tiny_lm, text)
-    effects = head_effects(tiny_lm, text, result)
+    effects = head_effects(tiny_lm, result.trace)
     schema = tiny_lm.schema
     heads = {(k.name, layer, h) for k in schema.kinds for layer in range(schema.stack(k.stack).n_layers)
              for h in range(schema.n_heads)}
-    assert set(effects) == heads
+    assert set(effects) == heads and output_ids(result.trace) == [int(i) for i in result.out_ids]
     for head in [("enc_self", 0, 1), ("cross", 1, 0), ("dec_self", 1, 1)]:
         assert effects[head] == pytest.approx(by_hand(tiny_lm, text, result, head), abs=1e-9)
     assert any(abs(v) > 1e-6 for v in effects.values())          # heads matter, some more than others
@@ -40,12 +40,12 @@ def test_a_run_with_heads_off_measures_the_others_beside_them_and_a_stop_keeps_w
     text = "the cat sat on the mat"
     already = frozenset({("cross", 0, 0)})
     result = translate(tiny_lm, text, ablations=already)
-    effects = head_effects(tiny_lm, text, result, heads=[("cross", 0, 0), ("cross", 0, 1), ("cross", 1, 0)])
+    effects = head_effects(tiny_lm, result.trace, heads=[("cross", 0, 0), ("cross", 0, 1), ("cross", 1, 0)])
     assert set(effects) == {("cross", 0, 1), ("cross", 1, 0)}          # the head already off has none
     assert effects[("cross", 0, 1)] == pytest.approx(by_hand(tiny_lm, text, result, ("cross", 0, 1), already),
                                                      abs=1e-9)
     seen = []
-    stopped = head_effects(tiny_lm, text, result, progress=lambda done, total: seen.append(done) or done < 2)
+    stopped = head_effects(tiny_lm, result.trace, progress=lambda done, total: seen.append(done) or done < 2)
     assert len(stopped) == 2 and seen == [1, 2]
 
 
@@ -76,7 +76,7 @@ def test_a_hugging_face_models_heads_are_measured_at_their_own_output_steps(fami
     lm = load(hf_tiny.build(family, tmp_path / family))
     text = "the cat sat on the mat ."
     result = family_translate(lm, text, DecodingSettings(max_new=4))
-    assert result.out_ids
+    assert result.out_ids and output_ids(result.trace) == [int(i) for i in result.out_ids]
     first = len(result.trace.tgt_tokens) - len(result.out_ids) if family == "gpt2" else 0
     got = output_log_probs(result.trace, result.out_ids)
     np.testing.assert_allclose(got, [np.log(result.trace.probs(first + i)[t]) for i, t in enumerate(result.out_ids)])
@@ -84,7 +84,7 @@ def test_a_hugging_face_models_heads_are_measured_at_their_own_output_steps(fami
     np.testing.assert_allclose(np.exp(got[:chosen]), [result.trace.probs(first + i).max() for i in range(chosen)],
                                rtol=1e-5)                                  # greedy: each its step's top token
     head = (lm.schema.kinds[-1].name, 0, 1)
-    effect = head_effects(lm, text, result, heads=[head])[head]
+    effect = head_effects(lm, result.trace, heads=[head])[head]
     off = family_translate(lm, text, forced_ids=result.out_ids, ablations=frozenset({head})).trace
     assert effect == pytest.approx(float(np.mean(output_log_probs(off, result.out_ids) - got)), abs=1e-9)
     assert effect != 0.0

@@ -9,6 +9,7 @@ import unicodedata
 
 import numpy as np
 import pytest
+from PySide6 import QtCore
 
 from model.analysis.metrics import COLUMNS, metrics_csv, trace_metrics
 from model.synthetic import synthetic_trace
@@ -224,3 +225,29 @@ def test_a_decoder_that_starts_with_its_end_token_reads_none_at_the_start(shapes
     previous_token_head(trace, 4)
     row = trace_metrics(trace)[0]
     assert row.first_token == pytest.approx(1 / 3) and row.end_token == pytest.approx(1 / 3)    # row 3 reads it
+
+
+def test_the_tab_measures_each_heads_effect_on_the_output_and_sorts_by_it(qtbot, window, tmp_path):
+    """A student switched 120 heads off one at a time to find the ones en-fr's agreement leans on (QA): the tab
+    measures each head's effect (model/analysis/head_effects.py) for the run shown, sorts by it, and keeps it in the
+    CSV; a new run has none until measured again."""
+    from model.analysis.head_effects import head_effects
+    window.state.update(kind="cross", layer=0, head=0)
+    panel = window.panels["metrics"]
+    panel.render(window.trace, window.state)
+    qtbot.waitUntil(lambda: panel.measure.isEnabled())
+    assert "effect_logp" not in panel.model.columns
+    panel.measure.click()
+    expected = head_effects(window.lm, window.trace)
+    col = panel.model.columns.index("effect_logp")
+    shown = [panel.table.model().data(panel.table.model().index(r, col), QtCore.Qt.ItemDataRole.UserRole)
+             for r in range(panel.table.model().rowCount())]
+    assert shown == sorted(expected.values())                          # sorted: the most helpful head first
+    assert panel.row_key(0) == min(expected, key=expected.get)
+    table = list(csv.DictReader(io.StringIO(panel.table_csv())))
+    assert all(float(r["effect_logp"]) == pytest.approx(expected[(r["kind"], int(r["layer"]) - 1,
+                                                                  int(r["head"]) - 1)]) for r in table)
+    window.inputs.sentence.setText("the dog runs")                      # another run: its own heads, not measured
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the dog runs" and not window.runs.runner.busy)
+    panel.render(window.trace, window.state)
+    assert "effect_logp" not in panel.model.columns and "effect_logp" not in panel.table_csv()

@@ -20,7 +20,8 @@ SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers s
 # with their units (QA: "entropy" and "distance" said neither bits nor positions); the shares are of the weight
 HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy (bits)",
            "mean_distance": "distance (pos.)", "max_weight": "max", "first_token": "first", "end_token": "end",
-           "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off"}
+           "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off",
+           "effect_logp": "effect (log p)"}
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
         "max_weight": "The head's largest weight",
@@ -29,7 +30,10 @@ TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (mas
         "punctuation": "Share of the weight on punctuation keys",
         "diagonal": "Share of the weight on the query's own position",
         "previous_token": "Share of the weight on the position before the query's",
-        "off": "The head is switched off (ablated) in this run"}
+        "off": "The head is switched off (ablated) in this run",
+        "effect_logp": "The head switched off alone, the output forced the same: the mean change in the "
+                       "log-probability of the output's tokens (nats). Negative: the head helps write the output"}
+NOT_MEASURED = "Switched off in this run already: not measured"
 UNDEFINED = ("Not defined here: cross-attention's queries and keys are positions in two different sentences "
              "(or no query row has a choice of keys)")
 
@@ -44,11 +48,20 @@ class MetricsModel(QtCore.QAbstractTableModel):
         self.rows: list[HeadMetrics] = []
         self.off: frozenset = frozenset()
         self.labels: dict[str, str] = {}          # kind -> the panels' name for it ("Encoder self")
+        self.effects: dict | None = None          # key -> effect on the output, once measured (head_effects)
         self.columns = COLUMNS + ("off",)
 
     def set_rows(self, rows: list[HeadMetrics], off: frozenset, labels: dict[str, str] | None = None) -> None:
         self.beginResetModel()
-        self.rows, self.off, self.labels = rows, off, dict(labels or {})
+        self.rows, self.off, self.labels, self.effects = rows, off, dict(labels or {}), None
+        self.columns = COLUMNS + ("off",)
+        self.endResetModel()
+
+    def set_effects(self, effects: dict) -> None:
+        """A column of each head's effect on the output (a head already off has none: NaN)."""
+        self.beginResetModel()
+        self.effects = effects
+        self.columns = COLUMNS[:3] + ("effect_logp",) + COLUMNS[3:] + ("off",)    # beside the head: in sight
         self.endResetModel()
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:
@@ -60,6 +73,8 @@ class MetricsModel(QtCore.QAbstractTableModel):
     def value(self, row: int, col: int):
         r = self.rows[row]
         name = self.columns[col]
+        if name == "effect_logp":
+            return self.effects.get(r.key, math.nan)
         return ("off" if r.key in self.off else "") if name == "off" else getattr(r, name)
 
     def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
@@ -71,9 +86,13 @@ class MetricsModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             if self.columns[index.column()] == "kind":
                 return self.labels.get(value, value)        # the CSV and the command line keep enc_self
-            return "—" if undefined(value) else f"{value:.3f}" if isinstance(value, float) else str(value)
+            if undefined(value):
+                return "—"
+            if self.columns[index.column()] == "effect_logp":
+                return f"{value:+.4f}"              # small: −0.0206 read "-0.021" beside "-0.017"
+            return f"{value:.3f}" if isinstance(value, float) else str(value)
         if role == QtCore.Qt.ItemDataRole.ToolTipRole and undefined(value):
-            return UNDEFINED
+            return NOT_MEASURED if self.columns[index.column()] == "effect_logp" else UNDEFINED
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and not isinstance(value, str):
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -142,11 +161,73 @@ class MetricsPanel(QtWidgets.QWidget):
         hint = QtWidgets.QLabel("Click a header to sort, a row (or Return on it) to focus its head; right-click (or "
                                 "the Menu key) to switch a head off or to save the table as CSV.")
         hint.setWordWrap(True)
+        # which heads the output leans on: each switched off alone (a student switched 120 heads off one by one,
+        # reading the output chart each time: QA)
+        self.measure = QtWidgets.QPushButton("Measure each head's effect on the output")
+        self.measure.setToolTip(TIPS["effect_logp"] + "; one run a head, then sorted by it")
+        self.measure.clicked.connect(self.measure_effects)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(hint)
+        layout.addWidget(self.measure, 0, QtCore.Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.table, 1)
         self._trace = None
+        self.lm = None
+        self._update_measure()
+
+    def set_model(self, lm) -> None:
+        self.lm = lm
+        self._update_measure()
+
+    def _update_measure(self) -> None:
+        from model.families import can_ablate, writes_text
+        lm, trace = self.lm, self._trace
+        if lm is None or trace is None:
+            why = "The model is not open yet"
+        elif writes_text(lm) is not None:
+            why = f"{lm.name} writes no output for a head to change"
+        elif not can_ablate(lm):
+            why = f"Heads of {lm.name} cannot be switched off"
+        else:
+            why = ""
+        self.measure.setEnabled(not why)
+        self.measure.setToolTip(why or TIPS["effect_logp"] + "; one run a head, then sorted by it")
+
+    def measure_effects(self) -> None:
+        """Each head's effect on the output of the run shown, with a progress dialog that can stop it; the table
+        gains the column and is sorted by it, the heads the output leans on most first."""
+        from model.analysis.head_effects import head_effects
+        lm, trace = self.lm, self._trace
+        if lm is None or trace is None:
+            return
+        n = len(self.model.rows) - len(self.model.off)
+        dialog = QtWidgets.QProgressDialog("Switching each head off alone…", "Stop", 0, n, self)
+        dialog.setWindowTitle("Measuring the heads")
+        dialog.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(400)
+
+        def progress(done: int, _total: int) -> bool:
+            dialog.setValue(done)
+            QtWidgets.QApplication.processEvents()
+            return not dialog.wasCanceled() and self._trace is trace      # a new run: this one's numbers are no use
+        try:
+            with lm.lock:                       # (the window's runs use the model from another thread)
+                effects = head_effects(lm, trace, progress=progress)
+        except Exception as e:                  # a family's failure is said, never a traceback (the window's rule)
+            QtWidgets.QMessageBox.warning(self.window(), "Could not measure the heads", str(e).splitlines()[0])
+            return
+        finally:
+            dialog.close()
+        if self._trace is not trace:
+            return
+        self.model.set_effects(effects)
+        self.table.sortByColumn(self.model.columns.index("effect_logp"), QtCore.Qt.SortOrder.AscendingOrder)
+        self.table.scrollToTop()
+        window = self.window()
+        if isinstance(window, QtWidgets.QMainWindow):
+            done = "" if len(effects) == n else f" ({len(effects)} of {n}: stopped)"
+            window.statusBar().showMessage(f"Measured each head's effect on the output{done}: the table is sorted "
+                                           "by it, the heads the output leans on most first", 10000)
 
     def view_key(self, state):
         return ()                 # the table depends on the trace alone (a new run draws it again)
@@ -156,6 +237,7 @@ class MetricsPanel(QtWidgets.QWidget):
             return
         self._trace = trace
         self.model.set_rows(trace_metrics(trace), ablated_heads(trace), {k.name: k.label for k in trace.schema.kinds})
+        self._update_measure()
 
     def row_key(self, view_row: int) -> tuple[str, int, int]:
         """(kind, layer, head), 0-based, of a row as the table shows it (sorted)."""
@@ -186,7 +268,7 @@ class MetricsPanel(QtWidgets.QWidget):
 
     def table_csv(self) -> str:
         """The table as the `metrics` command writes it: pipeline order, 1-based layers and heads, empty for —."""
-        return metrics_csv(self.model.rows, self.model.off)
+        return metrics_csv(self.model.rows, self.model.off, self.model.effects)
 
     def copy_table(self) -> None:
         QtWidgets.QApplication.clipboard().setText(self.table_csv())
