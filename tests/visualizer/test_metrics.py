@@ -159,6 +159,7 @@ def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(
     model = panel.table.model()
     headers = [model.headerData(i, QtCore.Qt.Orientation.Horizontal) for i in range(model.columnCount())]
     assert "entropy (bits)" in headers and "distance (pos.)" in headers     # with their units (QA)
+    assert "off" not in headers                          # every head on: no empty "off" column (QA)
 
 
 def test_a_run_with_heads_off_marks_them_in_its_metrics_csv(run_command, tiny_model_dir, tiny_lm):

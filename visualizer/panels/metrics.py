@@ -54,14 +54,14 @@ class MetricsModel(QtCore.QAbstractTableModel):
     def set_rows(self, rows: list[HeadMetrics], off: frozenset, labels: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.rows, self.off, self.labels, self.effects = rows, off, dict(labels or {}), None
-        self.columns = COLUMNS + ("off",)
+        self.columns = COLUMNS + (("off",) if off else ())     # as the CSV: an empty column said nothing (QA)
         self.endResetModel()
 
     def set_effects(self, effects: dict) -> None:
         """A column of each head's effect on the output (a head already off has none: NaN)."""
         self.beginResetModel()
         self.effects = effects
-        self.columns = COLUMNS[:3] + ("effect_logp",) + COLUMNS[3:] + ("off",)    # beside the head: in sight
+        self.columns = COLUMNS[:3] + ("effect_logp",) + COLUMNS[3:] + (("off",) if self.off else ())   # in sight
         self.endResetModel()
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:
