@@ -26,6 +26,8 @@ def test_every_plot_of_every_panel_has_the_menu(window):
     a = window.attention             # the focused head's own entries first (visualizer/ablation_actions.py)
     label = window.trace.schema.kind(a.shown_kind).label
     assert texts == [f"Switch off {label}, layer {a.shown_layer + 1}, head {a.shown_head + 1}",
+                     f"Switch off every head of {label}, layer {a.shown_layer + 1}",
+                     f"Switch off every head of {label}, every layer",
                      "Reset ablations (every head on)",
                      "Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
                      "Save image as PDF…", "Save numbers as CSV…", "Copy image"]
@@ -193,3 +195,17 @@ def test_a_plots_png_has_the_screens_pixels_on_a_high_dpi_screen(window, tmp_pat
         monkeypatch.setattr(view, "devicePixelRatioF", lambda ratio=ratio: ratio)
         next(a for a in menu.build().actions() if a.text() == "Save image as PNG…").trigger()
         assert QtGui.QImage(str(tmp_path / "bars.png")).width() == round(view.width() * ratio)
+
+
+def test_a_view_of_many_heads_says_why_it_has_no_numbers_to_save(qtbot, window):
+    """The model view's menu had "Save numbers as CSV…" greyed out, with no word of why (QA as a student)."""
+    import pyqtgraph as pg
+
+    from visualizer.plot_menu import PlotMenu, widget_export
+    window.docking.go_to("model_view")
+    panel = window.panels["model_view"]
+    qtbot.waitUntil(lambda: bool(panel.findChildren(pg.GraphicsView)))
+    view = panel.findChildren(pg.GraphicsView)[0]
+    menu = PlotMenu(view, widget_export(view)).build()
+    act = next(a for a in menu.actions() if a.text().startswith("Save numbers as CSV"))
+    assert not act.isEnabled() and act.text() == "Save numbers as CSV: none here (File ▸ Export all… writes each head's)"
