@@ -16,12 +16,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..schema import DECODER_ONLY, ENCODER_ONLY
+from ..schema import ENCODER_ONLY
 
 
 def output_log_probs(trace, out_ids: list[int]) -> np.ndarray:
     """log p of each output token (out_ids) at the step that chose it, in nats."""
-    first = int(trace.meta.get("prompt_tokens", 1)) - 1 if trace.schema.layout == DECODER_ONLY else 0
+    first = trace.prompt_rows()                 # (a decoder-only model's output starts after its prompt's rows)
     return np.array([np.log(max(float(trace.probs(first + i)[t]), 1e-300)) for i, t in enumerate(out_ids)])
 
 
@@ -31,7 +31,7 @@ def output_ids(trace) -> list[int]:
     ids = trace.arrays.get("out_ids")
     if ids is None:
         return []
-    return [int(i) for i in np.asarray(ids)[trace.prompt_rows():]]       # (a prompt's own rows chose nothing)
+    return [int(i) for i in np.asarray(ids)[trace.prompt_rows():]]
 
 
 def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,

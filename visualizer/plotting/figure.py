@@ -15,8 +15,8 @@ from .token_axis import TokenAxis
 from .vector_cells import VectorCells
 
 
-TITLE_SHARE = 0.25       # of a figure's height, the most its title takes before it is drawn smaller or shortened;
-SMALL_FIGURE_TITLE_SHARE = 0.12     # in a figure smaller than the default (a paper's column: its rows come first)
+TITLE_SHARE = 0.25       # of a figure's height, the most its title takes before it is drawn smaller or shortened
+SMALL_FIGURE_TITLE_SHARE = 0.12     # … in a figure smaller than the default (a paper's column: its rows come first)
 SMALL_TITLE_PT = 9.0     # the smallest type a title is drawn in, before words of its sentence are left out
 
 
@@ -98,10 +98,12 @@ class HeatmapFigure:
 
     def _set_title(self, title: str) -> None:
         """The title in the type of the plot's title, then of its tick labels, then SMALL_TITLE_PT, whichever first
-        keeps it within TITLE_SHARE of the figure's height (SMALL_FIGURE_TITLE_SHARE in a small one); else at SMALL_TITLE_PT with words left out of the middle
-        of its sentence ("“A man in a red hat … in the park.”"): kind, layer, head and model stay. A long sentence
-        took 40 % of a 450 × 380 figure, ran into the matrix at 300 × 250, and at 900 × 760 was drawn in 9-point
-        type on one line under 12-point labels (QA)."""
+        keeps it within TITLE_SHARE of the figure's height (SMALL_FIGURE_TITLE_SHARE in a small one); else at
+        SMALL_TITLE_PT with words left out of the middle of its sentence ("“A man in a red hat … in the park.”"):
+        kind, layer, head and model stay. A long sentence took 40 % of a 450 × 380 figure, ran into the matrix at
+        300 × 250, and at 900 × 760 was drawn in 9-point type on one line under 12-point labels (QA). The title's
+        size stays within its bounds (Qt resizes one outside them when its figure is destroyed, and pyqtgraph's
+        half-destroyed item crashed there)."""
         self.title = title
         layout = self.widget.ci.layout
         if not title:
@@ -109,14 +111,15 @@ class HeatmapFigure:
             self.title_item.setVisible(False)
             layout.setRowFixedHeight(0, 0)
             self.title_item.setMaximumHeight(0)
+            self.title_item.resize(self.title_item.size().width(), 0)
             return
         self.title_item.setVisible(True)
         left, _, right, _ = layout.getContentsMargins()
         width = max(self.widget.width() - left - right - 8, 40)
         small = self.widget.width() < FIGURE_SIZE[0] or self.widget.height() < FIGURE_SIZE[1]
         limit = (SMALL_FIGURE_TITLE_SHARE if small else TITLE_SHARE) * self.widget.height()
-        points = (self.heatmap.font_size or TICK_PT)
-        for points in (points + 2, points, SMALL_TITLE_PT):
+        labels = self.heatmap.font_size or TICK_PT
+        for points in (labels + 2, labels, SMALL_TITLE_PT):
             height = self.title_item.set(title, points, width)
             if height <= limit:
                 break
