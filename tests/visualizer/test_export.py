@@ -458,3 +458,17 @@ def test_the_export_command_refuses_a_figure_too_small_for_its_matrix(tiny_model
                             "--size", size]) == 2
     assert export_main(["the cat", "--out", str(tmp_path / "ok"), "--model", str(tiny_model_dir), "--format", "png",
                         "--size", "300x240"]) == 0
+
+
+def test_a_small_figures_colour_bar_and_axis_titles_are_no_larger_than_its_smallest_title(qapp):
+    """At 450 × 380 the colour bar's numbers (12 pt) and axis titles (13 pt) stood larger than the token labels and
+    took the matrix's room (QA as a researcher); the default size keeps the window's sizes."""
+    from visualizer.plotting.figure import SMALL_TITLE_PT, HeatmapFigure
+    rows = [f"w{i}" for i in range(12)]
+    sizes = {}
+    for size in ((450, 380), (900, 760)):
+        fig = HeatmapFigure(*size)
+        fig.show_matrix(np.full((12, 12), 1 / 12), None, rows, rows, "a title")
+        sizes[size] = (fig.colorbar.axis.style["tickFont"].pointSizeF(), fig.heatmap._axis_title_points)
+    assert sizes[450, 380] == (SMALL_TITLE_PT, SMALL_TITLE_PT + 1)
+    assert sizes[900, 760][0] > SMALL_TITLE_PT and sizes[900, 760][1] is None

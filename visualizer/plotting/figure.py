@@ -10,7 +10,7 @@ from .heatmap import Heatmap
 from ..figure_size import FIGURE_SIZE
 from .colormaps import MASK_GREY
 from .render import encode_png, scene_image, scene_vector
-from .text import FIGURE_LABEL_PT, TICK_PT
+from .text import FIGURE_LABEL_PT, TICK_PT, tick_font
 from .token_axis import TokenAxis
 from .vector_cells import VectorCells
 
@@ -64,6 +64,10 @@ class HeatmapFigure:
                 axis = self.plot.getAxis(side)
                 if isinstance(axis, TokenAxis):
                     axis.min_points = FIGURE_LABEL_PT
+            # and its colour bar's numbers and axis titles no larger than a title's smallest type: at 12 and 13 pt
+            # they stood larger than the token labels and took the matrix's room (QA as a researcher)
+            self.heatmap.set_colorbar_font(tick_font(SMALL_TITLE_PT))
+            self.heatmap.set_axis_title_points(SMALL_TITLE_PT + 1)
 
     @property
     def shown(self) -> np.ndarray | None:
