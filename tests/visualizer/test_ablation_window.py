@@ -96,7 +96,7 @@ def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
     marks = {panel.model.rows[i].key: panel.model.value(i, off) for i in range(len(rows))}
     kinds = {panel.model.data(panel.model.index(i, 0)) for i in range(len(rows))}
     assert kinds == {k.label for k in window.trace.schema.kinds}             # "Encoder self", not enc_self
-    assert marks[("dec_self", 1, 0)] == "off" and sorted(marks.values()).count("off") == 1
+    assert marks[("dec_self", 1, 0)] == "yes" and sorted(marks.values()).count("yes") == 1     # as the CSV
     # cross-attention compares positions of two sentences: its distance, diagonal and previous read "—"
     Qt = __import__("PySide6").QtCore.Qt
     for i, r in enumerate(panel.model.rows):

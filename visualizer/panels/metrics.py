@@ -75,7 +75,7 @@ class MetricsModel(QtCore.QAbstractTableModel):
         name = self.columns[col]
         if name == "effect_logp":
             return self.effects.get(r.key, math.nan)
-        return ("off" if r.key in self.off else "") if name == "off" else getattr(r, name)
+        return ("yes" if r.key in self.off else "") if name == "off" else getattr(r, name)   # as the CSV (QA)
 
     def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
