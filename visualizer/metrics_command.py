@@ -42,12 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     effects = None
     if a.effects:
-        from model.analysis.head_effects import head_effects
-        from model.families import can_ablate, writes_text
-        if (why := writes_text(lm)) is not None:
+        from model.analysis.head_effects import cannot_measure, head_effects
+        if (why := cannot_measure(lm)) is not None:
             raise UsageError(f"--effects: {why}")
-        if not can_ablate(lm):
-            raise UsageError(f"--effects: heads of {lm.name} cannot be switched off")
         with stops_between_steps():
             effects = head_effects(lm, result.trace, progress=lambda *_: check_stop())
     text = metrics_csv(trace_metrics(result.trace), ablated_heads(result.trace), effects)

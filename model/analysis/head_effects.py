@@ -16,7 +16,15 @@ from typing import Callable
 
 import numpy as np
 
-from ..schema import ENCODER_ONLY
+
+
+def cannot_measure(lm) -> str | None:
+    """Why lm's heads have no effect to measure (an encoder-only model writes no output; a family that cannot switch
+    heads off), else None."""
+    from ..families import can_ablate, writes_text
+    if (why := writes_text(lm)) is not None:
+        return why
+    return None if can_ablate(lm) else f"heads of {lm.name} cannot be switched off"
 
 
 def output_log_probs(trace, out_ids: list[int]) -> np.ndarray:
@@ -41,8 +49,8 @@ def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
     have none). progress(done, total) may return False to stop: the heads measured so far."""
     from ..ablation import ablated_heads
     from ..families import translate
-    if lm.schema.layout == ENCODER_ONLY:
-        raise ValueError("an encoder-only model writes no output: there is no output for a head to change")
+    if (why := cannot_measure(lm)) is not None:
+        raise ValueError(why)
     out_ids = output_ids(trace)
     if not out_ids:
         return {}

@@ -52,8 +52,8 @@ def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, 
         what, short = f"The {name} sublayer", name[:1].upper() + name[1:]
     else:
         what, short = "The embedding", "Embedding"
-    shown = f"layer {layer + 1}'s {info.title[:1].lower() + info.title[1:]}"
     title = info.title[:1].lower() + info.title[1:]
+    shown = f"layer {layer + 1}'s {title}"
     return (f"{what} has no attention weights: shown is {shown}.", f"{short}: no attention; {shown} shown",
             f"{short}: no attention; L{layer + 1} {title} shown",    # (QA: the README's promise, in a narrow centre)
             f"{short}: no attention", "no attention here")

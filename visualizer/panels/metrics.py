@@ -179,16 +179,9 @@ class MetricsPanel(QtWidgets.QWidget):
         self._update_measure()
 
     def _update_measure(self) -> None:
-        from model.families import can_ablate, writes_text
+        from model.analysis.head_effects import cannot_measure
         lm, trace = self.lm, self._trace
-        if lm is None or trace is None:
-            why = "The model is not open yet"
-        elif writes_text(lm) is not None:
-            why = f"{lm.name} writes no output for a head to change"
-        elif not can_ablate(lm):
-            why = f"Heads of {lm.name} cannot be switched off"
-        else:
-            why = ""
+        why = "The model is not open yet" if lm is None or trace is None else cannot_measure(lm) or ""
         self.measure.setEnabled(not why)
         self.measure.setToolTip(why or TIPS["effect_logp"] + "; one run a head, then sorted by it")
 
