@@ -402,7 +402,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._compact = self.compact_level()
         self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
         middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
-        self.caption.setText(f"<b>{html.escape(title)}</b>{step}<br>{middle}"
+        head, dash, where = title.rpartition(" — ")   # "— layer 1" on one line: a lone "1" wrapped at 1024 × 768
+        shown = f"{html.escape(head)} {'&nbsp;'.join(html.escape(w) for w in (dash.strip(), *where.split()))}" if dash \
+            else html.escape(title)
+        self.caption.setText(f"<b>{shown}</b>{step}<br>{middle}"
                              f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
         self.caption.setToolTip(text if self._compact >= 2 else "")
         said = f"{title}{accessible.plain(step)}"

@@ -395,7 +395,7 @@ def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_cap
 
 def html_unescape(text: str) -> str:
     import html
-    return html.unescape(text)
+    return html.unescape(text).replace("\xa0", " ")      # a title's "— layer 1" is kept on one line
 
 
 def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, settings, tmp_path):
@@ -773,6 +773,18 @@ def test_a_narrow_centre_column_moves_the_captions_explanation_to_its_tooltip(qt
     QtCore.QCoreApplication.sendEvent(central, QtGui.QResizeEvent(central.size(), central.size()))
     qtbot.waitUntil(lambda: window.compact_level() == 2 and text not in html_unescape(window.caption.text()))
     assert text in html_unescape(window.caption.toolTip())
+
+
+def test_the_captions_layer_is_never_broken_from_its_number(qtbot, window):
+    """At 1024 × 768 in presentation mode the caption's title wrapped as "… + Add & Norm — layer" and a lone "1"
+    on the next line: "— layer 1" is one unbreakable run; the rest of the title still wraps."""
+    qtbot.waitUntil(lambda: window.state.schema is not None)
+    window.state.go_to(window.state.stages()[1])
+    title = window.state.title
+    assert title.endswith(" — layer 1")
+    text = window.caption.text()
+    assert "—&nbsp;layer&nbsp;1</b>" in text
+    assert title.rpartition(" — ")[0].replace("&", "&amp;") + " —" in text     # a space the title may break at
 
 
 def test_the_model_list_says_what_each_bundled_model_is(window):
