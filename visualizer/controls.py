@@ -1,7 +1,7 @@
 """The input bar: source sentence, optional target, decoding settings, positional-encoding switch, model picker."""
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import short_name
 from model.command_line import MAX_BEAM
@@ -161,6 +161,10 @@ class InputBar(QtWidgets.QWidget):
         for label, field in ((self.sentence_label, self.sentence), (self.model_label, self.model),
                              (self.target_label, self.target)):
             label.setBuddy(field)               # Alt + the underlined letter: from any panel back to the field
+        # a hidden label's letter does nothing (compact, see _fit_model): Alt+M typed an "m" into the sentence (QA)
+        self.model_key = QtGui.QShortcut(QtGui.QKeySequence("Alt+M"), self, enabled=False,
+                                         activated=lambda: self.model.setFocus(QtCore.Qt.FocusReason.ShortcutFocusReason))
+        self.model_key.setContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         # the decoding controls in two groups: side by side, or stacked when the window is narrow (big fonts); what
         # every method reads first, then the boxes of one method or another (see _fit_decoding), so that choosing
         # a method moves nothing before them (the beam width pushed T and the positions switch aside: QA)
@@ -236,6 +240,7 @@ class InputBar(QtWidgets.QWidget):
         compact = room < SENTENCE_CHARS * self.sentence.fontMetrics().averageCharWidth()
         if compact != self.compact_model():
             self.model_label.setHidden(compact)
+            self.model_key.setEnabled(compact)
             self.model.setMinimumContentsLength(COMPACT_MODEL_CHARS if compact else MODEL_CHARS)
         # the combo box keeps its old minimum size hint: bound it, else the layout still gives it the old width;
         # set at every fit, so that a new text size while compact (Ctrl+=) gets a box of the new size

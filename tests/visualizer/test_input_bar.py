@@ -1,7 +1,7 @@
 """The input bar at a projector's text size: the sentence the class reads keeps its room, and no row is added."""
 from __future__ import annotations
 
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from visualizer.controls import SENTENCE_CHARS, InputBar, show_from_start
 
@@ -56,6 +56,22 @@ def test_the_label_comes_back_when_the_bar_widens_and_hiding_the_details_keeps_t
     bar.resize(2400, 300)
     qtbot.waitUntil(lambda: not bar.compact_model())
     assert bar.model_label.isVisible() and bar.model.isVisible()
+
+
+def test_alt_m_reaches_the_compact_picker_and_types_nothing(qtbot):
+    """The compact picker has no label, and a hidden label's Alt+M did nothing: the key typed "m" into the sentence
+    (the help lists Alt+M for the model; QA). Wide again, the label's own letter does it, once."""
+    bar = bar_at(qtbot, 14, 640)
+    qtbot.waitUntil(bar.compact_model)
+    bar.sentence.setText("My sister")
+    bar.sentence.setFocus()
+    qtbot.waitUntil(bar.sentence.hasFocus)
+    qtbot.keyClick(bar.sentence, QtCore.Qt.Key.Key_M, QtCore.Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(bar.model.hasFocus)
+    assert bar.sentence.text() == "My sister"
+    bar.resize(2400, 300)
+    qtbot.waitUntil(lambda: not bar.compact_model())
+    assert not bar.model_key.isEnabled() and bar.model_label.buddy() is bar.model
 
 
 def test_larger_text_while_compact_gets_a_picker_box_of_the_new_size(qtbot):
