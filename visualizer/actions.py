@@ -22,8 +22,8 @@ STEPS = (("First stage", "« First", "Alt+Home", "first", False),
          ("Previous step", "◀ Step", "Alt+,", "prev_step", True),
          ("Next step", "Step ▶", "Alt+.", "next_step", False))
 # presenter remotes send PageDown / PageUp: walk the whole pipeline with one key
-REMOTE = (("PgDown", "next_sublayer", "Next stage (a presenter's remote)"),
-          ("PgUp", "prev_sublayer", "Previous stage (a presenter's remote)"))
+REMOTE = (("PgDown", "next_in_talk", "Next stage, after linear + softmax the next step (a presenter's remote)"),
+          ("PgUp", "prev_in_talk", "Previous stage, before the decoder the previous step (a presenter's remote)"))
 
 
 class Actions:

@@ -133,6 +133,27 @@ class ViewState:
     def prev_sublayer(self) -> set[str]:
         return self._walk(-1)
 
+    def _loop_start(self) -> Stage | None:
+        """The first stage whose rows are generation steps (a decoder's embedding): where a presenter's walk goes
+        on at the next step, after linear + softmax; None for a model that generates nothing."""
+        stages = self.stages()
+        return next((s for s in stages if self.schema.stack_of_stage(s).by_step), None) if stages else None
+
+    def next_in_talk(self) -> set[str]:
+        """PageDown (a presenter's remote): the next stage; past linear + softmax, the next generation step from
+        the decoder's embedding (the remote stopped at step 0's output, and a class never saw the rest made: QA)."""
+        start = self._loop_start()
+        if not self.can("next_sublayer") and start is not None and self.can("next_step"):
+            return self.update(step=self.step + 1, stack=start.stack, layer=start.layer, sublayer=start.sublayer)
+        return self.next_sublayer()
+
+    def prev_in_talk(self) -> set[str]:
+        """PageUp: next_in_talk undone: from the decoder's embedding at step t > 0, linear + softmax of step t − 1."""
+        if self.stage == self._loop_start() and self.can("prev_step"):
+            last = self.stages()[-1]
+            return self.update(step=self.step - 1, stack=last.stack, layer=last.layer, sublayer=last.sublayer)
+        return self.prev_sublayer()
+
     def first(self) -> set[str]:
         return self.go_to(self.stages()[0])
 

@@ -31,7 +31,8 @@ def test_the_shortcut_sheet_lists_every_action_with_keys_once(qtbot, window):
                            for a, k in listed), text
     assert ("Heatmap alone", "F9") in listed and ("Presentation mode", "F11") in listed
     assert any(m == "View ▸ Go to panel" for m, _, _ in rows)               # submenus by their path
-    assert [(m, a) for m, a, k in rows if k == "PgDown"] == [("Keys only (no menu)", "Next stage (a presenter's remote)")]
+    assert [(m, a) for m, a, k in rows if k == "PgDown"] == [
+        ("Keys only (no menu)", "Next stage, after linear + softmax the next step (a presenter's remote)")]
     keys = [k for _, _, k in rows]
     assert len(keys) == len(set(keys)), "two actions share keys"
     assert ("Keys only (no menu)", "Menu, Shift+F10") in [(m, k) for m, _, k in rows]    # the keyboard's right-click

@@ -140,11 +140,11 @@ def test_the_window_steps_through_every_stage_with_the_keys(qtbot, window, shape
     show_synthetic(window, shaped_trace)
     window.menus.step_actions["First stage"].trigger()
     seen = [window.state.stage]
-    for _ in range(len(sc.stages()) + 2):
+    for _ in range(len(sc.stages()) - 1):
         qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
         if window.state.stage != seen[-1]:
             seen.append(window.state.stage)
-        assert html.escape(sc.caption(window.state.stage)[0]) in window.caption.label.text()
+        assert sc.caption(window.state.stage)[0] in html.unescape(window.caption.label.text()).replace("\xa0", " ")
     assert seen == sc.stages()
     assert sc.describe() in window.status_model.text()
     att = window.attention

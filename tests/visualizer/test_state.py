@@ -23,6 +23,34 @@ def test_walking_the_pipeline_visits_every_stage_once_in_order():
     assert s.stage == Stage("src_embed")
 
 
+def test_the_remotes_walk_goes_on_through_every_generation_step_and_back():
+    """PageDown past linear + softmax: the next step from the decoder's embedding (the encoder is the same at every
+    step); PageUp undoes each press; at the last step's output nothing changes."""
+    s = ViewState(schema=seed_like(2, 2), n_steps=3)
+    s.first()
+    walk = [(s.stage, s.step)]
+    while s.next_in_talk():
+        walk.append((s.stage, s.step))
+    stages = s.stages()
+    decoder = stages[stages.index(Stage("tgt_embed")):]
+    assert walk == [(x, 0) for x in stages] + [(x, 1) for x in decoder] + [(x, 2) for x in decoder]
+    assert s.next_in_talk() == set()
+    back = [(s.stage, s.step)]
+    while s.prev_in_talk():
+        back.append((s.stage, s.step))
+    assert back == walk[::-1]
+
+
+def test_the_remote_walks_stages_alone_where_nothing_is_generated():
+    from model.families.shapes import encoder_only
+    s = ViewState(schema=encoder_only("bert", 2, 32, 4, 64), n_steps=5)
+    s.first()
+    seen = [s.stage]
+    while s.next_in_talk():
+        seen.append(s.stage)
+    assert seen == s.stages()
+
+
 def test_layer_up_and_down_keep_the_sublayer_and_go_on_past_a_stacks_ends():
     """QA: Layer ▼ (Alt+Down) at the embedding did nothing. Within a stack it keeps the sublayer; past the stack's
     first or last layer, and from an embedding or the output, it goes to the nearest stage outside the layer."""

@@ -378,7 +378,7 @@ def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_cap
     try:
         window.state.first()
         seen = []
-        for _ in range(len(window.state.stages()) + 2):                   # two presses past the end change nothing
+        for _ in range(len(window.state.stages())):
             stage = window.state.stage
             if not seen or seen[-1] != stage:
                 seen.append(stage)
@@ -386,9 +386,17 @@ def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_cap
                 text = window.caption.text()
                 assert html_unescape(title) in html_unescape(text) and "=" in equation
                 assert equation_html(equation) in text                       # subscripts set as such
-            qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+            if stage != window.state.stages()[-1]:
+                qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
         assert seen == window.state.stages()
-        assert seen[0].stack == "src_embed" and seen[-1].stack == "output"
+        assert seen[0].stack == "src_embed" and seen[-1].stack == "output" and window.state.step == 0
+        # past linear + softmax the remote goes on: the next generation step, from the decoder's embedding, and
+        # PageUp comes back (the remote stopped at step 0's output: QA)
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+        assert (window.state.stage.stack, window.state.step) == ("tgt_embed", 1)
+        assert "generation step 1" in window.caption.text()
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_PageUp)
+        assert (window.state.stage, window.state.step) == (seen[-1], 0)
     finally:
         window.toggle_presentation()
 
