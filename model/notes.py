@@ -103,30 +103,33 @@ def rare_words(trace) -> str | None:
     """A note naming the input's words that are in fewer than RARE (3) of the sentences the model learnt from
     (model/training_words.py): the bundled en-fr wrote "la célémme" for "cinema", a word in none of its 139,892
     English sentences, and a class read the attention of a guess as the model's knowledge. Its claim (before the
-    colon, all a compact window shows) says what the model read; then what follows for a translation, or for the
+    colon, all a compact window shows, itself cut to a line in the most compact) names the words first, then how
+    often the model read them; then what follows for a translation, or for the
     predictions along a given target (the target is the user's, not a guess). None for a model without word
     counts and a partial result."""
     rare, n = trace.meta.get("rare_words") or [], trace.meta.get("training_sentences")
     if not rare or not n or trace.meta.get("partial"):
         return None
     shown, left = rare[:MAX_NAMED], len(rare) - MAX_NAMED
-    never = [quoted(w) for w, k in shown if k == 0]
-    counts = sorted({k for _, k in shown if k > 0})           # "“a” only once, “b” and “c” only twice"
-    seldom = [f"{and_list([quoted(w) for w, k in shown if k == c])} {TIMES.get(c, f'only {c:,} times')}"
-              for c in counts]
-    read = ", and ".join(filter(None, (f"never read {and_list(never)}" if never else "",
-                                       f"read {', '.join(seldom)}" if seldom else "")))
-    more = f" ({left} more word{'s' if left > 1 else ''} too)" if left > 0 else ""
-    one, unseen = len(rare) == 1, not seldom
+    # the words first: a compact window cuts the claim to one line, and "In its 152,663 training sentences this …"
+    # named none of them (QA in class)
+    groups = [([quoted(w) for w, k in shown if k == c], c) for c in sorted({k for _, k in shown})]
+    parts = []                # "“a” and “b” are in none of this model's 50 training sentences, and “c” in only one"
+    for i, (names, c) in enumerate(groups):
+        verb = (" is" if len(names) == 1 else " are") if i == 0 else ""
+        where = f" of this model's {n:,} training sentences" if i == 0 else ""
+        parts.append(f"{and_list(names)}{verb} in {TIMES.get(c, f'only {c:,}')}{where}")
+    more = f" (and {left} more word{'s' if left > 1 else ''})" if left > 0 else ""
+    one, unseen = len(rare) == 1, groups[-1][1] == 0
     if trace.meta.get("mode") == "teacher-forced":
         then = f"what it predicts for {'it' if one else 'them'} {'is a guess' if unseen and one else 'may be poor'}"
     else:
         then = (f"its translation {'is a guess' if unseen else 'may be wrong'}" if one else
                 "their translations may be wrong")
-    return f"In its {n:,} training sentences this model {read}{more}: {then}."
+    return f"{', and '.join(parts)}{more}: {then}."
 
 
-TIMES = {1: "only once", 2: "only twice"}
+TIMES = {0: "none", 1: "only one", 2: "only two"}
 
 
 def rare_pieces(trace, which: str) -> set[int]:

@@ -92,18 +92,18 @@ def test_a_model_folder_with_counts_notes_the_rare_words_of_a_sentence(tiny_mode
     assert trace.meta["training_sentences"] == 50
     note = rare_words(trace)
     assert note in result_notes(trace, lm.cfg.max_len)
-    assert note == ("In its 50 training sentences this model never read “with” and “Zorro”, and read “mat” only "
-                    "once: their translations may be wrong.")
+    assert note == ("“with” and “Zorro” are in none of this model's 50 training sentences, and “mat” in only one: "
+                    "their translations may be wrong.")
     assert rare_words(translate(lm, "the cat sat on the").trace) is None
     assert rare_words(translate(lm, "the cat sat on the mat").trace) == (
-        "In its 50 training sentences this model read “mat” only once: its translation may be wrong.")
+        "“mat” is in only one of this model's 50 training sentences: its translation may be wrong.")
     # a given target is the user's, not a guess: the note is about the model's predictions along it
     forced = translate(lm, "the zebra", target="le zèbre").trace
-    assert rare_words(forced) == ("In its 50 training sentences this model never read “zebra”: what it predicts for "
+    assert rare_words(forced) == ("“zebra” is in none of this model's 50 training sentences: what it predicts for "
                                   "it is a guess.")
     many = rare_words(translate(lm, "a b c d e f g").trace)
-    assert many.startswith("In its 50 training sentences this model never read “a”, “b”, “c”, “d” and “e” (2 more "
-                           "words too): their translations")
+    assert many.startswith("“a”, “b”, “c”, “d” and “e” are in none of this model's 50 training sentences (and 2 "
+                           "more words): their translations")
     # a long paste is cut at the model's length: the words after the cut were never read, so never named
     long = translate(lm, "the cat " * 40 + "zebra").trace
     assert long.meta["truncated"] > 0 and long.meta["rare_words"] == []
@@ -121,7 +121,7 @@ def test_the_bundled_translators_count_the_english_they_learnt_from():
     # a word it never read ("rucksack": "J'ai perdu mes ruines."): the note says why
     trace = translate(fr, "I lost my rucksack.").trace
     assert trace.meta["rare_words"] == [["rucksack", 0]]
-    assert rare_words(trace) == ("In its 152,663 training sentences this model never read “rucksack”: its "
+    assert rare_words(trace) == ("“rucksack” is in none of this model's 152,663 training sentences: its "
                                  "translation is a guess.")
     assert rare_words(translate(fr, "I have a red car.").trace) is None     # the window's first sentence: no note
     # the pieces of the named words, which the heatmap underlines: the source's "ru ##cks ##ack", none of the French

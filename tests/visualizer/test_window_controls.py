@@ -1189,7 +1189,7 @@ def test_the_notice_names_a_word_the_model_never_read_and_goes_when_it_is_gone(q
     wait_idle(qtbot, w, lambda t: t.meta["sentence"] == "the zebra sat on the mat")
     notice = w.inputs.notice
     assert notice.isVisible()
-    assert "In its 20 training sentences this model never read “zebra”" in notice.text()     # the claim, whole
+    assert "“zebra” is in none of this model's 20 training sentences" in notice.text()     # the claim, whole
     assert "The heatmap's axes underline this word's tokens." in notice.text() + notice.toolTip()
     # the attention heatmap underlines the pieces of such a word ("ru ##g"), and only them, on both axes of the
     # encoder's self-attention and on the keys of the cross-attention; a read-out of such a column says why
