@@ -435,6 +435,54 @@ def other_language(trace) -> str | None:
             "little. Type an English sentence.")
 
 
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")                # 2019, 1,500, 3.5
+TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")               # 2:30, which French writes 14h30 or 14 h 30
+AFTERNOON = re.compile(r"\b(\d{1,2})(?::\d{2})?\s*p\.?m\b", re.IGNORECASE)    # 6 p.m., which French writes 18h
+DECADE = re.compile(r"\b(\d{2}[1-9]0)'?s\b")                  # the 1990s: "les années 90"
+# the same in an output, where a space may group thousands ("1 500", "1\u202f500")
+OUTPUT_NUMBER = re.compile(r"\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*")
+
+
+def digits(number: str) -> str:
+    """A number's digits, leading zeros and a zero fraction aside: "1,500" "1500", "02" "2", "10.00" "10"."""
+    return re.sub(r"\D", "", re.sub(r"[.,]00?$", "", number)).lstrip("0") or "0"
+
+
+def changed_numbers(source: str, output: str) -> list[str]:
+    """The numbers in digits of source that output writes otherwise in digits: output lacks them (its separators
+    aside: "1,500" is "1 500" or "1.500") and holds a number in digits that source does not ("209" for "2019").
+    Not a change: a number written in words ("dix-huit ans" for "18 years"), an hour on the 24-hour clock ("14h30"
+    for "2:30", "18h" for "6 p.m."), a decade's short form ("les années 90" for "the 1990s"): the ways the
+XX
+    for changes: miles in km, 911 as 112, a typo)."""
+    times = TIME.findall(source)
+    source_numbers = NUMBER.findall(TIME.sub(" ", source)) + [n for hour, minutes in times for n in (hour, minutes)]
+    hours = [h for h, _ in times] + AFTERNOON.findall(source)
+    accepted = ({digits(n) for n in source_numbers} | {str(int(h) + 12) for h in hours if int(h) <= 12}
+                | {d[2:] for d in DECADE.findall(source)})
+    written = {digits(n) for n in OUTPUT_NUMBER.findall(output)}
+    if not written - accepted:
+        return []
+    return list(dict.fromkeys(n for n in source_numbers if digits(n) not in written and digits(n) != "0"))
+
+
+def lost_numbers(trace) -> str | None:
+    """A note when an encoder-decoder's output changes a number of the sentence (see changed_numbers): en-fr
+    wrote "depuis 209" for "since 2019" and "100 livres" for "1,500 books", and a class believed it (QA as a
+    teacher). None for a given target, a partial result, and other models (a continuation need not repeat the
+    prompt's numbers)."""
+    if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced"
+            or trace.meta.get("partial")):
+        return None
+    lost = changed_numbers(str(trace.meta.get("sentence", "")), str(trace.meta.get("translation", "")))
+    if not lost:
+        return None
+    what = "translation" if ENGLISH_SOURCE.search(str(trace.meta.get("model", "")).lower().rstrip("/")) else "output"
+    many = len(lost) > 1
+    return (f"The {what} changes the number{'s' if many else ''} {and_list([quoted(n) for n in lost])}: small "
+            f"translators often garble numbers, so check {'them' if many else 'it'} against the sentence.")
+
+
 def in_capitals(trace) -> str | None:
     """A note when the text is in capitals (two words or more, six letters or more, no lowercase letter) and the
     model reads case: a cased model read little such text. en-fr wrote "PNICORICORENIIIIIIN.DN" for a sentence in
@@ -492,7 +540,7 @@ def result_notes(trace, max_len: int) -> list[str]:
     loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
-             unknown_pieces(trace), rare_words(trace), no_mask(trace),
+             unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), forced_end(trace), None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]
