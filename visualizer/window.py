@@ -57,6 +57,7 @@ CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory:
 RARE_UNDERLINED = ("The heatmap's axes underline this word's tokens.",
                    "The heatmap's axes underline these words' tokens.")
 NARROW_CENTRE = 60        # characters: a centre column narrower than this gives the caption's explanation a tooltip
+HEATMAP_SHARE = 0.45      # of the centre column's height: an attention canvas with less makes the window more compact
 
 
 class Centre(QtWidgets.QWidget):
@@ -109,6 +110,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.translation = None                    # … and the translation (or saved frame) it belongs to
         self._notes: list[str] = []                # the notes under the translation (see _set_notice)
         self._notes_whole = False                  # [more] asked for them whole in a compact window
+        self._squeezed = 0                         # the compact level the heatmap's room asked for (see _check_room)
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
         self.keeps_session = False      # whether closing saves the session for the next start (the app's window)
@@ -286,6 +288,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         SteadyLabel.refit_all()          # the translation, and the panels' headers
         TokenAxis.let_shrink_all()
+        QtCore.QTimer.singleShot(0, self, self._check_room)     # once laid out at their new heights
 
     def _say_view_moved(self, view: dict) -> None:
         """A session's layer, head or step that its run does not have was moved to the nearest without a word (a
@@ -368,14 +371,31 @@ class MainWindow(QtWidgets.QMainWindow):
         presentation font: the heatmap got 180 pixels for 11 rows) or below 45 with them (a 720p or 768p laptop:
         the heatmap got 145 pixels for 12 tokens); else 0. Presentation mode is level 1 at least: smaller text
         there (View ▸ Smaller text) gave more lines, brought the chips and the title back, and the heatmap shrank.
-        Level 2 also when the centre column is under NARROW_CENTRE characters wide (1024×768 in class)."""
+        Level 2 also when the centre column is under NARROW_CENTRE characters wide (1024×768 in class). And at
+        least the level the heatmap's room asked for (see _check_room): whatever the window's size, long notes and a
+        long caption could leave it a strip."""
         metrics = QtGui.QFontMetrics(QtWidgets.QApplication.font())
         lines = self.height() / metrics.height()
         details = self.inputs.details_visible()
         if lines < 33 or (details and lines < 36) or self._centre_chars(metrics) < NARROW_CENTRE:
             return 2
         presenting = getattr(self, "presentation", None) is not None and self.presentation.active
-        return 1 if lines < 36 or (details and lines < 45) or presenting else 0
+        level = 1 if lines < 36 or (details and lines < 45) or presenting else 0
+        return max(level, getattr(self, "_squeezed", 0))
+
+    def _check_room(self) -> None:
+        """One compact level more while the attention canvas has under HEATMAP_SHARE of the centre column's height
+        (checked again once the window is laid out anew): at 1024 × 768 two notes of four lines and a caption of
+        five left en-de's cross-attention 55 pixels for 16 rows, and a 694-line window 8 (QA as a teacher). The
+        level stays until the window grows or its text changes size (see resizeEvent), so that a window does not
+        go back and forth between two levels."""
+        centre, canvas = self.centralWidget(), self.attention.canvas
+        if centre is None or not canvas.isVisible() or centre.height() < 200 or self.compact_level() >= 2:
+            return
+        if canvas.height() < HEATMAP_SHARE * centre.height():
+            self._squeezed = self.compact_level() + 1
+            self.refit_caption()
+            QtCore.QTimer.singleShot(0, self, self._check_room)
 
     def _centre_chars(self, metrics: QtGui.QFontMetrics) -> float:
         """The centre column's width in characters of the text font (a window not laid out yet: wide enough). At
@@ -674,7 +694,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if event.size().height() > event.oldSize().height():
+            self._squeezed = 0            # room again, maybe: _check_room decides anew
         self.refit_caption()
+        QtCore.QTimer.singleShot(0, self, self._check_room)
         if hasattr(self.docking, "widths"):
             self.docking.widths.window_resized()
 
@@ -693,7 +716,9 @@ class MainWindow(QtWidgets.QMainWindow):
         super().changeEvent(event)
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
                             QtCore.QEvent.Type.WindowStateChange):      # full screen: presentation's level
+            self._squeezed = 0
             self.refit_caption()
+            QtCore.QTimer.singleShot(0, self, self._check_room)
 
     @property
     def training(self):

@@ -795,6 +795,32 @@ def test_the_captions_layer_is_never_broken_from_its_number(qtbot, window):
     assert title.rpartition(" — ")[0].replace("&", "&amp;") + " —" in text     # a space the title may break at
 
 
+def test_a_heatmap_left_too_little_room_makes_the_window_more_compact_until_it_grows(qtbot, window, monkeypatch):
+    """At 1024 × 768 en-de's two notes and a five-line caption left its cross-attention 55 pixels for 16 rows (QA as a
+    teacher): below HEATMAP_SHARE of the centre's height the window goes a compact level up, and again if that is
+    not enough; the level holds until the window grows, then is decided anew."""
+    import visualizer.window as window_module
+    window.resize(1400, 1000)
+    qtbot.waitUntil(lambda: window.compact_level() == 0)
+    canvas, centre = window.attention.canvas, window.centralWidget()
+    qtbot.wait(100)
+    need = canvas.height() / centre.height() + 0.02           # a little more than the canvas has
+    monkeypatch.setattr(window_module, "HEATMAP_SHARE", need)
+    window._check_room()
+    qtbot.waitUntil(lambda: window.compact_level() >= 1)
+    qtbot.waitUntil(lambda: canvas.height() >= need * centre.height() or window.compact_level() == 2)
+    assert window._compact == window.compact_level()          # the caption and notes were written at that level
+    if window.compact_level() == 2:
+        _, text, _ = window.state.schema.caption(window.state.stage)
+        assert text not in html_unescape(window.caption.text())
+    window.resize(1400, 960)                                  # smaller: the level holds
+    qtbot.wait(100)
+    assert window.compact_level() >= 1
+    monkeypatch.setattr(window_module, "HEATMAP_SHARE", 0.0)
+    window.resize(1400, 1000)                                 # grown: room enough again
+    qtbot.waitUntil(lambda: window.compact_level() == 0 and window._compact == 0)
+
+
 def test_the_model_list_says_what_each_bundled_model_is(window):
     """A class saw bare names (en-de, en-fr, seed-example) and typed its sentences to a lowercased image-caption
     model and to the 2-d worked example."""
