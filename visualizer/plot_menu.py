@@ -6,6 +6,7 @@ chart or curve gives one row per point. Files are written atomically (see export
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from dataclasses import dataclass
@@ -34,8 +35,10 @@ class PlotExport:
 
 
 def file_stem(text: str) -> str:
-    """A file name from a plot title: letters, digits, '-' and '_' only."""
-    stem = re.sub(r"[^\w\-]+", "_", re.sub(r"<[^>]+>", "", text), flags=re.ASCII).strip("_")
+    """A file name from a plot title: letters, digits, '-' and '_' only; the title's tags and entities read as
+    what they show ("Step&nbsp;2" is "Step_2", a line break a gap)."""
+    plain = html.unescape(re.sub(r"<br\s*/?>", " ", re.sub(r"<(?!br)[^>]+>", "", text)))
+    stem = re.sub(r"[^\w\-]+", "_", plain, flags=re.ASCII).strip("_")
     return stem[:80] or "plot"
 
 

@@ -56,6 +56,8 @@ def test_chosen_token_is_highlighted(panel, trace, vocab):
         colors = [b.color().name() for b in panel.bars.opts["brushes"]]
         assert colors[0] == VERMILLION and set(colors[1:]) == {BLUE}
         assert panel.title.startswith(f"Step {step}: predicting token {step + 1} after “")
+        # on screen each number is bound to its word: a narrow dock wrapped the "3" of "token 3" alone (QA)
+        assert panel.box.title.startswith(f"Step&nbsp;{step}: predicting token&nbsp;{step + 1}<br>")
 
 
 def test_title_names_the_prefix(panel, trace):

@@ -158,6 +158,7 @@ def test_file_stem_from_titles():
     assert file_stem("mean μ of v, per token") == "mean_of_v_per_token"
     assert file_stem("<b>bold</b> / x") == "bold_x"
     assert file_stem("μσ") == "plot"
+    assert file_stem("Step&nbsp;2: predicting token&nbsp;3<br>after “&lt;s&gt; ich”") == "Step_2_predicting_token_3_after_s_ich"
 
 
 def test_a_plot_with_the_keyboard_shows_a_frame(qtbot, window):

@@ -318,7 +318,8 @@ class OutputPanel(QtWidgets.QWidget):
             prefix = join_pieces(self._prefix())
             prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
             self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
-            self.box.set_title(f"Step {t}: predicting token {t + 1}<br>after “{escape(self._fitted(prefix))}”")
+            # numbers bound to their words: a narrow dock wrapped "predicting token" and "3" alone (QA in class)
+            self.box.set_title(f"Step&nbsp;{t}: predicting token&nbsp;{t + 1}<br>after “{escape(self._fitted(prefix))}”")
         else:                                          # an encoder's head predicts each position's own token
             here = self._tgt_tokens[t] if t < len(self._tgt_tokens) else ""
             self.title = f"Position {t}: what the model would put at “{here}”"
@@ -361,7 +362,8 @@ class OutputPanel(QtWidgets.QWidget):
         if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
             cut = f", top&nbsp;k&nbsp;=&nbsp;{self.cut}" if self.cut else ""      # (its number alone wrapped too)
             # "T =" and its number on one line (a 1024 × 768 projector wrapped "1.00" alone)
-            self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> &nbsp;·&nbsp; T&nbsp;=&nbsp;"
+            # ("·" opens the next line where it wraps, not ends this one: QA)
+            self.header.setText(f"<b>Entropy H = {self.entropy:.2f} bits</b> ·&nbsp;T&nbsp;=&nbsp;"
                                 f"{self.temperature:.2f}{cut}<br>{taken}")
             self.header.setToolTip(f"{full}<br><br>{meaning}")
         else:
