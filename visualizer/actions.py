@@ -7,6 +7,7 @@ from model.assets import bundled_models, model_summary
 
 from .controls import OPEN_FOLDER, show_from_start
 from .examples import load_examples
+from .nav_toolbar import FittedTexts
 from .theme import THEMES
 
 # every shortcut has a modifier, so arrows, Home/End and PgUp/PgDn keep their meaning in text fields;
@@ -107,6 +108,7 @@ class Actions:
             self.nav_toolbar.addAction(act)
             self.step_actions[label] = act
             self._moves[act] = method
+        self.fitted = FittedTexts(self.nav_toolbar, list(self._moves))
         state.subscribe(lambda _changed: self.grey_moves())
         self.grey_moves()
         for keys, method, text in REMOTE:

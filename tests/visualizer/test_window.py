@@ -130,6 +130,30 @@ def test_the_toolbar_greys_the_steps_that_would_not_move_the_view(qtbot, window)
                      head=before[1], step=before[2])
 
 
+def test_a_crowded_toolbar_names_each_pair_of_steps_once_and_hides_none(qtbot, window):
+    """At a class's text size ◀ Step and Step ▶ went behind the toolbar's "»" menu (QA as a teacher): where the
+    words do not fit, "◀" and "Sublayer ▶", "«" and "»"; the menus keep the full names; wide again, the words."""
+    from PySide6 import QtGui
+    from visualizer.nav_toolbar import tight
+    bar, acts = window.menus.nav_toolbar, window.menus.step_actions
+    window.resize(1400, 900)
+    qtbot.waitUntil(lambda: not window.menus.fitted.is_tight)
+    whole = {label: a.iconText() for label, a in acts.items()}
+    assert whole["Previous step"] == "◀ Step" and whole["First stage"] == "« First"
+    font = QtGui.QFont(bar.font())
+    font.setPointSizeF(3 * font.pointSizeF())
+    bar.setFont(font)
+    qtbot.waitUntil(lambda: window.menus.fitted.is_tight)
+    assert [a.iconText() for a in acts.values()] == ["«", "◀", "Sublayer ▶", "»", "▲", "Layer ▼", "◀", "Head ▶",
+                                                     "◀", "Step ▶"]
+    assert all(tight(whole[label]) == a.iconText() for label, a in acts.items())
+    assert all(bar.widgetForAction(a).isVisible() for a in acts.values())          # none behind "»"
+    assert acts["Previous step"].text() == "Previous step"                         # the menu's name
+    bar.setFont(QtGui.QFont(window.font()))
+    qtbot.waitUntil(lambda: not window.menus.fitted.is_tight)
+    assert {label: a.iconText() for label, a in acts.items()} == whole
+
+
 def test_the_greyed_steps_follow_a_new_sentences_length(qtbot, window):
     """QA: at the last step (Step ▶ grey) a longer sentence's run left Step ▶ grey at step 5 of 8, and a shorter
     one's left it bright at its last step: the new run's number of steps changes what a step can reach."""
