@@ -9,6 +9,9 @@ room only when the new text needs a different height at the current width.
 grow_only: the height, once grown, stays until the width or the font changes. For the translation under the
 sentence field: while typing, its text wraps onto one line more and one line less, and each change of height
 would move every panel below it up or down and draw them all again.
+
+set_reserve: texts the label will show next (the caption's for every stage of the pipeline): its height is the
+tallest of theirs from the start, so that stepping through them moves nothing below it.
 """
 from __future__ import annotations
 
@@ -42,6 +45,8 @@ class SteadyLabel(QtWidgets.QWidget):
             SteadyLabel._growing.add(self)
         self._fitted_width = -1                     # the width the height was last fitted at
         self._heights: dict[tuple[str, int], int] = {}   # (text, width) -> height: rich text is slow to measure
+        self._reserve: tuple[str, ...] = ()             # texts whose height the label keeps room for (set_reserve)
+        self._scratch: QtWidgets.QLabel | None = None   # measures them, never shown
         self.label = QtWidgets.QLabel(self)
         self.label.setWordWrap(wrap)
         self.label.setTextFormat(QtCore.Qt.TextFormat.RichText if rich else QtCore.Qt.TextFormat.PlainText)
@@ -61,16 +66,40 @@ class SteadyLabel(QtWidgets.QWidget):
             self._refit()
 
     # --- geometry ---------------------------------------------------------------------------------------
+    def set_reserve(self, texts) -> None:
+        """Keep room for the tallest of texts (besides the text shown) from now on: see the module's note."""
+        texts = tuple(texts)
+        if texts != self._reserve:
+            self._reserve = texts
+            self._refit(restart=True)
+
     def _needed_height(self, width: int | None = None) -> int:
         width = self.width() if width is None else width
         if not (self.label.wordWrap() and width > 0):
             return self.label.sizeHint().height()
-        key = (self.label.text(), width)          # a layer change measures again the header of a layer seen before
+        return max(self._height_of(t, width) for t in (self.label.text(), *self._reserve))
+
+    def _height_of(self, text: str, width: int) -> int:
+        key = (text, width)          # a layer change measures again the header of a layer seen before
         if key not in self._heights:
             if len(self._heights) > 512:
                 self._heights.clear()
-            self._heights[key] = self.label.heightForWidth(width)
+            self._heights[key] = self._measurer(text).heightForWidth(width)
         return self._heights[key]
+
+    def _measurer(self, text: str) -> QtWidgets.QLabel:
+        """The label itself for its own text; for another, a hidden label set up as it is."""
+        if text == self.label.text():
+            return self.label
+        if self._scratch is None:
+            self._scratch = QtWidgets.QLabel()
+            self._scratch.setWordWrap(True)
+        scratch, label = self._scratch, self.label
+        scratch.setTextFormat(label.textFormat())
+        scratch.setFont(label.font())
+        scratch.setContentsMargins(label.contentsMargins())
+        scratch.setText(text)
+        return scratch
 
     def refit(self) -> None:
         """Fit the height to the text again, smaller too (a grow_only label whose text changed kind)."""

@@ -405,6 +405,26 @@ class MainWindow(QtWidgets.QMainWindow):
         width = centre.width() if centre is not None and centre.isVisible() else 0
         return width / max(1, metrics.averageCharWidth()) if width > 100 else float("inf")
 
+    def _caption_html(self, stage) -> str:
+        """The caption of a stage at the step in view and the compact level the caption was last written at."""
+        title, text, equation = self.state.schema.caption(stage)
+        step = self._step_html(stage)
+        middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
+        head, dash, where = title.rpartition(" — ")   # "— layer 1" on one line: a lone "1" wrapped at 1024 × 768
+        shown = f"{html.escape(head)} {'&nbsp;'.join(html.escape(w) for w in (dash.strip(), *where.split()))}" if dash \
+            else html.escape(title)
+        return (f"<b>{shown}</b>{step}<br>{middle}"
+                f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
+
+    def _step_html(self, stage) -> str:
+        """The caption's words on the step in view, at a decoder's stage."""
+        if self.trace is None or not self.trace.schema.stack_of_stage(stage).by_step:
+            return ""
+        s = self.state.step
+        # the token whole on one line: a narrow caption broke "</s>" as "(“</" and "s>”)" (QA)
+        return (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
+                f"{unbreakable_html('(“' + self.trace.out_tokens[s] + '”)')}")
+
     def compact_caption(self) -> bool:
         """The caption without its explanation (compact_level 2)."""
         return self.compact_level() >= 2
@@ -412,23 +432,15 @@ class MainWindow(QtWidgets.QMainWindow):
     def _set_caption(self) -> None:
         if self.state.schema is None:
             return
-        title, text, equation = self.state.schema.caption(self.state.stage)
-        step = ""
-        if self.trace is not None and self.trace.schema.stack_of_stage(self.state.stage).by_step:
-            s = self.state.step
-            # the token whole on one line: a narrow caption broke "</s>" as "(“</" and "s>”)" (QA)
-            step = (f" &nbsp;|&nbsp; generation step {s}: predicting token {s + 1} "
-                    f"{unbreakable_html('(“' + self.trace.out_tokens[s] + '”)')}")
         self._compact = self.compact_level()
         self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
-        middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
-        head, dash, where = title.rpartition(" — ")   # "— layer 1" on one line: a lone "1" wrapped at 1024 × 768
-        shown = f"{html.escape(head)} {'&nbsp;'.join(html.escape(w) for w in (dash.strip(), *where.split()))}" if dash \
-            else html.escape(title)
-        self.caption.setText(f"<b>{shown}</b>{step}<br>{middle}"
-                             f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
+        title, text, _ = self.state.schema.caption(self.state.stage)
+        self.caption.setText(self._caption_html(self.state.stage))
+        # room for the tallest stage's caption at this step: a walk with the remote moved the heatmap up and
+        # down by 20 to 60 pixels at each press, as captions of three and five lines took turns (QA as a teacher)
+        self.caption.set_reserve(self._caption_html(s) for s in self.state.stages())
         self.caption.setToolTip(text if self._compact >= 2 else "")
-        said = f"{title}{accessible.plain(step)}"
+        said = f"{title}{accessible.plain(self._step_html(self.state.stage))}"
         if said != self._caption_said:           # a stage or step stepped to is said (Alt+arrows, PageDown)
             self._caption_said = said
             accessible.announce(self.caption, said)

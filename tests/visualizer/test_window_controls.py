@@ -406,6 +406,21 @@ def html_unescape(text: str) -> str:
     return html.unescape(text).replace("\xa0", " ")      # a title's "— layer 1" is kept on one line
 
 
+def test_the_caption_keeps_the_room_of_the_tallest_stage_so_a_walk_moves_nothing_under_it(qtbot, window):
+    """A walk with the remote moved the heatmap up and down by 20 to 60 pixels at each press, as captions of three
+    and five lines took turns (QA as a teacher): at every width, from the first stage on, one height."""
+    for width in range(1000, 1500, 100):
+        window.resize(width, 900)
+        qtbot.waitUntil(lambda: window.width() == width)
+        window.state.first()
+        heights = []
+        for stage in window.state.stages():
+            window.state.go_to(stage)
+            qtbot.wait(5)                                        # laid out
+            heights.append(window.caption.height())
+        assert len(set(heights)) == 1, (width, heights)
+
+
 def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, settings, tmp_path):
     """As `--session` does: the file is opened before the first result; its layer, head and step must not be
     clamped against the empty window."""
