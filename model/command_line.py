@@ -226,13 +226,17 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
     @functools.wraps(main)
     def run(argv: list[str] | None = None) -> int:
         argv = text_args(list(sys.argv[1:] if argv is None else argv))
+        for stream in (sys.stdout, sys.stderr):         # a terminal that cannot show "é" gets "?", not an error
+            if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
+                stream.reconfigure(errors="replace")    # after the work was done (QA: PYTHONIOENCODING=ascii)
         previous = {}
         if signals and threading.current_thread() is threading.main_thread():
             for sig in STOP_SIGNALS:
                 previous[sig] = signal.signal(sig, _stop)
         try:
             code = main(argv)
-            sys.stdout.flush()                           # a full disk says so here, not at the interpreter's exit
+            if sys.stdout is not None:                   # (None: started with stdout closed)
+                sys.stdout.flush()                       # a full disk says so here, not at the interpreter's exit
             return code
         except (UsageError, CommandError) as e:
             return fail(str(e), e.code)

@@ -86,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         raise
     if len(written) == len(specs):                   # whole: the run they show, beside them
-        written.append(write_run_record(a.out, result.trace, lm.name))
+        try:
+            written.append(write_run_record(a.out, result.trace, lm.name))
+        except ExportError as e:                     # (it read "unexpected ExportError": QA)
+            raise CommandError(f"{e}; the {len(written)} figures were written, each whole") from None
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
     if (line := output_line(result)) is not None:

@@ -40,6 +40,29 @@ def test_an_argument_that_is_not_utf8_is_replaced_with_a_notice(command, tiny_mo
         (expected if command == "translate" else f"translation: {expected}")
 
 
+def test_a_terminal_that_cannot_show_a_letter_gets_a_question_mark_not_an_error(tiny_model_dir, tiny_lm):
+    """With an ASCII terminal (PYTHONIOENCODING=ascii) `translate "…café…"` failed after the work was done:
+    "unexpected UnicodeEncodeError", exit 1, no translation (QA)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONIOENCODING="ascii")
+    proc = subprocess.run([sys.executable, "-m", "visualizer", "translate", "the café cat", "--model",
+                           str(tiny_model_dir)], capture_output=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()[-1000:]
+    expected = translate(tiny_lm, "the café cat").text
+    assert proc.stdout.decode("ascii").strip() == expected.encode("ascii", "replace").decode("ascii")
+
+
+def test_an_unwritable_run_record_is_one_line_that_counts_the_figures_kept(run_command, tiny_model_dir, tmp_path):
+    """A folder (or a full disk) where run.json goes read "error: unexpected ExportError: …" (QA)."""
+    (tmp_path / "run.json").mkdir()
+    code, out, err = run_command(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(tmp_path),
+                                  "--format", "csv"])
+    figures = sorted(p.name for p in tmp_path.glob("*.csv"))
+    assert code == 1 and err.splitlines()[-1] == (
+        f"error: {tmp_path / 'run.json'}: could not be written (not a regular file (a folder, a device, a pipe or a "
+        f"socket)); the {len(figures)} figures were written, each whole")
+    assert figures and "unexpected" not in err
+
+
 def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
     for text in ("", "   ", "\u200b\u200b", "\u2060 \ufeff"):          # zero-width characters were translated
         code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
