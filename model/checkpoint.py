@@ -125,8 +125,13 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         state = load_file(str(w_path))
     except (SafetensorError, OSError, ValueError) as e:
         raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
-    model = Transformer(cfg)
-    expected = {k: v for k, v in model.state_dict().items() if k not in cfg.shared_keys}
+    try:             # the shapes first, with no memory behind them: a config of absurd sizes (d_model 1048576)
+        with torch.device("meta"):          # asked for 33 GB and read "unexpected RuntimeError" (QA)
+            skeleton = Transformer(cfg)
+    except (RuntimeError, ValueError) as e:
+        raise ModelLoadError(f"{cfg_path}: cannot build a model of these sizes ({str(e).splitlines()[0][:120]})") \
+            from None
+    expected = {k: v for k, v in skeleton.state_dict().items() if k not in cfg.shared_keys}
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     if missing:
@@ -140,6 +145,11 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         weights[k] = state[k].float()
         if not torch.isfinite(weights[k]).all():
             raise ModelLoadError(f"{w_path}: tensor {k} holds NaN or infinite values")
+    try:
+        model = Transformer(cfg)
+    except (RuntimeError, MemoryError) as e:
+        raise ModelLoadError(f"{cfg_path}: this machine has not the memory for a model of these sizes "
+                             f"({str(e).splitlines()[0][:120]})") from None
     model.load_state_dict(weights, strict=not cfg.shared_keys)
     model.eval()
     return LoadedModel(name or folder.name, folder, model, toks[0], toks[1])

@@ -177,3 +177,20 @@ def test_a_folder_without_a_config_is_said_to_be_no_model_folder(tmp_path):
     msg = str(err.value)
     assert msg.startswith(f"{folder}: not a model folder (it has no config.json).") and "\n" not in msg
     assert "weights and the tokenizer" in msg
+
+
+def test_a_config_of_absurd_sizes_is_refused_by_its_shapes_before_any_memory_is_asked(copy, monkeypatch):
+    """d_model 1048576 and d_ff 16777216 in config.json asked for 33 GB: "unexpected RuntimeError: … can't allocate
+    memory", and the window kept no model (QA). The weights' shapes are compared first, on a model without memory."""
+    cfg = json.loads((copy / "config.json").read_text())
+    cfg.update(d_model=1048576, h=1, d_ff=16777216)
+    (copy / "config.json").write_text(json.dumps(cfg))
+    built = []
+    real_init = torch.nn.Linear.__init__
+
+    def watch(self, *args, **kwargs):
+        built.append(torch.empty(1).device)                 # the device a factory would allocate on
+        real_init(self, *args, **kwargs)
+    monkeypatch.setattr(torch.nn.Linear, "__init__", watch)
+    expect_error(copy, WEIGHTS, "config needs", "1048576")
+    assert built and all(d.type == "meta" for d in built)          # nothing of that size was allocated
