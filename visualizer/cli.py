@@ -141,7 +141,9 @@ def app_main(argv: list[str]) -> int:
             window.toggle_presentation()
         else:
             window.show()
-        code = 0 if guard is not None and guard.code else app.exec()
+        from .stop_signals import close_on_stop_signals
+        with close_on_stop_signals(window):      # a kill, a closed terminal, Ctrl+C: closed as Quit does
+            code = 0 if guard is not None and guard.code else app.exec()
         window.wait_for_threads()            # quit() (the screenshot's) leaves them running, unlike a close
         collector.timer.stop()
         return exit_code["code"] or (guard.code if guard else 0) or code
