@@ -97,6 +97,9 @@ def app_main(argv: list[str]) -> int:
     window.keeps_session = not a.screenshot
     for notice in settings.notices:           # bad values read so far, the saved layout's too
         print(f"note: {notice}", file=sys.stderr)
+    if not a.screenshot and (lost := settings.cannot_keep()):
+        print(f"note: {lost}", file=sys.stderr)
+        window.statusBar().showMessage(lost[:1].upper() + lost[1:], 30000)
     if a.size:
         window.resize(*a.size)
     elif a.screenshot and not a.presentation:

@@ -88,6 +88,19 @@ class Settings:
         start: beside the settings file, as the frame is."""
         return Path(self.q.fileName()).parent / LAST_SESSION
 
+    def cannot_keep(self) -> str | None:
+        """Why nothing of this run will be kept for the next (the settings' folder cannot be written: a read-only
+        home), in one line; None when it can. A Quit there lost the session and the settings without a word (QA)."""
+        from model.files import can_create_in
+        folder = Path(self.q.fileName()).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            return f"{folder} cannot be made ({e.strerror}): the settings and the session will not be kept"
+        if not can_create_in(folder):
+            return f"{folder} is not writable: the settings and the session will not be kept"
+        return None
+
     def set(self, key: str, value) -> None:
         if key not in DEFAULTS:
             raise KeyError(key)

@@ -182,3 +182,16 @@ def test_the_toolbars_more_button_is_drawn_in_the_themes_text_colour(qtbot, wind
                 QtGui.QFontMetrics(app.font()).height()
     finally:
         apply_theme(app, "light")
+
+
+def test_a_settings_folder_that_cannot_be_written_is_said_at_the_start(tmp_path):
+    """A read-only home: Quit lost the session and the settings without a word (QA)."""
+    from visualizer.settings import Settings
+    good = Settings(QtCore.QSettings(str(tmp_path / "ok" / "settings.ini"), QtCore.QSettings.Format.IniFormat))
+    assert good.cannot_keep() is None and (tmp_path / "ok").is_dir()
+    (tmp_path / "file").write_text("not a folder")
+    bad = Settings(QtCore.QSettings(str(tmp_path / "file" / "cfg" / "settings.ini"),
+                                    QtCore.QSettings.Format.IniFormat))
+    said = bad.cannot_keep()
+    assert said is not None and said.startswith(str(tmp_path / "file" / "cfg"))
+    assert said.endswith("the settings and the session will not be kept")
