@@ -208,15 +208,15 @@ def main(argv: list[str] | None = None) -> int:
         sources, refs = sources[: a.limit], refs[: a.limit]
     hyps = translate_all(lm, sources, a.beam, a.batch_size, ensemble=ensemble,
                          progress=lambda n, t: print(f"translated {n}/{t}", file=sys.stderr, flush=True))
+    bleu, chrf = score(hyps, refs, a.lowercase)
+    skipped = f" skipped {len(corpus.problems)}" if corpus.problems else ""
+    print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}{skipped}")
+    print(f"BLEU {bleu:.2f} chrF {chrf:.2f}", flush=True)      # the scores first: a full disk lost them (QA)
     if a.hyps:
         try:
             atomic_write_text(Path(a.hyps), "\n".join(hyps) + "\n")
         except OSError as e:
             raise CommandError(f"--hyps {a.hyps}: could not be written ({e.strerror or e})") from None
-    bleu, chrf = score(hyps, refs, a.lowercase)
-    skipped = f" skipped {len(corpus.problems)}" if corpus.problems else ""
-    print(f"sentences {len(sources)} references {sum(map(len, refs))} beam {a.beam} lowercase {a.lowercase}{skipped}")
-    print(f"BLEU {bleu:.2f} chrF {chrf:.2f}")
     if baseline is not None:
         base_hyps = translate_all(baseline, sources, a.beam, a.batch_size, progress=lambda n, t: print(
             f"translated {n}/{t} with {a.against}", file=sys.stderr, flush=True))

@@ -95,6 +95,22 @@ def test_evaluate_empty_tsv(run_command, tiny_model_dir, tmp_path):
     assert code == 2 and err == f"error: {empty}: no sentence pairs to score\n"
 
 
+def test_evaluate_prints_its_scores_before_a_hyps_file_that_cannot_be_written(run_command, tiny_model_dir, tmp_path,
+                                                                               monkeypatch):
+    """A disk full at --hyps lost the scores of 25 s of translating: only the write's error was printed (QA)."""
+    import model.evaluate as evaluate_module
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("the cat\tle chat\nthe dog\tle chien\n", encoding="utf-8")
+
+    def full_disk(path, text):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(evaluate_module, "atomic_write_text", full_disk)
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir), "--hyps",
+                                  str(tmp_path / "h.txt")])
+    assert code == 1 and out.splitlines()[-1].startswith("BLEU ")
+    assert err.splitlines()[-1] == f"error: --hyps {tmp_path / 'h.txt'}: could not be written (No space left on device)"
+
+
 def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, tiny_model_dir, tmp_path):
     tsv = tmp_path / "t.tsv"
     tsv.write_text("the cat\tle chat\nno tab here\nthe dog\tle chien\n\tempty source\n", encoding="utf-8")
