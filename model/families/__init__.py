@@ -46,10 +46,13 @@ def family_for(folder: Path):
         fam = family(name)
         if fam.recognises(config):
             return fam
-    kind = config.get("model_type") or config.get("architectures")
+    kind = config.get("model_type")
     if not kind:                # "model type 'unknown'" read as a type of that name (QA)
-        raise ModelLoadError(f"{path}: names no model_type, and is not this app's own config (supported families: "
-                             f"{supported()})")
+        # and "model type ['GPT2LMHeadModel'] is not supported" of a GPT-2 whose model_type was removed (QA)
+        archs = config.get("architectures")
+        named = f" (its architectures: {', '.join(map(str, archs))})" if isinstance(archs, list) and archs else ""
+        raise ModelLoadError(f"{path}: names no model_type{named}, and is not this app's own config (supported "
+                             f"families: {supported()})")
     raise ModelLoadError(f"{path}: model type {kind!r} is not supported (supported families: {supported()})")
 
 

@@ -53,7 +53,8 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
                                   "a layer missing", "another model's weights", "a larger tokenizer",
                                   "a count as words", "no heads", "a width as words", "a smaller vocabulary",
-                                  "no layers"])
+                                  "no layers", "only architectures", "a null tokenizer", "a bad generation config",
+                                  "a missing shard"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -100,6 +101,22 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         (folder / "config.json").write_text(json.dumps({k: v for k, v in config.items()
                                                         if k not in ("model_type", "architectures")}))
         expect = "config.json: names no model_type, and is not this app's own config (supported families: "
+    elif case == "only architectures":     # read "model type ['GPT2LMHeadModel'] is not supported" (QA)
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**{k: v for k, v in config.items() if k != "model_type"},
+                                                        "architectures": ["GPT2LMHeadModel"]}))
+        expect = "config.json: names no model_type (its architectures: GPT2LMHeadModel), and is not this app's"
+    elif case == "a null tokenizer":       # read "cannot read its tokenizer ('NoneType' object has no attribute…"
+        (folder / "tokenizer.json").write_text("null")
+        expect = f"{folder / 'tokenizer.json'}: a JSON object was expected, it holds NoneType"
+    elif case == "a bad generation config":    # read "cannot load the weights (…max_new_tokens…)"
+        (folder / "generation_config.json").write_text(json.dumps({"max_new_tokens": -5}))
+        expect = f"{folder / 'generation_config.json'}: not valid for transformers ("
+    elif case == "a missing shard":        # read "no *.safetensors weights"
+        weights.rename(folder / "model-00001-of-00002.safetensors")
+        (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": {
+            "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+        expect = "names model-00002-of-00002.safetensors, which is not in the folder"
     elif case == "no tokenizer":
         (folder / "tokenizer.json").unlink()
         expect = "no tokenizer"

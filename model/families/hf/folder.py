@@ -72,6 +72,7 @@ def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = Non
     transformers class that opens the family; source: the model id the folder was found under (for the message that
     says how to convert pickled weights)."""
     weights = sorted(folder.glob("*.safetensors"))
+    check_index(folder)
     if not weights:
         if any((folder / n).is_file() for n in ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5")):
             raise ModelLoadError(f"{folder}: only pytorch_model.bin (a pickle, which can run code when loaded); this "
@@ -81,6 +82,8 @@ def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = Non
         check_safetensors(path)
     if not any((folder / n).is_file() for n in TOKENIZER_FILES):
         raise ModelLoadError(f"{folder}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        check_json_object(folder / name)       # a "null" read "cannot read its tokenizer ('NoneType' object …)" (QA)
     check_memory(folder, sum(p.stat().st_size for p in weights))
     return weights
 
@@ -95,6 +98,36 @@ def convert_command(auto: str, source: str) -> str:
             f"python -c \"from transformers import AutoTokenizer as T, {auto} as M; "
             f"M.from_pretrained({source!r}).save_pretrained({out!r}, safe_serialization=True); "
             f"T.from_pretrained({source!r}).save_pretrained({out!r})\" and open {out}")
+
+
+def check_json_object(path: Path) -> dict | None:
+    """A JSON file of a model folder that must hold an object, read; None if there is none. ModelLoadError naming it
+    when it is not valid JSON or not an object."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: not valid JSON ({str(e).splitlines()[0][:120]})") from None
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{path}: a JSON object was expected, it holds {type(data).__name__}")
+    return data
+
+
+def check_index(folder: Path) -> None:
+    """Weights split in shards: every shard the index names is in the folder (a missing one read "no *.safetensors
+    weights", or a load error, without its name: QA)."""
+    index = check_json_object(folder / "model.safetensors.index.json")
+    if index is None:
+        return
+    shards = index.get("weight_map")
+    if not isinstance(shards, dict):
+        raise ModelLoadError(f"{folder / 'model.safetensors.index.json'}: has no weight_map")
+    missing = sorted({str(v) for v in shards.values()} - {p.name for p in folder.glob("*.safetensors")})
+    if missing:
+        raise ModelLoadError(f"{folder / 'model.safetensors.index.json'}: names {', '.join(missing[:3])}"
+                             f"{' …' if len(missing) > 3 else ''}, which {'is' if len(missing) == 1 else 'are'} "
+                             "not in the folder")
 
 
 def check_safetensors(path: Path) -> None:

@@ -66,6 +66,13 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config for transformers "
                              f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
             from None
+    if (folder / "generation_config.json").is_file():      # its errors read as the weights' (QA)
+        try:
+            tf.GenerationConfig.from_pretrained(str(folder), local_files_only=True)
+        except Exception as e:
+            raise ModelLoadError(f"{folder / 'generation_config.json'}: not valid for transformers "
+                                 f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
+                from None
     tokenizer = open_tokenizer(folder)
     # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
     target = open_tokenizer(folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
