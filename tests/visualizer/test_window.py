@@ -371,6 +371,7 @@ def test_a_long_unbroken_translation_wraps_instead_of_widening_the_window(qtbot,
     qtbot.wait(50)
     width = window.width()
     garbled = dataclasses.replace(window.translation, text="apid" * 400)
+    window.translation = garbled                  # (what a refit at a new compact level writes again)
     window._set_translation(garbled)
     qtbot.wait(50)
     assert window.width() == width and window.inputs.translation.minimumSizeHint().width() < width
