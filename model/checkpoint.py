@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
                      ModelLoadError, bundled_models)
 from .config import ModelConfig
-from .files import atomic_write
+from .files import NOT_REGULAR, atomic_write
 from .tokenizer import TextTokenizer
 from .training_words import word_counts_and_problem
 from .transformer import Transformer
@@ -93,8 +93,11 @@ def step_counts(folder: str | Path) -> tuple[int, int]:
         return 0, 0
 
 
-def _read(folder: Path, name: str):
+def required_file(folder: Path, name: str) -> Path:
+    """folder/name, which must be a regular file; ModelLoadError saying what it is otherwise."""
     path = folder / name
+    if path.exists() and not path.is_file():      # a FIFO or a folder read "file is missing" (QA)
+        raise ModelLoadError(f"{path}: {NOT_REGULAR}")
     if not path.is_file():
         raise ModelLoadError(f"{path}: file is missing")
     return path
@@ -105,14 +108,14 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     folder = Path(folder)
     if not folder.is_dir():
         raise ModelLoadError(f"{folder}: not a model folder (it does not exist or is not a directory)")
-    cfg_path = _read(folder, CONFIG)
+    cfg_path = required_file(folder, CONFIG)
     try:
         cfg = ModelConfig.from_dict(json.loads(cfg_path.read_text(encoding="utf-8")))
     except (ValueError, TypeError, UnicodeDecodeError) as e:
         raise ModelLoadError(f"{cfg_path}: {e}".splitlines()[0]) from None
     toks = []
     for tok_name, size in ((SRC_TOK, cfg.src_vocab_size), (TGT_TOK, cfg.tgt_vocab_size)):
-        path = _read(folder, tok_name)
+        path = required_file(folder, tok_name)
         try:
             tok = TextTokenizer.load(path)
         except Exception as e:  # the tokenizers library raises its own exception types
@@ -120,7 +123,7 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         if tok.vocab_size != size:
             raise ModelLoadError(f"{path}: vocabulary has {tok.vocab_size} entries, config says {size}")
         toks.append(tok)
-    w_path = _read(folder, WEIGHTS)
+    w_path = required_file(folder, WEIGHTS)
     try:
         state = load_file(str(w_path))
     except (SafetensorError, OSError, ValueError) as e:

@@ -133,9 +133,9 @@ def check(name_or_folder: str | Path) -> None:
         if pickled and not (folder / WEIGHTS).is_file():
             raise ModelLoadError(f"{folder}: only {pickled[0]} (a pickle, which can run code when loaded); this app "
                                  f"loads {WEIGHTS} only")
+        from ..checkpoint import required_file
         for name in (WEIGHTS, SRC_TOK, TGT_TOK):
-            if not (folder / name).is_file():
-                raise ModelLoadError(f"{folder / name}: file is missing")
+            required_file(folder, name)
 
 
 def translate(lm, text: str, *args, **kwargs):

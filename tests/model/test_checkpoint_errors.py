@@ -194,3 +194,16 @@ def test_a_config_of_absurd_sizes_is_refused_by_its_shapes_before_any_memory_is_
     monkeypatch.setattr(torch.nn.Linear, "__init__", watch)
     expect_error(copy, WEIGHTS, "config needs", "1048576")
     assert built and all(d.type == "meta" for d in built)          # nothing of that size was allocated
+
+
+def test_a_file_of_the_folder_that_is_a_pipe_or_a_folder_is_called_so_not_missing(copy):
+    """A FIFO or a folder in place of tokenizer_src.json read "file is missing" (QA)."""
+    import os
+    from model.families import check
+    (copy / "tokenizer_src.json").unlink()
+    os.mkfifo(copy / "tokenizer_src.json")
+    for opening in (load_model, check):
+        with pytest.raises(ModelLoadError) as err:
+            opening(copy)
+        assert str(err.value) == (f"{copy / 'tokenizer_src.json'}: not a regular file (a folder, a device, a pipe "
+                                  "or a socket)")

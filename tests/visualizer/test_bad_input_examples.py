@@ -111,6 +111,14 @@ def test_evaluate_prints_its_scores_before_a_hyps_file_that_cannot_be_written(ru
     assert err.splitlines()[-1] == f"error: --hyps {tmp_path / 'h.txt'}: could not be written (No space left on device)"
 
 
+@pytest.mark.parametrize("command", ["check-translations", "evaluate"])
+def test_a_device_given_as_a_list_is_refused_not_read_for_ever(run_command, tiny_model_dir, command):
+    """check-translations /dev/zero grew until the kernel killed it; evaluate --tsv /dev/zero ran on (QA)."""
+    args = ["/dev/zero"] if command == "check-translations" else ["--tsv", "/dev/zero"]
+    code, out, err = run_command([command, *args, "--model", str(tiny_model_dir)])
+    assert code == 2 and err == "error: /dev/zero: not a regular file (a folder, a device, a pipe or a socket)\n"
+
+
 def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, tiny_model_dir, tmp_path):
     tsv = tmp_path / "t.tsv"
     tsv.write_text("the cat\tle chat\nno tab here\nthe dog\tle chien\n\tempty source\n", encoding="utf-8")
