@@ -10,6 +10,7 @@ from model.ablation import AblationError, expand, parse_spec, spec
 from model.assets import ModelLoadError, bundled_models
 from model.config import DecodingSettings
 from model.schema import Stage
+from model.text import blank
 
 from .export import ExportError, write_text
 from .file_schema import DECODING, SESSION, VIEW, SchemaError, validate
@@ -71,7 +72,9 @@ def read_session(path: str | Path) -> dict:
         decoding = validate(fields["decoding"], DECODING, "decoding")
         view = fields["view"]
         changes = {"model_name": fields["model"], "sentence": whole_characters(fields["sentence"]),
-                   "target": whole_characters(fields["target"] or ""),
+                   # a target of nothing to read is none (a "\u0000" ran as an empty given target; the command line
+                   # refuses one: QA)
+                   "target": "" if blank(fields["target"] or "") else whole_characters(fields["target"]),
                    "positional": fields["positional"], "decoding": DecodingSettings(**decoding)}
         for k in VIEW_KEYS:
             if k in view:

@@ -28,6 +28,16 @@ def test_session_round_trip(tmp_path):
         assert getattr(t, k) == getattr(s, k), k
 
 
+def test_a_target_with_nothing_to_read_is_no_target(tmp_path):
+    """A session's "target": "\u0000" showed an empty Target field and ran as an empty given target (QA)."""
+    import json
+    for target in ("\u0000", "\u200b", "  ", "\t"):
+        path = tmp_path / "s.json"
+        path.write_text(json.dumps({"format": "attention-visualizer-session/1", "model": "en-fr", "sentence": "x",
+                                    "target": target}), encoding="utf-8")
+        assert read_session(path)["target"] == ""
+
+
 @pytest.mark.parametrize("content, words", [
     ("{not json", "damaged or was changed by hand: it stops making sense at line 1, column 2"),
     ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}',
