@@ -214,7 +214,11 @@ def build_tokenizers(run: Run, corpus):
     src_path, tgt_path = out / SRC_TOK, out / TGT_TOK
     if run.main and a.tokenizers_from:
         for path in (src_path, tgt_path):
-            shutil.copy(Path(a.tokenizers_from) / path.name, path)
+            source = Path(a.tokenizers_from) / path.name
+            if not source.is_file():                 # (a Hugging Face folder: "[Errno 2] No such file…", QA)
+                raise CorpusError(f"--tokenizers-from {a.tokenizers_from}: no {path.name} (only this app's own "
+                                  "model folders hold its tokenizers)")
+            shutil.copy(source, path)
     elif run.main and not (a.resume and src_path.exists() and tgt_path.exists()):
         if a.share_embeddings:   # one joint vocabulary, stored under both names
             TextTokenizer.train(corpus.src + corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(src_path)
@@ -223,7 +227,13 @@ def build_tokenizers(run: Run, corpus):
             TextTokenizer.train(corpus.src, a.vocab_size, lowercase=a.lowercase).save(src_path)
             TextTokenizer.train(corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(tgt_path)
     run.barrier()
-    src_tok, tgt_tok = TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
+    try:
+        src_tok, tgt_tok = TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
+    except OSError:
+        raise
+    except Exception as e:      # the tokenizers library's own: "EOF while parsing a value" named no file (QA)
+        where = f"--tokenizers-from {a.tokenizers_from}" if a.tokenizers_from else str(out)
+        raise CorpusError(f"{where}: not a valid tokenizer file ({str(e).splitlines()[0][:120]})") from None
     if a.share_embeddings and src_tok.to_str() != tgt_tok.to_str():
         raise CorpusError(f"--share-embeddings needs one vocabulary for both sides; {src_path.name} and "
                           f"{tgt_path.name} differ")
@@ -430,6 +440,19 @@ def main(argv=None) -> int:
 
 
 def train(a, stop: Stop) -> int:
+    """The run (see main); a run that fails before its first step leaves no folder it made (QA: a broken
+    --tokenizers-from left checkpoints/, a copied tokenizer and a 0-byte one)."""
+    made = not Path(a.out).exists()
+    started = []
+    try:
+        return _train(a, stop, started)
+    except BaseException:
+        if made and not started and int(os.environ.get("RANK", "0")) == 0:
+            shutil.rmtree(a.out, ignore_errors=True)
+        raise
+
+
+def _train(a, stop: Stop, started: list) -> int:
     random.seed(a.seed)
     torch.manual_seed(a.seed)
     try:
@@ -514,6 +537,7 @@ def train(a, stop: Stop) -> int:
     last_ckpt = time.monotonic()
     tokens_seen, t_window = 0, time.monotonic()
     done = False
+    started.append(True)            # from here on the folder is the run's, whatever happens
     try:
         if stop.signum:             # asked to stop while the run was being set up: nothing new to save
             raise KeyboardInterrupt

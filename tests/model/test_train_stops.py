@@ -80,6 +80,29 @@ def test_bad_model_options_are_usage_errors(tmp_path, capsys):
     tsv = synthetic_tsv(tmp_path / "train.tsv")
     code, err = train(capsys, "--tsv", tsv, "--out", tmp_path / "run", "--steps", "2", "--heads", "3")
     assert code == 2 and "d_model (32) must be divisible by h (3)" in err.splitlines()[-1]
+    assert not (tmp_path / "run").exists()          # a run that fails before its first step leaves no folder (QA)
+
+
+@pytest.mark.parametrize("broken", ["empty", "hugging face"])
+def test_broken_tokenizers_to_start_from_are_named_and_leave_no_run_folder(tmp_path, capsys, broken):
+    """A 0-byte tokenizer read "unexpected Exception: EOF while parsing a value" and left checkpoints/, one copied
+    tokenizer and an empty one; a Hugging Face folder "[Errno 2] No such file…" (QA)."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    source = tmp_path / "from"
+    source.mkdir()
+    if broken == "empty":
+        for name in ("tokenizer_src.json", "tokenizer_tgt.json"):
+            (source / name).write_text("")
+    else:
+        (source / "tokenizer.json").write_text("{}")
+    code, err = train(capsys, "--tsv", tsv, "--out", tmp_path / "run", "--steps", "1", "--tokenizers-from", source)
+    last = err.splitlines()[-1]
+    assert code == 2 and last.startswith(f"error: --tokenizers-from {source}: ")
+    assert ("not a valid tokenizer file" if broken == "empty" else "no tokenizer_src.json") in last
+    assert not (tmp_path / "run").exists()
+    (tmp_path / "kept").mkdir()                          # a folder that was there before stays, whatever happens
+    train(capsys, "--tsv", tsv, "--out", tmp_path / "kept", "--steps", "1", "--tokenizers-from", source)
+    assert (tmp_path / "kept").is_dir()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
