@@ -78,6 +78,8 @@ def _cached(name: str) -> Path | None:
 
 def load(name_or_folder: str | Path):
     """Open a bundled model by name ('en-fr', 'seed-example') or any model folder by path."""
+    if not str(name_or_folder).strip():        # "--model ' '" read "error: : no such model" (QA)
+        raise ModelLoadError(f"no model named: give a bundled model ({', '.join(bundled_models())}) or a model folder")
     folder = model_folder(name_or_folder)
     if folder is None:
         from .seed import open_seed_example
@@ -118,7 +120,7 @@ def check(name_or_folder: str | Path) -> None:
     """What can be checked before a model is opened, in a moment and without torch: the folder, its config and,
     for Hugging Face folders, the files (safetensors only and whole, a tokenizer, the memory it needs).
     ModelLoadError (one line) when opening it would fail for one of these."""
-    folder = existing_folder(name_or_folder)
+    folder = existing_folder(name_or_folder) if str(name_or_folder).strip() else None
     if folder is None:
         schema_of(name_or_folder)
         return

@@ -119,6 +119,12 @@ def test_a_device_given_as_a_list_is_refused_not_read_for_ever(run_command, tiny
     assert code == 2 and err == "error: /dev/zero: not a regular file (a folder, a device, a pipe or a socket)\n"
 
 
+def test_a_blank_model_name_says_what_to_give(run_command):
+    """--model " " read "error: : no such model" (QA)."""
+    code, _, err = run_command(["translate", "the cat", "--model", " "])
+    assert code == 2 and err.startswith("error: no model named: give a bundled model (") and err.count("\n") == 1
+
+
 def test_evaluate_counts_malformed_lines_and_strict_refuses_them(run_command, tiny_model_dir, tmp_path):
     tsv = tmp_path / "t.tsv"
     tsv.write_text("the cat\tle chat\nno tab here\nthe dog\tle chien\n\tempty source\n", encoding="utf-8")
