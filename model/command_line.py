@@ -42,7 +42,10 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with its usage error on one line (`error: … (see PROG --help)`), exit code 2."""
 
     def error(self, message: str):
-        raise UsageError(f"{message} (see {self.prog} --help)")
+        # a text that starts with "-" ("-hello") is read as options: "ignored explicit argument 'ello'" (QA)
+        dash = "; a text that starts with '-' goes after --, as in: -- \"-hello\"" if (
+            "ignored explicit argument" in message or "unrecognized arguments: -" in message) else ""
+        raise UsageError(f"{message}{dash} (see {self.prog} --help)")
 
 
 MAX_BEAM = 64       # the session files' limit too (visualizer/file_schema.py)

@@ -119,6 +119,14 @@ def test_a_device_given_as_a_list_is_refused_not_read_for_ever(run_command, tiny
     assert code == 2 and err == "error: /dev/zero: not a regular file (a folder, a device, a pipe or a socket)\n"
 
 
+def test_a_text_that_starts_with_a_dash_is_told_where_it_goes(run_command, tiny_model_dir):
+    """translate "-hello" read "argument -h/--help: ignored explicit argument 'ello'" and nothing more (QA)."""
+    code, _, err = run_command(["translate", "-hello", "--model", str(tiny_model_dir)])
+    assert code == 2 and "a text that starts with '-' goes after --" in err
+    code, out, _ = run_command(["translate", "--model", str(tiny_model_dir), "--", "-hello"])
+    assert code == 0 and out.strip()
+
+
 def test_a_blank_model_name_says_what_to_give(run_command):
     """--model " " read "error: : no such model" (QA)."""
     code, _, err = run_command(["translate", "the cat", "--model", " "])
