@@ -190,8 +190,10 @@ def test_input_past_the_maximum_length_shows_a_notice_in_the_status_bar(qtbot, w
     assert not window.status_notice.isVisible() and "cut" not in window.inputs.notice.text()
 
 
-def test_a_long_notice_wraps_inside_the_input_bar(qtbot, window):
+def test_a_long_notice_wraps_inside_the_input_bar(qtbot, window, monkeypatch):
     """"The sentence is empty: the model sees only the e…" ran past the panel's edge, under the next dock."""
+    import visualizer.window as window_module
+    monkeypatch.setattr(window_module, "HEATMAP_SHARE", 0.0)      # the whole note, not its claim (a compact level)
     window.resize(1000, 800)
     window.inputs.sentence.setText("")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "")
