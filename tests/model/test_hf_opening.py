@@ -47,7 +47,7 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
     with pytest.raises(ModelLoadError) as e:
         load("some-org/not-here")
     msg = str(e.value)
-    assert "\n" not in msg and "huggingface-cli download some-org/not-here" in msg and str(tmp_path) in msg
+    assert "\n" not in msg and "hf download some-org/not-here" in msg and str(tmp_path) in msg
 
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
@@ -184,7 +184,7 @@ def test_a_mistyped_bundled_name_is_answered_with_the_names_it_is_close_to(tmp_p
         with pytest.raises(ModelLoadError) as e:
             opening("en-fe")
         assert str(e.value).startswith("en-fe: no such model; did you mean en-fr or en-de?")
-    with pytest.raises(ModelLoadError, match="huggingface-cli download gpt3"):
+    with pytest.raises(ModelLoadError, match="hf download gpt3"):
         load("gpt3")
 
 

@@ -59,7 +59,8 @@ def cached_snapshot(model_id: str) -> Path:
         raise ModelLoadError(
             f"{model_id}: no such model folder, and no model of that id in the local Hugging Face cache "
             f"({cache_dir()}); nothing is downloaded here: on a connected machine run "
-            f"`huggingface-cli download {model_id}` and copy its cache folder, or pass a folder") from None
+            f"`hf download {model_id}` (`huggingface-cli download` before huggingface_hub 1.0) and copy its cache "
+            f"folder, or pass a folder") from None
 
 
 def auto_class_name(fam, config: dict) -> str:
