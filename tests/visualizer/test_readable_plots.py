@@ -559,6 +559,40 @@ def test_label_room_grows_while_labels_change_and_fits_again_when_let_shrink(qtb
     assert height == pytest.approx(short[0]) and width <= short[1]   # (the first width held the empty plot's ticks)
 
 
+def test_a_folded_map_lays_each_layer_out_once_and_the_same_every_visit(qtbot, monkeypatch):
+    """The fold follows the layer: every layer change laid the map out anew (2.3 ms of a 17 ms change). Each open
+    layer's layout is kept until the size, font or model changes; a kept one equals a fresh one."""
+    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
+    state = ViewState(schema=schema)
+    arch = ArchitectureMap(state)
+    qtbot.addWidget(arch)
+    font = arch.font()
+    font.setPointSize(14)
+    arch.setFont(font)
+    arch.resize(230, 600)
+    trace = type("T", (), {"schema": schema, "meta": {}})()
+    arch.render(trace, state)
+    assert arch.folded
+    placed = []
+    real = ArchitectureMap._place
+    monkeypatch.setattr(ArchitectureMap, "_place", lambda self, fold: (placed.append(fold), real(self, fold))[1])
+    seen = {}
+    for layer in (3, 0, 3, 1, 0):
+        state.go_to(Stage("dec", layer, "cross"))
+        arch.render(trace, state)
+        shown = (dict(arch.boxes), list(arch.frames), set(arch.folded), dict(arch.labels), arch.box_font.pointSizeF())
+        assert seen.setdefault(layer, shown) == shown
+    assert len(placed) == 2 * 2                   # layers 3 and 1 laid out once each (unfolded, then folded)
+    arch._relayout()                              # a fresh layout of the layer in view: the same as the kept one
+    assert (dict(arch.boxes), list(arch.frames), set(arch.folded), dict(arch.labels),
+            arch.box_font.pointSizeF()) == seen[0]
+    arch.resize(240, 600)                         # a new size: laid out anew
+    placed.clear()
+    state.go_to(Stage("dec", 3, "cross"))
+    arch.render(trace, state)
+    assert placed
+
+
 def test_a_heatmaps_highlighted_row_keeps_its_label(qtbot):
     from visualizer.plotting.heatmap import Heatmap
     widget = pg.GraphicsLayoutWidget()

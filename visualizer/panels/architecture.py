@@ -37,6 +37,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.schema: Schema | None = None
         self.folded: set[Stage] = set()          # boxes that stand for a whole folded layer (its first sublayer's)
         self.open_layer = 0                      # the layer that keeps its sublayers while the others are folded
+        self._folds: dict[int, dict] = {}        # open layer -> its fold laid out (and drawn), at this size and font
         self.positions_off = False               # the run's positional encodings are switched off
         self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
 
@@ -54,15 +55,40 @@ class ArchitectureMap(QtWidgets.QWidget):
         moved = self.folded and (opened != self.open_layer or stage not in self.boxes or stage in self.folded)
         self.open_layer = opened
         off = trace.meta.get("positional") is False
-        if trace.schema != self.schema or not self.boxes or moved or off != self.positions_off:
+        if trace.schema != self.schema or not self.boxes or off != self.positions_off:
             self.schema, self.positions_off = trace.schema, off
-            self._layout()
+            self._relayout()
+        elif moved:              # the fold follows the layer: laid out once a layer, then reused (2.3 ms a change)
+            self._open_fold()
         self.highlighted = stage
         self.update()
 
+    FOLD_FIELDS = ("boxes", "frames", "folded", "labels", "box_font", "small_font", "head_font", "_picture")
+
+    def _relayout(self) -> None:
+        """_layout, the folds kept before dropped: a new size, font, model or positions switch."""
+        self._folds.clear()
+        self._layout()
+
+    def _open_fold(self) -> None:
+        """The layout with open_layer's sublayers shown: the one kept from an earlier visit, else laid out anew."""
+        kept = self._folds.get(self.open_layer)
+        if kept is None:
+            self._layout()
+            return
+        for name in self.FOLD_FIELDS:     # copies: _place clears the containers it fills
+            value = kept[name]
+            setattr(self, name, type(value)(value) if isinstance(value, (dict, list, set)) else value)
+
+    def _keep_fold(self) -> None:
+        if self.folded:
+            self._folds[self.open_layer] = {name: (type(v)(v) if isinstance(v, (dict, list, set)) else v)
+                                            for name in self.FOLD_FIELDS for v in (getattr(self, name),)}
+
     def _layout(self) -> None:
         """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks);
-        fold the layers but the current one when even the short labels would be too small to read."""
+        fold the layers but the current one when even the short labels would be too small to read; a fold is kept
+        for the next visit to its layer (see _relayout)."""
         self._place(fold=False)
         if self.schema is not None and self.schema.n_layers > 1 \
                 and self.box_font.pointSizeF() < FOLD_BELOW * self.font().pointSizeF():
@@ -70,6 +96,7 @@ class ArchitectureMap(QtWidgets.QWidget):
             self._place(fold=True)
             if self.box_font.pointSizeF() <= unfolded:      # the dock's width, not its height, set the size
                 self._place(fold=False)
+        self._keep_fold()
 
     def _place(self, fold: bool) -> None:
         self.boxes.clear()
@@ -154,15 +181,16 @@ class ArchitectureMap(QtWidgets.QWidget):
 
     def changeEvent(self, event) -> None:
         if event.type() == QtCore.QEvent.Type.FontChange:
-            self._layout()
+            self._relayout()
             self.update()
         elif event.type() == QtCore.QEvent.Type.PaletteChange:     # a theme change
             self._picture = None
+            self._folds.clear()
             self.update()
         super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:
-        self._layout()
+        self._relayout()
         super().resizeEvent(event)
 
     def paintEvent(self, event) -> None:
@@ -174,7 +202,7 @@ class ArchitectureMap(QtWidgets.QWidget):
             p.end()
             return
         if not self.boxes:
-            self._layout()
+            self._relayout()
         ratio = self.devicePixelRatioF()
         if self._picture is None or self._picture.size() != self.size() * ratio:
             self._picture = QtGui.QPixmap(self.size() * ratio)
@@ -182,6 +210,8 @@ class ArchitectureMap(QtWidgets.QWidget):
             painter = QtGui.QPainter(self._picture)
             self._paint_diagram(painter)
             painter.end()
+            if self.open_layer in self._folds:
+                self._folds[self.open_layer]["_picture"] = self._picture     # drawn once a fold too
         p = QtGui.QPainter(self)
         p.drawPixmap(0, 0, self._picture)
         if self.highlighted in self.boxes:
