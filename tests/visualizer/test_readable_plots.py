@@ -206,9 +206,9 @@ def test_a_narrow_map_on_a_projector_drops_the_repeated_norm_step_to_keep_its_te
     assert gpt.short(ffn).startswith("LayerNorm → ") and gpt.terse(ffn) == gpt.short(ffn).split(" → ", 1)[1]
 
 
-def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows_the_current_one(qtbot):
-    """5 + 5 layers, presentation mode at 720p (14 pt, a 230 px by 600 px dock): every sublayer's box was 14 px high
-    and its text 7 pt. The layers but the current one fold into one box each; the fold follows the state."""
+def projector_map(qtbot):
+    """A 5 + 5-layer map in presentation mode at 720p (14 pt, a 230 px by 600 px dock), rendered at the first
+    stage: (schema, state, map, a stand-in trace)."""
     schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
     state = ViewState(schema=schema)
     arch = ArchitectureMap(state)
@@ -219,6 +219,13 @@ def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows
     arch.resize(230, 600)
     trace = type("T", (), {"schema": schema, "meta": {}})()
     arch.render(trace, state)
+    return schema, state, arch, trace
+
+
+def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows_the_current_one(qtbot):
+    """5 + 5 layers, presentation mode at 720p (14 pt, a 230 px by 600 px dock): every sublayer's box was 14 px high
+    and its text 7 pt. The layers but the current one fold into one box each; the fold follows the state."""
+    schema, state, arch, trace = projector_map(qtbot)
     width = arch.boxes[Stage("dec", 0, "self")].width() - 6          # a sublayer box's inside, 14 px high unfolded
     unfolded = ArchitectureMap._fitting_font(QtGui.QFont(arch.font()), [
         (QtCore.QRectF(0, 0, width, 14 - 4), schema.terse(st)) for st in schema.stages() if st.sublayer])
@@ -562,16 +569,7 @@ def test_label_room_grows_while_labels_change_and_fits_again_when_let_shrink(qtb
 def test_a_folded_map_lays_each_layer_out_once_and_the_same_every_visit(qtbot, monkeypatch):
     """The fold follows the layer: every layer change laid the map out anew (2.3 ms of a 17 ms change). Each open
     layer's layout is kept until the size, font or model changes; a kept one equals a fresh one."""
-    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
-    state = ViewState(schema=schema)
-    arch = ArchitectureMap(state)
-    qtbot.addWidget(arch)
-    font = arch.font()
-    font.setPointSize(14)
-    arch.setFont(font)
-    arch.resize(230, 600)
-    trace = type("T", (), {"schema": schema, "meta": {}})()
-    arch.render(trace, state)
+    schema, state, arch, trace = projector_map(qtbot)
     assert arch.folded
     placed = []
     real = ArchitectureMap._place
