@@ -412,7 +412,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if was is not None and was[0] is now[0] and was[1] is now[1] and was[2:] == now[2:]:
             return
         self._reserved_for = now
-        self.caption.set_reserve(self._caption_html(s) for s in self.state.stages())
+        schema = self.state.schema      # a stack's layers differ in their number alone: the first and the last
+        self.caption.set_reserve(self._caption_html(s) for s in self.state.stages()
+                                 if not schema.is_layer_stage(s) or s.layer in (0, schema.stack(s.stack).n_layers - 1))
 
     def _caption_html(self, stage) -> str:
         """The caption of a stage at the step in view and the compact level the caption was last written at."""
