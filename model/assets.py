@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .files import NOT_REGULAR, not_regular
+
 WEIGHTS, CONFIG, SRC_TOK, TGT_TOK, CARD = "model.safetensors", "config.json", "tokenizer_src.json", "tokenizer_tgt.json", "MODEL_CARD.md"
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 MODELS_DIR = ASSETS / "models"
@@ -10,6 +12,17 @@ MODELS_DIR = ASSETS / "models"
 
 class ModelLoadError(Exception):
     """A model folder that cannot be used; str() is one line naming the file and the problem."""
+
+
+def required_file(folder: Path, name: str) -> Path:
+    """folder/name, which must be a regular file; ModelLoadError saying what it is otherwise (a FIFO or a folder
+    read "file is missing": QA)."""
+    path = folder / name
+    if not_regular(path):
+        raise ModelLoadError(f"{path}: {NOT_REGULAR}")
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: file is missing")
+    return path
 
 
 def bundled_models() -> list[str]:

@@ -12,9 +12,9 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from .assets import (ASSETS, CARD, CONFIG, MODELS_DIR, SRC_TOK, TGT_TOK, WEIGHTS,  # noqa: F401 (re-exported)
-                     ModelLoadError, bundled_models)
+                     ModelLoadError, bundled_models, required_file)
 from .config import ModelConfig
-from .files import NOT_REGULAR, atomic_write
+from .files import atomic_write
 from .tokenizer import TextTokenizer
 from .training_words import word_counts_and_problem
 from .transformer import Transformer
@@ -91,16 +91,6 @@ def step_counts(folder: str | Path) -> tuple[int, int]:
         return schedule, int(meta.get("updates", schedule))
     except ValueError:
         return 0, 0
-
-
-def required_file(folder: Path, name: str) -> Path:
-    """folder/name, which must be a regular file; ModelLoadError saying what it is otherwise."""
-    path = folder / name
-    if path.exists() and not path.is_file():      # a FIFO or a folder read "file is missing" (QA)
-        raise ModelLoadError(f"{path}: {NOT_REGULAR}")
-    if not path.is_file():
-        raise ModelLoadError(f"{path}: file is missing")
-    return path
 
 
 def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:

@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 
 from .command_line import UsageError
-from .files import NOT_REGULAR
+from .files import NOT_REGULAR, not_regular
 
 APOSTROPHES = re.compile("[\u2019\u2018\u02bc\u0060\u00b4]")
 
@@ -36,7 +36,7 @@ def alternatives(accepted: str) -> list[str]:
 def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
     """(English sentence, accepted translations) per line; UsageError naming the line when one is malformed."""
     path = Path(path)
-    if path.exists() and not path.is_file():      # /dev/zero was read until the memory ran out (QA)
+    if not_regular(path):
         raise UsageError(f"{path}: {NOT_REGULAR}")
     try:
         text = path.read_text(encoding="utf-8-sig")     # a BOM (Notepad, Excel's "CSV UTF-8") hid a comment's #

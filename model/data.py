@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import NOT_REGULAR, atomic_write
+from .files import NOT_REGULAR, atomic_write, not_regular
 from .transformer import BOS, EOS, PAD
 
 
@@ -29,7 +29,7 @@ class Corpus:
 
 
 def _open_lines(path: Path):
-    if path.exists() and not path.is_file():      # /dev/zero was read until the memory ran out (QA)
+    if not_regular(path):
         raise CorpusError(f"{path}: {NOT_REGULAR}")
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:     # a BOM (Notepad, Excel's "CSV UTF-8") skipped

@@ -27,13 +27,20 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def not_regular(path: str | Path) -> bool:
+    """Whether path is there but is no regular file (a folder, a device, a pipe or a socket): /dev/zero read as a
+    list ran until the memory was gone, a FIFO for a tokenizer read "file is missing" (QA)."""
+    path = Path(path)
+    return path.exists() and not path.is_file()
+
+
 def write_target(path: str | Path) -> Path:
     """The file a write to path changes: a symbolic link's target, else path itself; NotRegularFileError when that
     is a folder, a device, a pipe or a socket (a write would replace it)."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()
-    if path.exists() and not path.is_file():
+    if not_regular(path):
         raise NotRegularFileError(errno.EINVAL, NOT_REGULAR, str(path))
     return path
 

@@ -453,8 +453,8 @@ def changed_numbers(source: str, output: str) -> list[str]:
     aside: "1,500" is "1 500" or "1.500") and holds a number in digits that source does not ("209" for "2019").
     Not a change: a number written in words ("dix-huit ans" for "18 years"), an hour on the 24-hour clock ("14h30"
     for "2:30", "18h" for "6 p.m."), a decade's short form ("les années 90" for "the 1990s"): the ways the
-XX
-    for changes: miles in km, 911 as 112, a typo)."""
+    references of Tatoeba write numbers otherwise (0.7 % of the references of its English sentences with digits,
+    6 of 885 in the 2019 release, are still taken for changes: miles in km, 911 as 112, a typo)."""
     times = TIME.findall(source)
     source_numbers = NUMBER.findall(TIME.sub(" ", source)) + [n for hour, minutes in times for n in (hour, minutes)]
     hours = [h for h, _ in times] + AFTERNOON.findall(source)

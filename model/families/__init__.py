@@ -135,7 +135,7 @@ def check(name_or_folder: str | Path) -> None:
         if pickled and not (folder / WEIGHTS).is_file():
             raise ModelLoadError(f"{folder}: only {pickled[0]} (a pickle, which can run code when loaded); this app "
                                  f"loads {WEIGHTS} only")
-        from ..checkpoint import required_file
+        from ..assets import required_file          # (model.checkpoint would import torch: check has none)
         for name in (WEIGHTS, SRC_TOK, TGT_TOK):
             required_file(folder, name)
 

@@ -207,3 +207,14 @@ def test_a_file_of_the_folder_that_is_a_pipe_or_a_folder_is_called_so_not_missin
             opening(copy)
         assert str(err.value) == (f"{copy / 'tokenizer_src.json'}: not a regular file (a folder, a device, a pipe "
                                   "or a socket)")
+
+
+def test_checking_a_folder_before_it_opens_imports_no_torch():
+    """The window checks --model before it opens and loads torch in the background: the check's file test (once
+    in model.checkpoint) imported torch at the start."""
+    import subprocess
+    import sys
+    code = ("import sys, model.families as f; f.check('en-fr'); f.check('en-de'); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-500:]
