@@ -42,8 +42,15 @@ def app_main(argv: list[str]) -> int:
     find_display(headless)
     if a.screenshot:
         writable_file(a.screenshot, "--screenshot")
-    if a.session:
-        read_session_arg(a.session, must_have_model=headless)
+    unread = None                 # a window's --session that cannot be read: the window opens afresh and says so
+    if a.session:                 # (a launcher shows no terminal); a screenshot's stops here
+        try:
+            read_session_arg(a.session, must_have_model=headless)
+        except UsageError as e:
+            if headless:
+                raise
+            unread = str(e)
+            print(f"error: {unread}", file=sys.stderr)
     from . import first_run
     from .settings import Settings
     from .state import ViewState
@@ -113,7 +120,7 @@ def app_main(argv: list[str]) -> int:
     excepthook = sys.excepthook
     report_unexpected(window, list(argv), guard)
     try:
-        if a.session:
+        if a.session and not unread:
             window.open_session(a.session)
         elif last:
             window.apply_session({k: v for k, v in last.items() if k not in ("model_name", "sentence", "target")})
@@ -144,6 +151,8 @@ def app_main(argv: list[str]) -> int:
             window.toggle_presentation()
         else:
             window.show()
+        if unread:
+            QtCore.QTimer.singleShot(0, lambda: window.error("Cannot open the session", unread))
         from .stop_signals import close_on_stop_signals
         with close_on_stop_signals(window):      # a kill, a closed terminal, Ctrl+C: closed as Quit does
             code = 0 if guard is not None and guard.code else app.exec()

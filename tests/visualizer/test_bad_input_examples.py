@@ -211,6 +211,33 @@ def test_session_with_bad_field_is_named_at_the_door(run_command, tmp_path, fiel
     assert path.read_text(encoding="utf-8") == text and not (tmp_path / "shot.png").exists()
 
 
+def test_a_windows_session_that_cannot_be_read_is_said_in_the_window(run_command, qtbot, monkeypatch, tmp_path,
+                                                                     tiny_model_dir):
+    """`--session` given to the window by a launcher (no terminal to read): a damaged file exited 2 with a line on
+    stderr only; the window opens afresh and says why, and the file is left as it was."""
+    from PySide6 import QtWidgets
+
+    from visualizer.window import MainWindow
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = tmp_path / "s.json"
+    path.write_text('{"format": "attention-visualizer-session/1", "sentence": ', encoding="utf-8")
+    seen = {}
+
+    def event_loop():                          # the user reads the window, then closes it
+        window = next(w for w in QtWidgets.QApplication.topLevelWidgets()
+                      if isinstance(w, MainWindow) and w.isVisible())
+        qtbot.waitUntil(lambda: getattr(window, "last_error", None) is not None, timeout=10000)
+        seen.update(error=window.last_error, message=window.statusBar().currentMessage(),
+                    sentence=window.state.sentence)
+        window.close()
+        return 0
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", staticmethod(event_loop))
+    code, out, err = run_command(["--model", str(tiny_model_dir), "--session", str(path)], check=False)
+    assert code == 0 and err.startswith("error: ") and str(path) in err and "Traceback" not in err
+    assert str(path) in seen["error"] and seen["message"].startswith("Cannot open the session: ")
+    assert seen["sentence"] != ""  and path.read_text(encoding="utf-8").endswith('"sentence": ')
+
+
 def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
     """A lone surrogate (JSON's \\ud800) in the sentence made the run fail inside the tokenizer; a number of 5,000
     digits was an "unexpected ValueError"; a BOM, as Notepad saves one, was refused."""
