@@ -720,3 +720,21 @@ def test_marked_labels_are_drawn_underlined_in_the_warning_colour_and_only_they(
     assert axis.marked_labels() == [cols[i] for i in sorted(marked)]
     hp.mark_labels()
     assert orange_columns() == set()
+
+
+def test_a_numbers_axis_fits_its_labels_again_when_the_font_or_the_room_changes(qapp):
+    """fit_number_ticks remembers its choices (a step change asks again with the same range): a class's font or a
+    narrower dock must still get labels that do not run together."""
+    from visualizer.plotting.text import fit_number_ticks
+    axis = pg.AxisItem("bottom")
+
+    def fit(points: float, pixels: float) -> tuple[float, int]:
+        axis.setTickFont(tick_font(points))
+        reach = fit_number_ticks(axis, 0.0, 1.0, pixels)
+        return axis._tickSpacing[0][0], reach
+
+    step_small, reach_small = fit(12, 400)
+    step_large, reach_large = fit(30, 400)
+    assert step_large > step_small and reach_large > reach_small
+    assert fit(12, 400) == (step_small, reach_small)
+    assert fit(12, 120)[0] > step_small

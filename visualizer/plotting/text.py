@@ -73,7 +73,25 @@ def fit_number_ticks(axis, lo: float, hi: float, pixels: float) -> int:
     """A numbers axis labelled as densely as its labels fit side by side, with gaps of half a label, at a round
     step (1, 2 or 5 times a power of ten: pyqtgraph writes 0.25 as "0.2"), two labels at least: at a class's font
     in a narrow dock pyqtgraph's own choice ran them together ("0.20.40.60.8", QA at 1.5× scale)."""
-    metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or QtGui.QFont())
+    font = axis.style.get("tickFont") or QtGui.QFont()
+    key = (font.key(), lo, hi, round(pixels))
+    fits = axis.__dict__.setdefault("_number_fits", {})      # a step change asks again with the same range and size
+    if key not in fits:
+        if len(fits) > 64:
+            fits.clear()
+        fits[key] = _number_step(axis, QtGui.QFontMetricsF(font), lo, hi, pixels)
+    step, reach = fits[key]
+    if getattr(axis, "_tickSpacing", None) != [(step, 0.0)]:    # (each call draws the axis again)
+        axis.setTickSpacing(levels=[(step, 0.0)])    # no minor level: pyqtgraph labels it too when there is room,
+    # in the major level's decimals (0.25 and 0.75 read "0.2" and "0.8"). The labels at the two ends may reach
+    # half their width past the axis (pyqtgraph hid "0" and "1.0" at a class's font, leaving "0.5" alone)
+    if axis.style.get("hideOverlappingLabels") != reach:
+        axis.setStyle(hideOverlappingLabels=reach)
+    return reach                                  # pixels an end label reaches past the axis (room to keep)
+
+
+def _number_step(axis, metrics: QtGui.QFontMetricsF, lo: float, hi: float, pixels: float) -> tuple[float, int]:
+    """fit_number_ticks' choice: the step, and the pixels an end label reaches past the axis."""
     span = max(hi - lo, 1e-12)
     top = math.floor(math.log10(span))
     steps = [m * 10.0 ** e for e in range(top - 2, top + 1) for m in (1, 2, 5) if m * 10.0 ** e <= span]
@@ -84,11 +102,4 @@ def fit_number_ticks(axis, lo: float, hi: float, pixels: float) -> int:
         if len(values) >= 2 and sum(widths) * 1.5 <= pixels:
             step = candidate
             break
-    if getattr(axis, "_tickSpacing", None) != [(step, 0.0)]:    # (each call draws the axis again)
-        axis.setTickSpacing(levels=[(step, 0.0)])    # no minor level: pyqtgraph labels it too when there is room,
-    # in the major level's decimals (0.25 and 0.75 read "0.2" and "0.8"). The labels at the two ends may reach
-    # half their width past the axis (pyqtgraph hid "0" and "1.0" at a class's font, leaving "0.5" alone)
-    reach = int(max(metrics.horizontalAdvance(t) for t in axis.tickStrings([lo, hi], 1, step)) / 2) + 2
-    if axis.style.get("hideOverlappingLabels") != reach:
-        axis.setStyle(hideOverlappingLabels=reach)
-    return reach                                  # pixels an end label reaches past the axis (room to keep)
+    return step, int(max(metrics.horizontalAdvance(t) for t in axis.tickStrings([lo, hi], 1, step)) / 2) + 2
