@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     writable_folder(a.out)
     draw_offscreen()                                     # works without a display
 
-    from .export import ExportError, export_heatmaps, heatmap_specs, other_files_note, write_run_record
+    from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_specs, other_files_note,
+                         write_run_record)
 
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
@@ -72,24 +73,29 @@ def main(argv: list[str] | None = None) -> int:
         specs = [dataclasses.replace(s, title="") for s in specs]
     done = [0]
 
-    def progress(n: int, _total: int) -> None:
+    def progress(n: int, total: int) -> None:
         done[0] = n
-        check_stop()                     # a kill or Ctrl+C stops here, between two whole figures
+        if n < total:                    # a kill or Ctrl+C stops here, between two whole figures; after the last,
+            check_stop()                 # once run.json is beside them
+    record = None
     try:
         with stops_between_steps():
             written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size,
                                       progress=progress)
+            if len(written) == len(specs):           # whole: the run they show, beside them
+                try:
+                    record = write_run_record(a.out, result.trace, lm.name)
+                except ExportError as e:             # (it read "unexpected ExportError": QA)
+                    raise CommandError(f"{e}; the {len(written)} figures were written, each whole") from None
     except ExportError as e:
         raise CommandError(str(e)) from None
     except KeyboardInterrupt:
-        print(f"note: {done[0]} of {len(specs)} figures were written to {a.out} before the stop; each is whole",
+        also = f" with {RUN_FILE}, the run they show" if record else ""
+        print(f"note: {done[0]} of {len(specs)} figures were written to {a.out}{also} before the stop; each is whole",
               file=sys.stderr)
         raise
-    if len(written) == len(specs):                   # whole: the run they show, beside them
-        try:
-            written.append(write_run_record(a.out, result.trace, lm.name))
-        except ExportError as e:                     # (it read "unexpected ExportError": QA)
-            raise CommandError(f"{e}; the {len(written)} figures were written, each whole") from None
+    if record is not None:
+        written.append(record)
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
     if (line := output_line(result)) is not None:

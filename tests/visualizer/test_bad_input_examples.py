@@ -63,6 +63,37 @@ def test_an_unwritable_run_record_is_one_line_that_counts_the_figures_kept(run_c
     assert figures and "unexpected" not in err
 
 
+@pytest.mark.parametrize("stop_after", ["first", "last"])
+def test_an_export_stopped_keeps_whole_figures_and_run_json_once_all_are_written(run_command, monkeypatch,
+                                                                                  tiny_model_dir, tmp_path, stop_after):
+    """Ctrl+C between two figures keeps the figures written; after the last, run.json too (it was left out: the
+    folder held every figure and nothing to say which run they show)."""
+    import signal
+
+    from visualizer import export
+    real = export.export_heatmaps
+
+    def export_then_stop(specs, *args, progress, **kwargs):
+        def progress_stopped(n, total):
+            if n == (1 if stop_after == "first" else total):
+                os.kill(os.getpid(), signal.SIGINT)           # held by the command until a safe point
+            return progress(n, total)
+        return real(specs, *args, progress=progress_stopped, **kwargs)
+    monkeypatch.setattr(export, "export_heatmaps", export_then_stop)
+    out_dir = tmp_path / "figures"
+    code, out, err = run_command(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(out_dir),
+                                  "--format", "csv"], check=False)
+    figures = sorted(out_dir.glob("*.csv"))
+    assert code == 130 and "Traceback" not in err
+    if stop_after == "first":
+        assert len(figures) == 1 and not (out_dir / "run.json").exists()
+        assert "note: 1 of " in err
+    else:
+        record = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
+        assert record and len(figures) > 1
+        assert f"note: {len(figures)} of {len(figures)} figures were written to {out_dir} with run.json" in err
+
+
 def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
     for text in ("", "   ", "\u200b\u200b", "\u2060 \ufeff"):          # zero-width characters were translated
         code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
