@@ -451,3 +451,44 @@ def test_the_kind_picker_cuts_a_label_it_has_no_room_for_with_an_ellipsis(qtbot,
     assert shown.endswith("…") and label.startswith(shown[:-1]) and len(shown) < len(label)
     assert picker.itemText(picker.currentIndex()) == label    # the list keeps the whole label
     picker.grab()                                              # (paints with it)
+
+
+def test_a_step_change_draws_the_row_axis_again_only_when_its_labels_are_thinned(shown_panel, show_trace, tiny_lm,
+                                                                                 monkeypatch):
+    """The framed row's label is kept when rows are left out, so a new step's row draws the axis again then; with
+    every row's label drawn there is nothing to keep, and the axis' picture stays (it was drawn again at each
+    step change: 1 ms)."""
+    from model import translate
+    from visualizer.panels.attention import AttentionPanel
+    from visualizer.plotting.token_axis import TokenAxis
+    drawn = []
+    real = TokenAxis.drawPicture
+
+    def draw(self, p, axis_spec, ticks, texts):
+        drawn.append((self, [text.lstrip("\n") for _, _, text in texts]))
+        real(self, p, axis_spec, ticks, texts)
+    monkeypatch.setattr(TokenAxis, "drawPicture", draw)
+    panel = shown_panel(AttentionPanel, 900, 700)
+
+    def rows_drawn(trace, step: int) -> list[str] | None:
+        """The framed heatmap's row labels drawn at this step, None when its axis was not drawn again."""
+        drawn.clear()
+        kind = [k for k in trace.schema.kinds if k.by_step][-1].name
+        show_trace(panel, trace, kind=kind, step=step)
+        panel.grab()
+        rows = [texts for axis, texts in drawn if axis is panel.focus.plot.getAxis("left")]
+        return rows[-1] if rows else None
+
+    short = translate(tiny_lm, "the cat", target="le chat").trace
+    rows_drawn(short, 0), rows_drawn(short, 1)             # shown and laid out
+    assert rows_drawn(short, 2) is None and rows_drawn(short, 0) is None    # every row's label is drawn: kept
+    words = ("le chat " * 20).strip()
+    long = translate(tiny_lm, "the cat sat", target=words).trace
+    panel.resize(900, 260)
+    first = rows_drawn(long, 0)
+    tokens = [str(t) for t in long.tokens(long.schema.output_stack.tokens)]
+    assert first is not None and len(first) < len(tokens)
+    hidden = next(i for i in range(1, len(tokens)) if panel.focus.plot.getAxis("left").labels[i] not in first
+                  or first.count(panel.focus.plot.getAxis("left").labels[i]) < tokens[:i + 1].count(tokens[i]))
+    again = rows_drawn(long, hidden)
+    assert again is not None and again != first            # the new step's row is drawn

@@ -39,6 +39,7 @@ class TokenAxis(pg.AxisItem):
         self.positions = np.zeros(0)
         self.max_labels: int | None = None
         self.keep: int | None = None       # a label always drawn when labels are left out (the step's row)
+        self._drew_all = False             # the picture drawn shows every label
         self.marked: frozenset[int] = frozenset()   # labels drawn underlined in MARKED (a rare word's pieces)
         self.base_font = tick_font()       # the size set by setTickFont; the labels may be drawn smaller
         self.min_points = MIN_LABEL_PT     # down to this (a small exported figure's: text.FIGURE_LABEL_PT)
@@ -99,8 +100,9 @@ class TokenAxis(pg.AxisItem):
         its labelled neighbour ("leurs" for "fini"). None: no such label."""
         if index != self.keep:
             self.keep = index            # (part of the fits' key: stepping back and forth finds its fits again)
-            self.picture = None
-            self.update()
+            if not (self.picture is not None and self._drew_all):    # every label drawn: none to keep (a step
+                self.picture = None                                  # change drew the axis again, 1 ms)
+                self.update()
 
     def set_marked(self, indices) -> None:
         """Draw labels `indices` underlined, in the warning colour: the pieces of a word the model rarely read."""
@@ -224,6 +226,7 @@ class TokenAxis(pg.AxisItem):
         # that fit's too: pyqtgraph asks for them at a length a few pixels off, whose fit could be another (one
         # line of small labels where the font and the flags said upright: "Ihavedog.Shehasacat" at 354 pixels)
         self._drawing = self.fitted(self._length(), *self.range)
+        self._drew_all = self._least_step() == 1 and len(self._drawing[1]) == len(self.labels)
         self.style["tickFont"] = self._drawing[0]
         try:
             return super().generateDrawSpecs(p)
