@@ -112,8 +112,10 @@ class OutputEquation:
     temperature: float
 
 
-def output_equation(trace: Trace, step: int, k: int = 5, temperature: float = 1.0) -> OutputEquation:
+def output_equation(trace: Trace, step: int, k: int = 5, temperature: float = 1.0, top_k: int = 0) -> OutputEquation:
+    """The k most probable tokens at a step; top_k: sampling's cut (the distribution a sampled token was drawn from,
+    as the output panel shows it)."""
     logits = trace["logits"][step]
-    probs = trace.probs(step, temperature)
+    probs = trace.probs(step, temperature, top_k)
     top = np.argsort(-probs)[:k]
     return OutputEquation(step, top, logits[top], probs[top], trace.out_tokens[step], temperature)

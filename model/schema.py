@@ -330,11 +330,14 @@ class Schema:
         return f"{layers} layers, {heads}, d_model {self.d_model}"
 
     # --- the embedding's terms, for the panels' formulas -------------------------------------------
-    def embedding_terms(self, position: str = "position") -> tuple[str, str]:
+    def embedding_terms(self, position: str = "position", positional: bool = True) -> tuple[str, str]:
         """(e, p) as formulas in plain text: ("√d_model · E[token]", "PE(position)") for the paper's model,
         ("E[token]", "P[position]") for learned positions without a scale (GPT-2, BERT); p is "0" where no position
-        is added."""
+        is added, and in a run with the positions switched off (positional False: "PE(3) = [0, 0, …]" read as if
+        the encoding were 0, QA)."""
         e = ("√d_model · " if self.scale_embedding else "") + "E[token]"
+        if not positional:
+            return e, "0"
         return e, {"sinusoidal": f"PE({position})", "learned": f"P[{position}]"}.get(self.positions, "0")
 
     # --- files --------------------------------------------------------------------------------

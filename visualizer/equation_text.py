@@ -15,5 +15,7 @@ def equation_html(text: str) -> str:
     def tag(m: re.Match) -> str:
         name = "sub" if m.group(1) == "_" else "sup"
         inner = next(g for g in m.groups()[1:] if g is not None)
+        if name == "sup":                     # a subscript inside it: 10000^(2k/d_model)
+            inner = _SCRIPT.sub(tag, inner)
         return f"<{name}>{inner}</{name}>"
     return _SCRIPT.sub(tag, html.escape(text, quote=False))

@@ -19,7 +19,7 @@ TITLES = {p.name: p.title for p in PANELS}
 
 
 POSITIONS_TEXT = {
-    "sinusoidal": "Positions count from 0, as in PE(pos, 2i) = sin(pos / 10000<sup>2i/d<sub>model</sub></sup>), "
+    "sinusoidal": "Positions count from 0, as in PE(pos, 2k) = sin(pos / 10000<sup>2k/d<sub>model</sub></sup>), "
                   "added to each token's embedding.",
     "learned": "Positions count from 0: each has a learned vector, added to the token's embedding.",
     "rotary": "Positions count from 0: q and k are rotated by angles that grow with the position (RoPE), so the "

@@ -14,7 +14,7 @@ SPECIAL = {"pad": "<pad>", "unk": "<unk>", "bos": "<s>", "eos": "</s>"}
 def schema(cfg) -> Schema:
     """The schema of a ModelConfig (model/config.py)."""
     return encoder_decoder(NAME, cfg.N_enc, cfg.N_dec, cfg.d_model, cfg.h, cfg.d_ff, SPECIAL, positions=cfg.pe,
-                           scale_embedding=cfg.scale_embedding, tied=cfg.tie_output,
+                           scale_embedding=cfg.scale_embedding, scale_scores=cfg.scale_scores, tied=cfg.tie_output,
                            output_bias=not cfg.tie_output)       # the generator has a bias unless it is tied
 
 

@@ -72,11 +72,16 @@ class Shape:
         if self.positions == "sinusoidal":
             return (f"Each {noun} becomes a vector: its embedding{scaled} plus the positional encoding of its place "
                     "in the sentence.",
-                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + PE({pos}),   PE(pos, 2i) = sin(pos / 10000^(2i/d)),  "
-                    "PE(pos, 2i+1) = cos(pos / 10000^(2i/d))")
+                    # k, not i, counts the dimensions' pairs: the source's position is i (a class read PE(i) as
+                    # PE(pos, i), QA)
+                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + PE({pos}),   PE(pos, 2k) = sin(pos / "
+                    "10000^(2k/d_model)),  PE(pos, 2k+1) = cos(pos / 10000^(2k/d_model))")
         if self.positions == "learned":
-            return (f"Each {noun} becomes a vector: its embedding{scaled} plus a learned vector for its place.",
-                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + P[{pos}]   (P: a learned table)")
+            # (the seed example's table is set by hand, not learned: "a table of the model" says both)
+            return (f"Each {noun} becomes a vector: its embedding{scaled} plus the vector of its place, from a table "
+                    "of the model's weights.",
+                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + P[{pos}]   (P: one vector per place, a table "
+                    "of the weights)")
         where = {"rotary": "positions enter later, as rotations R of every query and key (RoPE)",
                  "relative": "positions enter later, as a learned bias per head on the attention scores",
                  "none": "the model is given no positions"}[self.positions]

@@ -30,6 +30,19 @@ def test_the_seed_schema_describes_the_seed_model(tiny_lm):
         assert title and len(text) > 20 and "=" in equation
 
 
+def test_a_seed_model_that_does_not_scale_its_scores_has_no_sqrt_dk_in_its_captions():
+    """The seed example (scale_scores false, as the note) read softmax(QKᵀ / √d_k) V in its captions while the Math
+    page said "not divided by √d_k" (QA)."""
+    from model.config import ModelConfig
+    from model.families.seed_schema import schema
+    for scaled in (True, False):
+        sc = schema(ModelConfig(src_vocab_size=20, tgt_vocab_size=20, d_model=16, h=2, d_ff=32, N_enc=1, N_dec=1,
+                                scale_scores=scaled))
+        equations = [sc.caption(Stage(st.key, 0, sub.key))[2] for st in sc.stacks for sub in st.sublayers
+                     if sub.kind.startswith("attention")]
+        assert len(equations) == 3 and all(("√d_k" in eq) == scaled for eq in equations), equations
+
+
 @pytest.mark.parametrize("name", ["decoder-only", "encoder-only", "encoder-decoder"])
 def test_three_shapes_round_trip_through_json_and_npz(tmp_path, shapes, name):
     from model.synthetic import synthetic_trace

@@ -160,3 +160,66 @@ def test_the_math_page_is_one_tab_stop_not_one_a_number(qtbot, tiny_lm):
     qtbot.waitUntil(panel.view.hasFocus)
     qtbot.keyClick(panel.view, QtCore.Qt.Key.Key_Tab)
     assert not panel.view.hasFocus()
+
+
+def test_a_switched_off_heads_sum_is_its_rows_and_the_page_says_it_is_off(qtbot, tiny_lm):
+    """The trace records a switched-off head's output after the switch (0): the page read Σ α v = [0, 0, …] under
+    rows of non-zero α and v (QA). It shows the sum of its rows and says the head is off."""
+    tr = translate(tiny_lm, "the dog runs", ablations=frozenset({("enc_self", 0, 1)})).trace
+    panel, s = math_panel(qtbot, tr, stack="enc", layer=0, sublayer="self", head=1)
+    panel.query.setCurrentIndex(1)
+    from model.equations import attention_equation
+    eq = attention_equation(tr, "enc_self", 0, 1, 1)
+    assert not np.asarray(eq.output).any()                          # what the trace holds
+    total = eq.alpha.astype(np.float64) @ eq.V.astype(np.float64)
+    assert np.abs(total).max() > 1e-3
+    shown = numbers(panel.html.split("head output = ")[1])[:4]
+    assert shown == pytest.approx(total[:4], abs=1e-6)
+    assert "This head is switched off" in panel.html
+    other, _ = math_panel(qtbot, tr, stack="enc", layer=0, sublayer="self", head=0)
+    assert "switched off" not in other.html
+
+
+def test_positions_switched_off_read_p_equals_0_not_pe_of_the_position(qtbot, tiny_lm):
+    tr = translate(tiny_lm, "the dog runs", positional=False).trace
+    try:
+        panel, s = math_panel(qtbot, tr, stack="src_embed", sublayer="")
+        panel.query.setCurrentIndex(2)
+        assert "p = 0 (the positional encoding is switched off) = " in panel.html and "PE(2)" not in panel.html
+    finally:
+        translate(tiny_lm, "the dog runs", positional=True)          # the model's switch back on
+    on = translate(tiny_lm, "the dog runs").trace
+    panel, s = math_panel(qtbot, on, stack="src_embed", sublayer="")
+    panel.query.setCurrentIndex(2)
+    assert "p = PE(2) = " in panel.html
+
+
+def test_a_sampled_runs_output_step_shows_the_top_k_distribution_it_drew_from(qtbot, tiny_lm):
+    """As the Output panel: the Math page showed the full softmax beside the panel's renormalised top k."""
+    from model import DecodingSettings
+    settings = DecodingSettings(method="sample", top_k=3, seed=1)
+    tr = translate(tiny_lm, "the dog runs", settings).trace
+    panel = InspectorPanel()
+    qtbot.addWidget(panel)
+    s = ViewState()
+    s.set_shape(tr.schema, tr.n_steps)
+    s.update(stack="output", sublayer="", step=1, decoding=settings)
+    panel.render(tr, s)
+    kept = np.sort(tr.probs(1, 1.0, 3))[::-1][:3]
+    assert kept.sum() == pytest.approx(1.0)
+    vals = numbers(panel.html)
+    assert all(any(abs(v - p) < 1e-12 for v in vals) for p in kept)
+    assert "over the top k = 3 logits" in panel.html
+
+
+def test_a_masked_keys_row_has_its_alpha_0_in_the_alpha_column(qtbot, tiny_lm):
+    tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=0, sublayer="self", step=0)
+    row = re.search(r"<tr style='color:#888'><td>1</td>.*?</tr>", panel.html).group(0)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    header = re.search(r"<table><tr>(.*?)</tr>", panel.html).group(1)
+    columns = re.findall(r"<th>(.*?)</th>", header)
+    spans = [int(m) if m else 1 for m in re.findall(r"<td(?: colspan=(\d+))?[^>]*>", row)]
+    alpha_at = columns.index("α<sub>ij</sub>")
+    starts = np.cumsum([0] + spans[:-1])
+    assert cells[list(starts).index(alpha_at)] == "<b>0</b>"

@@ -95,6 +95,12 @@ def test_positional_encoding_off_is_announced(panel, tiny_lm):
     assert panel.notice.isVisibleTo(panel) and "OFF" in panel.notice.text()
     assert "OFF" in panel.maps["pe"].title and not panel.sinusoidal
     np.testing.assert_array_equal(panel.maps["x"].shown, panel.maps["embedding"].shown)
+    # the encoder reads a bag of tokens; the decoder's causal mask still orders its tokens (en-fr writes its words
+    # in order with the positions off: "the model cannot tell word order" said otherwise, QA)
+    assert "the encoder cannot tell word order" in panel.notice.text() and "mask" not in panel.notice.text()
+    assert "p = 0 (switched off)" in panel.short_header.parts[0] and "PE(" not in panel.short_header.parts[0]
+    panel.render(tr, ViewState.for_trace(tr, stack="dec"))
+    assert "causal mask still orders them" in panel.notice.text() and "bag of tokens" not in panel.notice.text()
 
 
 def test_any_stage_and_any_length_renders(panel, tiny_lm):

@@ -189,9 +189,10 @@ class EmbeddingsPanel(GridPanel):
                else f"{st.title} input")
         count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
         if self.mode == "added":
-            e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in trace.schema.embedding_terms())
+            e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in
+                              trace.schema.embedding_terms(positional=self.positional))
             self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = {e_term}, &nbsp; p = {p_term}"
-                                  + (" (learned)" if self.learned else ""),
+                                  + (" (switched off)" if not self.positional else " (learned)" if self.learned else ""),
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
@@ -225,14 +226,18 @@ class EmbeddingsPanel(GridPanel):
         self.caption.setText(caption + (f" <i>Not shown: {problem}.</i>" if problem else ""))
         self.caption.setToolTip(notes)
         self.notes.setText(notes)
-        off = {"added": "p = 0, so x = e and the model cannot tell word order (the encoder sees the sentence as a "
-                        "bag of tokens).",
-               "rotary": "q and k are not rotated (cos = 1, sin = 0), so attention cannot tell word order.",
-               "relative": "every head's bias is 0, so attention cannot tell word order."}[self.mode]
+        what = {"added": "p = 0, so x = e", "rotary": "q and k are not rotated (cos = 1, sin = 0)",
+                "relative": "every head's bias is 0"}[self.mode]
+        # a causal stack still orders its tokens by its mask (each sees those before it): en-fr still writes its
+        # words in order with the positions off, and "the model cannot tell word order" said otherwise (QA)
+        if any(k.causal for k in trace.schema.kinds if k.stack == st.key):
+            order = "no token carries its place, but the causal mask still orders them (each sees only those before it)"
+        else:
+            order = f"the {st.title.lower()} cannot tell word order: it sees the sentence as a bag of tokens"
         if self.positional:
             self.notice.setVisible(False)
         else:
-            self.notice.setText(f"Positional encoding is OFF: {off}")
+            self.notice.setText(f"Positional encoding is OFF: {what}; {order}.")
             self.notice.setVisible(True)
 
     def _on_head(self, head: int) -> None:

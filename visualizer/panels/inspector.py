@@ -9,11 +9,13 @@ import html
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from model.ablation import ablated_heads
 from model.equations import attention_equation, layernorm_equation, output_equation
 from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
 from model.text import probability
 
 from .. import accessible
+from .output import sampling_cut
 
 
 class NumberBrowser(QtWidgets.QTextBrowser):
@@ -150,9 +152,11 @@ class InspectorPanel(QtWidgets.QWidget):
         if later:
             return (head + f"<p class=eq>x = E[token] = {vec(x)}</p><p>No position is added here: {later} "
                     "(see the Embeddings panel).</p>")
-        e_term, p_term = trace.schema.embedding_terms(str(i))
+        positional = bool(trace.meta.get("positional", True))
+        e_term, p_term = trace.schema.embedding_terms(str(i), positional)
+        off = "" if positional else " (the positional encoding is switched off)"
         return (head + f"<p class=eq>e = {e_term} = {vec(e)}</p>"
-                f"<p class=eq>p = {p_term} = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
+                f"<p class=eq>p = {p_term}{off} = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
 
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)
@@ -201,11 +205,18 @@ class InspectorPanel(QtWidgets.QWidget):
                 rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td>"
                             f"<td><b>{num(eq.alpha[j])}</b></td><td>{vec(eq.K[j], limit=4)}</td>"
                             f"<td>{vec(eq.V[j], limit=4)}</td></tr>")
-            else:
-                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td colspan={6 if eq.bias is not None else 5} "
-                            "style='color:#888'>masked: α = 0 (a future token or padding)</td></tr>")
+            else:               # α = 0 in the α column (spread over the row, right-aligned, it sat under v_j: QA)
+                rows.append(f"<tr style='color:#888'><td>{j}</td><td>{tok(t)}</td>"
+                            f"<td colspan={3 if eq.bias is not None else 2}>masked</td><td><b>0</b></td>"
+                            "<td colspan=2 style='text-align:left'>a future token or padding</td></tr>")
         out.append("".join(rows) + "</table>")
-        out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(eq.output)}</p>")
+        # the sum of the rows above: with the head switched off the trace records its output after the switch (0),
+        # which read as if Σ α v were 0 (QA)
+        total = np.asarray(eq.alpha, float) @ np.asarray(eq.V, float)
+        out.append(f"<p class=eq>head output = Σ<sub>j</sub> α<sub>ij</sub> v<sub>j</sub> = {vec(total)}</p>")
+        if (kind, layer, head) in ablated_heads(trace):
+            out.append("<p><b>This head is switched off:</b> its output is replaced by 0 before the heads are "
+                       "concatenated and W<sub>O</sub> applies, so the layer goes on without it.</p>")
         if trace.meta.get("model") == "seed-example" and kind == trace.schema.kinds[0].name \
                 and eq.query_token == "cat":
             from model.seed_example import NOTE_SAT      # the seed example is loaded, so is torch
@@ -237,14 +248,17 @@ class InspectorPanel(QtWidgets.QWidget):
                 f"<p class=eq>{sc.norm}(v) = γ ⊙ {n}{' + β' if centred else ''} = {vec(ln.out)}</p>")
 
     def _output_html(self, trace, state, i: int) -> str:
-        eq = output_equation(trace, i, k=5, temperature=state.decoding.temperature)
+        cut = sampling_cut(trace, state)          # as the output panel: a sampled run drew from the top k only
+        eq = output_equation(trace, i, k=5, temperature=state.decoding.temperature, top_k=cut)
         vocab = getattr(self, "vocab", None)
         rows = "".join(
             f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td>"
             f"<td>{num(p, shown=probability(float(p)))}</td></tr>"
             for t, l, p in zip(eq.top_ids, eq.top_logits, eq.top_probs))
         return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>"
-                f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}</p>"
+                f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}"
+                + (f", over the top k = {cut} logits (the others 0: sampling never draws them)" if cut else "")
+                + "</p>"
                 f"<table><tr><th>token</th><th>logit</th><th>probability</th></tr>{rows}</table>")
 
     def set_vocab(self, pieces: list[str]) -> None:

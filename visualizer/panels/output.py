@@ -85,6 +85,12 @@ def word_start(text: str, cut: str) -> str:
     return cut
 
 
+def sampling_cut(trace, state) -> int:
+    """The top-k a sampled run drew from (0: none, or a run that was not sampled)."""
+    mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
+    return OutputPanel._cut(state) if mode == "sample" else 0
+
+
 class OutputPanel(QtWidgets.QWidget):
     def __init__(self, parent=None, top_k: int = TOP_K):
         super().__init__(parent)
@@ -238,7 +244,7 @@ class OutputPanel(QtWidgets.QWidget):
             self._taken = "most probable"
         elif step < trace.prompt_rows():                    # a decoder-only model reading its prompt
             self._taken = "given (prompt)"
-        self.cut = self._cut(state) if mode == "sample" else 0
+        self.cut = sampling_cut(trace, state)
         probs = trace.probs(step, T, self.cut)
         self.probs = probs
         k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size)    # no bars of the cut
@@ -356,7 +362,7 @@ class OutputPanel(QtWidgets.QWidget):
         full = (f"<b>Entropy H = {self.entropy:.2f} bits</b> (uniform over {kept} tokens: {max_bits:.2f}) &nbsp;·&nbsp; "
                 f"temperature T&nbsp;=&nbsp;{self.temperature:.2f}, {p}<br>{taken}")
         # what the number means, for a student who reads 2.2 bits beside a bar of 0.84
-        meaning = (f"H = −Σ p·log₂ p over all {kept} tokens the model may write: 0 bits when it is certain of "
+        meaning = (f"H = −Σ p·log₂ p over all {kept} tokens {'sampling keeps' if self.cut else 'of its vocabulary'}: 0 bits when it is certain of "
                    f"one, {max_bits:.2f} when every token is as likely; about 2<sup>H</sup> tokens' worth of choice")
         self.short_header = self._short()
         if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
