@@ -216,3 +216,25 @@ def hub_cache(root: Path, repo_id: str, folder: Path) -> Path:
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     return root
+
+
+def build_byte_level_gpt2(folder: Path) -> Path:
+    """A GPT-2 folder with GPT-2's kind of tokenizer: byte-level BPE, a word's piece carrying the space before it
+    ("Ġis"), trained here on ENGLISH."""
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    torch.manual_seed(0)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(ENGLISH, trainers.BpeTrainer(vocab_size=320, special_tokens=["<|endoftext|>"],
+                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32, n_layer=2,
+                                             n_head=4, bos_token_id=0, eos_token_id=0, initializer_range=0.3))
+    model.eval()
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tf.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                               eos_token="<|endoftext|>").save_pretrained(folder)
+    return folder

@@ -188,3 +188,26 @@ def test_an_input_longer_than_the_model_is_cut_keeping_its_end_token(tmp_path_fa
     src = result.trace.src_tokens
     assert len(src) == lm.cfg.max_len and src[-1] == "</s>" and src[:-1] == words.split()[: lm.cfg.max_len - 1]
     assert result.truncated == 90 + 1 - lm.cfg.max_len
+
+
+def test_a_decoder_only_models_given_continuation_goes_on_from_the_prompt(tmp_path):
+    """GPT-2's pieces carry the space before a word ("Ġis"): the Target "is fast." after "The red car" was read
+    alone, its "is" a piece glued to "car", and the attention shown was of "caris fast." (QA). Read as the running
+    text goes on, the forced ids are the whole text's after the prompt's, and the trace is the one of the model
+    reading the whole text."""
+    folder = hf_tiny.build_byte_level_gpt2(tmp_path / "gpt2")
+    lm = load(folder)
+    tok = hf_tiny.tokenizer(folder)
+    prompt, target = "the red car", "is fast ."
+    whole = tok(f"{prompt} {target}")["input_ids"]
+    prompt_ids = tok(prompt)["input_ids"]
+    assert whole[:len(prompt_ids)] == prompt_ids
+    glued = tok(target, add_special_tokens=False)["input_ids"]
+    assert glued != whole[len(prompt_ids):]                       # read alone, "is" has no space before it
+    trace = translate(lm, prompt, target=target).trace
+    with torch.no_grad():
+        reference = hf_tiny.reference_model("gpt2", folder)(torch.tensor([whole]), output_attentions=True)
+    shown = trace.attention(trace.schema.kind_names[0], 0)
+    n = shown.shape[1]
+    assert n >= len(whole) - 1                                     # (the last token is predicted, not read)
+    np.testing.assert_allclose(shown, reference.attentions[0][0, :, :n, :n].numpy(), atol=1e-5)

@@ -441,6 +441,18 @@ def filled_text(text: str, mask: str | None, pieces: list[str]) -> str | None:
     return out
 
 
+def continuation_ids(tok, text: str, ids: list[int], target: str) -> list[int]:
+    """A decoder-only model's given continuation, read as the running text goes on: "The red car" and "is fast."
+    are "The red car is fast.", whose GPT-2 pieces are "Ġis Ġfast ." (read alone, "is" was a piece glued to "car",
+    and the attention shown was of "caris fast.", QA). The ids of the whole text after the prompt's, where the
+    prompt's come first in them; else the target's own."""
+    glue = " " if text and not text[-1].isspace() and target[:1].isalnum() else ""
+    whole = list(tok(text + glue + target)["input_ids"]) if ids else []
+    if len(whole) > len(ids) and whole[:len(ids)] == list(ids):
+        return whole[len(ids):]
+    return list(tok(glue + target, add_special_tokens=False)["input_ids"])
+
+
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
         positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None,
         ablations: frozenset = frozenset()):
@@ -467,8 +479,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
         ids = list(tok(text, truncation=True, max_length=room)["input_ids"])
     forced = None
     if target and target.strip() and schema.layout != "encoder-only":
-        forced = list(lm.target_tokenizer(text_target=target)["input_ids"] if schema.layout == ENCODER_DECODER
-                      else tok(target, add_special_tokens=False)["input_ids"])
+        forced = list(lm.target_tokenizer(text_target=target)["input_ids"]) if schema.layout == ENCODER_DECODER \
+            else continuation_ids(tok, text, ids, target)
     if forced_ids is not None and schema.layout != "encoder-only":
         forced = [int(i) for i in forced_ids] or None
     check_ids_fit(lm, ids, forced)
