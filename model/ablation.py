@@ -90,6 +90,8 @@ def mean_of_heads_on(weights, kind: str, layer: int, ablations) -> tuple[np.ndar
     (QA: "mean of heads" with 2 of 8 off was the 8 heads' mean). Every head's mean where all are on or all off."""
     w = np.asarray(weights)
     on = [h for h in range(len(w)) if (kind, layer, h) not in ablations]
+    if len(on) == 1 < len(w):                 # ("mean of the 1 heads on", QA)
+        return w[on[0]], f"the one head on, head\u00a0{on[0] + 1}"
     if 0 < len(on) < len(w):
         return w[on].mean(0), f"mean of the {len(on)} heads on"
     return w.mean(0), "mean of heads" if on else "mean of heads (every one switched off)"

@@ -18,7 +18,7 @@ import numpy as np
 
 from model import files
 from model.ablation import ablated_heads, describe, mean_of_heads_on, spec as spec_of
-from model.assets import short_name
+from model.assets import lasting_name, short_name
 from model.schema import ENCODER_ONLY
 from model.trace import Trace
 
@@ -90,7 +90,7 @@ def run_record(trace: Trace, model_name: str = "") -> str:
     heads switched off (1-based, as --ablate spells them). QA: the CSVs of a run with heads off had the same names
     and no word of them, and nothing said which sentence or model they came from."""
     from . import version
-    record = {"format": "attention-visualizer-export/1", "app": version(), "model": short_name(model_name),
+    record = {"format": "attention-visualizer-export/1", "app": version(), "model": lasting_name(model_name),
               "sentence": trace.meta.get("sentence", ""), "output": str(trace.meta.get("translation", "")),
               "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                                       progress=progress)
             if len(written) == len(specs):           # whole: the run they show, beside them
                 try:
-                    record = write_run_record(a.out, result.trace, lm.name)
+                    record = write_run_record(a.out, result.trace, a.model or lm.name)
                 except ExportError as e:             # (it read "unexpected ExportError": QA)
                     raise CommandError(f"{e}; the {len(written)} figures were written, each whole") from None
     except ExportError as e:

@@ -68,3 +68,15 @@ def test_expand_checks_the_schema(tiny_lm):
         expand([("cross", 3, 1)], schema)
     with pytest.raises(AblationError, match="no head 3"):
         translate(tiny_lm, SENTENCE, ablations=frozenset({("cross", 0, 2)}))
+
+
+def test_the_mean_of_the_heads_on_names_how_many_and_one_alone_by_its_number():
+    from model.ablation import mean_of_heads_on
+    w = np.random.default_rng(0).random((4, 3, 3))
+    mean, words = mean_of_heads_on(w, "cross", 0, {("cross", 0, 1)})
+    np.testing.assert_allclose(mean, w[[0, 2, 3]].mean(0))
+    assert words == "mean of the 3 heads on"
+    alone, words = mean_of_heads_on(w, "cross", 0, {("cross", 0, h) for h in (0, 1, 3)})
+    np.testing.assert_array_equal(alone, w[2])
+    assert words == "the one head on, head\u00a03"                # not "mean of the 1 heads on" (QA)
+    assert mean_of_heads_on(w, "cross", 0, set())[1] == "mean of heads"
