@@ -68,6 +68,16 @@ def token_chips(pieces: list[str], given: int | set[int] = 0) -> str:
                     for i, p in enumerate(pieces))
 
 
+def text_pieces(trace) -> tuple[list[str], int]:
+    """A decoder-only model's text as chips, and how many of them its prompt gave: the prompt's first token (its
+    <s> where the tokenizer adds one), which no row predicts, then its rows' tokens: the prompt's second on, then the
+    continuation ("re ##d c ##ar" for "The red car", QA). Other layouts: their output, and 0."""
+    inputs = trace.tokens(trace.schema.output_stack.tokens)
+    if trace.schema.layout != DECODER_ONLY or not trace.meta.get("prompt_tokens") or not inputs:
+        return list(trace.out_tokens), trace.prompt_rows()
+    return [inputs[0], *trace.out_tokens], trace.prompt_rows() + 1
+
+
 def filled_in(inputs: list[str], outputs: list[str], mask: str) -> tuple[list[str], set[int]]:
     """A masked-word model's chips: its input with each mask replaced by the token it put there, and the
     positions it did not fill (grey). Its argmax at every position read "t ##id t t v t v v" under a text that

@@ -31,7 +31,7 @@ from .ablation_actions import AblationActions
 from .actions import Actions, ShortcutsOverFields
 from .animation_actions import AnimationActions
 from .beam_prefix import BeamPrefix
-from .controls import InputBar, filled_in, model_label, pieces_note, show_from_start, token_chips
+from .controls import InputBar, filled_in, model_label, pieces_note, show_from_start, text_pieces, token_chips
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
@@ -476,9 +476,8 @@ class MainWindow(QtWidgets.QMainWindow):
         elif t.schema.layout == ENCODER_ONLY and not t.schema.has_output:     # read "(empty) [lowercase]" (QA)
             text = "<i>Nothing: this encoder has no output layer (a masked-word head) to fill words in with.</i>"
         else:
-            # a decoder-only model's chips are what it predicted after each token: the prompt's from its second on
-            given = t.prompt_rows()
-            pieces, mask = t.out_tokens, t.schema.special.get("mask")
+            pieces, given = text_pieces(t)          # a decoder-only model's: its prompt's, then what it wrote
+            mask = t.schema.special.get("mask")
             if t.schema.layout == ENCODER_ONLY and mask:            # the text with its masks filled in
                 pieces, given = filled_in(t.tokens(t.schema.output_stack.tokens), t.out_tokens, mask)
             chips = "" if compact or many else f"<br>{token_chips(pieces, given)}"
@@ -786,7 +785,9 @@ def token_count(trace) -> tuple[str, tuple[str, ...]]:
     layout = trace.schema.layout
     if layout == ENCODER_ONLY:
         return f"{len(trace.src_tokens)} tokens", ()
-    if layout == DECODER_ONLY:
-        return f"{len(trace.out_tokens)} tokens (prompt and continuation)", (f"{len(trace.out_tokens)} tokens",)
+    if layout == DECODER_ONLY:           # (it counted the rows: one fewer than the text's tokens, QA)
+        pieces, given = text_pieces(trace)
+        return (f"{len(pieces)} tokens ({given} prompt, {len(pieces) - given} continuation)",
+                (f"{len(pieces)} tokens",))
     return (f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens",
             (f"{len(trace.src_tokens)} / {len(trace.out_tokens)} tokens",))

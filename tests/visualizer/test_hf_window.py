@@ -3,6 +3,8 @@ attention panel and the exported CSV files show, for every layer and head, is tr
 output_attentions; every panel renders every stage of the model's schema; the app starts on each model folder."""
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 import sys
 
@@ -60,9 +62,12 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
         assert w.inputs.method.isEnabled() == writes and w.inputs.temperature.isEnabled()
         assert not w.inputs.beam.isEnabled() and not w.inputs.top_k.isEnabled()      # greedy: neither applies
         t = w.trace
+        # a decoder-only model's text: its prompt's first token (Llama's <s>), which no row predicts, then its rows'
+        # tokens (the status bar counted the rows, and the chips left out "The", QA)
+        n, given = len(t.out_tokens) + 1, t.meta.get("prompt_tokens", 0)
         assert w.status_tokens.text() == {
             "encoder-decoder": f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens",
-            "decoder-only": f"{len(t.out_tokens)} tokens (prompt and continuation)",
+            "decoder-only": f"{n} tokens ({given} prompt, {n - given} continuation)",
             "encoder-only": f"{len(t.src_tokens)} tokens"}[layout]
         assert ("[greedy]" in w.inputs.translation.label.text()) == (layout != "encoder-only")
         if layout == "decoder-only":                       # the prompt's chips grey: the model did not write them
@@ -70,7 +75,10 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
             w.refit_caption()
             prompt = t.meta["prompt_tokens"]
             assert t.out_tokens[: prompt - 1] == t.tgt_tokens[1:prompt]
-            qtbot.waitUntil(lambda: w.inputs.translation.label.text().count("#e6e6e6") == prompt - 1)
+            qtbot.waitUntil(lambda: w.inputs.translation.label.text().count("#e6e6e6") == given)
+            chip = re.search(r"<span style='background:#e6e6e6[^>]*>&nbsp;(.*?)&nbsp;</span>",
+                             w.inputs.translation.label.text()).group(1)
+            assert html.unescape(chip.replace("\u2060", "")) == t.tgt_tokens[0]
         ref, _ = hf_tiny.reference(family, folder, w.translation)
         for kind, layers in ref.items():
             for layer, heads in enumerate(layers):
