@@ -49,7 +49,10 @@ def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | Non
                          "layers or heads")
     base = next(s for s in specs if s.layer == layer and s.head == head)
     frames = []
-    for t in range(base.matrix.shape[0]):
+    n = base.matrix.shape[0]
+    # a decoder-only model's prompt was given, not generated: its rows are there from the first frame on, which is
+    # the step that predicts the continuation's first token (its rows were hatched "not generated yet", QA)
+    for t in range(min(trace.prompt_rows(), n - 1), n):
         shown = np.zeros_like(base.mask)
         shown[: t + 1] = base.mask[: t + 1]                  # rows not generated yet: masked
         rows = base.rows[: t + 1] + [""] * (len(base.rows) - t - 1)      # tokens not generated yet: unnamed

@@ -44,6 +44,24 @@ def test_steps_reveal_one_row_at_a_time(tiny_lm):
         assert spec.rows == spec.cols == trace.tgt_tokens[: t + 1] + unborn
 
 
+def test_a_decoder_only_models_steps_start_where_its_prompt_ends(tmp_path):
+    """Its prompt was given, not generated: the first frame shows every prompt row and predicts the continuation's
+    first token (a GPT-2's 29 frames hatched its prompt rows as "not generated yet", QA)."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load as load_any, translate as translate_any
+    lm = load_any(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    trace = translate_any(lm, TEXT).trace
+    kind, given, n = trace.schema.kind_names[0], trace.prompt_rows(), len(trace.out_tokens)
+    assert 0 < given < n - 1
+    specs = animation_specs(trace, kind, "steps", layer=0, head=0)
+    assert len(specs) == n - given
+    full = trace.mask(kind, 0)
+    for t, spec in zip(range(given, n), specs):
+        assert spec.mask[: t + 1].tolist() == full[: t + 1].tolist() and not spec.mask[t + 1:].any()
+        assert spec.title.endswith(f"step {t}: predicting token {t + 1}")
+
+
 def test_frames_colour_as_the_still_export_of_their_head_does(tiny_lm):
     """A teacher's GIF of cross-attention layer 2 head 1 over steps ran 0 … 0.682 (the head's own largest weight)
     beside its PNG's 0 … 0.998 (the layer's): every frame takes the levels a still export has, the highest of them
