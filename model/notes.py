@@ -525,9 +525,12 @@ def no_mask(trace) -> str | None:
     mask = trace.schema.special.get("mask")
     if trace.schema.layout != ENCODER_ONLY or not mask or not trace.schema.has_output or mask in given_tokens(trace):
         return None
-    if mask in str(trace.meta.get("sentence", "")):
+    if mask in str(trace.meta.get("sentence", "")) and trace.meta.get("truncated"):
         return (f"Every {mask} is past the model's last position and was cut off with the end of the text: nothing "
                 f"is filled in. Shorten the text, or put the {mask} earlier.")
+    if mask in str(trace.meta.get("sentence", "")):           # (it said "cut off" of an 8-token text, QA)
+        return (f"The {mask} typed was read as ordinary text, not as a mask: this model's tokenizer has no {mask} "
+                "token, so the model has nothing to fill in.")
     return f"The text has no {mask}: the model has nothing to fill in. Type {mask} for a word it should guess."
 
 

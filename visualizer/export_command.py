@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         written.append(record)
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
-    if (line := output_line(result)) is not None:
+    # --prompt-only's one new token is no continuation to speak of: the figures leave it out ("continuation: re", QA)
+    if not a.prompt_only and (line := output_line(result)) is not None:
         print(line)
     print(f"exported {len(written)} files to {a.out}")      # the last line, as README says
     del app

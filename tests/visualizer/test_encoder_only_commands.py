@@ -145,6 +145,7 @@ def test_metrics_and_export_can_measure_a_decoder_only_models_text_alone(tmp_pat
                                   "--format", "csv"])
     matrix = (tmp_path / "self_L1_H1.csv").read_text(encoding="utf-8").splitlines()
     assert code == 0 and len(matrix) == 1 + len(text.split())       # a header and a row a token
+    assert "continuation:" not in out + err and out.splitlines()[-1].startswith("exported ")    # nothing written
     code, out, err = run_command(["metrics", text, "--model", str(tiny_model_dir), "--prompt-only"], check=False)
     assert code == 2 and "--prompt-only is for decoder-only models" in err
     code, out, err = run_command(["metrics", text, "--model", str(gpt2), "--prompt-only", "--target", "x"],
@@ -173,6 +174,11 @@ def test_a_masked_word_model_says_when_it_has_no_mask_to_fill_in(bert_folder, ru
     assert no_mask(none).startswith("The text has no [MASK]") and no_mask(none) in result_notes(none, 64)
     long = translate(lm, " ".join(["the cat sat on the mat"] * 30) + " [MASK]").trace
     assert long.meta["truncated"] and no_mask(long).startswith("Every [MASK] is past the model's last position")
+    # a tokenizer without a mask token reads a typed [MASK] as ordinary pieces: not "cut off" of an 8-token text
+    from model.trace import Trace
+    unread = Trace(none.src_tokens, none.tgt_tokens, none.out_tokens, none.arrays,
+                   dict(none.meta, sentence="the cat [MASK] on the mat", truncated=0), none.schema)
+    assert no_mask(unread).startswith("The [MASK] typed was read as ordinary text, not as a mask")
     code, out, err = run_command(["export", "the cat sat on the mat", "--model", str(bert_folder), "--out",
                                   str(bert_folder.parent / "figs"), "--format", "csv"])
     assert code == 0 and "The text has no [MASK]" in err
