@@ -211,3 +211,27 @@ def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm
     write_plot(widget_export(panel.diff), tmp_path / "diff.csv", "csv")
     _, _, matrix = read_heatmap_csv(tmp_path / "diff.csv")
     assert np.isnan(matrix[~mask]).all() and np.isfinite(matrix[mask]).all()
+
+
+def test_decoder_only_runs_of_prompts_of_other_lengths_compare_the_same_new_token(panel, tmp_path):
+    """At "step 15" A (a 10-token prompt) predicted its 6th new token and B (16 tokens) its 1st, and both lines read
+    "step 15" (QA): the same token of their continuations, each line saying which."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model import DecodingSettings
+    from model.families import load, translate as translate_any
+    lm = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    a = translate_any(lm, "the cat sat", DecodingSettings(max_new=6)).trace
+    b = translate_any(lm, "the cat sat on the red mat", DecodingSettings(max_new=6)).trace
+    pa, pb = a.prompt_rows(), b.prompt_rows()
+    assert pb - pa == 4
+    state = compared(panel, a, b, kind=a.schema.kind_names[0], layer=0, head=0, step=0)
+    for step, (sa, sb), words in ((pb + 1, (pa + 1, pb + 1), ("its new token 2", "its new token 2")),
+                                  (1, (1, 1), ("in its prompt", "in its prompt"))):
+        state.update(step=step)
+        panel.render(b, state)
+        lines = panel.outputs.text().split("<br>")
+        assert lines[0].startswith(f"<b>A</b>, step {sa} ({words[0]}): ")
+        assert lines[1].startswith(f"<b>B</b>, step {sb} ({words[1]}): ")
+        best_a = panel._piece(a, int(np.argmax(a.probs(sa))))
+        assert lines[0].split(": ", 1)[1].startswith(best_a)

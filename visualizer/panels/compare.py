@@ -219,16 +219,21 @@ class ComparePanel(QtWidgets.QWidget):
         self._arrange()
 
     def _outputs(self, a, b, step: int) -> str:
-        """Both runs' top next tokens at the step in view, as two short lists."""
+        """Both runs' top next tokens at the step in view (B's), as two short lists. Decoder-only runs of prompts of
+        other lengths are compared at the same token of their continuations, each step saying which: at "step 15"
+        A predicted its 6th new token and B its 1st (QA)."""
         lines = []
+        in_b = step - b.prompt_rows()                  # B's row: a token of its prompt (< 0) or of what it wrote
         for name, t in (("A", a), ("B", b)):
             if "logits" not in t.arrays or not t.n_steps:
                 continue
-            s = min(step, t.n_steps - 1)
+            s = min(max(t.prompt_rows() + in_b if in_b >= 0 else step, 0), t.n_steps - 1)
             p = t.probs(s)
             best = np.argsort(-p)[:TOP]
             words = ", ".join(f"{html.escape(self._piece(t, i))} {probability(p[i])}" for i in best)
-            lines.append(f"<b>{name}</b>, step {s}: {words}")
+            k = s - t.prompt_rows()
+            which = "" if not t.prompt_rows() else " (in its prompt)" if k < 0 else f" (its new token {k + 1})"
+            lines.append(f"<b>{name}</b>, step {s}{which}: {words}")
         return "<br>".join(lines)
 
     def _piece(self, trace, i: int) -> str:
