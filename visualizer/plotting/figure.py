@@ -133,7 +133,11 @@ class HeatmapFigure:
         while height > limit and keep > 0:
             keep -= 1
             shown = words[:(keep + 1) // 2] + ["…"] + words[len(words) - keep // 2:]
-            height = self.title_item.set(f"{title[:start + 1]}{' '.join(shown)}{title[end:]}", points, width)
+            text = f"{title[:start + 1]}{' '.join(shown)}{title[end:]}"
+            if not keep:                     # no word left: no sentence ("— “…” (models/bert)" said nothing, QA)
+                dash = title.rfind(" — ", 0, start)
+                text = (title[:dash] if dash >= 0 else title[:start].rstrip()) + title[end + 1:]
+            height = self.title_item.set(text, points, width)
         self.title_item.setMinimumHeight(0)
         self.title_item.setMaximumHeight(height)
         self.title_item.resize(width, height)
