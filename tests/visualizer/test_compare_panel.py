@@ -47,7 +47,7 @@ def test_difference_is_b_minus_a(panel, tiny_lm):
     np.testing.assert_allclose(panel.diff.shown, (wb.astype(float) - wa.astype(float)).astype(np.float32))
     lo, hi = panel.diff.heatmap.levels
     assert lo == -hi and hi == pytest.approx(np.abs(wb - wa).max())           # centred on 0
-    assert "1 head off" not in panel.a.title and "heads off" in panel.b.title
+    assert "off" not in panel.a.title and "heads\u00a0off" in panel.b.title       # (one phrase, never broken)
     assert panel.outputs.text().count("step 0") == 2
     panel.unpin()
     assert panel.b.isHidden()
@@ -188,7 +188,7 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
     assert (tmp_path / "diff.csv").read_text().startswith("query \\ key,")
     np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
     assert (rows, cols) == b.axis_tokens("cross")
-    assert "B: “the cat sat on the mat”, teacher-forced, 1 head off: cross:1:2" in panel.diff.figure_title()
+    assert "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: cross:1:2" in panel.diff.figure_title()
 
 
 def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm, tmp_path):

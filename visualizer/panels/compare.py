@@ -46,7 +46,8 @@ def run_label(trace) -> str:
         parts.append("no positional encoding")
     off = ablated_heads(trace)
     if off:
-        parts.append(describe(off))           # which heads: "1 head off: cross:3:2"
+        count, _, which = describe(off).partition(": ")     # which heads: "1 head off: cross:3:2", the count
+        parts.append(f"{count.replace(' ', chr(0xa0))}: {which}")   # never broken across lines ("1 / head off", QA)
     return ", ".join(parts)
 
 
