@@ -21,7 +21,10 @@ HEADER = "# sentences"    # the file's first line: "# sentences<TAB>N", then "wo
 # words: letters with inner apostrophes ("don't", "aujourd'hui"); a run holding a digit or an underscore ("2nd",
 # "COVID19") is no word, and neither is one of a script written without spaces (Chinese, Japanese, Thai …), where a
 # run is a whole clause
-_RUN = re.compile(r"\w+(?:['’]\w+)*")
+# a word's letters and the marks that go with them (a Devanagari vowel sign, virama or nukta is no \w: "हिन्दी"
+# was three words, and "क़" lost its nukta; found by hypothesis)
+_MARKS = re.escape("".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c))[0] == "M"))
+_RUN = re.compile(rf"\w[\w{_MARKS}]*(?:['’][\w{_MARKS}]+)*")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x3400, 0x4DBF),
              (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))

@@ -55,6 +55,32 @@ def test_a_damaged_frame_file_is_ignored(tmp_path, tiny_model_dir, tiny_lm, dama
     assert load_frame(path, key(tiny_model_dir)) is None
 
 
+def test_a_frame_saved_with_other_captions_is_the_same_models_run_and_another_shape_is_not(tmp_path, tiny_model_dir,
+                                                                                            tiny_lm):
+    """A new version words a caption otherwise (PE(pos, 2i) became PE(pos, 2k)): the frame saved before is the same
+    model's run, shown with today's words; it was set aside as damaged, and the shipped start frame went stale. A
+    frame whose model has another shape stays no frame of it."""
+    import dataclasses
+
+    from model.trace import Trace
+    from visualizer.last_frame import DamagedFrame, read_frame
+    result = translate(tiny_lm, "the cat sat")
+    t = result.trace
+    worded = dataclasses.replace(t.schema, output_caption="An older version's words.")
+    other = dataclasses.replace(t.schema, d_ff=t.schema.d_ff * 2)
+    for schema, shown in ((worded, True), (other, False)):
+        path = tmp_path / f"{shown}.npz"
+        old = dataclasses.replace(result, trace=Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, t.meta,
+                                                      schema))
+        save_frame(path, key(tiny_model_dir), old, cut_chars=False, lm=tiny_lm)
+        if shown:
+            frame = read_frame(path, key(tiny_model_dir))
+            assert frame.trace.schema == t.schema and frame.trace.out_tokens == t.out_tokens
+        else:
+            with pytest.raises(DamagedFrame, match="model shape"):
+                read_frame(path, key(tiny_model_dir))
+
+
 def test_a_folder_that_cannot_hold_the_file_raises_and_leaves_nothing(tmp_path, tiny_model_dir, tiny_lm):
     blocker = tmp_path / "config"
     blocker.write_text("a file where the settings folder should be")
