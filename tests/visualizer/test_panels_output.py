@@ -339,15 +339,3 @@ def test_a_prefix_cut_for_the_title_begins_at_a_word():
     assert word_start(text, "… les enfants") == "… les enfants"            # cut at a space already
     assert word_start(text, "…nfants") == "…nfants"                        # no whole word would be left
     assert word_start(text, text) == text
-
-
-def test_the_first_steps_bars_read_their_pieces_as_the_translation_does(panel, trace, vocab):
-    """After the decoder's start token a piece continues no word: the translation's chips read the first piece
-    "re" where its bar read "##re" (QA with T5). Later steps keep the vocabulary's "##"."""
-    panel.set_vocab(["##" + v for v in vocab])         # every piece a continuation, as a sentencepiece model's can be
-    panel.render(trace, state_for(trace, stack="output", step=0))
-    ids = np.argsort(-trace.probs(0))[:10]
-    assert panel.plot.getAxis("left").labels[:10] == [vocab[i][:14] if len(vocab[i]) <= 14 else vocab[i][:13] + "…"
-                                                      for i in ids]
-    panel.render(trace, state_for(trace, stack="output", step=1))
-    assert all(label.startswith("##") for label in panel.plot.getAxis("left").labels)

@@ -12,7 +12,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.schema import ENCODER_DECODER
 from model.text import probability
 
 from ..plotting.colormaps import BLUE, VERMILLION
@@ -145,7 +144,6 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens: list[str] = []             # the rows' tokens (the output stack's input)
         self._by_step = True                         # rows are generation steps (a decoder)
         self._taken = "chosen"
-        self._opening = False                        # the step after the decoder's start token
         self._plot_pt = float(TICK_PT)
         self._limit = 1.0                            # the x range's end
         self._apply_fonts()
@@ -247,8 +245,6 @@ class OutputPanel(QtWidgets.QWidget):
         elif step < trace.prompt_rows():                    # a decoder-only model reading its prompt
             self._taken = "given (prompt)"
         self.cut = sampling_cut(trace, state)
-        # an encoder-decoder's first step follows its start token: the piece it writes continues no word
-        self._opening = trace.schema.layout == ENCODER_DECODER and step == 0
         probs = trace.probs(step, T, self.cut)
         self.probs = probs
         k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size)    # no bars of the cut
@@ -292,8 +288,6 @@ class OutputPanel(QtWidgets.QWidget):
         if n > k:
             y[k:] += 0.5                             # a gap before the chosen token ranked below the top-k
         labels = [self.label(int(i)) for i in self.bar_ids]
-        if self._opening:                            # as the translation's chips read the first piece: "re", not
-            labels = [t[2:] if t.startswith("##") and len(t) > 2 else t for t in labels]   # "##re" (QA)
         if n > k:
             labels[k] = f"{labels[k]} (#{self.chosen_rank})"
         self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,
