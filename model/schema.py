@@ -121,6 +121,12 @@ class AttentionKind:
     by_step: bool            # rows are generation steps
 
 
+# a schema's words for the panels (titles, captions, equations), as opposed to the model's shape
+WORDING = frozenset({"title", "short", "name", "caption", "equation", "label", "stage_title", "token_noun",
+                     "embed_title", "embed_caption", "embed_equation", "output_title", "output_short",
+                     "output_caption", "output_equation", "norm_equation"})
+
+
 @dataclass(frozen=True)
 class Schema:
     family: str                          # "seed", "gpt2", "marian", ...
@@ -339,6 +345,17 @@ class Schema:
         if not positional:
             return e, "0"
         return e, {"sinusoidal": f"PE({position})", "learned": f"P[{position}]"}.get(self.positions, "0")
+
+    def same_model(self, other: "Schema") -> bool:
+        """Whether other describes the same model, whatever their words for the panels (WORDING): a frame saved by
+        a version that worded a caption otherwise is that model's run (it was set aside as damaged after an update)."""
+        def shape(x):
+            if isinstance(x, dict):
+                return {k: shape(v) for k, v in x.items() if k not in WORDING}
+            if isinstance(x, (list, tuple)):
+                return [shape(v) for v in x]
+            return x
+        return shape(self.to_dict()) == shape(other.to_dict())
 
     # --- files --------------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -21,13 +21,30 @@ HEADER = "# sentences"    # the file's first line: "# sentences<TAB>N", then "wo
 # words: letters with inner apostrophes ("don't", "aujourd'hui"); a run holding a digit or an underscore ("2nd",
 # "COVID19") is no word, and neither is one of a script written without spaces (Chinese, Japanese, Thai …), where a
 # run is a whole clause
-# a word's letters and the marks that go with them (a Devanagari vowel sign, virama or nukta is no \w: "हिन्दी"
-# was three words, and "क़" lost its nukta; found by hypothesis)
-_MARKS = re.escape("".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c))[0] == "M"))
-_RUN = re.compile(rf"\w[\w{_MARKS}]*(?:['’][\w{_MARKS}]+)*")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x3400, 0x4DBF),
              (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))
+
+
+def _in_word(c: str) -> bool:
+    """A letter, digit or _ (\\w), or a mark that goes with the letter before it: a Devanagari vowel sign, virama or
+    nukta is no \\w ("हिन्दी" was three words, "क़" lost its nukta: hypothesis), nor is a variation selector."""
+    return c.isalnum() or c == "_" or unicodedata.category(c)[0] == "M"
+
+
+def _runs(text: str) -> list[str]:
+    """The runs of word characters, joined by an apostrophe between two of them ("don't", "l’eau")."""
+    runs, i, n = [], 0, len(text)
+    while i < n:
+        if not (text[i].isalnum() or text[i] == "_"):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and (_in_word(text[j]) or (text[j] in "'’" and j + 1 < n and _in_word(text[j + 1]))):
+            j += 1
+        runs.append(text[i:j])
+        i = j
+    return runs
 
 
 def _is_word(run: str) -> bool:
@@ -36,7 +53,7 @@ def _is_word(run: str) -> bool:
 
 def typed_words(text: str) -> list[str]:
     """The words of a text as written (composed: "nai\u0308ve" is "naïve"), without a possessive's 's."""
-    runs = _RUN.findall(unicodedata.normalize("NFC", text))
+    runs = _runs(unicodedata.normalize("NFC", text))
     return [w for w in (_POSSESSIVE.sub("", r) for r in runs if _is_word(r)) if w]
 
 

@@ -177,28 +177,10 @@ def read_frame(path: Path, key: str | None, folder: Path | None = None) -> Frame
         vocab, max_len = (info["vocab"], info["max_len"]) if recorded else seed_model_facts(folder)
     except Exception:                # the model's folder changed meanwhile: nothing to show it with
         return None
-    if trace.schema != schema and same_shape(trace.schema, schema):     # saved by a version with other captions:
+    if trace.schema != schema and trace.schema.same_model(schema):      # saved by a version with other captions:
         trace = Trace(trace.src_tokens, trace.tgt_tokens, trace.out_tokens, trace.arrays, trace.meta, schema)
     check_arrays(trace, info, schema, len(vocab))
     return Frame(info["text"], info["out_ids"], trace, info["truncated"], info["cut_chars"], folder, vocab, max_len)
-
-
-# a schema's words for the panels (captions, equations, titles): a frame saved by a version that worded them otherwise
-# is the same model's run, shown with today's words (it was set aside as damaged, with a note, after an update)
-WORDING = {"title", "short", "name", "caption", "equation", "label", "stage_title", "token_noun", "embed_title",
-           "embed_caption", "embed_equation", "output_title", "output_short", "output_caption", "output_equation",
-           "norm_equation"}
-
-
-def same_shape(a, b) -> bool:
-    """Whether two schemas describe the same model, whatever their words (WORDING)."""
-    def shape(x):
-        if isinstance(x, dict):
-            return {k: shape(v) for k, v in x.items() if k not in WORDING}
-        if isinstance(x, (list, tuple)):
-            return [shape(v) for v in x]
-        return x
-    return shape(a.to_dict()) == shape(b.to_dict())
 
 
 def first_sentence(text: str, limit: int = 100) -> str:

@@ -157,6 +157,7 @@ def test_a_rare_word_with_a_character_outside_the_vocabulary_is_found_among_its_
 @given(st.text(max_size=200))
 @example("\u0958")                     # क़, which NFC writes as क and a nukta (it was cut off: "क")
 @example("हिन्दी")                      # vowel signs and a virama: it was three words
+@example("A\U000E0100")                  # a variation selector (a mark beyond the first 65,536 characters)
 def test_any_text_gives_rare_words_that_are_in_it_each_once(text):
     counts = WordCounts(10, {"the": 5, "cat": 1})
     rare = counts.rare(text)

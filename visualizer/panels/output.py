@@ -85,10 +85,14 @@ def word_start(text: str, cut: str) -> str:
     return cut
 
 
+def run_mode(trace) -> str:
+    """How the run chose its tokens (greedy, beam, sample, teacher-forced; "" when it did not say)."""
+    return str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
+
+
 def sampling_cut(trace, state) -> int:
     """The top-k a sampled run drew from (0: none, or a run that was not sampled)."""
-    mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
-    return OutputPanel._cut(state) if mode == "sample" else 0
+    return OutputPanel._cut(state) if run_mode(trace) == "sample" else 0
 
 
 class OutputPanel(QtWidgets.QWidget):
@@ -238,8 +242,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.step = step = min(max(int(getattr(state, "step", 0) or 0), 0), max(n_steps - 1, 0))
         self.temperature = T = self._temperature(state)
         self._tgt_tokens = list(trace.tokens(trace.schema.output_stack.tokens))
-        mode = str(trace.meta.get("mode", "")) if isinstance(trace.meta, dict) else ""
-        self._taken = TAKEN.get(mode, "chosen")
+        self._taken = TAKEN.get(run_mode(trace), "chosen")
         if not trace.schema.output_stack.by_step:          # an encoder's own position: nothing was chosen
             self._taken = "most probable"
         elif step < trace.prompt_rows():                    # a decoder-only model reading its prompt
