@@ -211,3 +211,6 @@ def test_a_decoder_only_models_given_continuation_goes_on_from_the_prompt(tmp_pa
     n = shown.shape[1]
     assert n >= len(whole) - 1                                     # (the last token is predicted, not read)
     np.testing.assert_allclose(shown, reference.attentions[0][0, :, :n, :n].numpy(), atol=1e-5)
+    spaced = translate(lm, prompt + "  ", target=target).trace       # typed with a space before the Target
+    assert spaced.tgt_tokens == trace.tgt_tokens and spaced.out_tokens == trace.out_tokens
+    np.testing.assert_allclose(spaced.attention(spaced.schema.kind_names[0], 0), shown, atol=1e-6)

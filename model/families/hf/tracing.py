@@ -473,6 +473,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     tok, schema, room = lm.tokenizer, lm.schema, lm.cfg.max_len
     if positional is not None:
         lm.positional = bool(positional) and schema.positions != "none"
+    if schema.layout == DECODER_ONLY and target and target.strip():
+        text = text.rstrip()        # the space typed before a given continuation joins the two (it read "␣ is", QA)
     ids = list(tok(text)["input_ids"]) if text.strip() or schema.layout != DECODER_ONLY else []
     truncated = max(0, len(ids) - room)
     if truncated:             # cut by the tokenizer, which keeps the special tokens it adds (Marian's </s>)
