@@ -26,6 +26,10 @@ def stage_dock(state) -> str | None:
     return "layernorm" if schema.is_layer_stage(state.stage) else "embeddings"
 
 
+ROOMY = {entry.name for entry in PANELS if entry.roomy}
+ROOM = 0.6                 # of its column's height, for a roomy panel gone to
+SLACK = 8                  # pixels
+
 AREAS = {"left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, "right": QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
          "right-top": QtCore.Qt.DockWidgetArea.RightDockWidgetArea}
 
@@ -203,12 +207,30 @@ class Docks:
         dock = self.docks[name]
         dock.show()
         dock.raise_()
+        if name in ROOMY:
+            self._give_room(dock)
         # its first control that takes the keyboard (the holder itself takes none: the focus stayed where it was,
         # and Space after "Go to panel ▸ Compare runs" did nothing; QA)
         tab = QtCore.Qt.FocusPolicy.TabFocus
         first = next((c for c in dock.widget().findChildren(QtWidgets.QWidget)
                       if c.focusPolicy() & tab == tab and c.isEnabled() and c.isVisibleTo(dock)), dock.widget())
         first.setFocus(QtCore.Qt.FocusReason.ShortcutFocusReason)
+
+    def _give_room(self, dock: QtWidgets.QDockWidget) -> None:
+        """A grid or table gone to from the menu takes ROOM of its column's height from the output distribution
+        above it, where it has less: the model view's 40 heads were a strip 20 pixels high under the output chart
+        at 1024 × 768 in class (QA). A user's own layout (another column, a floating dock) is left as it is."""
+        w, top = self.window, self.docks.get("output")
+        if (top is None or top is dock or top.isHidden() or top.isFloating() or dock.isFloating()
+                or w.dockWidgetArea(top) != w.dockWidgetArea(dock) or top in w.tabifiedDockWidgets(dock)):
+            return
+        below = max((dock, *w.tabifiedDockWidgets(dock)), key=lambda d: d.height())   # a raised tab's own may lag
+        if abs(below.x() - top.x()) > SLACK or below.y() < top.y() + top.height():
+            return                                   # not under the output distribution
+        total = top.height() + below.height()
+        if below.height() < ROOM * total - SLACK:
+            w.resizeDocks([top, dock], [total - round(ROOM * total), round(ROOM * total)],
+                          QtCore.Qt.Orientation.Vertical)
 
     # --- sizes and layouts --------------------------------------------------------------------------
     def first_shown(self) -> None:

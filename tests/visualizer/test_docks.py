@@ -104,6 +104,35 @@ def test_go_to_panel_brings_a_hidden_tab_to_the_front(qtbot, window):
     assert window.menus.go_to["layernorm"].shortcut().toString() == "Alt+3"
 
 
+def test_in_class_at_1024_every_panel_gone_to_fits_the_screen_and_a_grid_gets_its_room(qtbot, window):
+    """QA at 1024 × 768 in presentation mode: Head metrics made the window 1151 pixels wide (its button's one-line
+    text), the model view was a strip 20 pixels high under the output chart, its title widened its plot past the
+    dock's edge (H8 cut) and its four-line help was cut. Every panel gone to keeps the window within the screen; a
+    roomy one gets ROOM of its column; the model view's plot fits its canvas and its help its label."""
+    window.resize(1024, 768)
+    window.toggle_presentation()
+    try:
+        qtbot.wait(100)
+        for name in window.docks:
+            window.menus.go_to[name].trigger()
+            qtbot.waitUntil(lambda: name in window.panels and window.panels[name].isVisible())
+            qtbot.wait(50)
+            assert window.minimumSizeHint().width() <= 1024, name
+            assert window.docks[name].minimumSizeHint().width() <= 300, name
+            if name in docks_module.ROOMY:
+                dock, top = window.docks[name], window.docks["output"]
+                total = dock.height() + top.height()     # (the tabs' row is the group's: ROOM less some pixels)
+                assert dock.height() >= (docks_module.ROOM - 0.05) * total, name
+        view = window.panels["model_view"]
+        window.menus.go_to["model_view"].trigger()
+        qtbot.waitUntil(lambda: view.image.image is not None)
+        qtbot.wait(50)
+        assert view.plot.geometry().right() <= view.canvas.width()
+        assert view.hover.height() >= view.hover.heightForWidth(view.hover.width())
+    finally:
+        window.toggle_presentation()
+
+
 def test_go_to_panel_takes_the_keyboard_there(qtbot, window):
     """After Go to panel ▸ Compare runs the focus stayed where it was, and Space did nothing: the panel's first
     control takes the keyboard."""

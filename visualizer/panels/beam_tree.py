@@ -23,7 +23,7 @@ from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.text import short, signed, tick_font
 from ..plotting.titles import set_title
 from ..plotting.tree_layout import layout_rows
-from .widgets import ElidedLabel
+from .widgets import ElidedLabel, WrappedLabel
 
 ACCENT = VERMILLION
 # per fate: edge pen (colour, width), label text colour, border (colour, width), fill
@@ -73,9 +73,9 @@ class BeamTreePanel(QtWidgets.QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.note = QtWidgets.QLabel(GREEDY_NOTE)
-        self.note.setWordWrap(True)
+        self.note = WrappedLabel()
         self.note.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.note.setText(GREEDY_NOTE)
         self.action = QtWidgets.QPushButton("Use beam search")
         self.action.clicked.connect(self._act)
         self.readable = QtWidgets.QToolButton(text="Full size")
@@ -84,11 +84,14 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.whole = QtWidgets.QToolButton(text="Whole tree")
         self.whole.setToolTip("The whole tree in view (labels show when they fit; wheel to zoom)")
         self.whole.clicked.connect(lambda: self.fit_whole())
-        bar = QtWidgets.QHBoxLayout()
-        bar.addWidget(self.note, 1)
-        bar.addWidget(self.action)
-        self.legend = QtWidgets.QLabel(self._legend())
-        self.legend.setWordWrap(True)
+        # the button under its note, and the legend free to wrap: beside each other they made the dock 380 pixels
+        # wide at the least, and the window wider than a 1024-pixel projector (QA)
+        bar = QtWidgets.QVBoxLayout()
+        bar.addWidget(self.note)
+        bar.addWidget(self.action, 0, QtCore.Qt.AlignmentFlag.AlignLeft)
+        self.legend = WrappedLabel()
+        self.legend.setText(self._legend())
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.legend.setToolTip("The numbers: each hypothesis' log-probability log p (the sum of its "
                                "tokens' log-probabilities) under its last token. A finished one (ending with the end "
                                "token) shows its score instead: log p "

@@ -19,7 +19,8 @@ from model.analysis.metrics import trace_metrics
 from .. import accessible
 from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colours, rgba_image
 from ..plotting.text import tick_font
-from .widgets import KindPicker
+from ..plotting.titles import set_title
+from .widgets import KindPicker, WrappedLabel
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -81,9 +82,9 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crosses = pg.PlotCurveItem(pen=pg.mkPen("#d62728", width=2), connect="pairs")
         self.crosses.setZValue(20)
         self.plot.addItem(self.crosses)
-        self.hover = QtWidgets.QLabel("Click a head to focus it; hover for its metrics. Each head is coloured "
-                                      "from 0 to its own largest weight.")
-        self.hover.setWordWrap(True)
+        self.hover = WrappedLabel()        # as tall as its text: four lines in a class's narrow dock were cut (QA)
+        self.hover.setText("Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own "
+                           "largest weight.")
         self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -199,7 +200,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crossed = off
         self.trace, self.shown_kind, self._shown = trace, kind, (trace, kind)
         self._metrics = {}
-        self.plot.setTitle(f"{info.title}: {L} layers × {H} heads", color="k", size="10pt")
+        set_title(self.plot, f"{info.title}: {L} layers × {H} heads", "k", 10)   # never wider than the dock
 
     def metrics_of(self, layer: int, head: int):
         if not self._metrics:

@@ -20,6 +20,7 @@ class PanelEntry:
     optional: bool = False      # one that fails to build is left out with a note on stderr
     scrolls: bool = True        # in a scroll area, so that the window can shrink below the panel's own minimum
     lazy: bool = False          # built when its tab is first shown (or code first asks for it): a faster start
+    roomy: bool = False         # a grid or table that wants most of its column: View ▸ Go to panel gives it that
 
 
 PANELS = (
@@ -32,13 +33,15 @@ PANELS = (
     PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel", lazy=True),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel", lazy=True),
     PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False,
-               lazy=True),
-    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, scrolls=False,
-               lazy=True),
-    PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True, lazy=True),
-    PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True, lazy=True),
+               lazy=True, roomy=True),
+    # (in a scroll area: its button's one-line text made the column 419 pixels wide at the least, and the window
+    # wider than a 1024-pixel projector, QA; the beam tree lays its buttons out narrower, in no scroll area: there
+    # its view's size and the scroll bars chased each other, and the window hung)
+    PanelEntry("metrics", "Head metrics", "right", "metrics:MetricsPanel", takes_state=True, lazy=True, roomy=True),
+    PanelEntry("flow", "Rollout and lines", "right", "flow:FlowPanel", takes_state=True, lazy=True, roomy=True),
+    PanelEntry("compare", "Compare runs", "right", "compare:ComparePanel", takes_state=True, lazy=True, roomy=True),
     PanelEntry("beam_tree", "Beam tree", "right", "beam_tree:BeamTreePanel", takes_state=True, scrolls=False,
-               lazy=True),
+               lazy=True, roomy=True),
 )
 
 
