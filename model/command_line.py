@@ -62,10 +62,25 @@ def beam_width(text: str) -> int:
     return value
 
 
+def model_name(text: str) -> str:
+    """An argparse type for --model: a blank one is refused (a script's unset $M opened en-fr without a word, QA)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("it is empty: give a model's name or folder, or leave --model out for the "
+                                         "default")
+    return text
+
+
 def model_argument(p: argparse.ArgumentParser) -> None:
     """--model, as every command that runs a model takes it."""
-    p.add_argument("--model", default=None, help="bundled model name, model folder, or Hugging Face id in the local "
-                                                 "cache (default: en-fr if bundled)")
+    p.add_argument("--model", default=None, type=model_name,
+                   help="bundled model name, model folder, or Hugging Face id in the local cache (default: en-fr if "
+                        "bundled)")
+
+
+def not_blank(path: str | Path, what: str) -> None:
+    """UsageError for an empty path: Path("") is the current folder, where an export wrote its files (QA)."""
+    if not str(path).strip():
+        raise UsageError(f"{what} is empty: give a path")
 
 
 def device_kind(p: argparse.ArgumentParser, value: str, instead: str) -> str:
@@ -110,6 +125,7 @@ def text_args(argv: list[str], out=None) -> list[str]:
 
 def writable_folder(path: str | Path, what: str = "--out") -> Path:
     """Check before the work that a folder can be written (created later if missing): UsageError if not."""
+    not_blank(path, what)
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{what} {path}: is a file, not a folder")
@@ -127,6 +143,7 @@ def writable_folder(path: str | Path, what: str = "--out") -> Path:
 
 def writable_file(path: str | Path, what: str) -> Path:
     """Check before the work that a file can be written into its folder, which must exist: UsageError if not."""
+    not_blank(path, what)
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{what} {path}: is a folder, not a file")

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if blank(a.text):
         raise UsageError("nothing to measure: the text is empty")
-    if a.out:
+    if a.out is not None:
         writable_file(a.out, "--out")
     from model.analysis.metrics import metrics_csv, trace_metrics
 

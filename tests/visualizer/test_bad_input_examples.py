@@ -107,6 +107,21 @@ def test_a_blank_target_is_refused_not_taken_for_none(run_command, tiny_model_di
     assert not (tmp_path / "f").exists()
 
 
+def test_an_empty_model_or_out_is_refused_not_taken_for_the_default_or_the_current_folder(
+        run_command, tiny_model_dir, tmp_path, monkeypatch):
+    """QA: `--model ""` (a script's unset $M) opened en-fr without a word, and `export --out ""` wrote its figures
+    into the current folder, saying "exported 11 files to "."""
+    monkeypatch.chdir(tmp_path)
+    for command in (["export", "the cat", "--out", str(tmp_path / "f")], ["metrics", "the cat"],
+                    ["translate", "the cat"]):
+        code, out, err = run_command([*command, "--model", " "])
+        assert code == 2 and "argument --model: it is empty: give a model's name or folder" in err
+    for command in (["export", "the cat"], ["metrics", "the cat"]):
+        code, out, err = run_command([*command, "--out", "", "--model", str(tiny_model_dir)])
+        assert (code, out, err) == (2, "", "error: --out is empty: give a path\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_beam_zero_is_a_usage_error_not_greedy(run_command, tiny_model_dir):
     code, out, err = run_command(["translate", "the cat", "--beam", "0", "--model", str(tiny_model_dir)])
     assert code == 2 and out == ""
