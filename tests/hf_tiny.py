@@ -50,9 +50,11 @@ def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
         names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
         model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=4,
                                                  bos_token_id=0, eos_token_id=0, initializer_range=0.3))
-    elif family == "bert":
-        tok, vocab = _tokenizer(["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]"], "[CLS] $A [SEP]")
-        names = dict(pad_token="[PAD]", unk_token="<unk>", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    elif family in ("bert", "bert-angle"):         # bert-angle: a BERT whose tokenizer names its own tokens <s>, <mask>…
+        specials = ["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]"] if family == "bert" else \
+            ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
+        tok, vocab = _tokenizer(specials, f"{specials[2]} $A {specials[3]}")
+        names = dict(zip(("pad_token", "unk_token", "cls_token", "sep_token", "mask_token"), specials))
         model = tf.BertForMaskedLM(tf.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                                                  num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
                                                  pad_token_id=0, initializer_range=0.3))

@@ -198,3 +198,26 @@ def test_a_filled_in_text_is_the_text_as_typed_with_each_mask_replaced(bert_fold
     assert result.text == f"The Cat 🍕 {masked[0]} on the mat, {masked[1]}!"
     assert filled_text("a [MASK] b", "[MASK]", ["##ing"]) == "a ##ing b"
     assert filled_text("a b", "[MASK]", ["x"]) is None                # masks not as typed: None (decoded instead)
+
+
+def test_a_bert_whose_tokenizer_names_its_own_special_tokens_is_read_with_them(tmp_path, run_command):
+    """QA: the BERT family took "[CLS]", "[SEP]" and "[MASK]" for granted. A BERT whose tokenizer writes "<s> … </s>"
+    and masks with "<mask>" got "the text has no [MASK]" although it filled the mask, and no head had a share on its
+    end token. The tokenizer's own names are taken."""
+    import numpy as np
+
+    from model.analysis.metrics import trace_metrics
+    from model.families import load, translate
+    folder = hf_tiny.build("bert-angle", tmp_path / "bert-angle")
+    lm = load(folder)
+    assert {k: lm.schema.special[k] for k in ("cls", "sep", "mask", "pad")} == \
+        {"cls": "<s>", "sep": "</s>", "mask": "<mask>", "pad": "<pad>"}
+    text = "the cat <mask> on the mat"
+    trace = translate(lm, text).trace
+    keys = trace.src_tokens
+    assert keys[-1] == "</s>"
+    for m in trace_metrics(trace):
+        expected = trace.attention(m.kind, m.layer - 1)[m.head - 1][:, keys.index("</s>")].mean()
+        assert np.isclose(m.end_token, expected, atol=1e-6)
+    code, out, err = run_command(["translate", text, "--model", str(folder)])
+    assert code == 0 and "no <mask>" not in err and "has no" not in err and "<mask>" not in out and out.strip()

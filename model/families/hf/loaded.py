@@ -125,22 +125,37 @@ def schema_of_folder(folder: Path, fam) -> Schema:
         schema = fam.schema_of_config(config)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config ({e})") from None
-    unk = unknown_token(folder)
-    if unk is None or schema.special.get("unk") == unk:
-        return schema
-    return dataclasses.replace(schema, special={**schema.special, "unk": unk})
+    named = tokenizer_specials(folder)
+    special = {**schema.special, **{role: token for role, token in named.items()
+                                    if role in schema.special or role == "unk"}}
+    return schema if special == schema.special else dataclasses.replace(schema, special=special)
 
 
-def unknown_token(folder: Path) -> str | None:
-    """The tokenizer's own unknown token ("[UNK]" for BERT) from its tokenizer_config.json, without opening it: the
-    note on unknown pieces looked for "<unk>", and emoji read as BERT's [UNK] got no note. None if it names none."""
-    try:
-        unk = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("unk_token")
-    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-        return None
-    if isinstance(unk, dict):                  # an AddedToken written out: {"content": "[UNK]", ...}
-        unk = unk.get("content")
-    return unk if isinstance(unk, str) and unk else None
+ROLES = ("pad", "bos", "eos", "unk", "cls", "sep", "mask")
+
+
+def tokenizer_specials(folder: Path) -> dict[str, str]:
+    """The tokenizer's own special tokens by role ({"unk": "[UNK]", "mask": "<mask>", ...}) from its
+    tokenizer_config.json (else special_tokens_map.json), without opening it. The family's defaults were taken: the
+    note on unknown pieces looked for "<unk>" where BERT's is "[UNK]", and a BERT whose mask is "<mask>" and end
+    "</s>" got "the text has no [MASK]" and no share on its end token (QA)."""
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        found = {}
+        for role in ROLES:
+            token = data.get(f"{role}_token")
+            if isinstance(token, dict):          # an AddedToken written out: {"content": "[UNK]", ...}
+                token = token.get("content")
+            if isinstance(token, str) and token:
+                found[role] = token
+        if found:
+            return found
+    return {}
 
 
 def interface(module_name: str):
