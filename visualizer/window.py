@@ -74,6 +74,17 @@ def heads_were_off(n: int) -> str:
 
 
 MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
+def word_cut(elided: str, whole: str) -> str:
+    """An elided line ends at a word: "and 1 m…" read as a word of its own (QA); "and 1…" does not."""
+    if elided == whole or not elided.endswith("…"):
+        return elided
+    kept = elided[:-1]
+    if kept and not kept[-1].isspace() and len(kept) < len(whole) and not whole[len(kept)].isspace():
+        kept = kept.rsplit(" ", 1)[0] if " " in kept.strip() else kept
+    kept = kept.rstrip(" ·")
+    return kept if kept.endswith("…") else kept + "…"
+
+
 MAX_CLAIMS = 2             # notes whose claims a compact window shows; the others are counted
 STALE_MS = 400             # a run not shown after this long: the translation is greyed and the status says so
 SETTLE_MS = 1200           # a result this long unchanged: the translation line and the heatmaps' label room fit it
@@ -203,7 +214,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 lambda *_: self.state.update(decoding=self.inputs.settings()))
         i.positional.toggled.connect(lambda on: self.state.update(positional=on))
         i.model.activated.connect(self._model_picked)
-        i.notice.linkActivated.connect(self._whole_notes)
+        i.notice.linkActivated.connect(self._notes_link)
         screen = QtGui.QGuiApplication.primaryScreen()
         room = screen.availableGeometry().size() if screen is not None else QtCore.QSize(1500, 950)
         self.resize(min(1500, room.width()), min(950, room.height()))      # projectors are often 1280 × 720
@@ -516,31 +527,34 @@ class MainWindow(QtWidgets.QMainWindow):
         1280 × 720 in class two lines of a note had left the heatmap 95 pixels high, and at 1366 × 768 three to
         five lines of notes left it 80 to 160 (QA as a student)."""
         level = self.compact_level()
-        notes, compact = self._notes, level >= 1 and not self._notes_whole
+        notes = self._notes
         # the first MAX_CLAIMS notes' claims, the others counted (QA: five notes' claims of a pasted paragraph took
         # five lines, and left the heatmap 45 pixels at 1280 × 720); the first alone at level 2 (QA: at 1024 × 768
         # in class two claims took five lines, and left the heatmap 80 pixels for 12 rows)
-        rest = max(len(notes) - (1 if level >= 2 else MAX_CLAIMS), 0) if compact else 0
-        cut = compact and (rest > 0 or any(claim(n) != n for n in notes))
-        # the rest of a cut note behind a link (the tooltip alone kept it from a keyboard user, QA): Tab, Return
-        more = f" <a href='more' style='color:{tone_colour('warning')}'>[more]</a>" if cut else ""
+        rest = max(len(notes) - (1 if level >= 2 else MAX_CLAIMS), 0) if level >= 1 else 0
+        cuttable = level >= 1 and (rest > 0 or any(claim(n) != n for n in notes))
+        cut = cuttable and not self._notes_whole
+        # the rest of a cut note behind a link (the tooltip alone kept it from a keyboard user, QA): Tab, Return;
+        # notes made whole fold back with [less]: they had left the heatmap 40 pixels high until the next result (QA)
+        link = f" <a href='{'more' if cut else 'less'}' style='color:{tone_colour('warning')}'>" \
+               f"[{'more' if cut else 'less'}]</a>" if cuttable else ""
         others = f" · and {rest} more note{'s' if rest > 1 else ''}" if rest else ""
-        text = " · ".join(map(claim, notes[:len(notes) - rest])) + others if compact else " ".join(notes)
+        text = " · ".join(map(claim, notes[:len(notes) - rest])) + others if cut else " ".join(notes)
         if cut and level >= 2:          # one line at most (the heatmap had 70 pixels for 12 rows under three)
             metrics = QtGui.QFontMetrics(self.inputs.notice.font())
             room = self.inputs.notice.contentsRect().width() - metrics.horizontalAdvance(" [more]") - 8
             if room > 100:              # (laid out: a window not shown yet keeps the claims)
-                text = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room)
+                text = word_cut(metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room), text)
         self._notice_fit = self._notice_key() if cut and level >= 2 else None
         fmt = QtCore.Qt.TextFormat
-        self.inputs.notice.setTextFormat(fmt.RichText if cut else fmt.PlainText)
-        self.inputs.notice.setText(html.escape(text) + more if cut else text)
+        self.inputs.notice.setTextFormat(fmt.RichText if link else fmt.PlainText)
+        self.inputs.notice.setText(html.escape(text) + link if link else text)
         self.inputs.notice.setToolTip(" ".join(notes) if cut else "")
         self.inputs.notice.setVisible(bool(notes))
 
-    def _whole_notes(self, _link: str = "") -> None:
-        """[more] under a cut note: the notes whole, until the next result."""
-        self._notes_whole = True
+    def _notes_link(self, link: str = "more") -> None:
+        """[more] under cut notes: the notes whole, until [less] or the next result."""
+        self._notes_whole = link == "more"
         self._set_notice()
 
     def eventFilter(self, watched, event) -> bool:

@@ -754,8 +754,13 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
     # the rest behind a [more] link, which a keyboard reaches too (the tooltip alone kept it from one, QA)
     assert notice.text().startswith(html.escape(claims) + " <a href='more'") and notice.text().endswith("[more]</a>")
     assert notice.textInteractionFlags() & QtCore.Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+    cut = notice.text()
     notice.linkActivated.emit("more")
-    assert notice.text() == whole and notice.toolTip() == ""         # whole, in the compact window, until …
+    assert notice.text().startswith(html.escape(whole) + " <a href='less'") and notice.text().endswith("[less]</a>")
+    assert notice.toolTip() == ""                                    # whole, in the compact window, until [less]
+    notice.linkActivated.emit("less")                                # (QA: it left the heatmap 40 pixels high)
+    assert notice.text() == cut
+    notice.linkActivated.emit("more")                                # … or the next result
     window.inputs.sentence.setText("the cat 😀 sat. The dog ran!")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat 😀 sat. The dog ran!")
     assert "[more]</a>" in notice.text()                             # … the next result
@@ -772,7 +777,17 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
     window._set_notice()
     assert notice.text().startswith("One · Two · and 1 more note <a href='more'")
     notice.linkActivated.emit("more")
-    assert notice.text() == "One Two Three"
+    assert notice.text().startswith("One Two Three <a href='less'")
+
+
+def test_a_line_cut_to_fit_ends_at_a_word():
+    """QA: "· and 1 m… [more]" read as a word "m"."""
+    from visualizer.window import word_cut
+    whole = "The text holds 4 sentences… · and 1 more note"
+    assert word_cut("The text holds 4 sentences… · and 1 m…", whole) == "The text holds 4 sentences… · and 1…"
+    assert word_cut("The text holds 4 sentences… · …", whole) == "The text holds 4 sentences…"
+    assert word_cut("The text holds 4…", whole) == "The text holds 4…"
+    assert word_cut(whole, whole) == whole
 
 
 def test_the_window_notes_unknown_characters_under_the_translation(qtbot, window):
