@@ -7,6 +7,7 @@ import re
 
 # _{t+1} and ^(2i/d): the braces or brackets hold the whole script; _k, _out, _≤t, _ij: a run of letters, digits
 # and ≤ (not ᵀ, which is already a superscript character: K_encᵀ is K, subscript enc, then ᵀ)
+FRACTION_SLASH = "\u2044"
 _SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|([A-Za-z0-9≤]+))")
 
 
@@ -16,6 +17,8 @@ def equation_html(text: str) -> str:
         name = "sub" if m.group(1) == "_" else "sup"
         inner = next(g for g in m.groups()[1:] if g is not None)
         if name == "sup":                     # a subscript inside it: 10000^(2k/d_model)
-            inner = _SCRIPT.sub(tag, inner)
+            # its "/" the fraction slash, after which no line breaks: a narrow dock wrapped "10000^(2k/" and
+            # "d_model)" onto two lines (QA; Qt's rich text keeps no span's white-space: nowrap)
+            inner = _SCRIPT.sub(tag, inner.replace("/", FRACTION_SLASH))
         return f"<{name}>{inner}</{name}>"
     return _SCRIPT.sub(tag, html.escape(text, quote=False))
