@@ -18,7 +18,7 @@ from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
 from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
-from .widgets import GridPanel, ResponsiveGrid, header_label, notice_label
+from .widgets import GridPanel, ResponsiveGrid, WrappedLabel, header_label, notice_label
 
 N_WAVES = len(PALETTE)
 
@@ -64,7 +64,8 @@ class EmbeddingsPanel(GridPanel):
         f = self.dim.font()
         f.setPointSizeF(max(f.pointSizeF(), 12.0))
         self.dim.setFont(f)
-        self.dim_label = dim_label = QtWidgets.QLabel("Sinusoids from dimension d =")
+        self.dim_label = dim_label = WrappedLabel()   # on two lines in a narrow dock: on one it made the panel
+        dim_label.setText("Sinusoids from dimension d =")   # 365 pixels wide, scrolled sideways at 1024 × 768 (QA)
         dim_label.setFont(f)
         dim_label.setBuddy(self.dim)
         accessible.name(self.dim, "Sinusoids from dimension d")

@@ -95,6 +95,10 @@ class FlowPanel(QtWidgets.QWidget):
         accessible.name(self.mode, "Show rollout or lines")
         self.mode.setToolTip("Rollout: how much each position draws from each input token up to this layer. "
                              "Lines: the focused head as lines from query tokens (left) to key tokens (right).")
+        # narrower than its longest item where the dock is (its whole width made the panel 414 pixels wide in class
+        # at 1024 × 768, scrolled sideways; QA): the open list shows the items whole
+        self.mode.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode.setMinimumContentsLength(8)
         self.mean = QtWidgets.QCheckBox("Mean of heads")
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.mode, 1)

@@ -163,7 +163,7 @@ class MetricsPanel(QtWidgets.QWidget):
         hint.setWordWrap(True)
         # which heads the output leans on: each switched off alone (a student switched 120 heads off one by one,
         # reading the output chart each time: QA)
-        self.measure = QtWidgets.QPushButton("Measure each head's effect on the output")     # (its tip: below)
+        self.measure = QtWidgets.QPushButton("Measure head effects")     # (its tip: below; short: a class's dock)
         self.measure.clicked.connect(self.measure_effects)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

@@ -68,7 +68,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.status.setWordWrap(True)
         # η beside the buttons, or above them in a narrow dock (in class at 720p "Reset weights" read "Res" and the
         # status line ran past the dock's edge: the row made the panel wider than its dock)
-        buttons = QtWidgets.QHBoxLayout()
+        self.buttons = buttons = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         buttons.addWidget(self.step_button)
         buttons.addWidget(self.reset_button)
         buttons.addStretch(1)
@@ -253,18 +253,33 @@ class TrainingStepPanel(QtWidgets.QWidget):
     def _fit_controls(self) -> None:
         """η and the buttons on one row where they fit, else the buttons under η (nothing while the panel is being
         destroyed: an application font change reached it with its spin box gone, and this raised)."""
-        if not all(map(shiboken6.isValid, (self, self.lr, self.step_button, self.reset_button, self.controls))):
+        if not all(map(shiboken6.isValid, (self, self.lr, self.step_button, self.reset_button, self.controls,
+                                           self.buttons))):
             return
-        row = self.lr.sizeHint().width() + self.step_button.sizeHint().width() + \
-            self.reset_button.sizeHint().width() + 40
-        want = QtWidgets.QBoxLayout.Direction.LeftToRight if self.width() >= row else \
-            QtWidgets.QBoxLayout.Direction.TopToBottom
-        if self.controls.direction() != want:
-            self.controls.setDirection(want)
+        pair = self.step_button.sizeHint().width() + self.reset_button.sizeHint().width() + 30
+        # the room its dock gives: a scroll area widens the panel to the panel's own minimum, which the row sets
+        room = min(self.width(), self.parentWidget().width()) if self.parentWidget() is not None else self.width()
+        across, down = QtWidgets.QBoxLayout.Direction.LeftToRight, QtWidgets.QBoxLayout.Direction.TopToBottom
+        # and the buttons one under the other where even they do not fit side by side (in class at 1024 × 768 the
+        # pair made the panel 357 pixels wide, scrolled sideways in its 292-pixel dock; QA)
+        for layout, want in ((self.controls, across if room >= pair + self.lr.sizeHint().width() + 10 else down),
+                             (self.buttons, across if room >= pair else down)):
+            if layout.direction() != want:
+                layout.setDirection(want)
 
     def resizeEvent(self, event) -> None:
         self._fit_controls()
         super().resizeEvent(event)
+
+    def event(self, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.ParentChange and self.parentWidget() is not None:
+            self.parentWidget().installEventFilter(self)     # a scroll area's viewport narrower than the panel
+        return super().event(event)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.parentWidget() and event.type() == QtCore.QEvent.Type.Resize:
+            self._fit_controls()
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
