@@ -58,7 +58,8 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
     colour_scale rule (COLOUR_SCALES)."""
     sentence = trace.meta.get("sentence", "")
     off = ablated_heads(trace)
-    run = f" [{describe(off)}]" if off else ""          # a figure of an experiment says which heads were off
+    # a figure of an experiment says which heads were off, in the panels' words ("cross:1:2" read as jargon, QA)
+    run = f" [{describe(off, trace.schema)}]" if off else ""
     # and how its rows were chosen, when not greedily (a beam's and a given target's read like greedy ones)
     how = "" if trace.decoding in ("greedy", "") or trace.schema.layout == ENCODER_ONLY else trace.decoding
     named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how)))

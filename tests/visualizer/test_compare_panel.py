@@ -100,7 +100,10 @@ def test_runs_that_read_other_tokens_of_the_same_number_give_no_difference(panel
     assert panel.difference is None and panel.diff.isHidden()
     rows_a, rows_b = a.axis_tokens("cross")[0], b.axis_tokens("cross")[0]
     i = next(k for k, (x, y) in enumerate(zip(rows_a, rows_b)) if x != y)
-    assert f"row {i}: “{rows_a[i]}” in A, “{rows_b[i]}” in B" in panel.note.text()
+    from visualizer.panels.compare import ordinal
+    assert f"{ordinal(i + 1)} row: “{rows_a[i]}” in A, “{rows_b[i]}” in B" in panel.note.text()   # (QA: "row 1"
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]      # read as the first)
     assert "same target" in panel.note.text()
     state.update(kind="enc_self")                                # the source is the same: a difference
     panel.render(b, state)
@@ -188,7 +191,8 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
     assert (tmp_path / "diff.csv").read_text().startswith("query \\ key,")
     np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
     assert (rows, cols) == b.axis_tokens("cross")
-    assert "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: cross:1:2" in panel.diff.figure_title()
+    assert "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: Cross (decoder → encoder) L1 H2" in \
+        panel.diff.figure_title()                       # the panels' words, not --ablate's "cross:1:2" (QA)
 
 
 def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm, tmp_path):

@@ -199,7 +199,8 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
     assert not np.array_equal(matrix.astype(np.float32), plain.attention("cross", 1, 0))
     specs = {s.stem: s.title for s in heatmap_specs(ablated, "tiny")}
     assert specs["cross_L1_H2"].startswith("Cross-attention, layer 1, head 2 (switched off) — ")
-    assert all(t.endswith("(tiny) [1 head off: cross:1:2]") for t in specs.values())
+    label = ablated.schema.kind("cross").label          # the panels' words, not --ablate's "cross:1:2" (QA)
+    assert all(t.endswith(f"(tiny) [1 head off: {label} L1 H2]") for t in specs.values())
     assert "switched off" not in specs["cross_L1_H1"]
     record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))     # the run the files show
     assert record["heads_off"] == ["cross:1:2"] and record["output"] == ablated.meta["translation"]

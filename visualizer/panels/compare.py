@@ -24,15 +24,20 @@ VIEWS = (("B − A", "The difference: what the change did to this head's weights
          ("A", "The pinned run"), ("B", "The run on screen now"))
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[str]]) -> str | None:
-    """Where two runs' (rows, columns) tokens first differ, in words ("row 2: “La” and “Je”"); None when they are
+    """Where two runs' (rows, columns) tokens first differ, in words ("3rd row: “La” in A, “Je” in B"); None when they are
     the same. QA: two translations of 12 tokens each were subtracted row by row, "Je" minus "La", labelled B's."""
     for axis, (xs, ys) in zip(("row", "column"), zip(a, b)):
         if list(xs) != list(ys):
             i = next((k for k, (x, y) in enumerate(zip(xs, ys)) if x != y), min(len(xs), len(ys)))
             x = f"“{xs[i]}”" if i < len(xs) else "nothing"
             y = f"“{ys[i]}”" if i < len(ys) else "nothing"
-            return f"{axis} {i}: {x} in A, {y} in B"
+            return f"{ordinal(i + 1)} {axis}: {x} in A, {y} in B"    # "row 1" read as the first row (QA)
     return None
 
 
@@ -46,7 +51,7 @@ def run_label(trace) -> str:
         parts.append("no positional encoding")
     off = ablated_heads(trace)
     if off:
-        count, _, which = describe(off).partition(": ")     # which heads: "1 head off: cross:3:2", the count
+        count, _, which = describe(off, trace.schema).partition(": ")     # which heads: "1 head off: Cross L3 H2", the count
         parts.append(f"{count.replace(' ', chr(0xa0))}: {which}")   # never broken across lines ("1 / head off", QA)
     return ", ".join(parts)
 
