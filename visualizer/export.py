@@ -24,6 +24,7 @@ from model.trace import Trace
 
 from .figure_size import FIGURE_SIZE
 from .plotting.colormaps import colour_levels
+from .text_safety import isolate
 
 FORMATS = ("png", "svg", "pdf", "csv")
 
@@ -56,7 +57,8 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
                   colour_scale: str = "layer") -> list[HeatmapSpec]:
     """Every head (and the mean over heads) of every attention kind and layer of a trace, each coloured by the
     colour_scale rule (COLOUR_SCALES)."""
-    sentence = trace.meta.get("sentence", "")
+    # isolated: a U+202E in it drew the rest of the title, the model's name too, backwards (QA)
+    sentence = isolate(trace.meta.get("sentence", ""))
     off = ablated_heads(trace)
     # a figure of an experiment says which heads were off, in the panels' words ("cross:1:2" read as jargon, QA)
     run = f" [{describe(off, trace.schema)}]" if off else ""

@@ -32,6 +32,19 @@ def test_specs_cover_every_head_kind_and_layer(trace):
     assert len(names) == len(specs)
 
 
+def test_a_right_to_left_override_in_the_sentence_stays_inside_its_quotes(tiny_lm):
+    """QA: a U+202E in the sentence drew the rest of a figure's title backwards, the model's name "(treb/sledom…)"
+    too. The sentence is isolated (FSI … PDI); the text after it is the title's own, in order."""
+    from visualizer.panels.compare import run_label
+    from visualizer.text_safety import FSI, PDI
+    sentence = "the cat \u202etas"
+    trace = translate(tiny_lm, sentence).trace
+    for title in [s.title for s in heatmap_specs(trace, "tiny")] + [run_label(trace)]:
+        assert f"“{FSI}{sentence}{PDI}”" in title
+    plain = translate(tiny_lm, "the cat sat").trace                # nothing to isolate: the title as it was
+    assert "“the cat sat”" in heatmap_specs(plain, "tiny")[0].title
+
+
 def test_each_colour_scale_rule_spans_what_it_says(trace):
     """layer: 0 … the layer's largest weight (every head and the mean alike, as the window colours them);
     head: 0 … each matrix's own largest; one: 0 … 1."""

@@ -16,6 +16,7 @@ from model.text import probability
 
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
+from ..text_safety import isolate
 
 TOP = 5          # tokens listed per output distribution
 SIDE_BY_SIDE_FROM = 780    # pixels of width: A, B and B − A in a row
@@ -44,7 +45,7 @@ def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[st
 def run_label(trace) -> str:
     """One line naming a run: its sentence, and what was switched off or forced."""
     m = trace.meta
-    parts = [f"“{m.get('sentence', '')}”"]
+    parts = [f"“{isolate(m.get('sentence', ''))}”"]      # (a U+202E in it turned the rest around, QA)
     if m.get("mode") == "teacher-forced":
         parts.append("teacher-forced")
     if m.get("positional") is False:
