@@ -197,12 +197,37 @@ def not_a_number(trace) -> str | None:
     """A note when the run computed NaN or infinite numbers (weights that hold them, a half-precision model that
     overflowed), naming the first array in the order the trace keeps them: the panels drew NaN attention as
     masked cells and the note blamed "random or untrained weights" (QA). None when every number is finite."""
-    for key, array in trace.arrays.items():
-        a = np.asarray(array)
-        if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
-            return (f"The model computed NaN or infinite numbers, first in {key}: its weights hold such numbers, or "
-                    "a half-precision model overflowed. What the panels show from there on is not meaningful.")
-    return None
+    bad = [key for key, array in trace.arrays.items()
+           if (a := np.asarray(array)).dtype.kind == "f" and a.size and not np.isfinite(a).all()]
+    if not bad:
+        return None
+    return (f"The model computed NaN or infinite numbers, first in {first_place(trace.schema, bad)}: its weights hold "
+            "such numbers, or a half-precision model overflowed. What the panels show from there on is not "
+            "meaningful.")
+
+
+def first_place(schema, keys: list[str]) -> str:
+    """The first of the trace's keys in the pipeline's order, in the panels' words ("the encoder's layer 2,
+    self-attention"): the note named "enc.1.self.residual", the trace's own 0-based name, and not the first array
+    that held NaN (its q came before it; QA). A key of no stack and layer is named as it is."""
+    stacks = list(schema.stacks)
+
+    def place(key: str):
+        parts = key.split(".")
+        for i, st in enumerate(stacks):
+            title = st.title.lower()
+            if parts[0] == st.tokens:                                  # "src.x", "tgt.embedding"
+                return (i, -1, 0), f"the {title}'s input embedding"
+            if parts[0] != st.key:
+                continue
+            if len(parts) >= 3 and parts[1].isdigit():                 # "enc.1.self.q"
+                subs = [sl.key for sl in st.sublayers]
+                j = subs.index(parts[2]) if parts[2] in subs else len(subs)
+                name = f", {st.sublayers[j].name}" if j < len(subs) else ""
+                return (i, int(parts[1]), j), f"the {title}'s layer {int(parts[1]) + 1}{name}"
+            return (i, st.n_layers, 0), f"the {title}'s output"          # "dec.out"
+        return (len(stacks), 0, 0), "the output layer" if parts[0] in ("logits", "probs") else key
+    return min((place(k) for k in keys), key=lambda p: p[0])[1]
 
 
 REPEATS = 3               # a block of words written this many times in a row is a loop

@@ -296,6 +296,10 @@ def test_a_model_that_computes_nan_is_named_for_it_not_for_untrained_weights(tmp
     trace = translate(lm, "the cat sat on the mat", DecodingSettings(max_new=3)).trace
     note = not_a_number(trace)
     assert note is not None and note.startswith("The model computed NaN or infinite numbers, first in ")
+    # where it entered, in the panels' words: the note said "enc.1.self.residual", 0-based and not the first (QA)
+    stack = trace.schema.stacks[0]
+    attention = next(sl for sl in stack.sublayers if sl.attention)
+    assert f"first in the {stack.title.lower()}'s layer 1, {attention.name}:" in note
     notes = result_notes(trace, lm.cfg.max_len)
     assert notes[0] == note and not any("untrained" in n for n in notes)
     first = next(r for r in trace_metrics(trace) if (r.layer, r.head) == (1, 1))     # the head the NaN enters

@@ -172,6 +172,7 @@ def test_entropy_bits():
     assert entropy_bits(np.array([0.5, 0.5, 0.0])) == pytest.approx(1.0)
     assert entropy_bits(np.full(8, 1 / 8)) == pytest.approx(3.0)
     assert entropy_bits(np.array([1.0, 0.0])) == 0.0
+    assert np.isnan(entropy_bits(np.array([np.nan, np.nan])))      # not "0.00 bits" beside p = nan (QA)
 
 
 def test_every_stage_step_and_odd_state_renders(panel, tiny_lm):

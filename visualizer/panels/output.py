@@ -28,8 +28,11 @@ TAKEN = {"teacher-forced": "given (teacher-forced)", "sample": "sampled", "beam"
 
 
 def entropy_bits(p: np.ndarray) -> float:
-    """Shannon entropy of a distribution, in bits (0 · log 0 counts as 0)."""
+    """Shannon entropy of a distribution, in bits (0 · log 0 counts as 0); NaN where it holds NaN (a model that
+    computed NaN read "H = 0.00 bits" beside "p = nan", QA)."""
     p = np.asarray(p, dtype=np.float64)
+    if np.isnan(p).any():
+        return float("nan")
     p = p[p > 0]
     return float(-(p * np.log2(p)).sum()) + 0.0
 
