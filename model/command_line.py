@@ -65,8 +65,9 @@ def beam_width(text: str) -> int:
 def model_name(text: str) -> str:
     """An argparse type for --model: a blank one is refused (a script's unset $M opened en-fr without a word, QA)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("it is empty: give a model's name or folder, or leave --model out for the "
-                                         "default")
+        from .assets import bundled_models
+        raise argparse.ArgumentTypeError(f"it is empty: give a bundled model ({', '.join(bundled_models())}) or a "
+                                         "model folder, or leave --model out for the default")
     return text
 
 

@@ -86,13 +86,15 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     record = write_run_record(a.out, result.trace, a.model or lm.name)
                 except ExportError as e:             # (it read "unexpected ExportError": QA)
-                    raise CommandError(f"{e}; the {len(written)} figures were written, each whole") from None
+                    were = "figure was" if len(written) == 1 else "figures were"
+                    raise CommandError(f"{e}; the {len(written)} {were} written, each whole") from None
     except ExportError as e:
         raise CommandError(str(e)) from None
     except KeyboardInterrupt:
         also = f" with {RUN_FILE}, the run they show" if record else ""
-        print(f"note: {done[0]} of {len(specs)} figures were written to {a.out}{also} before the stop; each is whole",
-              file=sys.stderr)
+        were = "was" if done[0] == 1 else "were"        # ("1 of 30 figures were written", QA)
+        print(f"note: {done[0]} of {len(specs)} figures {were} written to {a.out}{also} before the stop; each is "
+              "whole", file=sys.stderr)
         raise
     if record is not None:
         written.append(record)

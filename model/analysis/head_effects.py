@@ -21,9 +21,10 @@ import numpy as np
 def cannot_measure(lm) -> str | None:
     """Why lm's heads have no effect to measure (an encoder-only model writes no output; a family that cannot switch
     heads off), else None."""
-    from ..families import can_ablate, writes_text
-    if (why := writes_text(lm)) is not None:
-        return why
+    from ..families import can_ablate, title, writes_text
+    if writes_text(lm) is not None:       # (its words sent `metrics --effects` to "use `metrics`", QA)
+        return (f"{lm.name} is an encoder-only model ({title(lm)}): it writes no output whose probability a head "
+                "could change; its heads' attention metrics need no --effects")
     return None if can_ablate(lm) else f"heads of {lm.name} cannot be switched off"
 
 

@@ -221,3 +221,9 @@ def test_a_bert_whose_tokenizer_names_its_own_special_tokens_is_read_with_them(t
         assert np.isclose(m.end_token, expected, atol=1e-6)
     code, out, err = run_command(["translate", text, "--model", str(folder)])
     assert code == 0 and "no <mask>" not in err and "has no" not in err and "<mask>" not in out and out.strip()
+
+
+def test_metrics_effects_on_an_encoder_only_model_says_what_metrics_gives_it(bert_folder, run_command):
+    """QA: `metrics --effects` on a BERT answered "use `metrics`", the command it was given."""
+    code, out, err = run_command(["metrics", "the cat sat", "--model", str(bert_folder), "--effects"])
+    assert code == 2 and out == "" and "need no --effects" in err and "use `metrics`" not in err
