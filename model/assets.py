@@ -82,8 +82,9 @@ SEED_SUMMARY = ("the math notes' worked example by hand: d_model 2, one head, nu
 
 def model_summary(name: str) -> str:
     """One line saying what a bundled model is, for its entry in the window's model list: its card's title after the
-    name ("English → German (Multi30k, lowercased)"); "" when it has none. A class saw bare names (en-de, en-fr,
-    seed-example), and typed sentences to a lowercased image-caption model and to the 2-d example."""
+    name ("English → German (image captions of Multi30k, lowercased)"); "" when it has none. A class saw bare names
+    (en-de, en-fr, seed-example), and typed sentences to a lowercased image-caption model and to the 2-d example;
+    "(Multi30k, lowercased)" did not say that en-de learnt from picture captions alone (QA)."""
     if name == "seed-example":
         return SEED_SUMMARY
     folder = model_folder(name)
