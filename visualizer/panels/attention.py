@@ -56,7 +56,9 @@ def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, 
     shown = f"layer {layer + 1}'s {title}"
     return (f"{what} has no attention weights: shown is {shown}.", f"{short}: no attention; {shown} shown",
             f"{short}: no attention; L{layer + 1} {title} shown",    # (QA: the README's promise, in a narrow centre)
-            f"{short}: no attention", "no attention here")
+            f"No attention; L{layer + 1} {info.label.split(' (')[0].lower()} shown",   # (and in class at 1024 × 768:
+            f"L{layer + 1} {info.label.split(' (')[0].lower()} shown",              # "no attention here" said not
+            f"{short}: no attention", "no attention here")                        # which map was shown, QA)
 
 
 
