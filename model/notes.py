@@ -369,7 +369,7 @@ def hesitated(trace) -> str | None:
     p, step = low[0]
     where = (f"at generation step {step}" if len(low) == 1 else
              f"at {len(low)} generation steps, most at step {step}")
-    piece, word = trace.out_tokens[step], word_of(trace.out_tokens, step)
+    piece, word = trace.out_tokens[step], word_of(trace.out_tokens, step, glued=True)
     token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")    # "trop" alone was read as the word trop
     return (f"The model hesitated {where} ({token}, p = {probability(p)}): a small model's translation is often wrong "
             "where it hesitates. The output distribution there shows what else it weighed.")
@@ -386,14 +386,19 @@ def forced_end(trace) -> str | None:
             f"token: its last token (“{token}”) was not the model's choice, and the output may be cut short.")
 
 
-def word_of(tokens: list[str], i: int, spelled: list[str] | None = None) -> str:
+GLUE = ("'", "’", "-")     # pieces a translation's text joins to their neighbours: "l'entrée", "est-ce"
+
+
+def word_of(tokens: list[str], i: int, spelled: list[str] | None = None, glued: bool = False) -> str:
     """The word piece i belongs to, its pieces joined ("trophée" for "trop" in "trop ##hée"); spelled: the pieces
     as the text they stand for (_spelled), where an unknown piece is to be read as its character. A word goes on
     over "##" pieces, after a bare word start ("␣", when the next character is not in the vocabulary) and over an
-    unknown piece that no word start comes before ("cinemaΩ": "c ##ine ##ma <unk>")."""
+    unknown piece that no word start comes before ("cinemaΩ": "c ##ine ##ma <unk>"). glued: also over an apostrophe
+    or hyphen, as the translation's text writes them ("l'entrée", not "'entrée", for "l ' ##entrée"; QA)."""
     def goes_on(j: int) -> bool:     # piece j belongs to the word of piece j - 1
         return 0 < j < len(tokens) and (tokens[j].startswith("##") or tokens[j - 1] == "␣" or (
-            tokens[j] == "<unk>" and not re.fullmatch(r"</?\w+>|\[\w+\]", tokens[j - 1])))
+            tokens[j] == "<unk>" and not re.fullmatch(r"</?\w+>|\[\w+\]", tokens[j - 1])) or (
+            glued and (tokens[j] in GLUE or tokens[j - 1] in GLUE) and not re.fullmatch(r"</?\w+>", tokens[j - 1])))
     start, end = i, i
     while goes_on(start):
         start -= 1

@@ -116,12 +116,16 @@ def test_a_translation_the_model_hesitated_over_names_its_least_sure_step():
     step = min(low, key=p.__getitem__)
     where = f"at generation step {step}" if len(low) == 1 else f"at {len(low)} generation steps, most at step {step}"
     from model.notes import word_of
-    piece, word = t.out_tokens[step], word_of(t.out_tokens, step)
+    piece, word = t.out_tokens[step], word_of(t.out_tokens, step, glued=True)
     token = f"“{piece}”" + (f" of “{word}”" if word != piece else "")
     assert hesitated(t).startswith(f"The model hesitated {where} ({token}, p = {probability(p[step])}): ")
     # a piece is named with its word: "trop" alone sent a class to the real "trop" of "trop grande"
     assert word_of(["La", "trop", "##hée", "n", "'"], 1) == word_of(["La", "trop", "##hée"], 2) == "trophée"
     assert word_of(["Le", "chat"], 1) == "chat"
+    # glued as the translation writes them: "l'entrée", not "'entrée"; "ich-e", not "-e" (QA)
+    assert word_of(["de", "l", "'", "##entrée", "."], 3, glued=True) == "l'entrée"
+    assert word_of(["<s>", "ich", "-", "##e", "brüder"], 2, glued=True) == "ich-e"
+    assert word_of(["de", "l", "'", "##entrée", "."], 3) == "'entrée"              # (the rare-word marks' words)
     # a bare word start ("␣") and an unknown piece after a word's pieces belong to that word, spelled when given
     tokens = ["Le", "␣", "<unk>", "##me", "<unk>", "est", "<unk>", "</s>"]
     assert [word_of(tokens, i) for i in (1, 2, 3, 4)] == ["<unk>me<unk>"] * 4
