@@ -50,7 +50,7 @@ def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
         names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
         model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=4,
                                                  bos_token_id=0, eos_token_id=0, initializer_range=0.3))
-    elif family in ("bert", "bert-angle"):         # bert-angle: a BERT whose tokenizer names its own tokens <s>, <mask>…
+    elif family in ("bert", "bert-angle"):     # bert-angle: a BERT whose tokenizer names its tokens <s>, <mask>…
         specials = ["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]"] if family == "bert" else \
             ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
         tok, vocab = _tokenizer(specials, f"{specials[2]} $A {specials[3]}")

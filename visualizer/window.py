@@ -74,6 +74,13 @@ def heads_were_off(n: int) -> str:
 
 
 MAX_CHIPS = 40             # more output tokens than this: no chips (they are the heatmap's axes; the tooltip lists them)
+MAX_CLAIMS = 2             # notes whose claims a compact window shows; the others are counted
+STALE_MS = 400             # a run not shown after this long: the translation is greyed and the status says so
+SETTLE_MS = 1200           # a result this long unchanged: the translation line and the heatmaps' label room fit it
+MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
+MAX_LISTED = 120           # tokens the tooltip lists
+
+
 def word_cut(elided: str, whole: str) -> str:
     """An elided line ends at a word: "and 1 m…" read as a word of its own (QA); "and 1…" does not."""
     if elided == whole or not elided.endswith("…"):
@@ -83,13 +90,6 @@ def word_cut(elided: str, whole: str) -> str:
         kept = kept.rsplit(" ", 1)[0] if " " in kept.strip() else kept
     kept = kept.rstrip(" ·")
     return kept if kept.endswith("…") else kept + "…"
-
-
-MAX_CLAIMS = 2             # notes whose claims a compact window shows; the others are counted
-STALE_MS = 400             # a run not shown after this long: the translation is greyed and the status says so
-SETTLE_MS = 1200           # a result this long unchanged: the translation line and the heatmaps' label room fit it
-MAX_SHOWN_TEXT = 300       # characters of an output shown on its line; the tooltip has the whole
-MAX_LISTED = 120           # tokens the tooltip lists
 
 
 def behind_a_tab(widget) -> bool:

@@ -191,8 +191,8 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
     assert (tmp_path / "diff.csv").read_text().startswith("query \\ key,")
     np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
     assert (rows, cols) == b.axis_tokens("cross")
-    assert "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: Cross (decoder → encoder) L1 H2" in \
-        panel.diff.figure_title()                       # the panels' words, not --ablate's "cross:1:2" (QA)
+    b_line = "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: Cross (decoder → encoder) L1 H2"
+    assert b_line in panel.diff.figure_title()          # the panels' words, not --ablate's "cross:1:2" (QA)
 
 
 def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm, tmp_path):

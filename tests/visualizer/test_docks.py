@@ -107,8 +107,9 @@ def test_go_to_panel_brings_a_hidden_tab_to_the_front(qtbot, window):
 def test_in_class_at_1024_every_panel_gone_to_fits_the_screen_and_a_grid_gets_its_room(qtbot, window):
     """QA at 1024 × 768 in presentation mode: Head metrics made the window 1151 pixels wide (its button's one-line
     text), the model view was a strip 20 pixels high under the output chart, its title widened its plot past the
-    dock's edge (H8 cut) and its four-line help was cut; the Embeddings panel scrolled sideways. Every panel gone to keeps the window within the screen; a
-    roomy one gets ROOM of its column; the model view's plot fits its canvas and its help its label."""
+    dock's edge (H8 cut) and its four-line help was cut; the Embeddings panel scrolled sideways. Every panel gone
+    to keeps the window within the screen; a roomy one gets ROOM of its column; the model view's plot fits its
+    canvas and its help its label."""
     window.resize(1024, 768)
     window.toggle_presentation()
     try:

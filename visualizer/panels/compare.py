@@ -31,8 +31,9 @@ def ordinal(n: int) -> str:
 
 
 def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[str]]) -> str | None:
-    """Where two runs' (rows, columns) tokens first differ, in words ("3rd row: “La” in A, “Je” in B"); None when they are
-    the same. QA: two translations of 12 tokens each were subtracted row by row, "Je" minus "La", labelled B's."""
+    """Where two runs' (rows, columns) tokens first differ, in words ("3rd row: “La” in A, “Je” in B"); None when
+    they are the same. QA: two translations of 12 tokens each were subtracted row by row, "Je" minus "La", labelled
+    B's."""
     for axis, (xs, ys) in zip(("row", "column"), zip(a, b)):
         if list(xs) != list(ys):
             i = next((k for k, (x, y) in enumerate(zip(xs, ys)) if x != y), min(len(xs), len(ys)))
@@ -52,7 +53,7 @@ def run_label(trace) -> str:
         parts.append("no positional encoding")
     off = ablated_heads(trace)
     if off:
-        count, _, which = describe(off, trace.schema).partition(": ")     # which heads: "1 head off: Cross L3 H2", the count
+        count, _, which = describe(off, trace.schema).partition(": ")     # "1 head off", "Cross L3 H2"
         parts.append(f"{count.replace(' ', chr(0xa0))}: {which}")   # never broken across lines ("1 / head off", QA)
     return ", ".join(parts)
 
