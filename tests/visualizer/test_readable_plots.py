@@ -344,6 +344,57 @@ def test_columns_turn_upright_before_any_is_left_out_and_lie_down_again(qtbot):
     assert a.visible_labels() == tokens
 
 
+def test_upright_columns_take_a_capped_share_of_a_short_plot_smaller_and_cut_to_fit(qtbot):
+    """At 1024 × 768 in presentation mode a 15-token sentence's upright "classroom" and "listening" took 100 of a
+    260-pixel plot, and the rows kept 130 pixels. Upright labels now take at most UPRIGHT_SHARE of the plot's height:
+    drawn smaller to fit, and a label still too long cut with an ellipsis."""
+    from visualizer.plotting import token_axis
+    tokens = ["The", "students", "are", "listening", "to", "the", "teacher", "in", "the", "big", "new",
+              "classroom", "today", ".", "</s>"]
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    hp = Heatmap(widget.addPlot(), font_size=20)
+    widget.resize(420, 260)
+    widget.show()
+    hp.show_matrix(np.full((len(tokens), len(tokens)), 0.5), None, tokens, tokens, "t")
+    bottom = hp.plot.getAxis("bottom")
+    qtbot.waitUntil(lambda: bottom.upright, timeout=3000)
+    for _ in range(4):
+        widget.grab()
+        qtbot.wait(10)
+    room = token_axis.UPRIGHT_SHARE * hp.plot.size().height()
+    assert bottom.textHeight <= room + 1
+    font = bottom.style["tickFont"]
+    big = QtGui.QFontMetricsF(bottom.base_font).horizontalAdvance("classroom")
+    assert big > room + 10 and font.pointSizeF() < bottom.base_font.pointSizeF()     # smaller than set
+    assert bottom.visible_labels() == tokens
+
+    widget.resize(420, 200)                          # shorter still: the smallest labels are cut
+    for _ in range(4):
+        widget.grab()
+        qtbot.wait(10)
+    assert bottom.textHeight <= max(token_axis.UPRIGHT_SHARE * hp.plot.size().height(),
+                                    3 * QtGui.QFontMetricsF(tick_font(bottom.min_points)).height()) + 1
+    drawn, original = [], QtGui.QPainter.drawText
+
+    def spy(painter, *args):
+        if len(args) == 3 and isinstance(args[2], str):
+            drawn.append(args[2])
+        return original(painter, *args)
+
+    image = QtGui.QImage(420, 200, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        QtGui.QPainter.drawText = spy
+        bottom.drawPicture(painter, *bottom.generateDrawSpecs(painter))
+    finally:
+        QtGui.QPainter.drawText = original
+        painter.end()
+    metrics = QtGui.QFontMetricsF(bottom.style["tickFont"])
+    assert len(drawn) == len(tokens) and all(metrics.horizontalAdvance(t) <= bottom.textHeight for t in drawn)
+    assert "classroom" not in drawn and any(t.startswith("cla") and t.endswith("…") for t in drawn), drawn
+
+
 def test_presentation_sized_rows_shrink_further_than_normal_ones_but_not_below_the_normal_smallest(qapp):
     """A 720-line projector in presentation mode gave the attention heatmap (15 pt labels) of 10 source tokens about
     150 px: at 0.7 of 15 pt the rows showed every other token. Labels now shrink to the normal size's smallest

@@ -12,6 +12,10 @@ from .text import MIN_LABEL_PT, THINNED_SCALE, scaled_fonts, short, tick_font
 
 
 _WIDTHS: dict[tuple, dict[str, float]] = {}     # (QFont.key(), line height) -> {label: its width in pixels}
+# upright column labels take at most this share of their plot's height, drawn smaller or cut to fit: at 1024 × 768
+# in presentation mode a 15-token sentence's upright "classroom" and "listening" took 100 of a 260-pixel plot, and
+# its rows showed 8 of their 15 tokens (QA)
+UPRIGHT_SHARE = 0.25
 # a marked label's string carries this from tickStrings to drawPicture (pyqtgraph drops the ticks outside the range
 # between the two, so their order does not say which label is which); a zero-width space, never drawn
 MARK = "\u200b"
@@ -26,7 +30,8 @@ class TokenAxis(pg.AxisItem):
     point at a time below the set size's 0.6); a left axis only shrinks. Only then are labels left out, in the way of 0.7 of the set size or more that shows
     the most (smaller labels only where that saves every one): a column without its token cannot be read at all,
     a smaller or upright one can (a projector at 1024 × 768 showed 6 of 11 columns' tokens, the others in 9-pixel
-    type). The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels
+    type). Upright labels take at most UPRIGHT_SHARE of their plot's height, drawn smaller or cut with an ellipsis
+    to fit, so that a short heatmap keeps room for its rows. The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels
     again. max_labels caps how many labels are drawn (0: none).
     """
 
@@ -58,6 +63,7 @@ class TokenAxis(pg.AxisItem):
         self._may_shrink = False           # the axis' length changed: its labels' room may shrink once
         self._shrink_width = False         # a left axis' room may shrink once (let_shrink_all)
         self._last_length = 0.0
+        self._last_room = 0.0              # the upright labels' room (_upright_room) when they were last measured
         self._drawing: tuple | None = None     # the fit of the paint under way (generateDrawSpecs)
 
     @classmethod
@@ -185,7 +191,8 @@ class TokenAxis(pg.AxisItem):
         """(font, indices shown): the first way that shows every label it may, of: the set font, 0.9 of it,
         then (bottom axes) two lines at each size, then one line at the smaller sizes; else the smallest size of at
         least THINNED_SCALE of the set font on the most lines, with every label that clears the one before it."""
-        key = (round(length_px, 1), lo, hi, self.keep, self.marked)
+        room = self._upright_room()
+        key = (round(length_px, 1), lo, hi, self.keep, self.marked, round(room) if room < float("inf") else None)
         fit = self._fits.get(key)
         if fit is None:
             least = self._least_step()
@@ -212,11 +219,33 @@ class TokenAxis(pg.AxisItem):
                     thinned, best = (font, shown, lines), rank
             else:
                 font, shown, lines = thinned
+            if lines == 0:
+                font = self._upright_font(font, shown, room)
             if len(self._fits) > 8:          # the axis was resized many times: keep only the newest
                 self._fits.clear()
             fit = self._fits[key] = (font, shown, lines)
         self.staggered, self.upright = fit[2] == 2, fit[2] == 0
         return fit[0], fit[1]
+
+    def _upright_room(self) -> float:
+        """The most height upright labels may take: UPRIGHT_SHARE of their plot's, never under three lines of the
+        smallest labels (unbounded outside a plot)."""
+        plot = self.parentItem()
+        height = plot.size().height() if plot is not None else 0.0
+        if height <= 0:
+            return float("inf")
+        floor = 3 * QtGui.QFontMetricsF(tick_font(self.min_points)).height()
+        return max(UPRIGHT_SHARE * height, floor)
+
+    def _upright_font(self, font: QtGui.QFont, shown: list[int], room: float) -> QtGui.QFont:
+        """The largest of font's smaller sizes at which the longest shown label, upright, fits room (the smallest
+        where none does: drawPicture cuts what is still longer)."""
+        smaller = list(scaled_fonts(font, min(self.min_points, font.pointSizeF())))
+        for candidate in smaller:
+            metrics = QtGui.QFontMetricsF(candidate)
+            if max((metrics.horizontalAdvance(self.labels[i]) for i in shown), default=0.0) + 4 <= room:
+                return candidate
+        return smaller[-1]
 
     def _length(self) -> float:
         return self.width() if self.orientation in ("bottom", "top") else self.height()
@@ -254,10 +283,13 @@ class TokenAxis(pg.AxisItem):
         if self.staggered and self.orientation in ("bottom", "top"):
             x = x / 0.8
         if self.orientation == "bottom":
-            if self.upright:                   # the longest label shown, turned upright
-                metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
-                shown = self.fitted(self._length(), *self.range)[1]
-                x = max((metrics.horizontalAdvance(self.labels[i]) for i in shown), default=0.0) + 4
+            if self.upright:                   # the longest label shown, turned upright, at the fit's font
+                font, shown = self.fitted(self._length(), *self.range)
+                metrics = QtGui.QFontMetricsF(font)
+                room = self._upright_room()
+                x = min(max((metrics.horizontalAdvance(self.labels[i]) for i in shown), default=0.0) + 4, room)
+                if abs(room - self._last_room) > 0.5:     # the plot's height changed (it is laid out anyway):
+                    self._last_room, self._may_shrink = room, True      # the labels' room may shrink to the cap
             if self._may_shrink:               # the room grows only (a view change must not lay the plot out
                 self._may_shrink = False        # again: +5 ms a change of attention kind), except after the
                 self.textHeight = 0             # axis' length changed, when the plot is laid out anyway
@@ -302,12 +334,15 @@ class TokenAxis(pg.AxisItem):
         super().drawPicture(p, axisSpec, tickSpecs, [])      # the line and the ticks
         metrics = QtGui.QFontMetricsF(self.style["tickFont"] or self.base_font)
         room, line = max(self.textHeight, 1.0), metrics.height()
+        fits = min(room, self._upright_room()) - 2
         p.save()
         for specs, pen, font in ((plain, self.textPen(), self.style["tickFont"] or self.base_font),
                                  (marked, pg.mkPen(MARKED), self._marked_font())):
             p.setPen(pen)
             p.setFont(font)
+            cut = QtGui.QFontMetricsF(font)
             for rect, _flags, text in specs:    # each label reads upwards and ends under its column's tick
+                text = cut.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, fits)
                 p.save()
                 p.translate(rect.center().x(), rect.top())
                 p.rotate(-90)
