@@ -24,15 +24,16 @@ MARK = "\u200b"
 class TokenAxis(pg.AxisItem):
     """An axis labelled with tokens, label i at coordinate positions[i] (default i: cell or bar i is centred on i).
 
-    Labels never overlap: when they do not all fit, they are drawn a little smaller; then, on a bottom axis, on
-    two staggered lines down to 0.8 of the set size, then turned upright (reading upwards, a line's height apart)
-    at those sizes, then either at the sizes below, down to 8.4 pt (text.label_sizes: the normal size's 0.7, a
-    point at a time below the set size's 0.6); a left axis only shrinks. Only then are labels left out, in the way of 0.7 of the set size or more that shows
-    the most (smaller labels only where that saves every one): a column without its token cannot be read at all,
-    a smaller or upright one can (a projector at 1024 × 768 showed 6 of 11 columns' tokens, the others in 9-pixel
-    type). Upright labels take at most UPRIGHT_SHARE of their plot's height, drawn smaller or cut with an ellipsis
-    to fit, so that a short heatmap keeps room for its rows. The fitting happens at paint time from the axis' length in pixels, so resizing a dock fits the labels
-    again. max_labels caps how many labels are drawn (0: none).
+    Labels never overlap: when they do not all fit, they are drawn a little smaller; then, on a bottom axis, on two
+    staggered lines down to 0.8 of the set size, then turned upright (reading upwards, a line's height apart) at
+    those sizes, then either at the sizes below, down to 8.4 pt (text.label_sizes: the normal size's 0.7, a point at
+    a time below the set size's 0.6); a left axis only shrinks. Only then are labels left out, in the way of 0.7 of
+    the set size or more that shows the most (smaller labels only where that saves every one): a column without its
+    token cannot be read at all, a smaller or upright one can (a projector at 1024 × 768 showed 6 of 11 columns'
+    tokens, the others in 9-pixel type). Upright labels take at most UPRIGHT_SHARE of their plot's height, drawn
+    smaller or cut with an ellipsis to fit, so that a short heatmap keeps room for its rows. The fitting happens at
+    paint time from the axis' length in pixels, so resizing a dock fits the labels again. max_labels caps how many
+    labels are drawn (0: none).
     """
 
     _live: "weakref.WeakSet[TokenAxis]" = weakref.WeakSet()     # for let_shrink_all
