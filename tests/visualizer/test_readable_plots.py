@@ -344,7 +344,7 @@ def test_columns_turn_upright_before_any_is_left_out_and_lie_down_again(qtbot):
     assert a.visible_labels() == tokens
 
 
-def test_upright_columns_take_a_capped_share_of_a_short_plot_smaller_and_cut_to_fit(qtbot):
+def test_upright_columns_take_a_capped_share_of_a_short_plot_smaller_and_cut_to_fit(qtbot, monkeypatch):
     """At 1024 × 768 in presentation mode a 15-token sentence's upright "classroom" and "listening" took 100 of a
     260-pixel plot, and the rows kept 130 pixels. Upright labels now take at most UPRIGHT_SHARE of the plot's height:
     drawn smaller to fit, and a label still too long cut with an ellipsis."""
@@ -384,12 +384,10 @@ def test_upright_columns_take_a_capped_share_of_a_short_plot_smaller_and_cut_to_
 
     image = QtGui.QImage(420, 200, QtGui.QImage.Format.Format_ARGB32)
     painter = QtGui.QPainter(image)
-    try:
-        QtGui.QPainter.drawText = spy
-        bottom.drawPicture(painter, *bottom.generateDrawSpecs(painter))
-    finally:
-        QtGui.QPainter.drawText = original
-        painter.end()
+    monkeypatch.setattr(QtGui.QPainter, "drawText", spy)
+    bottom.drawPicture(painter, *bottom.generateDrawSpecs(painter))
+    monkeypatch.undo()
+    painter.end()
     metrics = QtGui.QFontMetricsF(bottom.style["tickFont"])
     assert len(drawn) == len(tokens) and all(metrics.horizontalAdvance(t) <= bottom.textHeight for t in drawn)
     assert "classroom" not in drawn and any(t.startswith("cla") and t.endswith("…") for t in drawn), drawn

@@ -1,6 +1,7 @@
 """TokenAxis: token labels along a plot axis (heatmap rows and columns, bars), never overlapping."""
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -19,6 +20,11 @@ UPRIGHT_SHARE = 0.25
 # a marked label's string carries this from tickStrings to drawPicture (pyqtgraph drops the ticks outside the range
 # between the two, so their order does not say which label is which); a zero-width space, never drawn
 MARK = "\u200b"
+
+
+@functools.lru_cache(maxsize=16)          # asked at every fit, that is at every paint of an axis
+def _line_height(points: float) -> float:
+    return QtGui.QFontMetricsF(tick_font(points)).height()
 
 
 class TokenAxis(pg.AxisItem):
@@ -235,8 +241,7 @@ class TokenAxis(pg.AxisItem):
         height = plot.size().height() if plot is not None else 0.0
         if height <= 0:
             return float("inf")
-        floor = 3 * QtGui.QFontMetricsF(tick_font(self.min_points)).height()
-        return max(UPRIGHT_SHARE * height, floor)
+        return max(UPRIGHT_SHARE * height, 3 * _line_height(self.min_points))
 
     def _upright_font(self, font: QtGui.QFont, shown: list[int], room: float) -> QtGui.QFont:
         """The largest of font's smaller sizes at which the longest shown label, upright, fits room (the smallest
