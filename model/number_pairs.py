@@ -10,9 +10,11 @@ A pair is copied only where its numbers are plain: each number of either side st
 "2 ans"), and the French holds the same numbers as the English, as often. A copy replaces each number, the same way
 on both sides, by another of its kind: a four-digit number from 1000 to 2099 (a year, mostly) by a year from 1900
 to 2030; a day next to a month's name by a day from 2 to 28; any other by a number with as many digits, never
-0 or 1. Two numbers of a pair stay two numbers.
+0 or 1. Two numbers of a pair stay two numbers. With --widen SHARE, that share of the two-digit numbers becomes
+three-digit ones instead: three-digit numbers are split into three pieces ("▁3", "4", "5") that a translator must
+copy in order, and the corpus has few of them ("I have 345 stamps." → "J'ai 34 timbres.").
 
-    python -m model.number_pairs IN.tsv OUT.tsv [--copies 12] [--seed 1]     (writes only the copies)
+    python -m model.number_pairs IN.tsv OUT.tsv [--copies 12] [--seed 1] [--widen 0.5]   (writes only the copies)
 """
 from __future__ import annotations
 
@@ -54,22 +56,24 @@ def days(text: str) -> set[str]:
     return {a or b for a, b in DAY.findall(text)}
 
 
-def another(number: str, rng: random.Random, day: bool = False) -> str:
+def another(number: str, rng: random.Random, day: bool = False, widen: float = 0.0) -> str:
     """A number of number's kind: a day of a month (2–28) for a day, a year for a year (1000–2099), else one with
-    as many digits, 2 or more."""
+    as many digits, 2 or more; a two-digit number becomes a three-digit one with probability widen."""
     if day:
         return str(rng.randint(2, 28))
     if len(number) == 4 and 1000 <= int(number) <= 2099:
         return str(rng.randint(*YEARS))
-    low = max(2, 10 ** (len(number) - 1))
-    return str(rng.randint(low, 10 ** len(number) - 1))
+    width = 3 if len(number) == 2 and rng.random() < widen else len(number)
+    low = max(2, 10 ** (width - 1))
+    return str(rng.randint(low, 10 ** width - 1))
 
 
 def renumber(text: str, mapping: dict[str, str]) -> str:
     return PLAIN.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
 
-def number_pairs(pairs: list[tuple[str, str]], copies: int, seed: int) -> list[tuple[str, str]]:
+def number_pairs(pairs: list[tuple[str, str]], copies: int, seed: int,
+                 widen: float = 0.0) -> list[tuple[str, str]]:
     """Up to `copies` copies of each copyable pair, each with other numbers; new pairs only, each once, in order."""
     rng = random.Random(seed)
     seen = set(pairs)
@@ -83,7 +87,7 @@ def number_pairs(pairs: list[tuple[str, str]], copies: int, seed: int) -> list[t
             new: dict[str, str] = {}
             for n in numbers:
                 for _ in range(20):                       # two numbers of a pair stay two numbers
-                    candidate = another(n, rng, n in dated)
+                    candidate = another(n, rng, n in dated, widen)
                     if candidate not in new.values():
                         new[n] = candidate
                         break
@@ -102,12 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the TSV to write: the copies with other numbers")
     parser.add_argument("--copies", type=int, default=12, help="copies of each pair whose numbers are plain")
     parser.add_argument("--seed", type=int, default=1, help="the same seed and pairs give the same copies")
+    parser.add_argument("--widen", type=float, default=0.0,
+                        help="the share of two-digit numbers (not days) made three-digit in the copies (0 to 1)")
     a = parser.parse_args(argv)
     if a.copies < 1:
         parser.error("--copies must be 1 or more")
+    if not 0.0 <= a.widen <= 1.0:
+        parser.error("--widen must be from 0 to 1")
     corpus = read_tsv(a.tsv)
     pairs = list(zip(corpus.src, corpus.tgt))
-    made = number_pairs(pairs, a.copies, a.seed)
+    made = number_pairs(pairs, a.copies, a.seed, a.widen)
     sources = sum(copyable(en, fr) is not None for en, fr in pairs)
     write_tsv(a.out, made)
     print(f"{a.out}: {len(made)} copies of {sources} of {len(pairs)} pairs, with other numbers")

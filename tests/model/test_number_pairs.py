@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from model import number_pairs as npairs
@@ -51,13 +52,28 @@ def test_years_stay_years_and_days_stay_days():
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="0123456789", min_size=1, max_size=6).filter(lambda s: s[0] != "0" and int(s) >= 2),
-       st.integers(0, 10_000))
-def test_another_number_is_of_the_same_kind(number, seed):
-    new = npairs.another(number, random.Random(seed))
+       st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 1.0]))
+def test_another_number_is_of_the_same_kind(number, seed, widen):
+    new = npairs.another(number, random.Random(seed), widen=widen)
     if len(number) == 4 and 1000 <= int(number) <= 2099:
         assert 1900 <= int(new) <= 2030
+    elif len(number) == 2:
+        assert len(new) in ((2,) if widen == 0 else (3,) if widen == 1 else (2, 3)) and int(new) >= 10
     else:
         assert len(new) == len(number) and int(new) >= 2
+
+
+def test_widening_makes_two_digit_numbers_three_digit_on_both_sides_and_leaves_days_and_years():
+    pairs = [("On May 12, 1998, she ran 42 kilometers in 5 hours.",
+              "Le 12 mai 1998, elle a couru 42 kilomètres en 5 heures.")]
+    widths = Counter()
+    for widen in (0.0, 1.0):
+        for en, fr in npairs.number_pairs(pairs, copies=20, seed=3, widen=widen):
+            day, year, distance, hours = npairs.plain_numbers(en)
+            assert 2 <= int(day) <= 28 and 1900 <= int(year) <= 2030 and len(hours) == 1
+            assert fr == f"Le {day} mai {year}, elle a couru {distance} kilomètres en {hours} heures."
+            widths[widen, len(distance)] += 1
+    assert set(widths) == {(0.0, 2), (1.0, 3)}
 
 
 def test_the_command_writes_the_same_copies_for_the_same_seed_and_no_temporary_file(tmp_path):
@@ -73,10 +89,11 @@ def test_the_command_writes_the_same_copies_for_the_same_seed_and_no_temporary_f
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tsv", "b.tsv", "in.tsv"]
 
 
-def test_the_probe_holds_a_plain_number_in_each_sentence_and_its_accepted_translations():
-    """benchmarks/numbers-en-fr.tsv is written for the project (none of its English a real pair's or a copy's,
-    checked against the corpus when it was written): each accepted translation keeps the English's numbers."""
-    lines = [line.split("\t") for line in (BENCHMARKS / "numbers-en-fr.tsv").read_text(encoding="utf-8").splitlines()
+@pytest.mark.parametrize("probe", ["numbers-en-fr.tsv", "numbers-en-fr-2.tsv"])
+def test_the_probe_holds_a_plain_number_in_each_sentence_and_its_accepted_translations(probe):
+    """The number probes are written for the project (none of their English a real pair's or a copy's, checked
+    against the corpus when they were written): each accepted translation keeps the English's numbers."""
+    lines = [line.split("\t") for line in (BENCHMARKS / probe).read_text(encoding="utf-8").splitlines()
              if line and not line.startswith("#")]
     assert len(lines) == 25
     for english, accepted in lines:
