@@ -11,7 +11,8 @@ from pathlib import Path
 
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
-FAMILIES = ("gpt2", "bert", "marian", "bart", "mbart", "t5", "llama", "qwen2", "mistral")
+FAMILIES = ("gpt2", "bert", "roberta", "distilbert", "marian", "bart", "mbart", "t5", "llama", "qwen2", "mistral")
+ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
 ENCODER_DECODER = ("marian", "bart", "mbart", "t5", "marian-spm", "marian-separate", "t5-spm")
@@ -58,6 +59,21 @@ def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
         model = tf.BertForMaskedLM(tf.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                                                  num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
                                                  pad_token_id=0, initializer_range=0.3))
+    elif family == "roberta":                # RoBERTa's ids: <s> 0, <pad> 1, </s> 2; positions start at 2
+        tok, vocab = _tokenizer(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "<s> $A </s>")
+        names = dict(bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>", cls_token="<s>",
+                     sep_token="</s>", mask_token="<mask>")
+        model = tf.RobertaForMaskedLM(tf.RobertaConfig(
+            vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2, type_vocab_size=1,
+            initializer_range=0.3))
+    elif family == "distilbert":             # the paper's sinusoids as its position table (sinusoidal_pos_embds)
+        specials = ["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
+        tok, vocab = _tokenizer(specials, "[CLS] $A [SEP]")
+        names = dict(zip(("pad_token", "unk_token", "cls_token", "sep_token", "mask_token"), specials))
+        model = tf.DistilBertForMaskedLM(tf.DistilBertConfig(
+            vocab_size=len(vocab), dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64,
+            pad_token_id=0, sinusoidal_pos_embds=True, initializer_range=0.3))
     elif family == "marian":
         tok, vocab = _tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
         names = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
@@ -164,7 +180,8 @@ def _build_sentencepiece(family: str, folder: Path) -> Path:
 
 
 AUTO = {"gpt2": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
-        "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM", "marian": "MarianMTModel",
+        "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM",
+        "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
         "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
 
 
@@ -200,7 +217,7 @@ def reference(family: str, folder: Path, result) -> tuple[dict, "object"]:
                     output_attentions=True)
             att = {"enc_self": out.encoder_attentions, "dec_self": out.decoder_attentions,
                    "cross": out.cross_attentions}
-        elif family == "bert":
+        elif family in ENCODER_ONLY:
             out = m(input_ids=torch.tensor([ids]), output_attentions=True)
             att = {"self": out.attentions}
         else:

@@ -36,9 +36,9 @@ def opened(request, tmp_path_factory):
     return _open(request.param, tmp_path_factory)
 
 
-@pytest.fixture(params=[f for f in hf_tiny.FAMILIES if f != "bert"])
+@pytest.fixture(params=[f for f in hf_tiny.FAMILIES if f not in hf_tiny.ENCODER_ONLY])
 def generating(request, tmp_path_factory):
-    """The families that generate (all but the encoder-only BERT)."""
+    """The families that generate (all but the encoder-only ones)."""
     return _open(request.param, tmp_path_factory)
 
 
@@ -48,6 +48,8 @@ def test_the_schema_follows_the_config(opened):
     assert sc.n_heads == 4 and sc.d_model == 32 and all(st.n_layers == 2 for st in sc.stacks)
     expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
+                "roberta": ("encoder-only", "LayerNorm", "post", "learned", 4),
+                "distilbert": ("encoder-only", "LayerNorm", "post", "sinusoidal", 4),
                 "marian": ("encoder-decoder", "LayerNorm", "post", "sinusoidal", 4),
                 "bart": ("encoder-decoder", "LayerNorm", "post", "learned", 4),
                 "mbart": ("encoder-decoder", "LayerNorm", "pre", "learned", 4),
@@ -188,6 +190,23 @@ def test_an_input_longer_than_the_model_is_cut_keeping_its_end_token(tmp_path_fa
     src = result.trace.src_tokens
     assert len(src) == lm.cfg.max_len and src[-1] == "</s>" and src[:-1] == words.split()[: lm.cfg.max_len - 1]
     assert result.truncated == 90 + 1 - lm.cfg.max_len
+
+
+def test_roberta_reads_as_many_tokens_as_its_positions_after_the_pad_tokens_id(tmp_path_factory):
+    """RoBERTa counts positions from the pad token's id + 1: 66 position rows and pad id 1 cover 64 tokens (reading
+    66 ran past its table). A longer text is cut to 64 with <s> and </s> kept, and the trace is still the model's."""
+    family, folder, lm, _ = _open("roberta", tmp_path_factory)
+    assert lm.model.config.max_position_embeddings == 66 and lm.cfg.max_len == 64
+    words = " ".join(["the cat sat on the mat"] * 15)
+    result = translate(lm, words, DecodingSettings())
+    src = result.trace.src_tokens
+    assert len(src) == 64 and (src[0], src[-1]) == ("<s>", "</s>") and src[1:-1] == words.split()[:62]
+    assert result.truncated == 90 + 2 - 64
+    ids = lm.tokenizer(words, truncation=True, max_length=64)["input_ids"]
+    with torch.no_grad():
+        out = hf_tiny.reference_model(family, folder)(input_ids=torch.tensor([ids]), output_attentions=True)
+    np.testing.assert_allclose(result.trace.attention("self", 1), out.attentions[1][0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(result.trace["logits"], out.logits[0].numpy(), atol=1e-4)
 
 
 def test_a_decoder_only_models_given_continuation_goes_on_from_the_prompt(tmp_path):

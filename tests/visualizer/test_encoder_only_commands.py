@@ -98,6 +98,8 @@ def test_a_bert_without_its_masked_word_head_says_so_instead_of_printing_nothing
 
 @pytest.mark.parametrize("family, text, word", [("bert", "the cat [MASK] on the mat", "filled in"),
                                                 ("bert", "the cat sat on the mat", None),
+                                                ("roberta", "the cat <mask> on the mat", "filled in"),
+                                                ("distilbert", "the cat [MASK] on the mat", "filled in"),
                                                 ("gpt2", "the cat sat", "continuation"),
                                                 ("marian", "the cat sat", "translation")])
 def test_export_names_what_the_model_wrote_as_the_window_does(family, text, word, tmp_path_factory, tmp_path,

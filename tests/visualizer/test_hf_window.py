@@ -17,7 +17,7 @@ import hf_tiny  # noqa: E402
 from test_shapes import (panels, test_every_panel_shows_the_trace_at_every_stage,  # noqa: E402,F401 (reused on HF)
                          test_stepping_visits_exactly_the_schema_stages, test_the_architecture_map_has_one_column_a_stack)
 
-FAMILIES = ("gpt2", "bert", "marian", "bart", "t5", "llama", "marian-spm")     # marian-spm: OPUS-MT's own files
+FAMILIES = ("gpt2", "bert", "roberta", "marian", "bart", "t5", "llama", "marian-spm")   # marian-spm: OPUS-MT's files
 SENTENCE = "the cat sat on the mat"
 _BUILT: dict = {}
 

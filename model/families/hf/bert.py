@@ -17,11 +17,13 @@ def masked_lm(config: dict) -> bool:
     return any("MaskedLM" in a or "PreTraining" in a for a in config.get("architectures") or [])
 
 
-def schema_of_config(c: dict) -> Schema:
-    return encoder_only("bert", c.get("num_hidden_layers", 12), c.get("hidden_size", 768),
+def schema_of_config(c: dict, family: str = "bert", special: dict | None = None) -> Schema:
+    """BERT's shape, and that of the families built as BERT is (RoBERTa: its own name and special tokens)."""
+    return encoder_only(family, c.get("num_hidden_layers", 12), c.get("hidden_size", 768),
                         c.get("num_attention_heads", 12), c.get("intermediate_size", 3072),
-                        {"pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}, masked_lm=masked_lm(c),
-                        positions="learned", scale_embedding=False, activation=str(c.get("hidden_act", "gelu")).upper())
+                        special or {"pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"},
+                        masked_lm=masked_lm(c), positions="learned", scale_embedding=False,
+                        activation=str(c.get("hidden_act", "gelu")).upper())
 
 
 def auto_class(config: dict) -> str:
@@ -31,9 +33,10 @@ def auto_class(config: dict) -> str:
 schema_of_folder, open = interface(__name__)
 
 
-def model_map(model):
+def model_map(model, base: str = "bert"):
+    """Where BERT's parts sit; base: the attribute of a model with a head that holds the BERT-built model."""
     from .tracing import ModelMap, Part, StackMap
-    bert = getattr(model, "bert", model)
+    bert = getattr(model, base, model)
     emb, layers = bert.embeddings, bert.encoder.layer
     parts = [{"self": Part(l.attention.output.LayerNorm, {"q": l.attention.self.query, "k": l.attention.self.key,
                                                           "v": l.attention.self.value}, scale=l.attention.self.scaling,

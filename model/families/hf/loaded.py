@@ -89,7 +89,8 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     check_weights_complete(folder, model, info, tokenizer)
     model.eval()
     c = model.config
-    max_len = int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
+    max_len = fam.max_len(c) if hasattr(fam, "max_len") else \
+        int(getattr(c, "max_position_embeddings", 0) or getattr(c, "n_positions", 0) or 512)
     head = model.get_output_embeddings()
     src = HFTokenizer(tokenizer)
     tgt = HFTokenizer(target or tokenizer, target=schema.layout == ENCODER_DECODER,
