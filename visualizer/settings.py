@@ -12,7 +12,8 @@ from .file_schema import SETTINGS_RANGES
 ORG, APP = "AttentionVisualizer", "attention-visualizer"
 LAST_SESSION = "last-session.json"
 DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "colour_scale": "layer",
-            "folder": ""}        # where file dialogs open (visualizer/folders.py)
+            "folder": "",        # where file dialogs open (visualizer/folders.py)
+            "metrics_hidden": ""}   # the Head metrics table's hidden columns, by their CSV names, comma-separated
 
 
 class Settings:

@@ -158,7 +158,7 @@ def test_the_table_is_saved_and_copied_from_the_window_as_the_command_writes_it(
     assert (tmp_path / "all" / "head_metrics.csv").read_text(encoding="utf-8") == expected
     model = panel.table.model()
     headers = [model.headerData(i, QtCore.Qt.Orientation.Horizontal) for i in range(model.columnCount())]
-    assert "entropy (bits)" in headers and "distance (pos.)" in headers     # with their units (QA)
+    assert "entropy\n(bits)" in headers and "distance\n(pos.)" in headers     # with their units (QA)
     assert "off" not in headers                          # every head on: no empty "off" column (QA)
 
 
@@ -252,3 +252,35 @@ def test_the_tab_measures_each_heads_effect_on_the_output_and_sorts_by_it(qtbot,
     qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the dog runs" and not window.runs.runner.busy)
     panel.render(window.trace, window.state)
     assert "effect_logp" not in panel.model.columns and "effect_logp" not in panel.table_csv()
+
+
+def test_a_header_menu_chooses_the_columns_and_the_next_start_keeps_the_choice(qtbot, window, settings):
+    """A narrow dock showed 4 of the table's 11 columns: right-click a header to hide the ones not wanted. The
+    choice stays through a reset of the table (the effects measured) and is read again at the next start."""
+    from PySide6 import QtCore
+
+    from visualizer.panels.metrics import HEADERS, MetricsPanel
+    panel = window.panels["metrics"]
+    panel.render(window.trace, window.state)
+    columns = panel.model.columns
+    cross = panel.model.index([r.kind for r in panel.model.rows].index("cross"), 0)
+    assert (panel.model.data(cross), panel.model.data(cross, QtCore.Qt.ItemDataRole.ToolTipRole)) == \
+        ("Cross", "Cross (decoder → encoder)")                    # the kind column stays narrow, its tip whole
+    menu = panel.columns_menu()
+    checks = [a for a in menu.actions() if a.isCheckable()]
+    assert [a.text() for a in checks] == [HEADERS[c].replace("\n", " ") for c in columns[3:]]
+    assert all(a.isChecked() for a in checks) and not any(map(panel.table.isColumnHidden, range(len(columns))))
+    next(a for a in checks if a.text() == "entropy (bits)").setChecked(False)
+    hidden = columns.index("entropy_bits")
+    assert [i for i in range(len(columns)) if panel.table.isColumnHidden(i)] == [hidden]
+    assert settings.get("metrics_hidden") == "entropy_bits"
+    panel.model.set_effects({})                                   # a new column: the table is reset
+    assert panel.table.isColumnHidden(panel.model.columns.index("entropy_bits"))
+    again = MetricsPanel(window.state, window)                    # the next start reads the choice
+    again.render(window.trace, window.state)
+    assert [i for i in range(len(columns)) if again.table.isColumnHidden(i)] == [hidden]
+    every = next(a for a in again.columns_menu().actions() if a.text() == "Show every column")
+    assert every.isEnabled()
+    every.trigger()
+    assert not any(map(again.table.isColumnHidden, range(len(columns)))) and settings.get("metrics_hidden") == ""
+    assert not again.columns_menu().actions()[-1].isEnabled()

@@ -1,6 +1,7 @@
 """Head metrics: a sortable table, one row per attention kind × layer × head (model/analysis/metrics.py). Click a
 header to sort, a row to focus that head in the attention panel; right-click a row to switch the head off or on, or
-to save or copy the table (the `metrics` command's CSV)."""
+to save or copy the table (the `metrics` command's CSV); right-click a header to choose the columns shown (kept for
+the next start: a narrow dock showed 4 of the 11)."""
 from __future__ import annotations
 
 import math
@@ -17,11 +18,14 @@ from .widgets import shift_f10
 
 METRICS_FILE = "head_metrics.csv"                    # the table's file, from the window and in Export all
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
-# with their units (QA: "entropy" and "distance" said neither bits nor positions); the shares are of the weight
-HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy (bits)",
-           "mean_distance": "distance (pos.)", "max_weight": "max", "first_token": "first", "end_token": "end",
+# with their units (QA: "entropy" and "distance" said neither bits nor positions), on a second line so that the
+# columns stay narrow; the shares are of the weight
+HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "entropy\n(bits)",
+           "mean_distance": "distance\n(pos.)", "max_weight": "max", "first_token": "first", "end_token": "end",
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off",
-           "effect_logp": "effect (log p)"}
+           "effect_logp": "effect\n(log p)"}
+ALWAYS_SHOWN = ("kind", "layer", "head")             # which head a row is
+HIDDEN_SETTING = "metrics_hidden"
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
         "max_weight": "The head's largest weight",
@@ -84,13 +88,15 @@ class MetricsModel(QtCore.QAbstractTableModel):
         if role == SORT_ROLE:
             return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
-            if self.columns[index.column()] == "kind":
-                return self.labels.get(value, value)        # the CSV and the command line keep enc_self
+            if self.columns[index.column()] == "kind":    # the CSV and the command line keep enc_self
+                return self.labels.get(value, value).split(" (")[0]     # "Cross": the column stays narrow
             if undefined(value):
                 return "—"
             if self.columns[index.column()] == "effect_logp":
                 return f"{value:+.4f}"              # small: −0.0206 read "-0.021" beside "-0.017"
             return f"{value:.3f}" if isinstance(value, float) else str(value)
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole and self.columns[index.column()] == "kind":
+            return self.labels.get(value, value)              # "Cross (decoder → encoder)"
         if role == QtCore.Qt.ItemDataRole.ToolTipRole and undefined(value):
             return NOT_MEASURED if self.columns[index.column()] == "effect_logp" else UNDEFINED
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and not isinstance(value, str):
@@ -158,8 +164,15 @@ class MetricsPanel(QtWidgets.QWidget):
         self.table.clicked.connect(lambda index: self.focus_row(index.row()))
         self.table.row_picked.connect(self.focus_row)
         self.table.menu_asked.connect(self._menu)
-        hint = QtWidgets.QLabel("Click a header to sort, a row (or Return on it) to focus its head; right-click (or "
-                                "the Menu key) to switch a head off or to save the table as CSV.")
+        header = self.table.horizontalHeader()
+        header.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(lambda pos: self.open_menu(self.columns_menu(),
+                                                                             header.mapToGlobal(pos)))
+        self.hidden: set[str] | None = None           # the columns hidden; read from the settings at the first rows
+        self.model.modelReset.connect(self._hide_columns)
+        hint = QtWidgets.QLabel("Click a header to sort, a row (or Return on it) to focus its head; right-click a row "
+                                "(or the Menu key) to switch a head off or to save the table as CSV, a header to "
+                                "choose the columns.")
         hint.setWordWrap(True)
         # which heads the output leans on: each switched off alone (a student switched 120 heads off one by one,
         # reading the output chart each time: QA)
@@ -220,6 +233,49 @@ class MetricsPanel(QtWidgets.QWidget):
             done = "" if len(effects) == n else f" ({len(effects)} of {n}: stopped)"
             window.statusBar().showMessage(f"Measured each head's effect on the output{done}: the table is sorted "
                                            "by it, the heads the output leans on most first", 10000)
+
+    def _settings(self):
+        return getattr(self.window(), "settings", None)
+
+    def _hide_columns(self) -> None:
+        """Hide the chosen columns (again after each reset: the columns change with the effects and the off heads)."""
+        if self.hidden is None:
+            settings = self._settings()
+            if settings is None:                      # not in the window yet: nothing hidden, read them later
+                return
+            self.hidden = {name for name in settings.get(HIDDEN_SETTING).split(",")
+                           if name in HEADERS and name not in ALWAYS_SHOWN}
+        for i, name in enumerate(self.model.columns):
+            self.table.setColumnHidden(i, name in self.hidden)
+
+    def show_column(self, name: str, shown: bool) -> None:
+        """Show or hide a column, and remember the choice for the next start."""
+        self._hide_columns()
+        if self.hidden is None:
+            self.hidden = set()
+        (self.hidden.discard if shown else self.hidden.add)(name)
+        self._hide_columns()
+        settings = self._settings()
+        if settings is not None:
+            settings.set(HIDDEN_SETTING, ",".join(sorted(self.hidden)))
+
+    def columns_menu(self) -> QtWidgets.QMenu:
+        """The header's menu: a check for each column that can be hidden, and one to show them all."""
+        self._hide_columns()
+        menu = QtWidgets.QMenu(self)
+        menu.setToolTipsVisible(True)
+        for name in self.model.columns:
+            if name in ALWAYS_SHOWN:
+                continue
+            action = menu.addAction(HEADERS[name].replace("\n", " "))
+            action.setCheckable(True)
+            action.setChecked(name not in (self.hidden or ()))
+            action.setToolTip(TIPS.get(name, ""))
+            action.toggled.connect(lambda shown, n=name: self.show_column(n, shown))
+        menu.addSeparator()
+        every = menu.addAction("Show every column", lambda: [self.show_column(n, True) for n in list(self.hidden)])
+        every.setEnabled(bool(self.hidden))
+        return menu
 
     def view_key(self, state):
         return ()                 # the table depends on the trace alone (a new run draws it again)
