@@ -228,3 +228,19 @@ def test_a_given_targets_unknown_piece_reads_as_a_replacement_mark_in_the_transl
     assert result.text.split() == ["le", "chat", "�", "était", "assis"]
     assert any("and as � in the text" in n for n in result_notes(result.trace, lm.cfg.max_len))
     assert "�" not in translate(lm, SENTENCE, target=TARGET).text
+
+
+@pytest.mark.parametrize("gone", [("target.spm",), ("source.spm", "vocab.json")])
+def test_an_opus_mt_folder_without_one_of_its_tokenizer_files_names_it(gone, tmp_path, tmp_path_factory):
+    """QA: a folder copied without target.spm read "cannot read its tokenizer (Either model_file or model_proto must
+    be specified.)"."""
+    import shutil
+    folder = shutil.copytree(_folder("marian-spm", tmp_path_factory), tmp_path / "opus")
+    for name in gone:
+        (folder / name).unlink()
+    with pytest.raises(ModelLoadError) as e:
+        load(folder)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{folder}: its Marian (OPUS-MT) tokenizer needs source.spm, target.spm "
+                                              "and vocab.json")
+    assert f"; {' and '.join(gone)} {'is' if len(gone) == 1 else 'are'} missing" in msg

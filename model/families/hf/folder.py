@@ -1,8 +1,8 @@
 """What a Hugging Face model folder must hold before anything is loaded, and where a model id is in the local cache.
 
 Each problem is one line (ModelLoadError): a folder with only a pickled `pytorch_model.bin` (never unpickled; the line
-says how to convert it), a truncated or damaged safetensors file, no tokenizer, a model too big for the memory that is
-free, an id that is not in the cache, transformers not installed."""
+says how to convert it), a truncated or damaged safetensors file, no tokenizer (or an OPUS-MT folder without one of
+its three tokenizer files), a model too big for the memory that is free, an id that is not in the cache, transformers not installed."""
 from __future__ import annotations
 
 import json
@@ -81,6 +81,9 @@ def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = Non
         raise ModelLoadError(f"{folder}: no *.safetensors weights")
     for path in weights:
         check_safetensors(path)
+    marian = marian_files_missing(folder)
+    if marian:
+        raise ModelLoadError(marian)
     if not any((folder / n).is_file() for n in TOKENIZER_FILES):
         raise ModelLoadError(f"{folder}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
     for name in ("tokenizer.json", "tokenizer_config.json"):
@@ -171,3 +174,19 @@ def read_config(folder: Path) -> dict:
     if not isinstance(config, dict):
         raise ModelLoadError(f"{folder / 'config.json'}: not a model config (a JSON object was expected)")
     return config
+
+
+MARIAN_FILES = ("source.spm", "target.spm", "vocab.json")
+
+
+def marian_files_missing(folder: Path) -> str | None:
+    """The line naming the files an OPUS-MT folder's tokenizer lacks (one of its sentencepiece models gone read
+    "Either model_file or model_proto must be specified."); None when it is not such a folder or lacks none."""
+    if (folder / "tokenizer.json").is_file() or not any((folder / n).is_file() for n in MARIAN_FILES[:2]):
+        return None
+    gone = [n for n in MARIAN_FILES if not (folder / n).is_file()]
+    if not gone:
+        return None
+    return (f"{folder}: its Marian (OPUS-MT) tokenizer needs {', '.join(MARIAN_FILES[:-1])} and {MARIAN_FILES[-1]} "
+            f"(the two languages' sentencepiece models and the vocabulary); {' and '.join(gone)} "
+            f"{'is' if len(gone) == 1 else 'are'} missing: copy the whole model folder again")
