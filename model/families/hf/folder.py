@@ -2,7 +2,8 @@
 
 Each problem is one line (ModelLoadError): a folder with only a pickled `pytorch_model.bin` (never unpickled; the line
 says how to convert it), a truncated or damaged safetensors file, no tokenizer (or an OPUS-MT folder without one of
-its three tokenizer files), a model too big for the memory that is free, an id that is not in the cache, transformers not installed."""
+its three tokenizer files), a model too big for the memory that is free, an id that is not in the cache,
+transformers not installed."""
 from __future__ import annotations
 
 import json
