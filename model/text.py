@@ -27,6 +27,14 @@ def blank(text: str) -> bool:
     return not clean_text(text)
 
 
+def why_blank(text: str, noun: str = "text") -> str:
+    """Why a blank text has nothing to read, in words: empty, or only invisible or control characters (pasted from a
+    PDF or a terminal: "the text is empty" denied what the field showed as there)."""
+    if not text.strip():
+        return f"the {noun} is empty"
+    return f"the {noun} holds only invisible or control characters"
+
+
 def probability(p: float) -> str:
     """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
     and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a

@@ -6,7 +6,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
                                 model_argument, stops_between_steps, writable_file)
-from model.text import blank
+from model.text import blank, why_blank
 
 from .export_command import colour_arguments
 from .headless import draw_offscreen
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="switch a head off (repeatable; 'all' for every layer or head)")
     a = p.parse_args(argv)
     if blank(a.text):
-        raise UsageError("nothing to animate: the text is empty")
+        raise UsageError(f"nothing to animate: {why_blank(a.text)}")
     if not 0.1 <= a.fps <= 60:
         raise UsageError("--fps must be between 0.1 and 60")
     from .animation import animation_specs, check_output, render_frames, write_animation

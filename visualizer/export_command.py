@@ -6,7 +6,7 @@ import sys
 
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
                                 model_argument, stops_between_steps, writable_folder)
-from model.text import blank
+from model.text import blank, why_blank
 
 from .figure_size import FIGURE_SIZE, MIN_SIZE
 from .headless import draw_offscreen
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
     a = p.parse_args(argv)
     if blank(a.text):
-        raise UsageError("nothing to export: the sentence is empty")
+        raise UsageError(f"nothing to export: {why_blank(a.text, 'sentence')}")
     if not 0.1 <= a.scale <= 8:
         raise UsageError("--scale must be between 0.1 and 8")
     try:

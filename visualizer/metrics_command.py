@@ -7,7 +7,7 @@ from pathlib import Path
 from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
                                 model_argument, stops_between_steps, writable_file)
 from model.ablation import ablated_heads
-from model.text import blank
+from model.text import blank, why_blank
 
 from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, print_notes, run_settings,
                                  run_translation, target_arg)
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="write the CSV here (default: print it)")
     a = p.parse_args(argv)
     if blank(a.text):
-        raise UsageError("nothing to measure: the text is empty")
+        raise UsageError(f"nothing to measure: {why_blank(a.text)}")
     if a.out is not None:
         writable_file(a.out, "--out")
     from model.analysis.metrics import metrics_csv, trace_metrics

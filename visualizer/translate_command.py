@@ -8,7 +8,7 @@ import sys
 from model.ablation import AblationError, expand, parse_spec
 from model.families import require, title, writes_text
 from model.command_line import ArgumentParser, CommandError, UsageError, beam_width, command, model_argument
-from model.text import blank
+from model.text import blank, why_blank
 
 
 def load_model_arg(name: str | None):
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="also print the beam search's tree: every hypothesis kept or finished, with its log p")
     a = p.parse_args(argv)
     if blank(a.text):
-        raise UsageError("nothing to translate: the text is empty")
+        raise UsageError(f"nothing to translate: {why_blank(a.text)}")
     if a.tree and a.beam < 2:
         raise UsageError("--tree shows a beam search: give --beam 2 or more")
     from model import DecodingSettings

@@ -23,7 +23,7 @@ from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
 from model.notes import LOWERCASE, first_step, rare_words, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
-from model.text import blank
+from model.text import blank, why_blank
 from model.threads import one_torch_thread
 
 from . import accessible
@@ -345,7 +345,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if blank(self.state.sentence):
             # its claim first: the compact window shows the words before the colon (QA read "The sentence is
             # empty…" beside "Les choses sont faites." as a translation invented for no reason)
-            notes.append("The translation is made up from nothing: no sentence is typed, so the model reads only its "
+            typed = "no sentence is typed" if not self.state.sentence.strip() else \
+                why_blank(self.state.sentence, "sentence")
+            notes.append(f"The translation is made up from nothing: {typed}, so the model reads only its "
                          "end-of-sentence token.")
         else:
             rare = rare_words(t)                 # its words are underlined on the heatmap: the note says so

@@ -95,9 +95,11 @@ def test_an_export_stopped_keeps_whole_figures_and_run_json_once_all_are_written
 
 
 def test_empty_sentence_gets_nothing_to_translate(run_command, tiny_model_dir):
-    for text in ("", "   ", "\u200b\u200b", "\u2060 \ufeff"):          # zero-width characters were translated
+    for text in ("", "   ", "\u200b\u200b", "\u2060 \ufeff", "\x01\x02"):   # zero-width characters were translated
         code, out, err = run_command(["translate", text, "--model", str(tiny_model_dir)])
-        assert (code, out) == (2, "") and err == "error: nothing to translate: the text is empty\n"
+        # invisible or control characters alone are said as such: "the text is empty" denied what was pasted (QA)
+        why = "is empty" if not text.strip() else "holds only invisible or control characters"
+        assert (code, out) == (2, "") and err == f"error: nothing to translate: the text {why}\n"
 
 
 def test_a_blank_target_is_refused_not_taken_for_none(run_command, tiny_model_dir, tmp_path):

@@ -207,6 +207,17 @@ def test_a_long_notice_wraps_inside_the_input_bar(qtbot, window, monkeypatch):
     assert bar.mapTo(window, bar.rect().topRight()).x() <= window.centralWidget().geometry().right() + 1
 
 
+def test_a_sentence_of_invisible_characters_is_said_to_be_one(qtbot, window):
+    """Zero-width characters pasted alone read "no sentence is typed", which the field, holding them, denied."""
+    window.inputs.sentence.setText("\u200b\u2060")
+    qtbot.waitUntil(lambda: any("made up from nothing" in n for n in window._notes), timeout=20000)
+    assert any("made up from nothing: the sentence holds only invisible or control characters, so the model reads "
+               "only its end-of-sentence token." in n for n in window._notes)
+    window.inputs.sentence.setText("")
+    qtbot.waitUntil(lambda: any("made up from nothing: no sentence is typed" in n for n in window._notes),
+                    timeout=20000)
+
+
 def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monkeypatch):
     before = window.trace
 
