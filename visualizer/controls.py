@@ -313,15 +313,17 @@ class InputBar(QtWidgets.QWidget):
         return DecodingSettings(method=self.method.currentData(), beam=self.beam.value(),
                                 temperature=self.temperature.value(), top_k=self.top_k.value(), seed=self.seed.value())
 
-    def show_layout(self, layout: str, has_output: bool = True, family: str = "seed", model: str = "") -> None:
+    def show_layout(self, layout: str, has_output: bool = True, family: str = "seed", model: str = "",
+                    mask: str | None = None) -> None:
         """Name the rows for the open model's layout: an English sentence and its translation, a prompt and its
-        continuation, or a text with its [MASK] words filled in by the encoder (which takes no target); an
-        encoder-decoder's as its family and name (model) say (encoder_decoder_words)."""
+        continuation, or a text with its mask words filled in by the encoder (which takes no target; mask: the
+        model's own mask token, RoBERTa's <mask>); an encoder-decoder's as its family and name (model) say
+        (encoder_decoder_words)."""
         sentence, output, hint, target = (encoder_decoder_words(family, model) if layout == ENCODER_DECODER
                                           else LAYOUT_WORDS.get(layout, LAYOUT_WORDS[ENCODER_DECODER]))
         self.sentence_label.setText(sentence)
         self.translation_label.setText(output)
-        self.sentence.setPlaceholderText(hint)
+        self.sentence.setPlaceholderText(hint.replace("[MASK]", mask or "[MASK]"))
         self.target.setEnabled(target is not None)
         self.target.setPlaceholderText(target or "This model reads its text and writes none: nothing to force")
         # greedy, beam, top-k and seed choose what a decoder writes; a masked-word model writes nothing step by

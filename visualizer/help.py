@@ -42,12 +42,12 @@ def _specials_text(schema) -> str:
     return "; ".join(parts) if parts else "this model has no special tokens"
 
 
-def _steps_text(layout: str, t: dict) -> str:
-    """The "Generation steps" paragraph for a model's layout (model.schema.LAYOUTS)."""
+def _steps_text(layout: str, t: dict, mask: str = "[MASK]") -> str:
+    """The "Generation steps" paragraph for a model's layout (model.schema.LAYOUTS); mask: the model's own."""
     if layout == ENCODER_ONLY:
         return (f"<p>This model writes no text: it reads the whole input at once, every token looking at every "
                 f"other. The {t['output']} shows, for one position at a time (the Step keys), the model's guess at "
-                "the token there: at a <b>[MASK]</b> it fills in a word.</p>")
+                f"the token there: at a <b>{html.escape(mask)}</b> it fills in a word.</p>")
     given = ("Type a translation of your own in the <b>Target</b> field to force it through the decoder"
              if layout == ENCODER_DECODER else
              "Type a continuation of your own in the <b>Target</b> field to force it through the model")
@@ -101,7 +101,7 @@ default one colour scale spans all heads of a layer, so that heads compare (<b>C
 “mat .” is “mat.”); <b>␣</b> is a piece that is a space alone; {_specials_text(schema)}.
 {POSITIONS_TEXT.get(positions, POSITIONS_TEXT["none"])}</p>
 <h3>Generation steps</h3>
-{_steps_text(layout, t)}
+{_steps_text(layout, t, (schema.special.get("mask") if schema is not None else None) or "[MASK]")}
 <h3>Experiments</h3>
 <p>Right-click a head (or press the Menu key on it) to switch it off (the <b>Heads</b> menu, Alt+D, switches
 the focused head off and every head on again) and watch the

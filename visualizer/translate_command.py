@@ -155,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(why + (f"; `translate` prints the text with its {mask} words filled in, when it has some"
                                 if mask else ""))
     if why is not None and not lm.schema.has_output:      # it printed an empty line
-        raise UsageError(f"{lm.name} has no masked-word head (its weights are the encoder's alone), so it cannot "
-                         f"fill in {mask}; open it in the window to see its attention, or use `metrics` and `export`")
+        raise UsageError(f"{lm.name} has no masked-word head (its weights are the encoder's alone, or its head is "
+                         f"another task's, as a classifier's is), so it cannot fill in {mask}; open it in the window "
+                         "to see its attention, or use `metrics` and `export`")
     settings = DecodingSettings(method="beam", beam=a.beam) if a.beam > 1 else DecodingSettings()
     result = run_translation(lm, a.text, a.ablate, settings=settings)
     print_notes(result, lm)

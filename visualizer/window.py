@@ -281,7 +281,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if follow and self.state.step != self._first_step:
             self.state.update(step=self._first_step)
         self.inputs.show_positions(t.schema.positions)
-        self.inputs.show_layout(t.schema.layout, t.schema.has_output, t.schema.family, self.state.model_name)
+        self.inputs.show_layout(t.schema.layout, t.schema.has_output, t.schema.family, self.state.model_name,
+                                t.schema.special.get("mask"))
         if self._pending_view:
             view, self._pending_view = self._pending_view, None
             self.state.update(**view)
@@ -345,10 +346,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if blank(self.state.sentence):
             # its claim first: the compact window shows the words before the colon (QA read "The sentence is
             # empty…" beside "Les choses sont faites." as a translation invented for no reason)
-            typed = "no sentence is typed" if not self.state.sentence.strip() else \
-                why_blank(self.state.sentence, "sentence")
-            notes.append(f"The translation is made up from nothing: {typed}, so the model reads only its "
-                         "end-of-sentence token.")
+            notes.append(blank_note(t, self.state.sentence))
         else:
             rare = rare_words(t)                 # its words are underlined on the heatmap: the note says so
             underlined = RARE_UNDERLINED[len(t.meta.get("rare_words") or []) > 1]
@@ -807,3 +805,17 @@ def token_count(trace) -> tuple[str, tuple[str, ...]]:
                 (f"{len(pieces)} tokens",))
     return (f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens",
             (f"{len(trace.src_tokens)} / {len(trace.out_tokens)} tokens",))
+
+
+def blank_note(t, typed: str) -> str:
+    """The note of a run on a blank input, by what the model does with it: a translator or a language model makes
+    its output up from its start or end token alone; a masked-word model has nothing to fill in (it was told that
+    its "translation is made up from nothing", QA)."""
+    layout = t.schema.layout
+    noun = "sentence" if layout not in (DECODER_ONLY, ENCODER_ONLY) else "prompt" if layout == DECODER_ONLY else "text"
+    why = f"no {noun} is typed" if not typed.strip() else why_blank(typed, noun)
+    if layout == ENCODER_ONLY:
+        return f"Nothing to fill in: {why}, so the model reads only its own tokens ({' '.join(t.src_tokens)})."
+    if layout == DECODER_ONLY:
+        return f"The continuation is made up from nothing: {why}, so the model reads only its start token."
+    return f"The translation is made up from nothing: {why}, so the model reads only its end-of-sentence token."

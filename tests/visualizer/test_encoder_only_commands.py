@@ -66,15 +66,19 @@ def test_the_conversion_a_pickle_only_folder_is_told_to_run_keeps_the_models_hea
     assert code == code0 == 0 and converted == original and converted.strip()
 
 
-def test_emoji_read_as_berts_own_unknown_token_get_the_note(bert_folder, tmp_path, run_command):
+@pytest.mark.parametrize("config", ["named", "as distilbert-base-uncased ships it"])
+def test_emoji_read_as_berts_own_unknown_token_get_the_note(config, bert_folder, tmp_path, run_command):
     """QA: BERT's unknown token is "[UNK]"; the note looked for "<unk>", so "I love pizza 🍕 [MASK]." came back with
-    the emoji silently gone. The note takes the tokenizer's own token."""
+    the emoji silently gone. The note takes the tokenizer's own token, also where tokenizer_config.json names no
+    special token ({"do_lower_case": true}: the tokenizer class's own defaults, BERT's "[UNK]")."""
     import shutil
     folder = tmp_path / "bert-UNK"
     shutil.copytree(bert_folder, folder)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         path = folder / name
         path.write_text(path.read_text(encoding="utf-8").replace("<unk>", "[UNK]"), encoding="utf-8")
+    if config != "named":
+        (folder / "tokenizer_config.json").write_text('{"do_lower_case": true}', encoding="utf-8")
     code, out, err = run_command(["translate", "the cat 😀 [MASK] on the mat", "--model", str(folder)])
     assert code == 0 and "note: 1 piece of the input is unknown to the model (shown as [UNK])" in err
 

@@ -267,3 +267,32 @@ def test_the_embedding_formulas_say_the_scale_and_positions_the_model_uses(hf_fo
     assert ("PE[position]" in header or "PE(position)" in header) == (schema.positions == "sinusoidal")
     assert f"e = {e_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
     assert f"p = {p_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
+
+
+@pytest.mark.parametrize("family, expected", [
+    ("bert", "Nothing to fill in: no text is typed, so the model reads only its own tokens ([CLS] [SEP])."),
+    ("gpt2", "The continuation is made up from nothing: no prompt is typed, so the model reads only its start token.")])
+def test_a_blank_inputs_note_says_what_the_model_does_with_it(family, expected, tmp_path_factory):
+    """QA: a masked-word model with no text was told its "translation is made up from nothing" (it writes none)."""
+    from model.config import DecodingSettings
+    from model.families import load, translate
+    from visualizer.window import blank_note
+    trace = translate(load(_folder(family, tmp_path_factory)), "", DecodingSettings(max_new=2)).trace
+    assert blank_note(trace, "") == expected
+    assert blank_note(trace, "\u200b").split(": ", 1)[1].startswith(
+        f"the {'text' if family == 'bert' else 'prompt'} holds only invisible or control characters, so ")
+
+
+def test_the_text_fields_hint_and_the_guide_name_the_models_own_mask(qtbot, tmp_path_factory):
+    """QA: RoBERTa's mask is <mask>; the Text field's hint and the guide said "[MASK]", which it reads as text."""
+    from model.families import family_for
+    from visualizer.controls import InputBar
+    from visualizer.help import guide_html
+    folder = _folder("roberta", tmp_path_factory)
+    schema = family_for(folder).schema_of_folder(folder)
+    bar = InputBar()
+    qtbot.addWidget(bar)
+    bar.show_layout(schema.layout, schema.has_output, schema.family, "roberta", schema.special.get("mask"))
+    assert bar.sentence.placeholderText() == "Type a sentence; <mask> marks a word to guess…"
+    guide = guide_html(schema)
+    assert "at a <b>&lt;mask&gt;</b> it fills in a word" in guide and "[MASK]" not in guide

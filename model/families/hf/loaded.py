@@ -74,6 +74,7 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
                                  f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
                 from None
     tokenizer = open_tokenizer(folder)
+    schema = with_tokenizer_specials(schema, tokenizer)
     # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
     target = open_tokenizer(folder / TARGET_TOKENIZER) if (folder / TARGET_TOKENIZER).is_dir() else None
     auto = getattr(tf, auto_name)
@@ -133,6 +134,17 @@ def schema_of_folder(folder: Path, fam) -> Schema:
 
 
 ROLES = ("pad", "bos", "eos", "unk", "cls", "sep", "mask")
+
+
+def with_tokenizer_specials(schema: Schema, tokenizer) -> Schema:
+    """The schema with the opened tokenizer's own special tokens: a folder whose tokenizer_config.json names none
+    (distilbert-base-uncased ships {"do_lower_case": true}) kept the family's defaults, and an "[UNK]" went
+    without the note on unknown pieces, which looked for "<unk>" (QA)."""
+    named = getattr(tokenizer, "special_tokens_map", None) or {}
+    own = {role: named.get(f"{role}_token") for role in ROLES}
+    special = {**schema.special, **{role: token for role, token in own.items() if isinstance(token, str) and token
+                                    and (role in schema.special or role == "unk")}}
+    return schema if special == schema.special else dataclasses.replace(schema, special=special)
 
 
 def tokenizer_specials(folder: Path) -> dict[str, str]:
