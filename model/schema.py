@@ -149,6 +149,9 @@ class Schema:
     has_output: bool = True              # the output layer exists (an LM or MLM head)
     projection_bias: bool = True         # q = x W_Q + b_Q (and k, v, the output projection): False in T5, Llama
     scale_embedding: bool = True         # e = √d_model · E[token] (the paper, Marian); False: E[token] (GPT-2, BERT)
+    embedding_norm: bool = False         # x = LayerNorm(e + p …): BERT and its kin and BART normalise the sum
+    segment: bool = False                # x = LayerNorm(e + p + s): BERT and RoBERTa add a segment vector (type 0)
+    position_offset: int = 0             # p = P[i + offset]: RoBERTa and BART's table rows start after the pad id's
 
     def __post_init__(self) -> None:
         problems = []
@@ -344,7 +347,16 @@ class Schema:
         e = ("√d_model · " if self.scale_embedding else "") + "E[token]"
         if not positional:
             return e, "0"
-        return e, {"sinusoidal": f"PE({position})", "learned": f"P[{position}]"}.get(self.positions, "0")
+        row = position if not self.position_offset else str(int(position) + self.position_offset) \
+            if position.isdigit() else f"{position} + {self.position_offset}"      # RoBERTa's place 0 is P[2]
+        return e, {"sinusoidal": f"PE({position})", "learned": f"P[{row}]"}.get(self.positions, "0")
+
+    def sum_term(self, positional: bool = True) -> str:
+        """x from e and p as the model computes it: "e + p" (the paper), "LayerNorm(e + p + s)" (BERT: the sum
+        normalised, a segment vector s added), "e" where no position is added or they are switched off."""
+        added = positional and self.positions in ("sinusoidal", "learned")
+        terms = "e" + (" + p" if added else "") + (" + s" if self.segment else "")
+        return f"LayerNorm({terms})" if self.embedding_norm else terms
 
     def same_model(self, other: "Schema") -> bool:
         """Whether other describes the same model, whatever their words for the panels (WORDING): a frame saved by

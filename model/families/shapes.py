@@ -24,7 +24,8 @@ class Shape:
     def __init__(self, norm: str = LAYER_NORM, norm_place: str = NORM_AFTER, positions: str = "sinusoidal",
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
                  ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
-                 biases: bool = True, tied: bool = False, output_bias: bool = True):
+                 biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
+                 segments: bool = False, position_offset: int = 0):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.tied, self.output_bias = tied, output_bias     # the output layer: the embedding table transposed?
@@ -32,6 +33,26 @@ class Shape:
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
         self.scale_embedding, self.ffn = scale_embedding, ffn
         self.activation = activation or ("SiLU" if ffn == GATED_MLP else "ReLU")
+        # x = LayerNorm(e + p + s) (BERT and its kin; BART without s): the sum is normalised, and BERT adds its
+        # segment's vector; p = P[i + offset] where the table's rows start after the pad token's (RoBERTa, BART)
+        self.embed_norm, self.segments, self.position_offset = embed_norm, segments, position_offset
+
+    @property
+    def schema_args(self) -> dict:
+        """The Schema's fields that say how the embedding is computed."""
+        return dict(scale_embedding=self.scale_embedding, embedding_norm=self.embed_norm, segment=self.segments,
+                    position_offset=self.position_offset)
+
+    def summed(self, terms: str) -> str:
+        """The embedding's sum as the model computes it: "LayerNorm(E[token] + P[i] + S[0])" for BERT."""
+        terms += " + S[0]" if self.segments else ""
+        return f"LayerNorm({terms})" if self.embed_norm else terms
+
+    @property
+    def after_sum(self) -> str:
+        """The caption's words for what follows the sum ("" where nothing does)."""
+        segment = " and its segment's (every token is in segment 0)" if self.segments else ""
+        return segment + (", then a LayerNorm of the sum" if self.embed_norm else "")
 
     @property
     def post(self) -> bool:
@@ -71,17 +92,19 @@ class Shape:
         scaled = ", scaled by √d_model," if self.scale_embedding else ""
         if self.positions == "sinusoidal":
             return (f"Each {noun} becomes a vector: its embedding{scaled} plus the positional encoding of its place "
-                    "in the sentence.",
+                    f"in the sentence{self.after_sum}.",
                     # k, not i, counts the dimensions' pairs: the source's position is i (a class read PE(i) as
                     # PE(pos, i), QA)
-                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + PE({pos}),   PE(pos, 2k) = sin(pos / "
-                    "10000^(2k/d_model)),  PE(pos, 2k+1) = cos(pos / 10000^(2k/d_model))")
+                    f"{symbol}_{pos} = {self.summed(f'{scale}{table}[token_{pos}] + PE({pos})')},   PE(pos, 2k) = "
+                    "sin(pos / 10000^(2k/d_model)),  PE(pos, 2k+1) = cos(pos / 10000^(2k/d_model))")
         if self.positions == "learned":
             # (the seed example's table is set by hand, not learned: "a table of the model" says both)
+            row = f"{pos} + {self.position_offset}" if self.position_offset else pos
+            rows = f"; its rows start at {self.position_offset}" if self.position_offset else ""
             return (f"Each {noun} becomes a vector: its embedding{scaled} plus the vector of its place, from a table "
-                    "of the model's weights.",
-                    f"{symbol}_{pos} = {scale}{table}[token_{pos}] + P[{pos}]   (P: one vector per place, a table "
-                    "of the weights)")
+                    f"of the model's weights{self.after_sum}.",
+                    f"{symbol}_{pos} = {self.summed(f'{scale}{table}[token_{pos}] + P[{row}]')}   (P: one vector per "
+                    f"place, a table of the weights{rows})")
         where = {"rotary": "positions enter later, as rotations R of every query and key (RoPE)",
                  "relative": "positions enter later, as a learned bias per head on the attention scores",
                  "none": "the model is given no positions"}[self.positions]
@@ -154,7 +177,7 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
                   output_caption="A linear map to the target vocabulary and a softmax give the next token's "
                                  "probabilities.",
                   output_equation=s.output("y_{t+1} | y_≤t, x", "h_t", "E_y"),
-                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, scale_embedding=s.scale_embedding)
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, **s.schema_args)
 
 
 def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -171,7 +194,7 @@ def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                                                     else ""), cap, eq, by_step=True)
     return Schema(family, DECODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
                   s.place, s.positions, dict(special or {}), output_equation=s.output("x_{t+1} | x_≤t", "h_t", "E"),
-                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, scale_embedding=s.scale_embedding)
+                  norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, **s.schema_args)
 
 
 def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: int, special: dict | None = None,
@@ -192,4 +215,4 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
                   output_caption="A linear map to the vocabulary and a softmax give each position's token "
                                  "probabilities: what the model would put there.",
                   output_equation=s.output("x_i | x", "h_i", "E"), norm_equation=NORM_EQUATIONS[s.norm],
-                  projection_bias=s.biases, scale_embedding=s.scale_embedding)
+                  projection_bias=s.biases, **s.schema_args)

@@ -102,6 +102,44 @@ def test_the_trace_is_what_the_model_computed(opened):
                                            t.get(st.key, layer, sub.key, "residual"), atol=1e-5)
 
 
+def _bart_norm(m, stack: str):
+    return getattr(m.model, "encoder" if stack == "enc" else "decoder").layernorm_embedding
+
+
+# the norm each family applies to the embedding's sum, by stack ("enc", "dec")
+EMBEDDING_NORMS = {"bert": lambda m, stack: m.bert.embeddings.LayerNorm,
+                   "roberta": lambda m, stack: m.roberta.embeddings.LayerNorm,
+                   "distilbert": lambda m, stack: m.distilbert.embeddings.LayerNorm,
+                   "bart": _bart_norm, "mbart": _bart_norm}
+
+
+def test_the_embedding_is_computed_as_the_schema_writes_it(opened):
+    """The Embeddings panel and the Math tab write x = e + p, x = LayerNorm(e + p + s) (BERT: the sum normalised,
+    segment 0's vector added) or LayerNorm(e + p) (DistilBERT, BART), and p = P[i + offset] (RoBERTa's and BART's
+    tables start at row 2): the trace's x and p are exactly that, with the model's own norm and table (QA: BERT's x
+    was not e + p, and RoBERTa's "P[1]" was row 3)."""
+    family, folder, lm, result = opened
+    t, sc = result.trace, result.trace.schema
+    assert sc.embedding_norm == (family in EMBEDDING_NORMS) and sc.segment == (family in ("bert", "roberta"))
+    assert sc.position_offset == (2 if family in ("roberta", "bart", "mbart") else 0)
+    for sm in lm.map.stacks:
+        tokens = sc.stack(sm.key).tokens
+        e, p, x = (t[f"{tokens}.{k}"].astype(np.float64) for k in ("embedding", "pe", "x"))
+        total = e + p
+        if sc.segment:
+            base = getattr(lm.model, family)
+            total = total + base.embeddings.token_type_embeddings.weight[0].detach().double().numpy()
+        if sc.embedding_norm:                     # the model's own norm, in float64 (the model is left as it is)
+            norm = EMBEDDING_NORMS[family](lm.model, sm.key)
+            with torch.no_grad():
+                total = torch.nn.functional.layer_norm(torch.from_numpy(total), norm.normalized_shape,
+                                                       norm.weight.double(), norm.bias.double(), norm.eps).numpy()
+        np.testing.assert_allclose(total, x, atol=1e-4)
+        if sm.pos is not None:
+            table = sm.pos.weight.detach().numpy()
+            np.testing.assert_allclose(p, table[sc.position_offset: sc.position_offset + len(p)], atol=1e-6)
+
+
 def _hooks(model) -> int:
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 

@@ -253,7 +253,8 @@ def test_the_embedding_formulas_say_the_scale_and_positions_the_model_uses(hf_fo
         assert not schema.scale_embedding
     e_term, p_term = schema.embedding_terms("2")
     assert e_term == ("√d_model · E[token]" if schema.scale_embedding else "E[token]")
-    assert p_term == {"learned": "P[2]", "sinusoidal": "PE(2)"}.get(schema.positions, "0")
+    row = 2 + schema.position_offset                      # RoBERTa's and BART's place 2 is row 4 of their table
+    assert p_term == {"learned": f"P[{row}]", "sinusoidal": "PE(2)"}.get(schema.positions, "0")
     if schema.positions not in ("sinusoidal", "learned"):
         return                                    # (rotary, relative: x = E[token], tested with their panels)
     panel = EmbeddingsPanel()
@@ -263,10 +264,14 @@ def test_the_embedding_formulas_say_the_scale_and_positions_the_model_uses(hf_fo
                                                    sublayer=first.sublayers[0].key))
     header = panel.header.text()
     assert ("√d" in header) == schema.scale_embedding
-    assert ("P[position] (learned)" in header) == (schema.positions == "learned")
+    offset = f" + {schema.position_offset}" if schema.position_offset else ""
+    assert (f"P[position{offset}] (learned)" in header) == (schema.positions == "learned")
+    assert f"x = {schema.sum_term()}</i>" in header and panel.maps["x"].title.endswith(
+        f"x = {schema.sum_term()}")
     assert ("PE[position]" in header or "PE(position)" in header) == (schema.positions == "sinusoidal")
     assert f"e = {e_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
     assert f"p = {p_term} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
+    assert f"x = {schema.sum_term()} =" in InspectorPanel()._embed_html(shaped_trace, side, 2)
 
 
 @pytest.mark.parametrize("family, expected", [

@@ -1,5 +1,6 @@
 """Embeddings panel: scaled token embeddings e, positional encodings p and their sum x = e + p as heatmaps
-(tokens × dimensions), the sinusoids of chosen dimensions across positions, and the cosine similarity of x.
+(tokens × dimensions; the sum normalised, x = LayerNorm(e + p + s), in BERT and its kin: Schema.sum_term), the
+sinusoids of chosen dimensions across positions, and the cosine similarity of x.
 A model that adds nothing to its embeddings shows what it uses instead (visualizer/panels/positions.py): rotary
 tables and frequencies (Llama family), or each head's relative position bias (T5).
 
@@ -192,14 +193,18 @@ class EmbeddingsPanel(GridPanel):
         if self.mode == "added":
             e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in
                               trace.schema.embedding_terms(positional=self.positional))
-            self.short_header.set(f"{count}<i>x = e + p</i>, &nbsp; e = {e_term}, &nbsp; p = {p_term}"
-                                  + (" (switched off)" if not self.positional else " (learned)" if self.learned else ""),
+            segment = ", &nbsp; s = S[0] (segment 0's vector, not shown)" if trace.schema.segment else ""
+            self.short_header.set(f"{count}<i>x = {trace.schema.sum_term()}</i>, &nbsp; e = {e_term}, &nbsp; "
+                                  f"p = {p_term}"
+                                  + (" (switched off)" if not self.positional else " (learned)" if self.learned else "")
+                                  + segment,
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
             self.short_header.set(f"{count}<i>x = e</i> = E[token]",
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")
+        self.maps["x"].set_title(("sum " if not trace.schema.embedding_norm else "") + f"x = {trace.schema.sum_term()}")
         off = " — OFF: all zeros" if not self.positional else ""
         self.maps["pe"].set_title(f"{self._p_name()} p{off}")
         scaled = "scaled token embedding e" if trace.schema.scale_embedding else "token embedding e"
@@ -227,7 +232,8 @@ class EmbeddingsPanel(GridPanel):
         self.caption.setText(caption + (f" <i>Not shown: {problem}.</i>" if problem else ""))
         self.caption.setToolTip(notes)
         self.notes.setText(notes)
-        what = {"added": "p = 0, so x = e", "rotary": "q and k are not rotated (cos = 1, sin = 0)",
+        what = {"added": f"p = 0, so x = {trace.schema.sum_term(positional=False)}",
+                "rotary": "q and k are not rotated (cos = 1, sin = 0)",
                 "relative": "every head's bias is 0"}[self.mode]
         # a causal stack still orders its tokens by its mask (each sees those before it): en-fr still writes its
         # words in order with the positions off, and "the model cannot tell word order" said otherwise (QA)

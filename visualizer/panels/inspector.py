@@ -156,7 +156,9 @@ class InspectorPanel(QtWidgets.QWidget):
         e_term, p_term = trace.schema.embedding_terms(str(i), positional)
         off = "" if positional else " (the positional encoding is switched off)"
         return (head + f"<p class=eq>e = {e_term} = {vec(e)}</p>"
-                f"<p class=eq>p = {p_term}{off} = {vec(pe)}</p><p class=eq>x = e + p = {vec(x)}</p>")
+                f"<p class=eq>p = {p_term}{off} = {vec(pe)}</p><p class=eq>x = {trace.schema.sum_term()} = {vec(x)}</p>"
+                + ("<p>s = S[0]: the vector of segment (token type) 0, which every token here is in.</p>"
+                   if trace.schema.segment else ""))
 
     def _attention_html(self, trace, kind: str, layer: int, head: int, i: int) -> str:
         eq = attention_equation(trace, kind, layer, head, i)

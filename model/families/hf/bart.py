@@ -22,7 +22,8 @@ def schema_of_config(c: dict) -> Schema:
                            {"pad": "<pad>", "bos": "<s>", "eos": "</s>"}, norm_place="pre" if mbart else "post",
                            positions="learned", scale_embedding=bool(c.get("scale_embedding", False)),
                            tied=bool(c.get("tie_word_embeddings", True)),        # plus final_logits_bias
-                           activation=str(c.get("activation_function", "gelu")).upper())
+                           activation=str(c.get("activation_function", "gelu")).upper(),
+                           embed_norm=True, position_offset=2)    # layernorm_embedding; P's rows start at 2
 
 
 schema_of_folder, open = interface(__name__)

@@ -17,13 +17,16 @@ def masked_lm(config: dict) -> bool:
     return any("MaskedLM" in a or "PreTraining" in a for a in config.get("architectures") or [])
 
 
-def schema_of_config(c: dict, family: str = "bert", special: dict | None = None) -> Schema:
-    """BERT's shape, and that of the families built as BERT is (RoBERTa: its own name and special tokens)."""
+def schema_of_config(c: dict, family: str = "bert", special: dict | None = None, position_offset: int = 0) -> Schema:
+    """BERT's shape, and that of the families built as BERT is (RoBERTa: its own name, special tokens and the first
+    row of its position table). x = LayerNorm(E[token] + P[i] + S[0]): the segment (token type) 0's vector is added
+    and the sum normalised before the first layer."""
     return encoder_only(family, c.get("num_hidden_layers", 12), c.get("hidden_size", 768),
                         c.get("num_attention_heads", 12), c.get("intermediate_size", 3072),
                         special or {"pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"},
                         masked_lm=masked_lm(c), positions="learned", scale_embedding=False,
-                        activation=str(c.get("hidden_act", "gelu")).upper())
+                        activation=str(c.get("hidden_act", "gelu")).upper(), embed_norm=True, segments=True,
+                        position_offset=position_offset)
 
 
 def auto_class(config: dict) -> str:

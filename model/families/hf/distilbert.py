@@ -20,7 +20,8 @@ def schema_of_config(c: dict) -> Schema:
                         c.get("hidden_dim", 3072), {"pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"},
                         masked_lm=bert.masked_lm(c),
                         positions="sinusoidal" if c.get("sinusoidal_pos_embds") else "learned",
-                        scale_embedding=False, activation=str(c.get("activation", "gelu")).upper())
+                        scale_embedding=False, activation=str(c.get("activation", "gelu")).upper(),
+                        embed_norm=True)                   # x = LayerNorm(E[token] + P[i]): no segments
 
 
 def auto_class(config: dict) -> str:

@@ -17,7 +17,12 @@ def recognises(config: dict) -> bool:
 
 
 def schema_of_config(c: dict) -> Schema:
-    return bert.schema_of_config(c, c.get("model_type", "roberta"), SPECIAL)
+    return bert.schema_of_config(c, c.get("model_type", "roberta"), SPECIAL, first_row(c.get("pad_token_id", 1)))
+
+
+def first_row(pad_token_id) -> int:
+    """The position table's row of place 0: the one after the pad token's id (2 for RoBERTa's pad id 1)."""
+    return int(pad_token_id if pad_token_id is not None else 1) + 1
 
 
 def auto_class(config: dict) -> str:
@@ -26,7 +31,7 @@ def auto_class(config: dict) -> str:
 
 def max_len(config) -> int:
     """The tokens its positions cover: position ids start after the pad token's id."""
-    return int(config.max_position_embeddings) - int(config.pad_token_id if config.pad_token_id is not None else 1) - 1
+    return int(config.max_position_embeddings) - first_row(config.pad_token_id)
 
 
 schema_of_folder, open = interface(__name__)
