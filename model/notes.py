@@ -551,9 +551,16 @@ def reads_lowercase(trace) -> bool:
 
 def no_mask(trace) -> str | None:
     """A note when a masked-word model has no mask to fill in: none typed (its "filled-in" text is the input), or
-    every one cut off with the end of a text longer than its positions (the text printed without a word, QA)."""
+    every one cut off with the end of a text longer than its positions (the text printed without a word, QA); or when
+    only some of the masks typed were read, the others cut off (the filled text printed them as if read, QA)."""
     mask = trace.schema.special.get("mask")
-    if trace.schema.layout != ENCODER_ONLY or not mask or not trace.schema.has_output or mask in given_tokens(trace):
+    if trace.schema.layout != ENCODER_ONLY or not mask or not trace.schema.has_output:
+        return None
+    read, typed = given_tokens(trace).count(mask), str(trace.meta.get("sentence", "")).count(mask)
+    if read and typed > read and trace.meta.get("truncated"):        # the filled text went on as if all were read
+        return (f"Only {read} of the {typed} {mask} typed {'was' if read == 1 else 'were'} read: the rest are past "
+                f"the model's last position, cut off with the end of the text, and left as typed.")
+    if read:
         return None
     if mask in str(trace.meta.get("sentence", "")) and trace.meta.get("truncated"):
         return (f"Every {mask} is past the model's last position and was cut off with the end of the text: nothing "

@@ -185,6 +185,11 @@ def test_a_masked_word_model_says_when_it_has_no_mask_to_fill_in(bert_folder, ru
     unread = Trace(none.src_tokens, none.tgt_tokens, none.out_tokens, none.arrays,
                    dict(none.meta, sentence="the cat [MASK] on the mat", truncated=0), none.schema)
     assert no_mask(unread).startswith("The [MASK] typed was read as ordinary text, not as a mask")
+    # some masks read, the others cut with the end of the text: the filled text printed them as if read (QA)
+    some = translate(lm, "the [MASK] sat " + " ".join(["on the mat"] * 30) + " [MASK] [MASK]").trace
+    assert some.meta["truncated"] and no_mask(some) == ("Only 1 of the 3 [MASK] typed was read: the rest are past the "
+                                                        "model's last position, cut off with the end of the text, "
+                                                        "and left as typed.")
     code, out, err = run_command(["export", "the cat sat on the mat", "--model", str(bert_folder), "--out",
                                   str(bert_folder.parent / "figs"), "--format", "csv"])
     assert code == 0 and "The text has no [MASK]" in err
@@ -203,6 +208,9 @@ def test_a_filled_in_text_is_the_text_as_typed_with_each_mask_replaced(bert_fold
     assert len(masked) == 2
     assert result.text == f"The Cat 🍕 {masked[0]} on the mat, {masked[1]}!"
     assert filled_text("a [MASK] b", "[MASK]", ["##ing"]) == "a ##ing b"
+    # a word put against a word typed is a word of its own (RoBERTa's "ĠParis" read "HelloParis!", QA)
+    assert filled_text("Hello<mask>! (<mask>)", "<mask>", ["Paris", "Rome"]) == "Hello Paris! (Rome)"
+    assert filled_text("Hello[MASK] x[MASK]", "[MASK]", [".", "##s"]) == "Hello. x##s"
     assert filled_text("a b", "[MASK]", ["x"]) is None                # masks not as typed: None (decoded instead)
 
 

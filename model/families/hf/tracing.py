@@ -437,7 +437,11 @@ def filled_text(text: str, mask: str | None, pieces: list[str]) -> str | None:
         return None
     out = text
     for piece in pieces:
-        out = out.replace(mask, piece, 1)
+        at = out.index(mask)
+        # a word typed against the mask ("Hello<mask>!") is still a word of its own when the model puts a word
+        # there (RoBERTa's "ĠParis"): it read "HelloParis!" (QA); a continuation piece ("##ing") stays glued
+        glue = " " if at and out[at - 1].isalnum() and piece[:1].isalnum() else ""      # ("." stays glued)
+        out = out[:at] + glue + piece + out[at + len(mask):]
     return out
 
 
