@@ -44,6 +44,17 @@ class FittingStatusBar(QtWidgets.QStatusBar):
         super().showMessage(shown, timeout)
         accessible.announce(self, text)          # whole, for a screen reader (the bar's changes say nothing)
 
+    # events after which Qt shows the normal widgets again while a message still shows (presentation mode's font
+    # and full screen drew "Model: en-fr …" over "Saved …", QA)
+    RESHOWS = (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.StyleChange, QtCore.QEvent.Type.LayoutRequest,
+               QtCore.QEvent.Type.Show, QtCore.QEvent.Type.Resize)
+
+    def event(self, e) -> bool:
+        done = super().event(e)
+        if e.type() in self.RESHOWS and self.currentMessage():
+            self.hideOrShow()                    # the widgets hidden again under the message
+        return done
+
     def whole_message(self) -> str:
         """The message showing, whole (its tooltip when it was cut)."""
         return self.toolTip() or self.currentMessage()

@@ -232,6 +232,22 @@ def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monk
     assert window.trace is before and "long detail" not in window.inputs.notice.text()
 
 
+def test_a_message_showing_keeps_the_status_labels_hidden_through_presentation_mode(qtbot, window):
+    """QA: F11 while "Saved …" showed drew "Model: … · 8 source / 9 output tokens" over it: the larger font and full
+    screen showed the labels again under the message. They stay hidden until the message ends."""
+    labels = (window.status_model, window.status_tokens, window.status_time)
+    bar = window.statusBar()
+    for _ in range(2):                                            # in, and out again
+        bar.showMessage("Saved /tmp/figures/cross_L2_H3.png", 60000)
+        assert not any(label.isVisible() for label in labels)
+        window.toggle_presentation()
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        assert bar.currentMessage() and not any(label.isVisible() for label in labels)
+        bar.clearMessage()
+        assert all(label.isVisible() for label in labels)
+
+
 def test_presentation_mode_enlarges_text_and_comes_back(qtbot, window):
     size = QtWidgets.QApplication.font().pointSizeF()
     plot_pt = window.attention.focus.font.pointSizeF()
