@@ -284,3 +284,29 @@ def test_a_header_menu_chooses_the_columns_and_the_next_start_keeps_the_choice(q
     every.trigger()
     assert not any(map(again.table.isColumnHidden, range(len(columns)))) and settings.get("metrics_hidden") == ""
     assert not again.columns_menu().actions()[-1].isEnabled()
+
+    # a column hidden that a later run has not (the effects) is still in the menu, unticked (QA: all ticked, and
+    # "Show every column" still on)
+    again.model.set_effects({})
+    next(a for a in again.columns_menu().actions() if a.text() == "effect (log p)").setChecked(False)
+    again.model.set_rows(list(again.model.rows), frozenset())                 # a new run: no effects column
+    checks = {a.text(): a.isChecked() for a in again.columns_menu().actions() if a.isCheckable()}
+    assert checks["effect (log p)"] is False and sum(not v for v in checks.values()) == 1
+
+
+def test_the_sort_follows_its_column_when_columns_come_and_go(qtbot, window):
+    """QA: sorted by the effects, then a head switched off (a new run, no effects column): the sort stayed on the
+    fourth column, entropy, which nobody chose. The sort follows the column's name, else pipeline order."""
+    from visualizer.panels.metrics import SORT_ROLE
+    panel = window.panels["metrics"]
+    panel.render(window.trace, window.state)
+    header = panel.table.horizontalHeader()
+    panel.table.sortByColumn(panel.model.columns.index("max_weight"), QtCore.Qt.SortOrder.DescendingOrder)
+    panel.model.set_effects({})                                   # a column before it: max moves one to the right
+    assert header.sortIndicatorSection() == panel.model.columns.index("max_weight") == 6
+    assert header.sortIndicatorOrder() == QtCore.Qt.SortOrder.DescendingOrder
+    first = panel.proxy.index(0, panel.model.columns.index("max_weight")).data(SORT_ROLE)
+    assert first == max(r.max_weight for r in panel.model.rows)
+    panel.table.sortByColumn(panel.model.columns.index("effect_logp"), QtCore.Qt.SortOrder.AscendingOrder)
+    panel.model.set_rows(list(panel.model.rows), frozenset({panel.model.rows[1].key}))   # no effects, a head off
+    assert header.sortIndicatorSection() == -1 and panel.row_key(0) == panel.model.rows[0].key    # pipeline order

@@ -25,6 +25,9 @@ HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "en
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off",
            "effect_logp": "effect\n(log p)"}
 ALWAYS_SHOWN = ("kind", "layer", "head")             # which head a row is
+# the kind column's short words (the whole label in its tooltip): "Decoder masked self" took 166 of a narrow dock's
+# 384 pixels (QA)
+KIND_SHORT = {"enc_self": "Enc. self", "dec_self": "Dec. self", "cross": "Cross", "self": "Self"}
 HIDDEN_SETTING = "metrics_hidden"
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
@@ -89,7 +92,7 @@ class MetricsModel(QtCore.QAbstractTableModel):
             return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             if self.columns[index.column()] == "kind":    # the CSV and the command line keep enc_self
-                return self.labels.get(value, value).split(" (")[0]     # "Cross": the column stays narrow
+                return KIND_SHORT.get(value) or self.labels.get(value, value).split(" (")[0]
             if undefined(value):
                 return "—"
             if self.columns[index.column()] == "effect_logp":
@@ -169,10 +172,16 @@ class MetricsPanel(QtWidgets.QWidget):
         header.customContextMenuRequested.connect(lambda pos: self.open_menu(self.columns_menu(),
                                                                              header.mapToGlobal(pos)))
         self.hidden: set[str] | None = None           # the columns hidden; read from the settings at the first rows
+        # the sort, by the column's name: columns come and go (effects measured, a head off), and the sort stayed on
+        # the position, a column the user never chose, off-screen (QA)
+        self._sorted: tuple[str, QtCore.Qt.SortOrder] | None = None
+        header.sortIndicatorChanged.connect(self._remember_sort)
         self.model.modelReset.connect(self._hide_columns)
+        self.model.modelReset.connect(self._sort_again)
         hint = QtWidgets.QLabel("Click a header to sort, a row (or Return on it) to focus its head; right-click a row "
                                 "(or the Menu key) to switch a head off or to save the table as CSV, a header to "
                                 "choose the columns.")
+        self.hint = hint
         hint.setWordWrap(True)
         # which heads the output leans on: each switched off alone (a student switched 120 heads off one by one,
         # reading the output chart each time: QA)
@@ -234,6 +243,22 @@ class MetricsPanel(QtWidgets.QWidget):
             window.statusBar().showMessage(f"Measured each head's effect on the output{done}: the table is sorted "
                                            "by it, the heads the output leans on most first", 10000)
 
+    def _remember_sort(self, section: int, order) -> None:
+        columns = self.model.columns
+        self._sorted = (columns[section], order) if 0 <= section < len(columns) else None
+
+    def _sort_again(self) -> None:
+        """After the columns changed: sorted by the same column where it still is, else in pipeline order."""
+        name, order = self._sorted or (None, QtCore.Qt.SortOrder.AscendingOrder)
+        self.table.sortByColumn(self.model.columns.index(name) if name in self.model.columns else -1, order)
+
+    def resizeEvent(self, event) -> None:
+        # a short dock (presentation mode at 1024 × 768: 233 pixels) showed the hint and the button, no table (QA):
+        # the hint shows where it takes at most a quarter of the panel (the header's menu and the README say it too)
+        lines = self.hint.heightForWidth(max(1, event.size().width() - 8))
+        self.hint.setVisible(lines <= event.size().height() // 4)
+        super().resizeEvent(event)
+
     def _settings(self):
         return getattr(self.window(), "settings", None)
 
@@ -264,7 +289,9 @@ class MetricsPanel(QtWidgets.QWidget):
         self._hide_columns()
         menu = QtWidgets.QMenu(self)
         menu.setToolTipsVisible(True)
-        for name in self.model.columns:
+        # and the columns hidden that this run has not (the effects, "off"): ticked all, "Show every column" still
+        # showed as something to do (QA)
+        for name in [*self.model.columns, *sorted((self.hidden or set()) - set(self.model.columns))]:
             if name in ALWAYS_SHOWN:
                 continue
             action = menu.addAction(HEADERS[name].replace("\n", " "))
