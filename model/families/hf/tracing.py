@@ -12,6 +12,7 @@ map (ModelMap); the Trace's names are those of model/trace.py:
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -428,6 +429,11 @@ def check_ids_fit(lm, ids: list[int], forced: list[int] | None) -> None:
                              f"the model's {rows:,} embedding rows: the model cannot read it; leave it out")
 
 
+def wide(char: str) -> bool:
+    """A character of a script written without spaces between words (Chinese, Japanese): no space is put after it."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
 def filled_text(text: str, mask: str | None, pieces: list[str]) -> str | None:
     """A masked-word model's text: the text as typed, its first masks each replaced by the piece the model put
     there ("##ing" stays a piece: it continues the word before it); None when the text holds fewer masks as typed
@@ -440,7 +446,8 @@ def filled_text(text: str, mask: str | None, pieces: list[str]) -> str | None:
         at = out.index(mask)
         # a word typed against the mask ("Hello<mask>!") is still a word of its own when the model puts a word
         # there (RoBERTa's "ĠParis"): it read "HelloParis!" (QA); a continuation piece ("##ing") stays glued
-        glue = " " if at and out[at - 1].isalnum() and piece[:1].isalnum() else ""      # ("." stays glued)
+        before = out[at - 1] if at else " "
+        glue = " " if before.isalnum() and piece[:1].isalnum() and not wide(before) else ""   # ("." stays glued)
         out = out[:at] + glue + piece + out[at + len(mask):]
     return out
 
