@@ -211,7 +211,7 @@ def test_a_filled_in_text_is_the_text_as_typed_with_each_mask_replaced(bert_fold
     # a word put against a word typed is a word of its own (RoBERTa's "ĠParis" read "HelloParis!", QA)
     assert filled_text("Hello<mask>! (<mask>)", "<mask>", ["Paris", "Rome"]) == "Hello Paris! (Rome)"
     assert filled_text("Hello[MASK] x[MASK]", "[MASK]", [".", "##s"]) == "Hello. x##s"
-    assert filled_text("东京是[MASK]的首都", "[MASK]", ["日"]) == "东京是日的首都"              # no spaces in Chinese
+    assert filled_text("东京是[MASK]的首都", "[MASK]", ["日"]) == "东京是日的首都"           # no spaces in Chinese
     assert filled_text("a b", "[MASK]", ["x"]) is None                # masks not as typed: None (decoded instead)
 
 

@@ -233,8 +233,8 @@ def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monk
 
 
 def test_a_message_showing_keeps_the_status_labels_hidden_through_presentation_mode(qtbot, window):
-    """QA: F11 while "Saved …" showed drew "Model: … · 8 source / 9 output tokens" over it: the larger font and full
-    screen showed the labels again under the message. They stay hidden until the message ends."""
+    """QA: F11 while "Saved …" showed drew "Model: … · 8 source / 9 output tokens" over it: the larger font and
+    full screen showed the labels again under the message. They stay hidden until the message ends."""
     labels = (window.status_model, window.status_tokens, window.status_time)
     bar = window.statusBar()
     for _ in range(2):                                            # in, and out again
