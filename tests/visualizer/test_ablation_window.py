@@ -95,7 +95,10 @@ def test_metrics_table_sorts_focuses_and_marks_heads_off(qtbot, window):
     off = panel.model.columns.index("off")
     marks = {panel.model.rows[i].key: panel.model.value(i, off) for i in range(len(rows))}
     kinds = {panel.model.data(panel.model.index(i, 0)) for i in range(len(rows))}
-    assert kinds == {k.label for k in window.trace.schema.kinds}             # "Encoder self", not enc_self
+    assert kinds == {"Enc. self", "Dec. self", "Cross"}                       # the panels' words, short; not enc_self
+    tips = {panel.model.data(panel.model.index(i, 0), __import__("PySide6").QtCore.Qt.ItemDataRole.ToolTipRole)
+            for i in range(len(rows))}
+    assert tips == {k.label for k in window.trace.schema.kinds}               # whole: "Decoder masked self"
     assert marks[("dec_self", 1, 0)] == "yes" and sorted(marks.values()).count("yes") == 1     # as the CSV
     # cross-attention compares positions of two sentences: its distance, diagonal and previous read "—"
     Qt = __import__("PySide6").QtCore.Qt
