@@ -25,10 +25,19 @@ HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "en
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off",
            "effect_logp": "effect\n(log p)"}
 ALWAYS_SHOWN = ("kind", "layer", "head")             # which head a row is
-# the kind column's short words (the whole label in its tooltip): "Decoder masked self" took 166 of a narrow dock's
-# 384 pixels (QA)
-KIND_SHORT = {"enc_self": "Enc. self", "dec_self": "Dec. self", "cross": "Cross", "self": "Self"}
 HIDDEN_SETTING = "metrics_hidden"
+
+
+def short_kind(label: str) -> str:
+    """The kind column's words for a kind's label (the whole label is its tooltip): "Decoder masked self" took 166
+    of a narrow dock's 384 pixels (QA). "Enc. self", "Dec. self", "Cross"; from the schema's label, as the panels."""
+    label = label.split(" (")[0]
+    for long, short in (("Encoder ", "Enc. "), ("Decoder masked ", "Dec. "), ("Decoder ", "Dec. ")):
+        if label.startswith(long):
+            return short + label[len(long):]
+    return label
+
+
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
         "max_weight": "The head's largest weight",
@@ -92,7 +101,7 @@ class MetricsModel(QtCore.QAbstractTableModel):
             return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             if self.columns[index.column()] == "kind":    # the CSV and the command line keep enc_self
-                return KIND_SHORT.get(value) or self.labels.get(value, value).split(" (")[0]
+                return short_kind(self.labels.get(value, value))
             if undefined(value):
                 return "—"
             if self.columns[index.column()] == "effect_logp":
