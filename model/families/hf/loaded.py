@@ -127,9 +127,14 @@ def schema_of_folder(folder: Path, fam) -> Schema:
         schema = fam.schema_of_config(config)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config ({e})") from None
-    named = tokenizer_specials(folder)
-    special = {**schema.special, **{role: token for role, token in named.items()
-                                    if role in schema.special or role == "unk"}}
+    return with_specials(schema, tokenizer_specials(folder))
+
+
+def with_specials(schema: Schema, named: dict) -> Schema:
+    """The schema with a tokenizer's special tokens by role ({"unk": "[UNK]", ...}) in place of the family's
+    defaults: the roles the schema has, and the unknown token."""
+    special = {**schema.special, **{role: token for role, token in named.items() if isinstance(token, str) and token
+                                    and (role in schema.special or role == "unk")}}
     return schema if special == schema.special else dataclasses.replace(schema, special=special)
 
 
@@ -141,10 +146,7 @@ def with_tokenizer_specials(schema: Schema, tokenizer) -> Schema:
     (distilbert-base-uncased ships {"do_lower_case": true}) kept the family's defaults, and an "[UNK]" went
     without the note on unknown pieces, which looked for "<unk>" (QA)."""
     named = getattr(tokenizer, "special_tokens_map", None) or {}
-    own = {role: named.get(f"{role}_token") for role in ROLES}
-    special = {**schema.special, **{role: token for role, token in own.items() if isinstance(token, str) and token
-                                    and (role in schema.special or role == "unk")}}
-    return schema if special == schema.special else dataclasses.replace(schema, special=special)
+    return with_specials(schema, {role: named.get(f"{role}_token") for role in ROLES})
 
 
 def tokenizer_specials(folder: Path) -> dict[str, str]:
