@@ -1,6 +1,8 @@
 """Subword tokenizers (the `tokenizers` library), one for the source side and one for the target side."""
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -15,6 +17,7 @@ TYPOGRAPHIC = {"“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "‘"
                "–": "-", "—": "-", "‐": "-", "‑": "-"}     # what a word processor writes, and the plain form
 assert [SPECIALS.index(t) for t in ("<pad>", "<unk>", "<s>", "</s>")] == [PAD, UNK, BOS, EOS]
 WORD_START = "\u2581"                                   # the Metaspace marker "▁"
+TWO_DIGITS = re.compile(r"\d\d")
 
 
 def readable(piece: str) -> str:
@@ -26,6 +29,11 @@ def readable(piece: str) -> str:
     if not any(c.isalnum() for c in piece):
         return piece                                    # punctuation reads fine as it is
     return "##" + piece
+
+
+def joins_digits(merge: list[str] | str) -> bool:
+    """Whether a BPE merge (["a", "b"], or "a b" as tokenizers before 0.20 wrote it) makes a piece with two digits."""
+    return bool(TWO_DIGITS.search("".join(merge) if isinstance(merge, list) else merge.replace(" ", "")))
 
 
 def reads_in_lowercase(tok: Tokenizer) -> bool:
@@ -85,6 +93,21 @@ class TextTokenizer:
         copy = TextTokenizer.from_str(self.to_str())
         copy.tok.model.dropout = p
         return copy
+
+    def digit_by_digit(self) -> "TextTokenizer":
+        """A copy that cuts every number into single digits ("125" → "▁1" "2" "5"): the BPE merges that join two
+        digits are left out. The vocabulary and its ids stay (pieces such as "▁12" are no longer made), so a model
+        trained with this tokenizer's vocabulary goes on training with it. Why: a number was cut by what its digits
+        happened to merge into ("125" → "▁12" "5", "345" → "▁3" "4" "5"), and a translator had each cut's copy to
+        learn on its own ("I have 345 stamps." → "J'ai 34 timbres.")."""
+        spec = json.loads(self.to_str())
+        spec["model"]["merges"] = [m for m in spec["model"]["merges"] if not joins_digits(m)]
+        return TextTokenizer.from_str(json.dumps(spec, ensure_ascii=False))
+
+    @property
+    def splits_digits(self) -> bool:
+        """Whether no piece this tokenizer makes holds two digits (see digit_by_digit)."""
+        return not any(joins_digits(m) for m in json.loads(self.to_str())["model"].get("merges", []))
 
     def encode(self, text: str) -> list[int]:
         """Ids of the pieces of text, without specials."""

@@ -57,6 +57,9 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the final model")
     p.add_argument("--vocab-size", type=int, default=8000, help="per side (with --share-embeddings: in all)")
     p.add_argument("--tokenizers-from", help="reuse tokenizer_src.json and tokenizer_tgt.json of this folder")
+    p.add_argument("--digit-by-digit", action="store_true",
+                   help="cut every number into single digits (\"125\" → \"▁1\" \"2\" \"5\"): the tokenizers' merges that join "
+                        "two digits are left out; a reused vocabulary keeps its ids, so it works with --init-from")
     p.add_argument("--init-from", metavar="MODEL_DIR",
                    help="continue training a model folder's weights (its config and tokenizers are used; the "
                         "learning-rate schedule goes on from the steps it was trained)")
@@ -226,18 +229,25 @@ def build_tokenizers(run: Run, corpus):
         else:
             TextTokenizer.train(corpus.src, a.vocab_size, lowercase=a.lowercase).save(src_path)
             TextTokenizer.train(corpus.tgt, a.vocab_size, lowercase=a.lowercase).save(tgt_path)
+    if run.main and a.digit_by_digit:
+        for path in (src_path, tgt_path):
+            load_tokenizer(a, path).digit_by_digit().save(path)
     run.barrier()
-    try:
-        src_tok, tgt_tok = TextTokenizer.load(src_path), TextTokenizer.load(tgt_path)
-    except OSError:
-        raise
-    except Exception as e:      # the tokenizers library's own: "EOF while parsing a value" named no file (QA)
-        where = f"--tokenizers-from {a.tokenizers_from}" if a.tokenizers_from else str(out)
-        raise CorpusError(f"{where}: not a valid tokenizer file ({str(e).splitlines()[0][:120]})") from None
+    src_tok, tgt_tok = load_tokenizer(a, src_path), load_tokenizer(a, tgt_path)
     if a.share_embeddings and src_tok.to_str() != tgt_tok.to_str():
         raise CorpusError(f"--share-embeddings needs one vocabulary for both sides; {src_path.name} and "
                           f"{tgt_path.name} differ")
     return src_tok, tgt_tok
+
+
+def load_tokenizer(a, path: Path) -> TextTokenizer:
+    try:
+        return TextTokenizer.load(path)
+    except OSError:
+        raise
+    except Exception as e:      # the tokenizers library's own: "EOF while parsing a value" named no file (QA)
+        where = f"--tokenizers-from {a.tokenizers_from}" if a.tokenizers_from else str(path.parent)
+        raise CorpusError(f"{where}: not a valid tokenizer file ({str(e).splitlines()[0][:120]})") from None
 
 
 def encode_pairs(corpus, src_tok, tgt_tok, max_len):
