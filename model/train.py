@@ -58,8 +58,9 @@ def parse_args(argv=None):
     p.add_argument("--vocab-size", type=int, default=8000, help="per side (with --share-embeddings: in all)")
     p.add_argument("--tokenizers-from", help="reuse tokenizer_src.json and tokenizer_tgt.json of this folder")
     p.add_argument("--digit-by-digit", action="store_true",
-                   help="cut every number into single digits (\"125\" → \"▁1\" \"2\" \"5\"): the tokenizers' merges that join "
-                        "two digits are left out; a reused vocabulary keeps its ids, so it works with --init-from")
+                   help="cut every number into single digits (\"125\" → \"▁1\" \"2\" \"5\"): the tokenizers' merges "
+                        "that join two digits are left out; a reused vocabulary keeps its ids, so it works with "
+                        "--init-from")
     p.add_argument("--init-from", metavar="MODEL_DIR",
                    help="continue training a model folder's weights (its config and tokenizers are used; the "
                         "learning-rate schedule goes on from the steps it was trained)")
