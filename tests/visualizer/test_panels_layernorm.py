@@ -216,3 +216,45 @@ def test_a_note_in_a_narrow_panel_is_shown_whole(qtbot, panel, trace):
     assert notice.height() >= notice.heightForWidth(notice.width())
     dock.takeWidget()                               # (the panel is the fixture's to close)
     dock.deleteLater()
+
+
+def test_the_charts_text_grows_with_a_larger_application_font_never_below_its_own(panel, trace):
+    """Presentation mode at 1080p (19.6 points): the LayerNorm charts' tokens, numbers and titles stayed at 12
+    to 14 points beside it. Every chart follows it 2 points below (titles 2 above that), never below 12."""
+    from PySide6 import QtGui
+
+    from visualizer.plotting.text import TICK_PT
+    panel.render(trace, ViewState.for_trace(trace, stack="enc", layer=0, sublayer="self"))
+    plots = (panel.mu_plot, panel.sigma_plot, panel.before_plot, panel.after_plot, panel.gamma_plot,
+             panel.beta_plot)
+    ticks = lambda plot: [plot.item.getAxis(s).style["tickFont"].pointSizeF() for s in ("left", "bottom")]
+    assert all(ticks(p) == [TICK_PT, TICK_PT] for p in plots)
+    width = panel.gamma_plot.item.getAxis("left").fixedWidth
+    big = QtGui.QFont(panel.font())
+    big.setPointSizeF(19.6)
+    panel.setFont(big)                                   # as the application font reaches the panel
+    for plot in plots:
+        assert plot.text_pt == 17.6 and ticks(plot) == [17.6, 17.6]
+        assert "font-size: 18.6pt" in plot.item.getAxis("bottom").labelString()
+        assert plot.item.titleLabel.opts["size"] == "19.6pt"
+    assert panel.mu_plot.item.getAxis("bottom").base_font.pointSizeF() == 17.6          # the token labels
+    assert panel.gamma_plot.item.getAxis("left").fixedWidth > width          # room for the larger numbers
+    assert "all " in panel.before_plot.title and "mean" in panel.before_plot.title     # the title kept its text
+    small = QtGui.QFont(big)
+    small.setPointSizeF(10)
+    panel.setFont(small)                                 # the normal size: the plots' own
+    assert all(ticks(p) == [TICK_PT, TICK_PT] and p.text_pt == TICK_PT for p in plots)
+    assert panel.gamma_plot.item.getAxis("left").fixedWidth == width
+
+
+def test_a_heatmap_chart_s_colour_bar_follows_the_font_too(qtbot):
+    from PySide6 import QtGui
+
+    from visualizer.plotting.plot_box import HeatmapBox
+    box = HeatmapBox("a map", "token", "dimension", col_tokens=False)
+    qtbot.addWidget(box)
+    big = QtGui.QFont(box.font())
+    big.setPointSizeF(19.6)
+    box.setFont(big)
+    assert box.colorbar.axis.style["tickFont"].pointSizeF() == 17.6
+    assert box.row_axis.base_font.pointSizeF() == 17.6

@@ -18,7 +18,7 @@ from model.schema import LAYER_NORM, NORM_AFTER, OUTPUT, Stage
 from ..equation_text import equation_html
 from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import TICK_PT, escape
+from ..plotting.text import escape
 from ..plotting.token_axis import TokenAxis
 from .background import TraceBackground
 from .widgets import GridPanel, ResponsiveGrid, notice_label
@@ -225,8 +225,7 @@ class LayerNormPanel(GridPanel):
             edges, counts, mean, std = stats[key]
             name = (("v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream")
                     if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)"))
-            title = (f"{key}: {name}<br><span style='font-size:{TICK_PT}pt'>all {T}×{d} values · "
-                     f"mean {mean:.2f} · std {std:.2f}</span>")
+            title = f"{key}: {name}<br><small>all {T}×{d} values · mean {mean:.2f} · std {std:.2f}</small>"
 
             def update():
                 curve.setData(edges, counts)

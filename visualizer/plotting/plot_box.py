@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..theme import PLOT_BACKGROUND, PLOT_FOREGROUND
 from .colormaps import SIGNED_COLORMAP
 from .heatmap import Heatmap, plain_numbers
-from .text import LABEL_PT, TICK_PT, tick_font
+from .text import LABEL_PT, TICK_PT, TITLE_PT, tick_font
 from .titles import set_title
 from .token_axis import TokenAxis
 
@@ -40,7 +40,9 @@ class PlotBox(pg.PlotWidget):
     """A PlotWidget with projector-sized fonts and a sensible minimum size."""
 
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
-                 axisItems: dict | None = None, min_height: int = 220):
+                 axisItems: dict | None = None, min_height: int = 220, follows_font: bool = True):
+        """follows_font: the plot's text follows the widgets' font (presentation mode, Ctrl++); False where the
+        panel sizes it itself."""
         bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
         super().__init__(background=bg, axisItems=axisItems or {}, enableMenu=False)   # no menu built
         self.foreground, self.background = fg, bg
@@ -49,14 +51,51 @@ class PlotBox(pg.PlotWidget):
         self.setMinimumSize(260, min_height)
         self.item: pg.PlotItem = self.getPlotItem()
         style_plot(self.item, title, left, bottom, fg)
-        # Axes of fixed size: when a new layer's numbers are wider, an auto-sized axis would re-lay the plot out
-        # and paint it again. Token axes keep their automatic width (their labels change with the sentence only).
-        metrics = QtGui.QFontMetrics(tick_font())
+        self.axis_titles = {"left": left, "bottom": bottom}
+        self.text_pt = float(TICK_PT)               # the ticks' size; axis titles 1 point and the title 2 above
+        self.follows_font = follows_font
+        self._size_axes()
+        self._apply_fonts()
+
+    def _size_axes(self) -> None:
+        """Axes of fixed size: when a new layer's numbers are wider, an auto-sized axis would re-lay the plot out
+        and paint it again. Token axes keep their automatic width (their labels change with the sentence only)."""
+        metrics = QtGui.QFontMetrics(tick_font(self.text_pt))
         if not isinstance(self.item.getAxis("left"), TokenAxis):
             self.item.getAxis("left").setWidth(metrics.horizontalAdvance("−0.000") + 2 * metrics.height())
-        if bottom:   # token labels may take two staggered lines
+        if self.axis_titles["bottom"]:   # token labels may take two staggered lines
             lines = 3.9 if isinstance(self.item.getAxis("bottom"), TokenAxis) else 2.9
             self.item.getAxis("bottom").setHeight(int(lines * metrics.height()))
+
+    # --- text size ---------------------------------------------------------------------------------------
+    def _apply_fonts(self) -> None:
+        """The plot's text 2 points below the widgets' text, never below the plots' own TICK_PT: presentation
+        mode at 1080p drew the LayerNorm and Embeddings charts' tokens and numbers at 12 points beside the
+        window's 19.6 (the output panel, which sizes its own, read at 17.6)."""
+        pt = max(float(TICK_PT), round(self.font().pointSizeF() - 2, 1)) if self.follows_font else float(TICK_PT)
+        if pt == self.text_pt:
+            return
+        self.text_pt = pt
+        font = tick_font(pt)
+        for side in ("left", "bottom"):
+            self.item.getAxis(side).setTickFont(font)
+        self._size_axes()
+        style = {"color": self.foreground, "font-size": f"{pt + LABEL_PT - TICK_PT:g}pt"}
+        for side, text in self.axis_titles.items():
+            if text:
+                self.item.setLabel(side, text, **style)
+        if self.title:
+            self.set_title(self.title)
+        self.fonts_changed()
+
+    def fonts_changed(self) -> None:
+        """For subclasses: the text size (text_pt) changed."""
+
+    def changeEvent(self, event) -> None:       # (also called while pyqtgraph's __init__ runs: getattr)
+        if getattr(self, "follows_font", False) and event.type() in (QtCore.QEvent.Type.FontChange,
+                                                  QtCore.QEvent.Type.ApplicationFontChange):
+            self._apply_fonts()
+        super().changeEvent(event)
 
     def sizeHint(self) -> QtCore.QSize:                 # QGraphicsView asks for 640 × 480: too tall for a dock
         return QtCore.QSize(max(self.minimumWidth(), 360), self.minimumHeight())
@@ -98,7 +137,7 @@ class PlotBox(pg.PlotWidget):
         super().paintEvent(event)
 
     def set_title(self, title: str) -> None:
-        set_title(self.item, title, self.foreground)
+        set_title(self.item, title, self.foreground, self.text_pt + TITLE_PT - TICK_PT)
 
     @property
     def title(self) -> str:
@@ -125,8 +164,12 @@ class HeatmapBox(PlotBox):
         self.heatmap = Heatmap(self.item, font_size=None, labels=False, foreground=self.foreground,
                                row_tokens=row_tokens, col_tokens=col_tokens, colormap=colormap, padding=0.0)
         self.image = self.heatmap.image
-        self.colorbar = self.heatmap.add_colorbar(bar_label, width=14, font=tick_font(TICK_PT))
+        self.colorbar = self.heatmap.add_colorbar(bar_label, width=14, font=tick_font(self.text_pt))
         self.item.scene().sigMouseMoved.connect(self._hover)
+
+    def fonts_changed(self) -> None:
+        if getattr(self, "heatmap", None) is not None:        # (the base class sizes the text before it is made)
+            self.heatmap.set_colorbar_font(tick_font(self.text_pt))
 
     @property
     def shown(self) -> np.ndarray | None:
