@@ -87,11 +87,16 @@ def filled_in(inputs: list[str], outputs: list[str], mask: str) -> tuple[list[st
 
 
 def pieces_note(pieces: list[str]) -> str:
-    """What a reader needs to know about word pieces, when the tokens have them ("cha ##sed"): "" otherwise."""
+    """What a reader needs to know about word pieces, when the tokens have them ("cha ##sed", a lone space "␣"):
+    "" otherwise."""
+    notes = []
     if any(p.startswith("##") and len(p) > 2 for p in pieces):
-        return ("The model reads and writes word pieces from its vocabulary: “##” marks a piece that continues "
-                "the word before it (cha ##sed = chased).")
-    return ""
+        notes.append("The model reads and writes word pieces from its vocabulary: “##” marks a piece that continues "
+                     "the word before it (cha ##sed = chased).")
+    if "␣" in pieces:        # a word start alone: the word after it begins with a piece that has no space of its own
+        notes.append("“␣” is a piece that is a space alone: the word after it starts with a piece that has no space "
+                     "of its own in the vocabulary (␣ ? = “ ?”).")
+    return " ".join(notes)
 
 
 def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:

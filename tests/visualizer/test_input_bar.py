@@ -101,6 +101,10 @@ def test_word_pieces_are_explained_where_the_tokens_have_them():
     from visualizer.controls import pieces_note
     assert "“##” marks a piece that continues the word before it" in pieces_note(["Le", "chat", "s", "##assit"])
     assert pieces_note(["Le", "chat", "##", "."]) == "" and pieces_note(["the", "cat"]) == ""
+    lone = pieces_note(["Où", "est", "la", "bibliothèque", "␣", "?"])     # a space alone, as en-fr writes before "?"
+    assert lone.startswith("“␣” is a piece that is a space alone") and "##" not in lone
+    both = pieces_note(["tap", "##is", "␣", "?"])
+    assert "“##” marks" in both and "“␣” is a piece" in both
 
 
 def test_the_beam_width_box_takes_what_the_command_and_session_files_take(qtbot):
