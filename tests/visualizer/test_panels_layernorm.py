@@ -234,7 +234,7 @@ def test_the_charts_text_grows_with_a_larger_application_font_never_below_its_ow
     big.setPointSizeF(19.6)
     panel.setFont(big)                                   # as the application font reaches the panel
     for plot in plots:
-        assert plot.text_pt == 17.6 and ticks(plot) == [17.6, 17.6]
+        assert plot.text_pt == 17.6 and plot.title_pt == 19.6 and ticks(plot) == [17.6, 17.6]
         assert "font-size: 18.6pt" in plot.item.getAxis("bottom").labelString()
         assert plot.item.titleLabel.opts["size"] == "19.6pt"
     assert panel.mu_plot.item.getAxis("bottom").base_font.pointSizeF() == 17.6          # the token labels

@@ -16,7 +16,7 @@ from model.text import probability
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, TICK_PT, TITLE_PT, escape, fit_number_ticks, short, tick_font
+from ..plotting.text import TICK_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -104,7 +104,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.top_k = top_k
         self.header = header_label()
         self.box = PlotBox("next-token probabilities", "next token", "probability",
-                           axisItems={"left": TokenAxis("left")}, min_height=280, follows_font=False)
+                           axisItems={"left": TokenAxis("left")}, min_height=280)
         self.plot = self.box.item
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
@@ -151,9 +151,9 @@ class OutputPanel(QtWidgets.QWidget):
         self._tgt_tokens: list[str] = []             # the rows' tokens (the output stack's input)
         self._by_step = True                         # rows are generation steps (a decoder)
         self._taken = "chosen"
-        self._plot_pt = float(TICK_PT)
         self._limit = 1.0                            # the x range's end
-        self._apply_fonts()
+        self.box.text_size_changed.connect(self._fonts_changed)
+        self._fonts_changed()
         self.plot.vb.sigResized.connect(lambda *_: self._fit_ticks())
 
     def _fit_ticks(self) -> None:
@@ -164,7 +164,7 @@ class OutputPanel(QtWidgets.QWidget):
         # the bars' numbers no taller than a bar's row: at a class's font they ran into each other while the
         # rows' tokens had shrunk to fit (QA)
         row = self.plot.vb.height() / (max(len(self.bar_probs), 1) + 0.2)
-        pt = self._plot_pt
+        pt = self.box.text_pt
         while pt > MIN_VALUE_PT and QtGui.QFontMetricsF(tick_font(pt)).height() > row:
             pt -= 0.5
         for item in self.value_items:
@@ -172,34 +172,18 @@ class OutputPanel(QtWidgets.QWidget):
                 item.setFont(tick_font(pt))
 
     # --- text size -------------------------------------------------------------------------------
-    def _apply_fonts(self) -> None:
-        """The plot's text follows the application font, 2 points below it (presentation mode at 1080p: 19.6
-        points, the bars' tokens and numbers stayed at 12 beside it), never below the plots' own 12: at a 720p
-        projector's 14 points the ten rows' labels had to shrink to fit, and read smaller than before."""
-        pt = max(float(TICK_PT), round(self.font().pointSizeF() - 2, 1))
-        if pt == self._plot_pt:
-            return
-        self._plot_pt = pt
-        font = tick_font(pt)
-        for side in ("left", "bottom"):
-            self.plot.getAxis(side).setTickFont(font)
+    def _fonts_changed(self, *_) -> None:
+        """The bars' numbers at the plot's text size (PlotBox: 17.6 points in presentation mode at 1080p, where they
+        stayed at 12 beside 19.6-point text), or smaller where a bar's row is lower (_fit_ticks)."""
+        font = tick_font(self.box.text_pt)
         for item in self.value_items:
             item.setFont(font)
             item._look = None                       # laid out again at the new size
-        self._axis_titles()
-        if hasattr(self, "_limit"):
-            self._fit_ticks()
+        self._fit_ticks()
 
     def _axis_titles(self) -> None:
-        """The axes' titles, 1 point above their numbers: what a row is (a decoder's next token, an encoder's own)."""
-        size = {"font-size": f"{self._plot_pt + LABEL_PT - TICK_PT:g}pt"}
-        self.plot.setLabel("left", "next token" if self._by_step else "token", color=self.box.foreground, **size)
-        self.plot.setLabel("bottom", "probability", color=self.box.foreground, **size)
-
-    def changeEvent(self, event) -> None:
-        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
-            self._apply_fonts()
-        super().changeEvent(event)
+        """The rows' axis title: what a row is (a decoder's next token, an encoder's own)."""
+        self.box.set_axis_title("left", "next token" if self._by_step else "token")
 
     # --- the window's protocol --------------------------------------------------------------------
     def set_vocab(self, pieces) -> None:
@@ -341,7 +325,7 @@ class OutputPanel(QtWidgets.QWidget):
     def _fitted(self, prefix: str) -> str:
         """The prefix's end, on the title's second line: in a narrow dock it took two or three lines more as the
         sentence went on, and the chart shrank and grew from step to step (QA at 1024 × 768)."""
-        metrics = QtGui.QFontMetricsF(tick_font(TITLE_PT))
+        metrics = QtGui.QFontMetricsF(tick_font(self.box.title_pt))
         room = self.box.width() - 24 - metrics.horizontalAdvance("after “”")
         if room <= 0 or not self.box.isVisible():
             return prefix

@@ -39,10 +39,10 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str | None = None, bott
 class PlotBox(pg.PlotWidget):
     """A PlotWidget with projector-sized fonts and a sensible minimum size."""
 
+    text_size_changed = QtCore.Signal(float)           # the ticks' new size in points (text_pt)
+
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
-                 axisItems: dict | None = None, min_height: int = 220, follows_font: bool = True):
-        """follows_font: the plot's text follows the widgets' font (presentation mode, Ctrl++); False where the
-        panel sizes it itself."""
+                 axisItems: dict | None = None, min_height: int = 220):
         bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
         super().__init__(background=bg, axisItems=axisItems or {}, enableMenu=False)   # no menu built
         self.foreground, self.background = fg, bg
@@ -53,7 +53,6 @@ class PlotBox(pg.PlotWidget):
         style_plot(self.item, title, left, bottom, fg)
         self.axis_titles = {"left": left, "bottom": bottom}
         self.text_pt = float(TICK_PT)               # the ticks' size; axis titles 1 point and the title 2 above
-        self.follows_font = follows_font
         self._size_axes()
         self._apply_fonts()
 
@@ -69,10 +68,10 @@ class PlotBox(pg.PlotWidget):
 
     # --- text size ---------------------------------------------------------------------------------------
     def _apply_fonts(self) -> None:
-        """The plot's text 2 points below the widgets' text, never below the plots' own TICK_PT: presentation
-        mode at 1080p drew the LayerNorm and Embeddings charts' tokens and numbers at 12 points beside the
-        window's 19.6 (the output panel, which sizes its own, read at 17.6)."""
-        pt = max(float(TICK_PT), round(self.font().pointSizeF() - 2, 1)) if self.follows_font else float(TICK_PT)
+        """The plot's text follows the widgets' (presentation mode, Ctrl++), 2 points below it, never below the plots'
+        own TICK_PT: presentation mode at 1080p drew the charts' tokens and numbers at 12 points beside the window's
+        19.6; at a 720p projector's 14 points the plots keep 12 (their rows have no more room)."""
+        pt = max(float(TICK_PT), round(self.font().pointSizeF() - 2, 1))
         if pt == self.text_pt:
             return
         self.text_pt = pt
@@ -80,19 +79,24 @@ class PlotBox(pg.PlotWidget):
         for side in ("left", "bottom"):
             self.item.getAxis(side).setTickFont(font)
         self._size_axes()
-        style = {"color": self.foreground, "font-size": f"{pt + LABEL_PT - TICK_PT:g}pt"}
         for side, text in self.axis_titles.items():
             if text:
-                self.item.setLabel(side, text, **style)
+                self.set_axis_title(side, text)
         if self.title:
             self.set_title(self.title)
         self.fonts_changed()
+        self.text_size_changed.emit(pt)
 
     def fonts_changed(self) -> None:
-        """For subclasses: the text size (text_pt) changed."""
+        """For subclasses: the text size (text_pt) changed. (A panel around the plot: text_size_changed.)"""
+
+    def set_axis_title(self, side: str, text: str) -> None:
+        """An axis's title ("left" or "bottom"), 1 point above the ticks, kept through text size changes."""
+        self.axis_titles[side] = text
+        self.item.setLabel(side, text, color=self.foreground, **{"font-size": f"{self.text_pt + LABEL_PT - TICK_PT:g}pt"})
 
     def changeEvent(self, event) -> None:       # (also called while pyqtgraph's __init__ runs: getattr)
-        if getattr(self, "follows_font", False) and event.type() in (QtCore.QEvent.Type.FontChange,
+        if hasattr(self, "text_pt") and event.type() in (QtCore.QEvent.Type.FontChange,
                                                   QtCore.QEvent.Type.ApplicationFontChange):
             self._apply_fonts()
         super().changeEvent(event)
@@ -136,8 +140,13 @@ class PlotBox(pg.PlotWidget):
         self.flush()
         super().paintEvent(event)
 
+    @property
+    def title_pt(self) -> float:
+        """The title's size: 2 points above the ticks."""
+        return self.text_pt + TITLE_PT - TICK_PT
+
     def set_title(self, title: str) -> None:
-        set_title(self.item, title, self.foreground, self.text_pt + TITLE_PT - TICK_PT)
+        set_title(self.item, title, self.foreground, self.title_pt)
 
     @property
     def title(self) -> str:
