@@ -93,7 +93,8 @@ class PlotBox(pg.PlotWidget):
     def set_axis_title(self, side: str, text: str) -> None:
         """An axis's title ("left" or "bottom"), 1 point above the ticks, kept through text size changes."""
         self.axis_titles[side] = text
-        self.item.setLabel(side, text, color=self.foreground, **{"font-size": f"{self.text_pt + LABEL_PT - TICK_PT:g}pt"})
+        size = {"font-size": f"{self.text_pt + LABEL_PT - TICK_PT:g}pt"}
+        self.item.setLabel(side, text, color=self.foreground, **size)
 
     def changeEvent(self, event) -> None:       # (also called while pyqtgraph's __init__ runs: getattr)
         if hasattr(self, "text_pt") and event.type() in (QtCore.QEvent.Type.FontChange,
