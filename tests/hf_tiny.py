@@ -11,7 +11,8 @@ from pathlib import Path
 
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
-FAMILIES = ("gpt2", "bert", "roberta", "distilbert", "marian", "bart", "mbart", "t5", "llama", "qwen2", "mistral")
+FAMILIES = ("gpt2", "gpt_neo", "bert", "roberta", "distilbert", "marian", "bart", "mbart", "t5", "llama", "qwen2",
+            "mistral")
 ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
@@ -51,6 +52,13 @@ def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
         names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
         model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=4,
                                                  bos_token_id=0, eos_token_id=0, initializer_range=0.3))
+    elif family == "gpt_neo":              # global and local layers; a window the tests' texts fit in
+        tok, vocab = _tokenizer(["<|endoftext|>", "<unk>"], None)
+        names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
+        model = tf.GPTNeoForCausalLM(tf.GPTNeoConfig(
+            vocab_size=len(vocab), max_position_embeddings=64, hidden_size=32, num_layers=2, num_heads=4,
+            attention_types=[[["global", "local"], 1]], window_size=config.get("window_size", 24),
+            intermediate_size=64, bos_token_id=0, eos_token_id=0, initializer_range=0.3))
     elif family in ("bert", "bert-angle"):     # bert-angle: a BERT whose tokenizer names its tokens <s>, <mask>…
         specials = ["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]"] if family == "bert" else \
             ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
@@ -179,9 +187,9 @@ def _build_sentencepiece(family: str, folder: Path) -> Path:
     return folder
 
 
-AUTO = {"gpt2": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
-        "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM",
-        "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
+AUTO = {"gpt2": "AutoModelForCausalLM", "gpt_neo": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
+        "qwen2": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM",
+        "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
         "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
 
 

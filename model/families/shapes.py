@@ -25,9 +25,10 @@ class Shape:
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
                  ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
-                 segments: bool = False, position_offset: int = 0):
+                 segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
+        self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
         self.tied, self.output_bias = tied, output_bias     # the output layer: the embedding table transposed?
         self.scale = " / √d_k" if scale_scores else ""          # T5 does not divide q·kᵀ by √d_k
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
@@ -119,7 +120,7 @@ class Shape:
                    else "The same position-wise feed-forward network, then Add & Norm." if self.post
                    else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
                         f"network. {self.then}")
-        b1, b2 = (" + b₁", " + b₂") if self.biases else ("", "")
+        b1, b2 = (" + b₁", " + b₂") if self.ffn_biases else ("", "")
         act = f"max(0, {x} W₁{b1})" if self.activation == "ReLU" else f"{self.activation}({x} W₁{b1})"
         ffn_def = f"FFN({x}) = {act} W₂{b2},   " if self.ffn == FEED_FORWARD else ""
         return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",

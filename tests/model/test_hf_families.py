@@ -47,6 +47,7 @@ def test_the_schema_follows_the_config(opened):
     sc = lm.schema
     assert sc.n_heads == 4 and sc.d_model == 32 and all(st.n_layers == 2 for st in sc.stacks)
     expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
+                "gpt_neo": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
                 "roberta": ("encoder-only", "LayerNorm", "post", "learned", 4),
                 "distilbert": ("encoder-only", "LayerNorm", "post", "sinusoidal", 4),
@@ -271,3 +272,38 @@ def test_a_decoder_only_models_given_continuation_goes_on_from_the_prompt(tmp_pa
     spaced = translate(lm, prompt + "  ", target=target).trace       # typed with a space before the Target
     assert spaced.tgt_tokens == trace.tgt_tokens and spaced.out_tokens == trace.out_tokens
     np.testing.assert_allclose(spaced.attention(spaced.schema.kind_names[0], 0), shown, atol=1e-6)
+
+
+def test_gpt_neo_reads_no_more_tokens_than_its_local_layers_window(tmp_path_factory, tmp_path):
+    """GPT-Neo's local layers see the last window_size tokens only; the panels draw causal attention. Its texts are
+    read up to the window (24 here, of 64 positions), where the two are the same: every row of the local layer
+    sees back to the first token, and the trace is transformers' own. Without local layers, all 64 positions."""
+    family, folder, lm, _ = _open("gpt_neo", tmp_path_factory)
+    assert lm.model.config.attention_layers == ["global", "local"] and lm.cfg.max_len == 24
+    words = " ".join(["the cat sat on the mat"] * 15)
+    result = translate(lm, words, DecodingSettings(max_new=2))
+    rows = len(result.trace.tgt_tokens)                                   # the prompt and the output but its last
+    assert rows == 24 and result.truncated > 0
+    ids = lm.tokenizer(words)["input_ids"][: rows + 1 - len(result.out_ids)] + result.out_ids
+    local = result.trace.attention("self", 1)
+    assert (local[:, -1, 0] > 0).all()                                 # the last row still sees the first token
+    with torch.no_grad():
+        out = hf_tiny.reference_model(family, folder)(input_ids=torch.tensor([ids[:-1]]), output_attentions=True)
+    np.testing.assert_allclose(local, out.attentions[1][0].numpy(), atol=1e-6)
+    wide = load(hf_tiny.build("gpt_neo", tmp_path / "wide", window_size=256))
+    assert wide.cfg.max_len == 64
+
+
+def test_the_formulas_add_a_bias_where_the_model_has_one(opened):
+    """q = x W_Q (+ b_Q) and FFN(x) = act(x W₁ + b₁) W₂ + b₂: GPT-Neo's q, k and v have no bias and its MLP has,
+    Qwen2's the other way round; the formulas say what each model computes."""
+    family, folder, lm, _ = opened
+    sc = lm.schema
+    first = lm.map.stacks[0].layers[0]
+    attention = next(part for key, part in first.items() if part.proj)
+    projections = list(attention.proj.values())
+    assert sc.projection_bias == (projections[0].bias is not None)
+    ffn = next(s for s in sc.stacks[0].sublayers if not s.attention)
+    down = next(part for part in first.values() if part.down is not None).down
+    if "FFN(" in ffn.equation:                                    # a gated MLP's equation names no bias
+        assert ("+ b₂" in ffn.equation) == (getattr(down, "bias", None) is not None), ffn.equation
