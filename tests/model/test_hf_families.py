@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import hf_tiny  # noqa: E402
+from model.assets import ModelLoadError  # noqa: E402
 from model.config import DecodingSettings  # noqa: E402
 from model.equations import layernorm_equation, sublayer_input  # noqa: E402
 from model.families import load, translate  # noqa: E402
@@ -48,6 +49,7 @@ def test_the_schema_follows_the_config(opened):
     assert sc.n_heads == 4 and sc.d_model == 32 and all(st.n_layers == 2 for st in sc.stacks)
     expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "gpt_neo": ("decoder-only", "LayerNorm", "pre", "learned", 4),
+                "opt": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
                 "roberta": ("encoder-only", "LayerNorm", "post", "learned", 4),
                 "distilbert": ("encoder-only", "LayerNorm", "post", "sinusoidal", 4),
@@ -122,7 +124,7 @@ def test_the_embedding_is_computed_as_the_schema_writes_it(opened):
     family, folder, lm, result = opened
     t, sc = result.trace, result.trace.schema
     assert sc.embedding_norm == (family in EMBEDDING_NORMS) and sc.segment == (family in ("bert", "roberta"))
-    assert sc.position_offset == (2 if family in ("roberta", "bart", "mbart") else 0)
+    assert sc.position_offset == (2 if family in ("roberta", "bart", "mbart", "opt") else 0)
     for sm in lm.map.stacks:
         tokens = sc.stack(sm.key).tokens
         e, p, x = (t[f"{tokens}.{k}"].astype(np.float64) for k in ("embedding", "pe", "x"))
@@ -307,3 +309,19 @@ def test_the_formulas_add_a_bias_where_the_model_has_one(opened):
     down = next(part for part in first.values() if part.down is not None).down
     if "FFN(" in ffn.equation:                                    # a gated MLP's equation names no bias
         assert ("+ b₂" in ffn.equation) == (getattr(down, "bias", None) is not None), ffn.equation
+
+
+def test_opt_after_norm_opens_and_opt_350m_s_projections_are_refused_in_a_line(tmp_path):
+    """OPT-350m normalises after each sublayer and projects its embeddings into a wider stream: the first is read
+    as BERT's post-norm layers are (attention still transformers' own), the second refused with the reason."""
+    folder = hf_tiny.build("opt", tmp_path / "post", do_layer_norm_before=False)
+    lm = load(folder)
+    assert lm.schema.norm_place == "post"
+    result = translate(lm, SENTENCE, DecodingSettings(max_new=3))
+    ref, logits = hf_tiny.reference("opt", folder, result)
+    for layer, expected in enumerate(ref["self"]):
+        np.testing.assert_allclose(result.trace.attention("self", layer), expected, atol=1e-6)
+    np.testing.assert_allclose(result.trace["logits"], logits, atol=1e-4)
+    wide = hf_tiny.build("opt", tmp_path / "wide", word_embed_proj_dim=16)
+    with pytest.raises(ModelLoadError, match="word_embed_proj_dim, as OPT-350m does"):
+        load(wide)

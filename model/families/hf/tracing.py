@@ -89,10 +89,14 @@ class Recorder(Hooks):
         super().__init__(mm)
         self.calls: dict[int, list] = {}
 
-    def _watch(self, module, pre: bool = False, rotary: bool = False) -> None:
+    def _watch(self, module, pre: bool = False, rotary: bool = False, tokens: bool = False) -> None:
+        """tokens: the module reads and gives (tokens, width) rows; a model that flattens them to (B·T, width) (OPT's
+        feed-forward sublayer) has them recorded as (1, T, width), as the others' are."""
         if module is None or id(module) in self.calls:
             return
         calls = self.calls.setdefault(id(module), [])
+        batched = (lambda t: t[None] if isinstance(t, torch.Tensor) and t.dim() == 2 else t) if tokens \
+            else (lambda t: t)
         if rotary:         # the positions it was given, the frequencies it used (a dynamic RoPE changes them), (cos, sin)
             def hook(mod, args, kwargs, output):
                 positions = args[1] if len(args) > 1 else kwargs["position_ids"]
@@ -100,11 +104,11 @@ class Recorder(Hooks):
             self.handles.append(module.register_forward_hook(hook, with_kwargs=True))
         elif pre:
             def hook(mod, args, kwargs):
-                calls.append(args[0] if args else kwargs["hidden_states"])
+                calls.append(batched(args[0] if args else kwargs["hidden_states"]))
             self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
         else:
             def hook(mod, args, output):
-                calls.append((args[0] if args else None, output))
+                calls.append((batched(args[0]) if args else None, batched(output)))
             self.handles.append(module.register_forward_hook(hook))
 
     def install(self) -> None:
@@ -114,11 +118,11 @@ class Recorder(Hooks):
                 self._watch(m)
             for parts in sm.layers:
                 for part in parts.values():
-                    self._watch(part.norm)
+                    self._watch(part.norm, tokens=True)
                     for m in part.proj.values():
                         self._watch(m)
                     if part.down is not None:
-                        self._watch(part.down, pre=True)
+                        self._watch(part.down, pre=True, tokens=True)
         self._watch(self.mm.rotary, rotary=True)
 
     def take(self, module):
