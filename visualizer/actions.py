@@ -108,7 +108,7 @@ class Actions:
             self.nav_toolbar.addAction(act)
             self.step_actions[label] = act
             self._moves[act] = method
-        self.fitted = FittedTexts(self.nav_toolbar, list(self._moves))
+        self.fitted = FittedTexts(self.nav_toolbar, list(self._moves), self.grey_moves)
         state.subscribe(lambda _changed: self.grey_moves())
         self.grey_moves()
         for keys, method, text in REMOTE:

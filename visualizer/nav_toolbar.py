@@ -19,9 +19,12 @@ def tight(short: str) -> str:
 class FittedTexts(QtCore.QObject):
     """Keeps a toolbar's actions' texts (their iconText) whole or tight as its width allows."""
 
-    def __init__(self, toolbar: QtWidgets.QToolBar, actions: list[QtGui.QAction]):
+    def __init__(self, toolbar: QtWidgets.QToolBar, actions: list[QtGui.QAction], refitted=lambda: None):
+        """refitted: called after the texts change. A button takes its action's enabled state again at any change
+        of its action: the steps greyed as the buttons (see actions.grey_moves) came back bright after presentation
+        mode, at the pipeline's first head and step."""
         super().__init__(toolbar)
-        self.toolbar, self.actions = toolbar, actions
+        self.toolbar, self.actions, self.refitted = toolbar, actions, refitted
         self.whole = {a: a.iconText() for a in actions}
         self.is_tight = False
         toolbar.installEventFilter(self)
@@ -61,3 +64,4 @@ class FittedTexts(QtCore.QObject):
         self.is_tight = tight_now
         for act in self.actions:
             act.setIconText(tight(self.whole[act]) if tight_now else self.whole[act])
+        self.refitted()

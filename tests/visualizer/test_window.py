@@ -138,6 +138,10 @@ def test_a_crowded_toolbar_names_each_pair_of_steps_once_and_hides_none(qtbot, w
     bar, acts = window.menus.nav_toolbar, window.menus.step_actions
     window.resize(1400, 900)
     qtbot.waitUntil(lambda: not window.menus.fitted.is_tight)
+    acts["First stage"].trigger()
+    window.state.update(head=0, step=0)
+    greyed = {label for label, a in acts.items() if not bar.widgetForAction(a).isEnabled()}
+    assert {"First stage", "Previous sublayer", "Previous head", "Previous step"} <= greyed
     whole = {label: a.iconText() for label, a in acts.items()}
     assert whole["Previous step"] == "◀ Step" and whole["First stage"] == "« First"
     font = QtGui.QFont(bar.font())
@@ -149,9 +153,12 @@ def test_a_crowded_toolbar_names_each_pair_of_steps_once_and_hides_none(qtbot, w
     assert all(tight(whole[label]) == a.iconText() for label, a in acts.items())
     assert all(bar.widgetForAction(a).isVisible() for a in acts.values())          # none behind "»"
     assert acts["Previous step"].text() == "Previous step"                         # the menu's name
+    # a button takes its action's state at each change of its texts: the steps that would not move stay grey
+    assert {label for label, a in acts.items() if not bar.widgetForAction(a).isEnabled()} == greyed
     bar.setFont(QtGui.QFont(window.font()))
     qtbot.waitUntil(lambda: not window.menus.fitted.is_tight)
     assert {label: a.iconText() for label, a in acts.items()} == whole
+    assert {label for label, a in acts.items() if not bar.widgetForAction(a).isEnabled()} == greyed
 
 
 def test_the_greyed_steps_follow_a_new_sentences_length(qtbot, window):
