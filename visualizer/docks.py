@@ -288,6 +288,19 @@ class Docks:
         QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
         return done
 
+    def hide_stale_tab_bars(self) -> None:
+        """Hide a dock tab bar that a restored layout left shown where it was, over a dock: after presentation mode
+        the class's tab bar (its large text) stayed drawn over the LayerNorm panel beside the new one. Only a bar
+        whose tabs another shown bar also lists is hidden, and only where it covers a dock."""
+        shown = [bar for bar in self.window.findChildren(QtWidgets.QTabBar)
+                 if bar.parent() is self.window and bar.isVisible()]
+        tabs = lambda bar: tuple(bar.tabText(i) for i in range(bar.count()))       # noqa: E731
+        docks = [d.geometry() for d in self.docks.values() if d.isVisible()]
+        for bar in shown:
+            twin = any(other is not bar and tabs(other) == tabs(bar) for other in shown)
+            if twin and any(bar.geometry().intersects(rect) for rect in docks):
+                bar.hide()
+
     def front_tabs(self) -> list[str]:
         """The docks in front of their tab groups, by name."""
         return [name for name, dock in self.docks.items()

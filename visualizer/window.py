@@ -756,9 +756,15 @@ class MainWindow(QtWidgets.QMainWindow):
         super().changeEvent(event)
         if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange,
                             QtCore.QEvent.Type.WindowStateChange):      # full screen: presentation's level
-            self._squeezed = 0
-            self.refit_caption()
-            QtCore.QTimer.singleShot(0, self, self._check_room)
+            self.room_changed()
+
+    def room_changed(self) -> None:
+        """The window's room for text changed (its font, full screen, the layout after presentation mode): the
+        compact level is decided anew. The level the heatmap's room asked for in the middle of presentation mode's
+        end (the docks not yet restored) had kept the token chips and the heatmap's title hidden after it."""
+        self._squeezed = 0
+        self.refit_caption()
+        QtCore.QTimer.singleShot(0, self, self._check_room)
 
     @property
     def training(self):

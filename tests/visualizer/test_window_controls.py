@@ -319,6 +319,28 @@ def test_presentation_mode_twice_puts_the_docks_back_at_their_widths(qtbot, wind
     qtbot.waitUntil(lambda: abs(output.width() - before) <= 2)
 
 
+def test_presentation_mode_twice_leaves_no_old_tab_bar_and_the_chips_and_title_come_back(qtbot, window):
+    """QA: after F11 twice the class's dock tab bar (its large text) stayed drawn over the LayerNorm panel beside
+    the restored one, and the translation's token chips and the heatmap's title stayed hidden (the compact level
+    asked for while the docks were being restored)."""
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: window.compact_level() == 0)
+    level, titled = window.compact_level(), window.attention.focus.plot.titleLabel.isVisible()
+    assert titled and "border-radius" in window.inputs.translation.label.text()          # the chips
+    shown_bars = lambda: [b for b in window.findChildren(QtWidgets.QTabBar) if b.isVisible()]   # noqa: E731
+    tabs = lambda b: tuple(b.tabText(i) for i in range(b.count()))                             # noqa: E731
+    assert len({tabs(b) for b in shown_bars()}) == len(shown_bars())
+    window.toggle_presentation()
+    qtbot.wait(300)
+    window.toggle_presentation()
+    qtbot.waitUntil(lambda: len({tabs(b) for b in shown_bars()}) == len(shown_bars()))     # one bar a tab group
+    docks = [d.geometry() for d in window.docks.values() if d.isVisible()]
+    assert not any(b.geometry().intersects(rect) for b in shown_bars() for rect in docks)
+    qtbot.waitUntil(lambda: window.compact_level() == level)
+    qtbot.waitUntil(lambda: window.attention.focus.plot.titleLabel.isVisible())
+    assert "border-radius" in window.inputs.translation.label.text()
+
+
 def test_a_tab_chosen_in_class_stays_in_front_after_it(qtbot, window):
     """Leaving presentation mode restores the docks as they were before it, and brought back the tab that was in
     front then: a teacher who had opened Math in class found LayerNorm again."""
