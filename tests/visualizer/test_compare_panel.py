@@ -110,6 +110,17 @@ def test_runs_that_read_other_tokens_of_the_same_number_give_no_difference(panel
     assert panel.difference is not None and not panel.diff.isHidden()
 
 
+def test_runs_of_two_texts_of_as_many_tokens_are_not_told_to_use_a_target(panel, tiny_lm):
+    """A target cannot make two source texts' tokens equal: the note says to look at each run (QA: "Give both runs
+    the same target" under an encoder's head of "girl" against "boy")."""
+    a = translate(tiny_lm, "the cat sat on the mat").trace
+    b = translate(tiny_lm, "the dog sat on the mat").trace
+    assert len(a.src_tokens) == len(b.src_tokens) and a.src_tokens != b.src_tokens
+    compared(panel, a, b, kind="enc_self", layer=0, head=0)
+    assert panel.difference is None and "different tokens" in panel.note.text()
+    assert "same target" not in panel.note.text() and "Show A or B" in panel.note.text()
+
+
 def test_runs_of_two_models_are_named_by_their_models(panel, tiny_lm, tiny_model_factory, tmp_path):
     from model import load
     other = load(tiny_model_factory(tmp_path / "other", seed=4))

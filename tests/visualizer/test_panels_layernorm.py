@@ -238,6 +238,7 @@ def test_the_charts_text_grows_with_a_larger_application_font_never_below_its_ow
         assert "font-size: 18.6pt" in plot.item.getAxis("bottom").labelString()
         assert plot.item.titleLabel.opts["size"] == "19.6pt"
     assert panel.mu_plot.item.getAxis("bottom").base_font.pointSizeF() == 17.6          # the token labels
+    assert all(p.minimumHeight() == round(p.base_min_height * 17.6 / 12) for p in plots)   # room for them
     assert panel.gamma_plot.item.getAxis("left").fixedWidth > width          # room for the larger numbers
     assert "all " in panel.before_plot.title and "mean" in panel.before_plot.title     # the title kept its text
     small = QtGui.QFont(big)
@@ -245,6 +246,7 @@ def test_the_charts_text_grows_with_a_larger_application_font_never_below_its_ow
     panel.setFont(small)                                 # the normal size: the plots' own
     assert all(ticks(p) == [TICK_PT, TICK_PT] and p.text_pt == TICK_PT for p in plots)
     assert panel.gamma_plot.item.getAxis("left").fixedWidth == width
+    assert all(p.minimumHeight() == p.base_min_height for p in plots)
 
 
 def test_a_heatmap_chart_s_colour_bar_follows_the_font_too(qtbot):
@@ -258,3 +260,27 @@ def test_a_heatmap_chart_s_colour_bar_follows_the_font_too(qtbot):
     box.setFont(big)
     assert box.colorbar.axis.style["tickFont"].pointSizeF() == 17.6
     assert box.row_axis.base_font.pointSizeF() == 17.6
+
+
+def test_a_short_colour_bar_holds_as_many_numbers_as_it_has_room_for(qtbot):
+    """A Compare runs matrix 45 pixels tall at a class's text size drew its six numbers on top of each other (QA):
+    the bar keeps as many as fit a line and a gap each, its two ends at least."""
+    from PySide6 import QtGui
+
+    from visualizer.plotting.plot_box import HeatmapBox
+    box = HeatmapBox("a map", "token", "token")
+    qtbot.addWidget(box)
+    box.resize(500, 500)
+    box.show()
+    box.show_matrix(np.random.default_rng(0).random((6, 6)), list("abcdef"), list("abcdef"), levels=(0.0, 0.93))
+    numbers = lambda: [text for value, text in box.colorbar.axis._tickLevels[0]]      # noqa: E731
+    qtbot.waitUntil(lambda: len(numbers()) >= 5)
+    big = QtGui.QFont(box.font())
+    big.setPointSizeF(19.6)
+    box.setFont(big)
+    box.setMinimumHeight(0)
+    box.resize(500, 230)
+    qtbot.waitUntil(lambda: len(numbers()) <= 3)
+    line = QtGui.QFontMetricsF(box.colorbar.axis.style["tickFont"]).height()
+    assert numbers()[0] == "0" and numbers()[-1] == "0.93"
+    assert len(numbers()) * 1.6 * line <= box.colorbar.getAxis("left").height() or len(numbers()) == 2

@@ -216,9 +216,13 @@ class ComparePanel(QtWidgets.QWidget):
             self.note.setText(note)
         elif differ is not None:
             self.difference = None
+            # the same text and different outputs: a target forced through both makes the tokens equal; texts
+            # that differ stay different whatever the target (the advice read so for an encoder's head, QA)
+            advice = ("Give both runs the same target (Target field) to compare a head on the same words."
+                      if a.meta.get("sentence") == trace.meta.get("sentence") else
+                      "Show A or B to see each run's own weights.")
             self.note.setText(f"{where}. The runs read different tokens ({differ}): B − A would subtract one "
-                              "token's weights from another's. Give both runs the same target (Target field) to "
-                              "compare a head on the same words.")
+                              f"token's weights from another's. {advice}")
         else:
             self.difference = None
             self.note.setText(f"{where}. The runs' matrices differ in shape ({wa.shape[0]}×{wa.shape[1]} and "

@@ -104,9 +104,10 @@ class Heatmap:
         plain_numbers(bar)                            # a ColorBarItem is a PlotItem: its axes as the plot's
         self.colorbar, self.colorbar_label = bar, label
         self._colorbar_label_on = True
+        self._colorbar_ticks = 6                      # the most numbers the bar has room for (_fit_colorbar_ticks)
         if self.levels is not None:
             bar.setLevels(self.levels)
-            bar.axis.setTicks(colour_ticks(*self.levels))
+            bar.axis.setTicks(colour_ticks(*self.levels, self._colorbar_ticks))
         # a tick per labelled value and one between: pyqtgraph's third level adds some 40 faint ticks that cost
         # 5 ms a paint (the bar's numbers change with every layer and head)
         bar.axis.setStyle(maxTickLevel=1)
@@ -117,13 +118,28 @@ class Heatmap:
         # window taller than the screen); the axis as the timer's context: no call once it is deleted
         axis = bar.getAxis("left")
         axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar_label))
+        axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar_ticks))
         return bar
+
+    def _fit_colorbar_ticks(self) -> None:
+        """As many numbers on the bar as its height holds, a line and a gap each (6 at most): a short plot at a
+        class's text size drew "0.925 0.8 0.6 0.4 0.2 0" on top of each other (Compare runs at 1080p, QA)."""
+        bar = self.colorbar
+        height, font = bar.getAxis("left").height(), bar.axis.style["tickFont"] or self.font
+        if height <= 0 or font is None:               # not laid out yet
+            return
+        most = int(min(6, max(2, height // (1.6 * QtGui.QFontMetricsF(font).height()))))
+        if most != self._colorbar_ticks:
+            self._colorbar_ticks = most
+            if self.levels is not None:
+                bar.axis.setTicks(colour_ticks(*self.levels, most))
 
     def set_colorbar_font(self, font: QtGui.QFont, label_points: float | None = None) -> None:
         """The colour bar's numbers at font, its label (beside the bar) at label_points (default: the same)."""
         bar = self.colorbar
         bar.axis.setTickFont(font)
         bar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("−0.000")) + 14)
+        self._fit_colorbar_ticks()
         self._colorbar_points = label_points or font.pointSizeF()
         self._colorbar_label_pt = None
         self._fit_colorbar_label()
@@ -246,7 +262,7 @@ class Heatmap:
         self._colour(shape_changed, pixels)
         if self.colorbar is not None and self.colorbar.levels() != self.levels:
             self.colorbar.setLevels(self.levels)
-            self.colorbar.axis.setTicks(colour_ticks(lo, hi))
+            self.colorbar.axis.setTicks(colour_ticks(lo, hi, self._colorbar_ticks))
         rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
         cols = list(cols) if cols is not None else [str(i) for i in range(n_cols)]
         if shape_changed:

@@ -49,6 +49,7 @@ class PlotBox(pg.PlotWidget):
         # one paint of the whole view per frame: cheaper than several partial ones when every item changes
         self.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
         self.setMinimumSize(260, min_height)
+        self.base_min_height = min_height           # at the plots' own text size; grows with it (_apply_fonts)
         self.item: pg.PlotItem = self.getPlotItem()
         style_plot(self.item, title, left, bottom, fg)
         self.axis_titles = {"left": left, "bottom": bottom}
@@ -75,6 +76,9 @@ class PlotBox(pg.PlotWidget):
         if pt == self.text_pt:
             return
         self.text_pt = pt
+        # the axes and titles grow with the text: the least height too, so that the plot keeps its share (a
+        # Compare runs matrix at a class's 1080p text size was left 45 pixels of its 200 for 10 rows, QA)
+        self.setMinimumHeight(round(self.base_min_height * pt / TICK_PT))
         font = tick_font(pt)
         for side in ("left", "bottom"):
             self.item.getAxis(side).setTickFont(font)
