@@ -131,3 +131,22 @@ def test_a_short_panel_keeps_the_formula_and_tooltips_the_colour_ranges(panel, t
     assert "x = e + p" in panel.header.text() and "Source" in panel.header.text()
     panel.resize(900, (SHORT_PANEL_LINES + 3) * line)
     qtbot.waitUntil(lambda: ranges in panel.header.text() and panel.header.toolTip() == "")
+
+
+def test_the_controls_and_notes_follow_the_text_size_both_ways(qtbot):
+    """A panel first opened in presentation mode kept its 19.6-point controls after it (QA), and one opened before
+    it kept 12 points in class: they follow the widgets' text size, 12 points at least."""
+    from PySide6 import QtGui
+    big = QtGui.QFont()
+    big.setPointSizeF(19.6)
+    panel = EmbeddingsPanel()
+    qtbot.addWidget(panel)
+    panel.setFont(big)                              # opened in class
+    sized = (panel.dim_label, panel.dim, panel.head_label, panel.bias.head, panel.notes, panel.wave_legend)
+    assert all(w.font().pointSizeF() == 19.6 for w in sized)
+    small = QtGui.QFont(big)
+    small.setPointSizeF(10)
+    panel.setFont(small)                            # after it: the normal size, never under 12
+    assert all(w.font().pointSizeF() == 12.0 for w in sized)
+    panel.setFont(big)
+    assert all(w.font().pointSizeF() == 19.6 for w in sized)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import accessible
 from ..plotting.colormaps import PALETTE, symmetric_levels
@@ -62,18 +62,12 @@ class EmbeddingsPanel(GridPanel):
         self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
         self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "
                             "their columns are marked on the heatmap of p.")
-        f = self.dim.font()
-        f.setPointSizeF(max(f.pointSizeF(), 12.0))
-        self.dim.setFont(f)
         self.dim_label = dim_label = WrappedLabel()   # on two lines in a narrow dock: on one it made the panel
         dim_label.setText("Sinusoids from dimension d =")   # 365 pixels wide, scrolled sideways at 1024 × 768 (QA)
-        dim_label.setFont(f)
         dim_label.setBuddy(self.dim)
         accessible.name(self.dim, "Sinusoids from dimension d")
         self.rotary, self.bias = RotaryPlots(), BiasPlots()
-        self.bias.head.setFont(f)
         self.head_label = QtWidgets.QLabel("Bias of")
-        self.head_label.setFont(f)
         self.dim_widgets = (dim_label, self.dim)
         self.bias_widgets = (self.head_label, self.bias.head)
         bar = QtWidgets.QHBoxLayout()
@@ -81,10 +75,8 @@ class EmbeddingsPanel(GridPanel):
             bar.addWidget(w)
         bar.addStretch(1)
         self.caption = header_label()          # what a rotary or relative-bias model does instead of adding p
-        self.notes = QtWidgets.QLabel()         # how to read its plots, below them
-        self.notes.setWordWrap(True)
-        self.notes.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.notes.setFont(f)
+        self.notes = WrappedLabel()             # how to read its plots, below them; as tall as its text
+        self.notes.setTextFormat(QtCore.Qt.TextFormat.RichText)   # (the regular QLabel's lost its last line, QA)
         self.notes.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         self.notes.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Maximum)
 
@@ -104,7 +96,6 @@ class EmbeddingsPanel(GridPanel):
         self.waves = PlotBox("positional encoding across positions", "p value", "position", min_height=200)
         self.wave_legend = QtWidgets.QLabel()         # beside the plot, so it never hides a curve
         self.wave_legend.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.wave_legend.setFont(self.dim.font())
         self.wave_legend.setWordWrap(True)
         waves_box = QtWidgets.QWidget()
         wl = QtWidgets.QVBoxLayout(waves_box)
@@ -145,6 +136,23 @@ class EmbeddingsPanel(GridPanel):
         self.dim.valueChanged.connect(self._on_dim)
         self.bias.head.currentIndexChanged.connect(self._on_head)
         self._set_mode("added")
+        self._apply_fonts()
+
+    # --- text size ---------------------------------------------------------------------------------------
+    def _apply_fonts(self) -> None:
+        """The controls and notes at the widgets' text size, 12 points at least. Set once at the size of the moment,
+        a panel first opened in presentation mode kept its 19.6 points after it (QA), and one opened before it
+        kept 12 in class."""
+        font = QtGui.QFont(self.font())
+        font.setPointSizeF(max(font.pointSizeF(), 12.0))
+        for w in (*self.dim_widgets, *self.bias_widgets, self.notes, self.wave_legend):
+            if w.font() != font:
+                w.setFont(font)
+
+    def changeEvent(self, event) -> None:
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange):
+            self._apply_fonts()
+        super().changeEvent(event)
 
     # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
