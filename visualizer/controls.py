@@ -6,11 +6,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.assets import short_name
 from model.command_line import MAX_BEAM
 from model.config import DecodingSettings
-from model.schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, OUTPUT_WORDS
+from model.schema import DECODER_ONLY, ENCODER_DECODER
 
 from . import accessible
-from .examples import target_code
 from .panels.widgets import DecimalBox, FocusMark, ToneLabel
+from .row_words import LAYOUT_WORDS, encoder_decoder_words
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
 
@@ -19,31 +19,6 @@ MODEL_CHARS, COMPACT_MODEL_CHARS = 14, 5     # the model picker's width in chara
 QT_MAX_SIZE = 16_777_215                     # QWIDGETSIZE_MAX: no maximum
 SENTENCE_CHARS = 36                          # what the sentence field keeps room for before the picker turns compact
 _WITHOUT = " to see what attention does without word order"
-# the input rows' words by the open model's layout (model.schema.LAYOUTS): (input, output, input's placeholder,
-# target's placeholder; None: the model takes no target)
-LAYOUT_WORDS = {
-    ENCODER_DECODER: ("&English:", f"{OUTPUT_WORDS[ENCODER_DECODER].capitalize()}:", "Type an English sentence…",
-                      "Optional: a translation to force through the decoder (teacher forcing)"),
-    DECODER_ONLY: ("&Prompt:", f"{OUTPUT_WORDS[DECODER_ONLY].capitalize()}:", "Type the start of a text…",
-                   "Optional: a continuation to force through the model (teacher forcing)"),
-    ENCODER_ONLY: ("&Text:", f"{OUTPUT_WORDS[ENCODER_ONLY].capitalize()}:",
-                   "Type a sentence; [MASK] marks a word to guess…", None),
-}
-TRANSLATORS = ("seed", "marian")           # the families that translate (this app's own models, OPUS-MT)
-
-
-def encoder_decoder_words(family: str, model: str) -> tuple[str, str, str, str]:
-    """An encoder-decoder's rows (as LAYOUT_WORDS): English and its translation for this app's own models and a
-    model whose name says it reads English ("opus-mt-en-de"); a source and its translation for another
-    translator (OPUS-MT from German); a source and its output for the rest (BART, T5: summaries, answers; QA: a
-    BART's rows read "English" and "Translation")."""
-    if family == "seed" or target_code(model):
-        return LAYOUT_WORDS[ENCODER_DECODER]
-    if family in TRANSLATORS:
-        return ("&Source:", "Translation:", "Type a sentence in the model's source language…",
-                LAYOUT_WORDS[ENCODER_DECODER][3])
-    return ("&Source:", "Output:", "Type a text…",
-            "Optional: an output to force through the decoder (teacher forcing)")
 POSITIONS_SWITCH = {        # what switching positions off does, by the open model's kind of positions
     "sinusoidal": "Switch the positional encoding off (p = 0)" + _WITHOUT,
     "learned": "Switch the learned position embeddings off (p = 0)" + _WITHOUT,

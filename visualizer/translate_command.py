@@ -119,17 +119,19 @@ def print_notes(result, lm) -> None:
 
 
 def output_line(result) -> str | None:
-    """What `export` says of the run it drew: the output named as the window names it ("translation",
+    """What `export` says of the run it drew: the output named as the window names it ("translation", "output",
     "continuation", "filled in"); None for an encoder-only model's text without a mask, which has nothing filled in
     (it printed "translation: " and the input again)."""
-    from model.schema import ENCODER_ONLY, OUTPUT_WORDS
+    from model.schema import ENCODER_ONLY
+
+    from .row_words import output_word
     schema = result.trace.schema
     mask = schema.special.get("mask")
     if schema.layout == ENCODER_ONLY and not (mask and mask in result.trace.src_tokens and schema.has_output):
         return None
     if result.trace.meta.get("mode") == "teacher-forced":      # it read "translation: " and the user's own text
         return f"given target: {result.text}"
-    return f"{OUTPUT_WORDS.get(schema.layout, 'output')}: {result.text}"
+    return f"{output_word(schema.layout, schema.family, result.trace.meta.get('model', ''))}: {result.text}"
 
 
 @command

@@ -105,10 +105,12 @@ def test_a_bert_without_its_masked_word_head_says_so_instead_of_printing_nothing
                                                 ("roberta", "the cat <mask> on the mat", "filled in"),
                                                 ("distilbert", "the cat [MASK] on the mat", "filled in"),
                                                 ("gpt2", "the cat sat", "continuation"),
-                                                ("marian", "the cat sat", "translation")])
+                                                ("marian", "the cat sat", "translation"),
+                                                ("t5", "the cat sat", "output")])     # the window's "Output:"
 def test_export_names_what_the_model_wrote_as_the_window_does(family, text, word, tmp_path_factory, tmp_path,
                                                                run_command):
-    """QA: `export` printed "translation: …" for every model: BERT's echo of its input, GPT-2's continuation."""
+    """QA: `export` printed "translation: …" for every model: BERT's echo of its input, GPT-2's continuation, and a
+    T5's output, whose row the window names "Output"."""
     from model.families import load, translate
     folder = hf_tiny.build(family, tmp_path_factory.mktemp(family) / "model")
     code, out, err = run_command(["export", text, "--model", str(folder), "--out", str(tmp_path), "--format", "csv"])
