@@ -93,8 +93,10 @@ def test_a_bert_without_its_masked_word_head_says_so_instead_of_printing_nothing
     transformers.BertModel.from_pretrained(str(bert_folder)).save_pretrained(str(headless))
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(bert_folder / name, headless / name)
-    code, out, err = run_command(["translate", "the cat [MASK] on the mat", "--model", str(headless)])
-    assert code == 2 and out == "" and "has no masked-word head" in err and "cannot fill in [MASK]" in err
+    for text in ("the cat [MASK] on the mat", "the cat sat"):      # without a mask: not told to type one (QA)
+        code, out, err = run_command(["translate", text, "--model", str(headless)])
+        assert code == 2 and out == "" and "has no masked-word head" in err and "cannot fill in [MASK]" in err
+        assert "when it has some" not in err
     code, out, err = run_command(["export", "the cat [MASK] on the mat", "--model", str(headless), "--out",
                                   str(tmp_path / "figures"), "--format", "csv"])
     assert code == 0 and len(out.splitlines()) == 1 and out.startswith("exported ")
