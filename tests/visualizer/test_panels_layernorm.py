@@ -241,6 +241,7 @@ def test_the_charts_text_grows_with_a_larger_application_font_never_below_its_ow
     assert all(p.minimumHeight() == round(p.base_min_height * 17.6 / 12) for p in plots)   # room for them
     assert panel.gamma_plot.item.getAxis("left").fixedWidth > width          # room for the larger numbers
     assert "all " in panel.before_plot.title and "mean" in panel.before_plot.title     # the title kept its text
+    assert "font-size:17.6pt'>all " in panel.before_plot.title          # its figures at the ticks' size
     small = QtGui.QFont(big)
     small.setPointSizeF(10)
     panel.setFont(small)                                 # the normal size: the plots' own

@@ -174,6 +174,16 @@ class LayerNormPanel(GridPanel):
         self.hist: dict[str, tuple[np.ndarray, np.ndarray]] = {}     # before/after: (edges, counts)
         self.stats = ValueStats()
         self._shown_trace = None
+        self._hist_titles: dict[str, tuple[str, str]] = {}     # before/after: (title, its line of figures)
+        for key, plot in (("before", self.before_plot), ("after", self.after_plot)):
+            plot.text_size_changed.connect(lambda _pt, key=key: self._hist_title(key))
+
+    def _hist_title(self, key: str) -> None:
+        """A histogram's title, its figures on a second line at the plot's tick size (presentation mode's too)."""
+        if key in self._hist_titles:
+            plot = self.before_plot if key == "before" else self.after_plot
+            title, figures = self._hist_titles[key]
+            plot.set_title(f"{title}<br><span style='font-size:{plot.text_pt:g}pt'>{figures}</span>")
 
     # --- the window's protocol --------------------------------------------------------------------
     def view_key(self, state):
@@ -225,12 +235,12 @@ class LayerNormPanel(GridPanel):
             edges, counts, mean, std = stats[key]
             name = (("v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream")
                     if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)"))
-            title = f"{key}: {name}<br><small>all {T}×{d} values · mean {mean:.2f} · std {std:.2f}</small>"
+            self._hist_titles[key] = (f"{key}: {name}", f"all {T}×{d} values · mean {mean:.2f} · std {std:.2f}")
 
             def update():
                 curve.setData(edges, counts)
                 set_range(plot, edges[0], edges[-1], 0.0, float(counts.max()))
-                plot.set_title(title)
+                self._hist_title(key)
             return update
 
         for key, curve, plot in (("before", self.before_curve, self.before_plot),

@@ -104,7 +104,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.top_k = top_k
         self.header = header_label()
         self.box = PlotBox("next-token probabilities", "next token", "probability",
-                           axisItems={"left": TokenAxis("left")}, min_height=280)
+                           axisItems={"left": TokenAxis("left")}, min_height=280, fixed_min_height=True)
         self.plot = self.box.item
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)

@@ -42,7 +42,9 @@ class PlotBox(pg.PlotWidget):
     text_size_changed = QtCore.Signal(float)           # the ticks' new size in points (text_pt)
 
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
-                 axisItems: dict | None = None, min_height: int = 220):
+                 axisItems: dict | None = None, min_height: int = 220, fixed_min_height: bool = False):
+        """fixed_min_height: the least height stays min_height at any text size (a chart that shrinks its own
+        labels to its rows, as the output distribution does, rather than scroll)."""
         bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
         super().__init__(background=bg, axisItems=axisItems or {}, enableMenu=False)   # no menu built
         self.foreground, self.background = fg, bg
@@ -50,6 +52,7 @@ class PlotBox(pg.PlotWidget):
         self.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
         self.setMinimumSize(260, min_height)
         self.base_min_height = min_height           # at the plots' own text size; grows with it (_apply_fonts)
+        self.fixed_min_height = fixed_min_height
         self.item: pg.PlotItem = self.getPlotItem()
         style_plot(self.item, title, left, bottom, fg)
         self.axis_titles = {"left": left, "bottom": bottom}
@@ -64,7 +67,7 @@ class PlotBox(pg.PlotWidget):
         if not isinstance(self.item.getAxis("left"), TokenAxis):
             self.item.getAxis("left").setWidth(metrics.horizontalAdvance("−0.000") + 2 * metrics.height())
         if self.axis_titles["bottom"]:   # token labels may take two staggered lines
-            lines = 3.9 if isinstance(self.item.getAxis("bottom"), TokenAxis) else 2.9
+            lines = 3.9 if isinstance(self.item.getAxis("bottom"), TokenAxis) else 2.4
             self.item.getAxis("bottom").setHeight(int(lines * metrics.height()))
 
     # --- text size ---------------------------------------------------------------------------------------
@@ -78,7 +81,7 @@ class PlotBox(pg.PlotWidget):
         self.text_pt = pt
         # the axes and titles grow with the text: the least height too, so that the plot keeps its share (a
         # Compare runs matrix at a class's 1080p text size was left 45 pixels of its 200 for 10 rows, QA)
-        self.setMinimumHeight(round(self.base_min_height * pt / TICK_PT))
+        self.setMinimumHeight(round(self.base_min_height * (1 if self.fixed_min_height else pt / TICK_PT)))
         font = tick_font(pt)
         for side in ("left", "bottom"):
             self.item.getAxis(side).setTickFont(font)
