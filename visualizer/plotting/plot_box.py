@@ -91,11 +91,7 @@ class PlotBox(pg.PlotWidget):
                 self.set_axis_title(side, text)
         if self.title:
             self.set_title(self.title)
-        self.fonts_changed()
-        self.text_size_changed.emit(pt)
-
-    def fonts_changed(self) -> None:
-        """For subclasses: the text size (text_pt) changed. (A panel around the plot: text_size_changed.)"""
+        self.text_size_changed.emit(pt)             # the parts of a plot's own (a colour bar, a panel's labels)
 
     def set_axis_title(self, side: str, text: str) -> None:
         """An axis's title ("left" or "bottom"), 1 point above the ticks, kept through text size changes."""
@@ -103,9 +99,9 @@ class PlotBox(pg.PlotWidget):
         size = {"font-size": f"{self.text_pt + LABEL_PT - TICK_PT:g}pt"}
         self.item.setLabel(side, text, color=self.foreground, **size)
 
-    def changeEvent(self, event) -> None:       # (also called while pyqtgraph's __init__ runs: getattr)
-        if hasattr(self, "text_pt") and event.type() in (QtCore.QEvent.Type.FontChange,
-                                                  QtCore.QEvent.Type.ApplicationFontChange):
+    def changeEvent(self, event) -> None:
+        changed = event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.ApplicationFontChange)
+        if changed and hasattr(self, "text_pt"):        # (also called while pyqtgraph's __init__ runs)
             self._apply_fonts()
         super().changeEvent(event)
 
@@ -182,11 +178,11 @@ class HeatmapBox(PlotBox):
                                row_tokens=row_tokens, col_tokens=col_tokens, colormap=colormap, padding=0.0)
         self.image = self.heatmap.image
         self.colorbar = self.heatmap.add_colorbar(bar_label, width=14, font=tick_font(self.text_pt))
+        self.text_size_changed.connect(self._colorbar_font)
         self.item.scene().sigMouseMoved.connect(self._hover)
 
-    def fonts_changed(self) -> None:
-        if getattr(self, "heatmap", None) is not None:        # (the base class sizes the text before it is made)
-            self.heatmap.set_colorbar_font(tick_font(self.text_pt))
+    def _colorbar_font(self, points: float) -> None:
+        self.heatmap.set_colorbar_font(tick_font(points))
 
     @property
     def shown(self) -> np.ndarray | None:
