@@ -285,8 +285,12 @@ class Docks:
         self.readable_tabs()
         if hasattr(self, "widths"):
             self.widths.remember_soon()
-        QtCore.QTimer.singleShot(0, self.window, self.readable_tabs)    # tab bars made as the layout settles
+        QtCore.QTimer.singleShot(0, self.window, self._settled)    # tab bars made as the layout settles
         return done
+
+    def _settled(self) -> None:
+        self.readable_tabs()
+        self.hide_stale_tab_bars()
 
     def hide_stale_tab_bars(self) -> None:
         """Hide a dock tab bar that a restored layout left shown where it was, over a dock: after presentation mode

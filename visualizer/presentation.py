@@ -60,7 +60,6 @@ class Presentation:
         w.docking.raise_tabs(before.get("tabs", ()))
         if before.get("geometry") is not None:
             w.setGeometry(before["geometry"])
-        QtCore.QTimer.singleShot(0, w, w.docking.hide_stale_tab_bars)
         w.room_changed()
 
     @property

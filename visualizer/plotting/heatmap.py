@@ -117,9 +117,12 @@ class Heatmap:
         # a shorter plot: fitted again once the layout has settled (a new label during the layout's pass made the
         # window taller than the screen); the axis as the timer's context: no call once it is deleted
         axis = bar.getAxis("left")
-        axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar_label))
-        axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar_ticks))
+        axis.geometryChanged.connect(lambda: QtCore.QTimer.singleShot(0, axis, self._fit_colorbar))
         return bar
+
+    def _fit_colorbar(self) -> None:
+        self._fit_colorbar_label()
+        self._fit_colorbar_ticks()
 
     def _fit_colorbar_ticks(self) -> None:
         """As many numbers on the bar as its height holds, a line and a gap each (6 at most): a short plot at a

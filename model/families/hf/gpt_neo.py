@@ -19,9 +19,10 @@ def recognises(config: dict) -> bool:
 def schema_of_config(c: dict) -> Schema:
     d, act = c.get("hidden_size", 2048), str(c.get("activation_function", "gelu_new"))
     return decoder_only("gpt_neo", c.get("num_layers", 24), d, c.get("num_heads", 16),
-                        c.get("intermediate_size") or 4 * d, {"eos": "<|endoftext|>"}, norm_place="pre", positions="learned", scale_embedding=False,
-                        scale_scores=False, activation="GELU" if act.startswith("gelu") else act.upper(), tied=True,
-                        output_bias=False, biases=False, ffn_biases=True)
+                        c.get("intermediate_size") or 4 * d, {"eos": "<|endoftext|>"}, norm_place="pre",
+                        positions="learned", scale_embedding=False, scale_scores=False,
+                        activation="GELU" if act.startswith("gelu") else act.upper(), tied=True, output_bias=False,
+                        biases=False, ffn_biases=True)
 
 
 def max_len(config) -> int:

@@ -25,8 +25,7 @@ def schema_of_config(c: dict) -> Schema:
                           c.get("intermediate_size", 4 * d), {}, norm=RMS_NORM, norm_place="pre", positions="rotary",
                           n_kv_heads=c.get("num_key_value_heads") or h, scale_embedding=False, ffn=GATED_MLP,
                           activation=act, tied=bool(c.get("tie_word_embeddings", False)), output_bias=False,
-                          biases=bool(c.get("attention_bias", c.get("model_type") == "qwen2")),    # Qwen2: q, k, v
-                          ffn_biases=bool(c.get("mlp_bias", False)))
+                          biases=bool(c.get("attention_bias", c.get("model_type") == "qwen2")))    # Qwen2: q, k, v
     return replace(schema, d_k=c.get("head_dim") or d // h)
 
 

@@ -82,6 +82,11 @@ class Hooks:
         self.handles.clear()
 
 
+def _batched(t):
+    """(B·T, width) rows as (1, T, width): the batch is always one text here."""
+    return t[None] if isinstance(t, torch.Tensor) and t.dim() == 2 else t
+
+
 class Recorder(Hooks):
     """Forward hooks that keep what each mapped module was given and gave back."""
 
@@ -95,8 +100,7 @@ class Recorder(Hooks):
         if module is None or id(module) in self.calls:
             return
         calls = self.calls.setdefault(id(module), [])
-        batched = (lambda t: t[None] if isinstance(t, torch.Tensor) and t.dim() == 2 else t) if tokens \
-            else (lambda t: t)
+        batched = _batched if tokens else (lambda t: t)
         if rotary:         # the positions it was given, the frequencies it used (a dynamic RoPE changes them), (cos, sin)
             def hook(mod, args, kwargs, output):
                 positions = args[1] if len(args) > 1 else kwargs["position_ids"]
