@@ -340,3 +340,39 @@ def test_a_prefix_cut_for_the_title_begins_at_a_word():
     assert word_start(text, "… les enfants") == "… les enfants"            # cut at a space already
     assert word_start(text, "…nfants") == "…nfants"                        # no whole word would be left
     assert word_start(text, text) == text
+
+
+def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(panel, tiny_lm, vocab, qtbot):
+    """Presentation mode at 1080p beside a Head metrics table: the ten rows' tokens were drawn in 8-point type. A
+    short plot shows the top bars whose tokens fit at 0.7 of the axis' size (the token taken always has its bar),
+    says how many in its axis title, and all ten again when it has the room."""
+    from PySide6 import QtGui
+
+    from visualizer.plotting.text import THINNED_SCALE, tick_font
+    tr = translate(tiny_lm, "the cat sat on the mat", target="la maison est grande").trace
+    big = QtGui.QFont(panel.font())
+    big.setPointSizeF(19.6)
+    panel.setFont(big)                                  # as presentation mode's application font reaches it
+    panel.resize(600, 280)                             # the box at its least height
+    axis = panel.plot.getAxis("left")
+    line = 1.05 * QtGui.QFontMetricsF(tick_font(THINNED_SCALE * 17.6)).height()
+    seen_below = False
+    for step in range(tr.n_steps):
+        panel.render(tr, state_for(tr, step=step))
+        qtbot.waitUntil(lambda: panel.plot.vb.height() < 200)
+        n = panel.shown
+        assert 3 <= n < 10 and axis.base_font.pointSizeF() == 17.6
+        np.testing.assert_array_equal(panel.bar_ids[:n], panel.top_ids[:n])        # the most probable first
+        np.testing.assert_allclose(panel.bars.opts["width"], tr.probs(step)[panel.bar_ids])
+        rows = len(panel.bar_ids) + (0.7 if len(panel.bar_ids) > n else 0.2)
+        assert panel.plot.vb.height() / rows >= line                               # each token at 12.3 points
+        assert len(axis.labels) == len(panel.bar_ids)
+        assert f"(top {n})" in panel.plot.getAxis("left").labelText
+        assert panel.bar_ids[panel.chosen_index] == panel.chosen_id                # the token taken has its bar
+        if panel.chosen_rank > n:
+            seen_below = True
+            assert panel.chosen_index == n and len(panel.bar_ids) == n + 1 and panel.separator.isVisible()
+    assert seen_below, "the random model should rank some reference token below the bars shown"
+    panel.resize(700, 900)                               # room again: all ten, and the plain title
+    qtbot.waitUntil(lambda: panel.shown == 10)
+    assert len(axis.labels) >= 10 and panel.plot.getAxis("left").labelText == "next token"

@@ -16,7 +16,7 @@ from model.text import probability
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import TICK_PT, escape, fit_number_ticks, short, tick_font
+from ..plotting.text import THINNED_SCALE, TICK_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -56,6 +56,7 @@ def join_pieces(pieces: list[str]) -> str:
     return out
 
 
+MIN_BARS = 3                # a short plot's least bars, whatever their tokens' size
 MIN_VALUE_PT = 7.0          # the bars' numbers shrink to their rows' height, not below this
 
 
@@ -141,7 +142,8 @@ class OutputPanel(QtWidgets.QWidget):
         self.chosen_id: int | None = None            # its vocabulary id (None without a vocabulary)
         self.chosen_rank: int | None = None          # 1 = most probable
         self.chosen_prob: float | None = None
-        self.chosen_index: int | None = None         # its bar: < top_k inside the top-k, == top_k when added below
+        self.chosen_index: int | None = None         # its bar: < shown among the top bars, == shown when added below
+        self.shown = -1                              # how many of the top-k bars are drawn (the height's fit)
         self.bar_ids = np.zeros(0, dtype=int)        # every bar drawn, top to bottom
         self.bar_probs = np.zeros(0)
         self.bar_colors: list[str] = []
@@ -154,7 +156,13 @@ class OutputPanel(QtWidgets.QWidget):
         self._limit = 1.0                            # the x range's end
         self.box.text_size_changed.connect(self._fonts_changed)
         self._fonts_changed()
-        self.plot.vb.sigResized.connect(lambda *_: self._fit_ticks())
+        self.plot.vb.sigResized.connect(lambda *_: self._resized())
+
+    def _resized(self) -> None:
+        if self.top_ids.size and self._fitting_count() != self.shown:
+            self._lay_out_bars()                     # (fits the ticks too)
+        else:
+            self._fit_ticks()
 
     def _fit_ticks(self) -> None:
         reach = fit_number_ticks(self.plot.getAxis("bottom"), 0.0, self._limit, self.plot.vb.width())
@@ -181,9 +189,14 @@ class OutputPanel(QtWidgets.QWidget):
             item._look = None                       # laid out again at the new size
         self._fit_ticks()
 
+    def _rows_title(self) -> str:
+        """The rows' axis title: what a row is (a decoder's next token, an encoder's own), and how many of the
+        top-k a short plot shows."""
+        title = "next token" if self._by_step else "token"
+        return title if self.shown in (-1, len(self.top_ids)) else f"{title} (top {self.shown})"
+
     def _axis_titles(self) -> None:
-        """The rows' axis title: what a row is (a decoder's next token, an encoder's own)."""
-        self.box.set_axis_title("left", "next token" if self._by_step else "token")
+        self.box.set_axis_title("left", self._rows_title())
 
     # --- the window's protocol --------------------------------------------------------------------
     def set_vocab(self, pieces) -> None:
@@ -247,21 +260,51 @@ class OutputPanel(QtWidgets.QWidget):
         self.chosen_id = trace.out_id(step)               # by id: two pieces can read alike ("Ġre", "re")
         if self.chosen_id is None:                         # a trace without ids: found by its text
             self.chosen_id = self._chosen_id(probs)
-        self.chosen_rank = self.chosen_prob = self.chosen_index = None
-        bar_ids = list(order)
+        self.chosen_rank = self.chosen_prob = None
         if self.chosen_id is not None:
             self.chosen_prob = float(probs[self.chosen_id])
             self.chosen_rank = int(np.sum(probs > probs[self.chosen_id])) + 1
+        self.shown = -1                              # laid out anew (_lay_out_bars)
+        self._lay_out_bars()
+
+    def _fitting_count(self) -> int:
+        """How many of the top-k bars the plot's height holds with their tokens at 0.7 of the axis' size or more
+        (TokenAxis' readable sizes), never under MIN_BARS: in presentation mode at 1080p, beside a Head metrics
+        table, ten rows were labelled in 8-point type; six readable ones say more."""
+        k = len(self.top_ids)
+        height = self.plot.vb.height()
+        if height <= 0:                              # not laid out yet
+            return k
+        axis = self.plot.getAxis("left")
+        line = 1.05 * QtGui.QFontMetricsF(tick_font(THINNED_SCALE * axis.base_font.pointSizeF())).height()
+        rows = height / line
+        n = int(rows - 0.2)
+        if self.chosen_rank is not None and self.chosen_rank > min(n, k):   # its own bar, half a row below
+            n = int(rows - 0.7) - 1
+        return min(k, max(MIN_BARS, n))
+
+    def _lay_out_bars(self) -> None:
+        """The bars drawn: the top ones the height holds, and the token taken, under a dashed line when it ranks
+        below them."""
+        shown = self._fitting_count()
+        if shown == self.shown:
+            return
+        self.shown = shown
+        order = self.top_ids[:shown]
+        bar_ids = list(order)
+        self.chosen_index = None
+        if self.chosen_id is not None:
             hits = np.flatnonzero(order == self.chosen_id)
             if hits.size:
                 self.chosen_index = int(hits[0])
-            else:                                    # ranked below the top-k: one more bar, under a dashed line
-                self.chosen_index = k
+            else:                                    # ranked below the bars: one more bar, under a dashed line
+                self.chosen_index = shown
                 bar_ids.append(self.chosen_id)
         self.bar_ids = np.asarray(bar_ids, dtype=int)
-        self.bar_probs = probs[self.bar_ids] if self.bar_ids.size else np.zeros(0)
+        self.bar_probs = self.probs[self.bar_ids] if self.bar_ids.size else np.zeros(0)
         self.bar_colors = [VERMILLION if i == self.chosen_index else BLUE for i in range(len(bar_ids))]
-        self._draw(k)
+        self.box.set_axis_title("left", self._rows_title())
+        self._draw(shown)
 
     def _chosen_id(self, probs: np.ndarray) -> int | None:
         if not self.vocab or not self.chosen_label:
