@@ -50,11 +50,16 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
     assert "\n" not in msg and "hf download some-org/not-here" in msg and str(tmp_path) in msg
 
 
+SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no layers": ("n_layer", 0),
+         "a width as words": ("n_inner", "x"), "a negative width": ("n_embd", -4), "a fractional count": ("n_layer", 2.5)}
+
+
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
                                   "a layer missing", "another model's weights", "a larger tokenizer",
                                   "a count as words", "no heads", "a width as words", "a smaller vocabulary",
                                   "no layers", "only architectures", "a null tokenizer", "a bad generation config",
-                                  "a missing shard"])
+                                  "a missing shard", "a negative width", "a fractional count",
+                                  "heads that do not split the width"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -72,19 +77,16 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         save_file({k: (v[: size - 5] if v.shape[0] == size else v) for k, v in load_file(weights).items()}, weights,
                   {"format": "pt"})
         expect = f"the tokenizer has {size} tokens but the model's embedding table only {size - 5} rows"
-    elif case in ("a count as words", "no heads"):   # the commands said "unexpected TypeError / ZeroDivisionError"
+    elif case in SIZES:   # "unexpected TypeError / ZeroDivisionError / IndexError", "'<' not supported between
+        key, value = SIZES[case]      # instances of 'str' and 'int'", "negative dimension -4", a tokenizer blamed
         config = json.loads((folder / "config.json").read_text())
-        wrong = {"n_layer": "two"} if case == "a count as words" else {"n_head": 0}
-        (folder / "config.json").write_text(json.dumps({**config, **wrong}))
-        expect = f"{folder / 'config.json'}: not a valid GPT-2 config ("
-    elif case == "no layers":            # "unexpected IndexError: index 0 is out of range" (QA)
+        (folder / "config.json").write_text(json.dumps({**config, key: value}))
+        expect = f"{folder / 'config.json'}: {key} is {json.dumps(value)}; a size must be a whole number, 1 or more"
+    elif case == "heads that do not split the width":    # "cannot load the weights (`embed_dim` must be divisible…"
         config = json.loads((folder / "config.json").read_text())
-        (folder / "config.json").write_text(json.dumps({**config, "n_layer": 0}))
-        expect = "the decoder has 0 layers: at least 1 is needed"
-    elif case == "a width as words":     # blamed on the tokenizer ("cannot read its tokenizer (Validation error…")
-        config = json.loads((folder / "config.json").read_text())
-        (folder / "config.json").write_text(json.dumps({**config, "n_inner": "x"}))
-        expect = f"{folder / 'config.json'}: not a valid GPT-2 config for transformers ("
+        (folder / "config.json").write_text(json.dumps({**config, "n_head": 5}))
+        expect = (f"{folder / 'config.json'}: a width of {config['n_embd']} cannot be split among 5 heads (each "
+                  f"head takes d_model / heads of it")
     elif case == "a smaller vocabulary":  # "…look at the above report!", a report printed to nobody
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "vocab_size": 10}))

@@ -120,13 +120,42 @@ def check_weights_complete(folder: Path, model, info: dict, tokenizer) -> None:
                              f"only {table:,} rows: they are not a pair")
 
 
+# the sizes a config may give, by the names the families use: each a whole number, 1 or more (or null where the
+# family then takes a default, as GPT-2's n_inner). A string or a negative size read as Python's words or as
+# transformers' tensor errors ("'<' not supported…", "negative dimension -4")
+SIZE_KEYS = ("n_layer", "n_layers", "num_hidden_layers", "num_layers", "num_decoder_layers", "encoder_layers",
+             "decoder_layers", "n_head", "n_heads", "num_attention_heads", "num_heads", "num_key_value_heads",
+             "encoder_attention_heads", "decoder_attention_heads", "n_embd", "hidden_size", "d_model", "dim",
+             "hidden_dim", "n_inner", "intermediate_size", "d_ff", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim",
+             "d_kv", "head_dim", "vocab_size", "n_positions", "max_position_embeddings")
+HEAD_SIZE_KEYS = ("d_kv", "head_dim")      # a head's width given apart from d_model / heads
+
+
+def check_sizes(folder: Path, config: dict) -> None:
+    """ModelLoadError naming the first size in config.json that is not a whole number of 1 or more."""
+    for key in SIZE_KEYS:
+        value = config.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ModelLoadError(f"{folder / 'config.json'}: {key} is {json.dumps(value)}; a size must be a whole "
+                                 f"number, 1 or more")
+
+
+def check_heads(folder: Path, config: dict, schema: Schema) -> None:
+    """ModelLoadError when the heads cannot split the model's width: each head takes d_model / heads of it."""
+    if schema.n_heads * schema.d_k != schema.d_model and not any(config.get(k) for k in HEAD_SIZE_KEYS):
+        raise ModelLoadError(f"{folder / 'config.json'}: a width of {schema.d_model} cannot be split among "
+                             f"{schema.n_heads} heads (each head takes d_model / heads of it: a whole number)")
+
+
 def schema_of_folder(folder: Path, fam) -> Schema:
     """A family's schema of a folder from its config.json alone (no weights, no torch)."""
     config = read_config(folder)
+    check_sizes(folder, config)
     try:
         schema = fam.schema_of_config(config)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config ({e})") from None
+    check_heads(folder, config, schema)
     return with_specials(schema, tokenizer_specials(folder))
 
 
