@@ -152,6 +152,10 @@ class Schema:
     embedding_norm: bool = False         # x = LayerNorm(e + p …): BERT and its kin and BART normalise the sum
     segment: bool = False                # x = LayerNorm(e + p + s): BERT and RoBERTa add a segment vector (type 0)
     position_offset: int = 0             # p = P[i + offset]: RoBERTa and BART's table rows start after the pad id's
+    # the feed-forward sublayer reads the layer's input x, as the attention does, not x + Attention(…): out =
+    # x + Attention(Norm₁(x)) + FFN(Norm₂(x)) (GPT-NeoX, Pythia). The trace keeps residual = input + out for
+    # each sublayer (the FFN's input being x + Attention(…)); its norm's input, ln_in, is x
+    parallel_residual: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -243,6 +247,14 @@ class Schema:
         return head // self.gqa_group
 
     # --- positions a model uses besides an added p ------------------------------------------------
+    def norm_input(self, attention: bool) -> str:
+        """What the norm of a sublayer (an attention one or not) reads, as the panels write it."""
+        if self.norm_place == NORM_AFTER:
+            return "v = x + Sublayer(x)"
+        if self.parallel_residual and not attention:
+            return "v = x, the layer's input (the attention's too: a parallel residual)"
+        return "v = x, the residual stream"
+
     def rotary_keys(self, stack: str) -> RotaryKeys | None:
         """Where a Trace keeps a stack's rotary tables; None when the model's positions are not rotary."""
         if self.positions != "rotary":

@@ -12,8 +12,9 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
   enc.out (Ts, d_model)  dec.out (Tt, d_model)  logits, probs (Tt, V_y)
   out_ids (Tt,) int: the vocabulary id of each row's token (out_tokens), when the run recorded it
 Positions a model uses besides p (p is then 0), under the keys its schema names:
-  rotary (Llama family), Schema.rotary_keys(stack): rotary_theta (d_k/2,) the frequencies θ_i, rotary_cos and
-      rotary_sin (T, d_k/2) cos and sin of position × θ_i as the model multiplied q and k by, rotary_positions (T,)
+  rotary (Llama family), Schema.rotary_keys(stack): rotary_theta (r/2,) the frequencies θ_i (r: d_k, or the share
+      of it that turns: GPT-NeoX), rotary_cos and rotary_sin (T, r/2) cos and sin of position × θ_i as the model
+      multiplied q and k by, rotary_positions (T,)
   relative (T5), Schema.bias_keys(kind): position_bias (H, Tq, Tk) added to q·kᵀ (scores include it),
       position_buckets (Tq, Tk) the bucket of each key's offset from its query
 Decoder row t is the state when predicting target token t+1 (generation step t).

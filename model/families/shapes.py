@@ -25,7 +25,8 @@ class Shape:
                  n_heads: int = 4, n_kv_heads: int | None = None, scale_embedding: bool = True,
                  ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
-                 segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None):
+                 segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None,
+                 parallel: bool = False, rotary_share: float = 1.0):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
@@ -37,12 +38,15 @@ class Shape:
         # x = LayerNorm(e + p + s) (BERT and its kin; BART without s): the sum is normalised, and BERT adds its
         # segment's vector; p = P[i + offset] where the table's rows start after the pad token's (RoBERTa, BART)
         self.embed_norm, self.segments, self.position_offset = embed_norm, segments, position_offset
+        # pre-norm only: the FFN reads the layer's input beside the attention (Schema.parallel_residual)
+        self.parallel = parallel
+        self.rotary_share = rotary_share      # the share of each head's dimensions rotary positions turn
 
     @property
     def schema_args(self) -> dict:
         """The Schema's fields that say how the embedding is computed."""
         return dict(scale_embedding=self.scale_embedding, embedding_norm=self.embed_norm, segment=self.segments,
-                    position_offset=self.position_offset)
+                    position_offset=self.position_offset, parallel_residual=self.parallel)
 
     def summed(self, terms: str) -> str:
         """The embedding's sum as the model computes it: "LayerNorm(E[token] + P[i] + S[0])" for BERT."""
@@ -65,10 +69,23 @@ class Shape:
             return f"out = {self.norm}({x} + {inner.format(x=x)})"
         return f"out = {x} + {inner.format(x=f'{self.norm}({x})')}"
 
+    def beside(self, inner: str) -> str:
+        """A parallel layer's feed-forward sublayer: it adds f(Norm₂(x)) to h = x + Attention(Norm₁(x)), both read
+        from the layer's input x."""
+        return (f"out = h + {inner.format(x=f'{self.norm}₂(x)')},   h = x + Attention({self.norm}₁(x))   "
+                "(x: the layer's input)")
+
     @property
     def then(self) -> str:
         return "Then Add & Norm." if self.post else f"Its input was normalised first ({self.norm}); the result is " \
                                                     "added to the residual stream."
+
+    @property
+    def rotated(self) -> str:
+        """Which dimensions of a query or key rotary positions turn: all, or the first share of each head's."""
+        if self.rotary_share >= 1:
+            return "every query and key"
+        return f"the first {self.rotary_share:.0%} of each query's and key's dimensions (the rest are not turned)"
 
     @property
     def scores(self) -> str:
@@ -106,7 +123,7 @@ class Shape:
                     f"of the model's weights{self.after_sum}.",
                     f"{symbol}_{pos} = {self.summed(f'{scale}{table}[token_{pos}] + P[{row}]')}   (P: one vector per "
                     f"place, a table of the weights{rows})")
-        where = {"rotary": "positions enter later, as rotations R of every query and key (RoPE)",
+        where = {"rotary": f"positions enter later, as rotations R of {self.rotated} (RoPE)",
                  "relative": "positions enter later, as a learned bias per head on the attention scores",
                  "none": "the model is given no positions"}[self.positions]
         return (f"Each {noun} becomes a vector: its embedding; {where}.", f"{symbol}_{pos} = {scale}{table}[token_{pos}]")
@@ -118,13 +135,17 @@ class Shape:
             inner, eq_name = "FFN({x})", "FFN"
         caption = ("Each position alone goes through the same two-layer network, then Add & Norm." if first and self.post
                    else "The same position-wise feed-forward network, then Add & Norm." if self.post
+                   else "Beside the attention, not after it: each position of the layer's input, normalised by a "
+                        "norm of its own, goes through the same network; both results are added to the stream."
+                   if self.parallel
                    else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
                         f"network. {self.then}")
         b1, b2 = (" + b₁", " + b₂") if self.ffn_biases else ("", "")
         act = f"max(0, {x} W₁{b1})" if self.activation == "ReLU" else f"{self.activation}({x} W₁{b1})"
         ffn_def = f"FFN({x}) = {act} W₂{b2},   " if self.ffn == FEED_FORWARD else ""
         return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",
-                        "feed-forward", caption, ffn_def + self.around(inner, x))
+                        "feed-forward", caption,
+                        ffn_def + (self.beside(inner) if self.parallel else self.around(inner, x)))
 
 
 def _embed_texts(shape: Shape, tokens: str) -> dict:

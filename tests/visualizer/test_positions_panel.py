@@ -84,6 +84,20 @@ def test_a_rotary_model_shows_its_cos_table_and_frequencies(panel, llama):
     assert not panel.bias.head.isVisibleTo(panel) and not panel.dim.isVisibleTo(panel)
 
 
+def test_a_model_that_turns_part_of_each_head_says_which_part(panel, tmp_path_factory):
+    """GPT-NeoX (Pythia: a quarter of each head) rotates the first share of each head's dimensions: the table and
+    the frequencies are that share's, the caption and notes say how much is not turned."""
+    folder, lm, t = _open("gpt_neox", tmp_path_factory)                      # rotary_pct 0.5: 4 of d_k = 8
+    sc = t.schema
+    panel.render(t, _view(t, stack=sc.stacks[0].embed_stage))
+    assert panel.mode == "rotary" and panel.rotary.table.shown.shape == (len(t.tgt_tokens), 2)
+    np.testing.assert_array_equal(panel.rotary.curve.getOriginalDataset()[1],
+                                  lm.model.gpt_neox.rotary_emb.inv_freq.numpy())
+    assert "2 pairs per head turn, the first 4 of its d<sub>k</sub> = 8 dimensions; the other 4 are not rotated" \
+        in panel.notes.text()
+    assert "the first 50% of each query's and key's dimensions (the rest are not turned)" in sc.stacks[0].embed_caption
+
+
 def test_t5_shows_each_heads_bias_for_the_kind_and_head_in_view(panel, t5):
     folder, lm, t = t5
     sc = t.schema

@@ -243,7 +243,7 @@ class InspectorPanel(QtWidgets.QWidget):
         n = "(v − μ)/σ" if centred else "v/σ"
         where = "Add &amp; Norm after" if post else sc.norm + " before"
         return (f"<h3>{where} this sublayer, token {tok(ln_token)} at position {i}</h3>"
-                f"<p class=eq>{'v = x + Sublayer(x)' if post else 'v = x, the residual stream'} = {vec(ln.v)}</p>"
+                f"<p class=eq>{sc.norm_input(sc.stack(stack).sublayer(sublayer).is_attention)} = {vec(ln.v)}</p>"
                 f"<p class=eq>{spread}</p>"
                 f"<p class=eq>{n} = {vec(ln.normalised)}</p>"
                 f"<p class=eq>γ = {vec(ln.gamma)}" + (f", β = {vec(ln.beta)}" if centred else "") + "</p>"

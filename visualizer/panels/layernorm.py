@@ -231,10 +231,11 @@ class LayerNormPanel(GridPanel):
         stats = {"before": self.stats.of(v), "after": self.stats.of(out)}
         self.hist = {key: got[:2] for key, got in stats.items()}
 
+        reads = schema.norm_input(schema.stack(stack).sublayer(sub).is_attention)
+
         def histogram_update(key, curve, plot):
             edges, counts, mean, std = stats[key]
-            name = (("v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream")
-                    if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)"))
+            name = reads if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)")
             self._hist_titles[key] = (f"{key}: {name}", f"all {T}×{d} values · mean {mean:.2f} · std {std:.2f}")
 
             def update():
@@ -282,7 +283,7 @@ class LayerNormPanel(GridPanel):
         tokens = st.token_noun + ("s" if T != 1 else "")
         sublayer = st.sublayer(sub).name
         where = f"Add &amp; Norm after {sublayer}" if schema.norm_place == NORM_AFTER else f"{schema.norm} before {sublayer}"
-        v = "v = x + Sublayer(x)" if schema.norm_place == NORM_AFTER else "v = x, the residual stream"
+        v = schema.norm_input(st.sublayer(sub).is_attention)
         spread = "μ and σ = √(var + ε)" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
         biased = f" (the variance ÷ {d}, not {d - 1})" if schema.norm == LAYER_NORM else ""
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"

@@ -63,6 +63,7 @@ class RotaryPlots:
         if keys is None or keys.theta not in trace.arrays:
             return "this run does not hold the rotary tables (it was made by an older version): run the model again"
         self.arrays = {name: np.asarray(trace[getattr(keys, name)]) for name in ("theta", "cos", "sin", "positions")}
+        self.d_k = trace.schema.d_k
         cos, theta = self.arrays["cos"], self.arrays["theta"]
         self.table.show_matrix(cos, tokens, None, symmetric_levels(cos))
         pairs = np.arange(len(theta))
@@ -75,7 +76,11 @@ class RotaryPlots:
         if theta is None or not len(theta):
             return ""
         fast, slow = int(np.argmax(theta)), int(np.argmin(theta))
-        return (f"{len(theta)} pairs per head (d<sub>k</sub> = {2 * len(theta)}): pair {fast} turns fastest, "
+        d_k = getattr(self, "d_k", 2 * len(theta))
+        turned = (f"{len(theta)} pairs per head (d<sub>k</sub> = {d_k})" if 2 * len(theta) >= d_k else
+                  f"{len(theta)} pairs per head turn, the first {2 * len(theta)} of its d<sub>k</sub> = {d_k} "
+                  f"dimensions; the other {d_k - 2 * len(theta)} are not rotated")
+        return (f"{turned}: pair {fast} turns fastest, "
                 f"θ = {theta[fast]:.3g} ({wavelength(float(theta[fast]))}); pair {slow} slowest, "
                 f"θ = {theta[slow]:.3g} ({wavelength(float(theta[slow]))}).")
 

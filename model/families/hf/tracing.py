@@ -34,6 +34,8 @@ class Part:
     scale: float = 0.0                         # attention: the factor of q·kᵀ (0: 1/√d_k)
     out: Any = None                            # attention: W_O, whose input is the heads' outputs side by side
     off: tuple = ()                            # attention: the heads switched off in this run (see HeadsOff)
+    by_head: bool = False                      # a fused "qkv" projection's columns are per head [q_h k_h v_h]
+                                               # (GPT-NeoX), not [q k v] side by side (GPT-2)
 
 
 @dataclass
@@ -55,6 +57,8 @@ class ModelMap:
     rotary: Any = None                         # a module whose output is (cos, sin)
     apply_rotary: Callable | None = None       # apply_rotary_pos_emb(q, k, cos, sin) of the model's module
     scale_scores: bool = True
+    parallel: bool = False                     # the FFN reads the layer's input beside the attention (GPT-NeoX): the
+                                               # attention's output is recorded at W_O, not read off the next norm
 
 
 class Hooks:
@@ -127,6 +131,8 @@ class Recorder(Hooks):
                         self._watch(m)
                     if part.down is not None:
                         self._watch(part.down, pre=True, tokens=True)
+                    if self.mm.parallel and part.out is not None:
+                        self._watch(part.out, tokens=True)
         self._watch(self.mm.rotary, rotary=True)
 
     def take(self, module):
@@ -244,6 +250,9 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
             n_in, n_out = norms[i][0][0], norms[i][1][0]
             if post:
                 residual = n_in
+            elif mm.parallel and part.proj:          # the next norm reads the layer's input too: x + W_O's output
+                residual = stream + rec.take(part.out)[1][0]
+                arrays[f"{name}.ln_in"] = _np(n_in)
             else:
                 residual = norms[i + 1][0][0] if i + 1 < len(norms) else (final[0][0] if final else None)
                 arrays[f"{name}.ln_in"] = _np(n_in)
@@ -263,15 +272,18 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
 def _rotary_arrays(keys, positions: torch.Tensor, theta: torch.Tensor, cos_sin, d_k: int) -> dict:
     """θ_i, and the cos and sin the module gave for each position and dimension pair (its output repeats them for
     the two halves that rotate_half pairs: dimension i with i + d_k/2)."""
-    cos, sin = (t[0] if t.dim() == 3 else t for t in cos_sin)                   # (T, d_k)
-    half = d_k // 2
+    cos, sin = (t[0] if t.dim() == 3 else t for t in cos_sin)                   # (T, d_k), or fewer (partial)
+    half = cos.shape[-1] // 2
     return {keys.theta: _np(theta), keys.cos: _np(cos[:, :half]), keys.sin: _np(sin[:, :half]),
             keys.positions: positions.reshape(-1).detach().cpu().numpy().astype(np.int64)}
 
 
 def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d_k: int, rotary, causal: bool,
                name: str, bias: torch.Tensor | None = None) -> dict:
-    if "qkv" in part.proj:
+    if "qkv" in part.proj and part.by_head:      # (T, H·3·d_k): head h's q, k and v side by side
+        fused = rec.take(part.proj["qkv"])[1][0]
+        q, k, v = (t.reshape(fused.shape[0], -1) for t in fused.reshape(fused.shape[0], -1, 3 * d_k).chunk(3, -1))
+    elif "qkv" in part.proj:
         q, k, v = rec.take(part.proj["qkv"])[1][0].split(weights.shape[0] * d_k, dim=-1)
     else:
         q, k, v = (rec.take(part.proj[n])[1][0] for n in "qkv")
