@@ -11,8 +11,8 @@ from pathlib import Path
 
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
-FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "opt", "bert", "roberta", "distilbert", "marian", "bart", "mbart", "t5",
-            "llama", "qwen2", "mistral")
+FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "phi", "opt", "bert", "roberta", "distilbert", "marian", "bart", "mbart",
+            "t5", "llama", "qwen2", "mistral")
 ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
@@ -66,6 +66,13 @@ def build(family: str, folder: Path, seed: int = 0, **config) -> Path:
             "vocab_size": len(vocab), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
             "intermediate_size": 64, "max_position_embeddings": 64, "rotary_pct": 0.5, "bos_token_id": 0,
             "eos_token_id": 0, "initializer_range": 0.3, "use_parallel_residual": True, **config}))
+    elif family == "phi":                  # one LayerNorm a layer for both sublayers, half of each head rotated
+        tok, vocab = _tokenizer(["<|endoftext|>", "<unk>"], None)
+        names = dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
+        model = tf.PhiForCausalLM(tf.PhiConfig(**{
+            "vocab_size": len(vocab), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "intermediate_size": 64, "max_position_embeddings": 64, "partial_rotary_factor": 0.5, "bos_token_id": 0,
+            "eos_token_id": 0, "initializer_range": 0.3, **config}))
     elif family == "opt":                  # OPT's ids: <pad> 1, </s> 2 (its start token too)
         tok, vocab = _tokenizer(["<s>", "<pad>", "</s>", "<unk>"], "</s> $A")
         names = dict(bos_token="</s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
@@ -202,7 +209,7 @@ def _build_sentencepiece(family: str, folder: Path) -> Path:
 
 
 AUTO = {"gpt2": "AutoModelForCausalLM", "gpt_neo": "AutoModelForCausalLM", "gpt_neox": "AutoModelForCausalLM",
-        "opt": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
+        "phi": "AutoModelForCausalLM", "opt": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
         "qwen2": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM",
         "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
         "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}

@@ -26,7 +26,7 @@ class Shape:
                  ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
                  segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None,
-                 parallel: bool = False, rotary_share: float = 1.0):
+                 parallel: bool = False, shared_norm: bool = False, rotary_share: float = 1.0):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
@@ -40,6 +40,7 @@ class Shape:
         self.embed_norm, self.segments, self.position_offset = embed_norm, segments, position_offset
         # pre-norm only: the FFN reads the layer's input beside the attention (Schema.parallel_residual)
         self.parallel = parallel
+        self.shared_norm = shared_norm        # a parallel layer's one norm, read by both sublayers (Phi)
         self.rotary_share = rotary_share      # the share of each head's dimensions rotary positions turn
 
     @property
@@ -72,6 +73,9 @@ class Shape:
     def beside(self, inner: str) -> str:
         """A parallel layer's feed-forward sublayer: it adds f(Norm₂(x)) to h = x + Attention(Norm₁(x)), both read
         from the layer's input x."""
+        if self.shared_norm:
+            return (f"out = h + {inner.format(x=f'{self.norm}(x)')},   h = x + Attention({self.norm}(x))   "
+                    f"(x: the layer's input; one {self.norm} for both)")
         return (f"out = h + {inner.format(x=f'{self.norm}₂(x)')},   h = x + Attention({self.norm}₁(x))   "
                 "(x: the layer's input)")
 
@@ -135,8 +139,9 @@ class Shape:
             inner, eq_name = "FFN({x})", "FFN"
         caption = ("Each position alone goes through the same two-layer network, then Add & Norm." if first and self.post
                    else "The same position-wise feed-forward network, then Add & Norm." if self.post
-                   else "Beside the attention, not after it: each position of the layer's input, normalised by a "
-                        "norm of its own, goes through the same network; both results are added to the stream."
+                   else "Beside the attention, not after it: each position of the layer's input, normalised by "
+                        f"{'the same norm as for the attention' if self.shared_norm else 'a norm of its own'}, goes "
+                        "through the same network; both results are added to the stream."
                    if self.parallel
                    else f"Each position alone goes through the same {'gated ' if self.ffn == GATED_MLP else ''}"
                         f"network. {self.then}")

@@ -50,6 +50,7 @@ def test_the_schema_follows_the_config(opened):
     expected = {"gpt2": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "gpt_neo": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "gpt_neox": ("decoder-only", "LayerNorm", "pre", "rotary", 4),
+                "phi": ("decoder-only", "LayerNorm", "pre", "rotary", 4),
                 "opt": ("decoder-only", "LayerNorm", "pre", "learned", 4),
                 "bert": ("encoder-only", "LayerNorm", "post", "learned", 4),
                 "roberta": ("encoder-only", "LayerNorm", "post", "learned", 4),
@@ -328,38 +329,53 @@ def test_opt_after_norm_opens_and_opt_350m_s_projections_are_refused_in_a_line(t
         load(wide)
 
 
-@pytest.mark.parametrize("parallel", [True, False])
-def test_gpt_neox_s_sublayers_are_its_own_modules_outputs(tmp_path, parallel):
-    """GPT-NeoX (Pythia): with a parallel residual the feed-forward network reads the layer's input x, as the
-    attention does, and out = x + Attention(LN₁(x)) + FFN(LN₂(x)); without it, the usual pre-norm layer. Each
-    sublayer's out is what transformers' own attention and MLP modules give, its norm's input what they read, and
-    the rotary tables cover the rotated share of each head (here half of d_k)."""
-    folder = hf_tiny.build("gpt_neox", tmp_path / "m", use_parallel_residual=parallel)
+def _parallel_parts(family, block, x, mask, position, parallel):
+    """(attention's out, the FFN's norm input, the FFN's out) of one layer, from transformers' own modules."""
+    if family == "phi":                                  # one norm for both
+        attn, ln_attn, mlp, ln_mlp = block.self_attn, block.input_layernorm, block.mlp, block.input_layernorm
+    else:
+        attn, ln_attn, mlp, ln_mlp = block.attention, block.input_layernorm, block.mlp, block.post_attention_layernorm
+    a = attn(ln_attn(x), attention_mask=mask, position_embeddings=position)[0]
+    mlp_in = x if parallel else x + a
+    return a, mlp_in, mlp(ln_mlp(mlp_in))
+
+
+@pytest.mark.parametrize("family, parallel", [("gpt_neox", True), ("gpt_neox", False), ("phi", True)])
+def test_parallel_layers_sublayers_are_the_models_own_modules_outputs(tmp_path, family, parallel):
+    """GPT-NeoX (Pythia) and Phi: with a parallel residual the feed-forward network reads the layer's input x, as
+    the attention does, and out = x + Attention(LN₁(x)) + FFN(LN₂(x)) (Phi: one LN for both); GPT-NeoX without it
+    is the usual pre-norm layer. Each sublayer's out is what transformers' own attention and MLP modules give, its
+    norm's input what they read, and the rotary tables cover the rotated share of each head (here half of d_k)."""
+    folder = hf_tiny.build(family, tmp_path / "m", **({} if family == "phi" else {"use_parallel_residual": parallel}))
     lm = load(folder)
     result = translate(lm, SENTENCE, DecodingSettings(max_new=3))
     t, sc = result.trace, lm.schema
     assert sc.parallel_residual == parallel
     ffn = sc.stacks[0].sublayer("ffn")
-    assert ("h = x + Attention(LayerNorm₁(x))" in ffn.equation) == parallel
-    ref = hf_tiny.reference_model("gpt_neox", folder)
+    assert ("h = x + Attention(LayerNorm" in ffn.equation) == parallel
+    assert ("one LayerNorm for both" in ffn.equation) == (family == "phi")
+    ref = hf_tiny.reference_model(family, folder)
+    base = ref.gpt_neox if family == "gpt_neox" else ref.model
     seq = hf_tiny.tokenizer(folder)(SENTENCE)["input_ids"] + result.out_ids
     ids = torch.tensor([seq[:-1]])                          # the rows the trace read (as hf_tiny.reference)
+    T = len(t.tgt_tokens)
     with torch.no_grad():
         states = ref(ids, output_hidden_states=True).hidden_states
-        T = len(t.tgt_tokens)
-        position = ref.gpt_neox.rotary_emb(states[0], torch.arange(T)[None])
-        for layer, block in enumerate(ref.gpt_neox.layers):
+        position = base.rotary_emb(states[0], torch.arange(T)[None])
+        mask = torch.full((T, T), -torch.inf).triu(1)[None, None]
+        for layer, block in enumerate(base.layers):
             x = states[layer]
-            mask = torch.full((T, T), -torch.inf).triu(1)[None, None]
-            attn = block.attention(block.input_layernorm(x), attention_mask=mask, position_embeddings=position)[0]
-            h = x + attn
-            mlp_in = x if parallel else h
-            mlp = block.mlp(block.post_attention_layernorm(mlp_in))
+            a, mlp_in, m = _parallel_parts(family, block, x, mask, position, parallel)
             g = lambda sub, name: t.get("dec", layer, sub, name)  # noqa: E731
-            np.testing.assert_allclose(g("self", "out"), attn[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("self", "out"), a[0].numpy(), atol=1e-5)
             np.testing.assert_allclose(g("ffn", "ln_in"), mlp_in[0].numpy(), atol=1e-5)
-            np.testing.assert_allclose(g("ffn", "out"), mlp[0].numpy(), atol=1e-5)
-            np.testing.assert_allclose(g("ffn", "residual"), (h + mlp)[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("ffn", "out"), m[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("ffn", "residual"), (x + a + m)[0].numpy(), atol=1e-5)
     keys = sc.rotary_keys("dec")
     assert t[keys.theta].shape == (sc.d_k // 4,) and t[keys.cos].shape == (T, sc.d_k // 4)   # half of d_k turned
     np.testing.assert_allclose(t[keys.cos], np.cos(np.arange(T)[:, None] * t[keys.theta][None]), atol=1e-6)
+
+
+def test_a_phi_that_normalises_q_and_k_is_refused_in_a_line(tmp_path):
+    with pytest.raises(ModelLoadError, match="qk_layernorm"):
+        load(hf_tiny.build("phi", tmp_path / "qk", qk_layernorm=True))

@@ -18,10 +18,11 @@ def recognises(config: dict) -> bool:
     return config.get("model_type") == "gpt_neox"
 
 
-def rotary_share(c: dict) -> float:
-    """The share of each head's dimensions that rotary positions turn (older configs: rotary_pct)."""
+def rotary_share(c: dict, default: float = 0.25) -> float:
+    """The share of each head's dimensions that rotary positions turn (older configs: rotary_pct, or
+    partial_rotary_factor beside rope_theta)."""
     rope = c.get("rope_parameters") or c.get("rope_scaling") or {}
-    return float(rope.get("partial_rotary_factor", c.get("rotary_pct", 0.25)))
+    return float(rope.get("partial_rotary_factor", c.get("partial_rotary_factor", c.get("rotary_pct", default))))
 
 
 def schema_of_config(c: dict) -> Schema:

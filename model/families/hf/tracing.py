@@ -242,7 +242,10 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
             keys = schema.bias_keys(schema.kind_at(sm.key, k).name)
             arrays |= {keys.bias: _np(bias[k]), keys.buckets: buckets.detach().cpu().numpy().astype(np.int64)}
         order = [(layer, sub.key, sm.layers[layer][sub.key]) for layer in range(st.n_layers) for sub in st.sublayers]
-        norms = [rec.take(part.norm) for _, _, part in order]                    # (input (1,T,d), output (1,T,d))
+        norms = []                                                               # (input (1,T,d), output (1,T,d))
+        for i, (layer, _, part) in enumerate(order):      # a norm both sublayers of a layer read (Phi) ran once
+            shared = i > 0 and order[i - 1][0] == layer and order[i - 1][2].norm is part.norm
+            norms.append(norms[-1] if shared else rec.take(part.norm))
         final = rec.take(sm.final_norm) if sm.final_norm is not None else None
         stream = x                                                               # the sublayer's input
         for i, (layer, key, part) in enumerate(order):
@@ -290,7 +293,9 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
     q, k, v = _heads(q, d_k), _heads(k, d_k), _heads(v, d_k)                     # (H, Tq, d_k), (H_kv, Tk, d_k)
     if rotary is not None and mm.apply_rotary is not None:
         cos, sin = rotary
-        q, k = (t[0] for t in mm.apply_rotary(q[None], k[None], cos, sin))
+        r = cos.shape[-1]                            # the dimensions turned: all, or each head's first r
+        turned = mm.apply_rotary(q[None, ..., :r], k[None, ..., :r], cos, sin)
+        q, k = (torch.cat([t[0], rest[..., r:]], -1) for t, rest in zip(turned, (q, k)))
     group = q.shape[0] // k.shape[0]
     kk, vv = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)      # grouped-query: shared k, v
     scale = part.scale or d_k ** -0.5
