@@ -19,8 +19,8 @@ from ..ablation import AblationError
 from ..assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, bundled_models, model_folder
 
 # modules under model/families/, asked in this order
-FAMILIES = ("seed", "hf.gpt2", "hf.gpt_neo", "hf.gpt_neox", "hf.phi", "hf.opt", "hf.bert", "hf.roberta", "hf.distilbert",
-            "hf.marian", "hf.bart", "hf.t5", "hf.llama")
+FAMILIES = ("seed", "hf.gpt2", "hf.gpt_neo", "hf.gpt_neox", "hf.phi", "hf.opt", "hf.bert", "hf.roberta",
+            "hf.distilbert", "hf.marian", "hf.bart", "hf.t5", "hf.llama")
 
 
 def family(name: str):
