@@ -154,3 +154,24 @@ def test_the_window_steps_through_every_stage_with_the_keys(qtbot, window, shape
                                                             shaped_trace.attention(k.name, att.shown_layer)[0],
                                                             np.nan))
     assert not window.grab().isNull()
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_parallel_layers_sublayers_sit_side_by_side_on_the_map(panels, parallel):
+    """GPT-NeoX and Phi add the attention's and the feed-forward network's outputs to the same input: the map draws
+    a layer's two boxes on one row, side by side; a sequential layer's one under the other."""
+    from model.families.shapes import decoder_only
+    from model.synthetic import synthetic_trace
+    schema = decoder_only("test", 2, 32, 4, 64, norm_place="pre", positions="rotary", parallel=parallel)
+    trace = synthetic_trace(schema, None, ["the", "cat", "sat", "on"], seed=1)
+    state, made = panels
+    state.set_shape(schema, trace.n_steps)
+    arch = made["architecture"]
+    arch.render(trace, state)
+    for layer in range(2):
+        attn, ffn = (arch.boxes[Stage("dec", layer, key)] for key in ("self", "ffn"))
+        if parallel:
+            assert attn.top() == ffn.top() and attn.right() < ffn.left() and attn.width() == ffn.width()
+        else:
+            assert attn.bottom() < ffn.top() and attn.left() == ffn.left()
+        assert arch.stage_at(ffn.center()) == Stage("dec", layer, "ffn")        # each box its own click

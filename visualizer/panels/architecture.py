@@ -119,7 +119,10 @@ class ArchitectureMap(QtWidgets.QWidget):
         def opened(st) -> int:             # the layer of this stack that keeps its sublayers when folded
             return min(self.open_layer, st.n_layers - 1)
 
-        rows = max(1 + (st.n_layers - 1 + len(st.sublayers) if fold else st.n_layers * len(st.sublayers))
+        # a parallel residual's sublayers read the same input: side by side, on one row (GPT-NeoX, Phi)
+        per_layer = 1 if sc.parallel_residual else None
+        rows = max(1 + (st.n_layers - 1 + (per_layer or len(st.sublayers)) if fold
+                        else st.n_layers * (per_layer or len(st.sublayers)))
                    + (st is sc.output_stack and sc.has_output) for st in sc.stacks)
         layers = 1 if fold else sc.n_layers
         box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows - 6 * fold * (sc.n_layers - 1))
@@ -138,7 +141,13 @@ class ArchitectureMap(QtWidgets.QWidget):
                     continue
                 top = y
                 y += frame_label
-                for sub in st.sublayers:
+                if per_layer:
+                    n = len(st.sublayers)
+                    width = (col_w - 8 - 4 * (n - 1)) / n
+                    for i, sub in enumerate(st.sublayers):
+                        self.boxes[Stage(st.key, l, sub.key)] = QtCore.QRectF(x + 4 + i * (width + 4), y, width, box_h)
+                    y += box_h + 3
+                for sub in () if per_layer else st.sublayers:
                     self.boxes[Stage(st.key, l, sub.key)] = QtCore.QRectF(x + 4, y, col_w - 8, box_h)
                     y += box_h + 3
                 self.frames.append((f"{st.title} layer {l + 1}", f"Layer {l + 1}",
