@@ -310,3 +310,38 @@ def test_the_sort_follows_its_column_when_columns_come_and_go(qtbot, window):
     panel.table.sortByColumn(panel.model.columns.index("effect_logp"), QtCore.Qt.SortOrder.AscendingOrder)
     panel.model.set_rows(list(panel.model.rows), frozenset({panel.model.rows[1].key}))   # no effects, a head off
     assert header.sortIndicatorSection() == -1 and panel.row_key(0) == panel.model.rows[0].key    # pipeline order
+
+
+def test_the_header_leaves_the_sort_arrow_room_in_the_sorted_column_alone(window, qtbot):
+    """At a class's font (19.6 points) Qt left every column its header's height for a sort arrow (68 pixels beside
+    "entropy (bits)"), and a 720p projector's 360-pixel dock cut the entropy column (kind, layer, head and entropy
+    took 406 pixels; 296 now). Now the sorted column alone has the room of an arrow."""
+    from PySide6 import QtGui, QtWidgets
+
+    from visualizer.panels.metrics import MetricsPanel
+    panel = MetricsPanel(window.state)
+    qtbot.addWidget(panel)
+    big = QtGui.QFont(panel.font())
+    big.setPointSizeF(19.6)
+    panel.setFont(big)
+    panel.render(window.trace, window.state)
+    header = panel.table.horizontalHeader()
+    columns = panel.model.columns
+    entropy = columns.index("entropy_bits")
+    qt_own = QtWidgets.QHeaderView(QtCore.Qt.Orientation.Horizontal)     # Qt's header on the same table, unsorted
+    qtbot.addWidget(qt_own)
+    qt_own.setFont(big)
+    qt_own.setModel(panel.table.model())
+    plain = [qt_own.sectionSizeFromContents(i).width() for i in range(len(columns))]
+    qt_own.setSortIndicatorShown(True)
+    qt_arrows = [qt_own.sectionSizeFromContents(i).width() for i in range(len(columns))]
+    widths = lambda: [header.sectionSizeFromContents(i).width() for i in range(len(columns))]  # noqa: E731
+    assert header.sectionSizeFromContents(entropy).height() > 1.5 * header.fontMetrics().height()    # two lines
+    assert widths() == plain                                       # unsorted (pipeline order): no arrow anywhere
+    assert qt_arrows[entropy] - plain[entropy] > 2 * header.fontMetrics().height()      # what Qt left for one
+    panel.table.sortByColumn(entropy, QtCore.Qt.SortOrder.DescendingOrder)
+    sorted_widths = widths()
+    arrow = sorted_widths[entropy] - plain[entropy]
+    assert 0 < arrow < header.fontMetrics().height()               # an arrow's room, not the header's height
+    assert sorted_widths[:entropy] == plain[:entropy]
+    qtbot.waitUntil(lambda: header.sectionSize(entropy) >= sorted_widths[entropy])   # the table's own layout
