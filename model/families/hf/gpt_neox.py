@@ -4,8 +4,6 @@ of them, a parallel residual: the feed-forward network reads the layer's input b
 LayerNorm of its own, and both results are added to it (use_parallel_residual)."""
 from __future__ import annotations
 
-import sys
-
 from ...schema import Schema
 from ..shapes import decoder_only
 from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
@@ -44,11 +42,10 @@ schema_of_folder, open = interface(__name__)
 
 
 def model_map(model):
-    from .tracing import ModelMap, Part, StackMap
+    from .tracing import ModelMap, Part, StackMap, rotary_function
     m = model.gpt_neox
     layers = [{"self": Part(l.input_layernorm, {"qkv": l.attention.query_key_value}, scale=l.attention.scaling,
                             out=l.attention.dense, by_head=True),
                "ffn": Part(l.post_attention_layernorm, down=l.mlp.dense_4h_to_h)} for l in m.layers]
-    rope = sys.modules[type(m.layers[0].attention).__module__].apply_rotary_pos_emb
     return ModelMap([StackMap("dec", layers, m.layers[0], m.embed_in, 1.0, None, m.final_layer_norm)], m.rotary_emb,
-                    rope, parallel=bool(model.config.use_parallel_residual))
+                    rotary_function(m.layers[0].attention), parallel=bool(model.config.use_parallel_residual))

@@ -2,7 +2,6 @@
 attention, a gated MLP. q and k are shown after the rotation, as the model multiplies them."""
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 from ...schema import GATED_MLP, RMS_NORM, Schema
@@ -33,11 +32,9 @@ schema_of_folder, open = interface(__name__)
 
 
 def model_map(model):
-    from .tracing import ModelMap, Part, StackMap
+    from .tracing import ModelMap, Part, StackMap, rotary_function, separate_qkv
     m = model.model
-    parts = [{"self": Part(l.input_layernorm, {"q": l.self_attn.q_proj, "k": l.self_attn.k_proj,
-                                               "v": l.self_attn.v_proj}, scale=l.self_attn.scaling,
-                           out=l.self_attn.o_proj),
+    parts = [{"self": separate_qkv(l.input_layernorm, l.self_attn, "o_proj"),
               "ffn": Part(l.post_attention_layernorm, down=l.mlp.down_proj)} for l in m.layers]
-    rope = sys.modules[type(m.layers[0].self_attn).__module__].apply_rotary_pos_emb
-    return ModelMap([StackMap("dec", parts, m.layers[0], m.embed_tokens, 1.0, None, m.norm)], m.rotary_emb, rope)
+    return ModelMap([StackMap("dec", parts, m.layers[0], m.embed_tokens, 1.0, None, m.norm)], m.rotary_emb,
+                    rotary_function(m.layers[0].self_attn))

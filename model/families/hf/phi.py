@@ -4,8 +4,6 @@ on the first share of each head's dimensions (partial_rotary_factor), separate q
 and an output layer with a bias. Phi models that normalise q and k (qk_layernorm) are refused with the reason."""
 from __future__ import annotations
 
-import sys
-
 from ...assets import ModelLoadError
 from ...schema import Schema
 from ..shapes import decoder_only
@@ -41,12 +39,9 @@ schema_of_folder, open = interface(__name__)
 
 
 def model_map(model):
-    from .tracing import ModelMap, Part, StackMap
+    from .tracing import ModelMap, Part, StackMap, rotary_function, separate_qkv
     m = model.model
-    layers = [{"self": Part(l.input_layernorm, {"q": l.self_attn.q_proj, "k": l.self_attn.k_proj,
-                                                "v": l.self_attn.v_proj}, scale=l.self_attn.scaling,
-                            out=l.self_attn.dense),
+    layers = [{"self": separate_qkv(l.input_layernorm, l.self_attn, "dense"),
                "ffn": Part(l.input_layernorm, down=l.mlp.fc2)} for l in m.layers]      # one norm for both
-    rope = sys.modules[type(m.layers[0].self_attn).__module__].apply_rotary_pos_emb
     return ModelMap([StackMap("dec", layers, m.layers[0], m.embed_tokens, 1.0, None, m.final_layernorm)],
-                    m.rotary_emb, rope, parallel=True)
+                    m.rotary_emb, rotary_function(m.layers[0].self_attn), parallel=True)

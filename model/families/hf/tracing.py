@@ -38,6 +38,19 @@ class Part:
                                                # (GPT-NeoX), not [q k v] side by side (GPT-2)
 
 
+def separate_qkv(norm, attention, out: str, **part) -> Part:
+    """The Part of an attention module with q_proj, k_proj and v_proj (Llama, Phi), its W_O named out, and its
+    scaling as the factor of q·kᵀ."""
+    return Part(norm, {"q": attention.q_proj, "k": attention.k_proj, "v": attention.v_proj},
+                scale=attention.scaling, out=getattr(attention, out), **part)
+
+
+def rotary_function(attention):
+    """apply_rotary_pos_emb of the module an attention class is defined in (each family has its own)."""
+    import sys
+    return sys.modules[type(attention).__module__].apply_rotary_pos_emb
+
+
 @dataclass
 class StackMap:
     key: str                                   # the schema's stack key
