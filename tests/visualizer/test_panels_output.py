@@ -353,7 +353,7 @@ def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(pane
     big = QtGui.QFont(panel.font())
     big.setPointSizeF(19.6)
     panel.setFont(big)                                  # as presentation mode's application font reaches it
-    panel.resize(600, 280)                             # the box at its least height
+    panel.resize(600, 280)
     axis = panel.plot.getAxis("left")
     line = 1.05 * QtGui.QFontMetricsF(tick_font(THINNED_SCALE * 17.6)).height()
     seen_below = False
@@ -367,7 +367,10 @@ def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(pane
         rows = len(panel.bar_ids) + (0.7 if len(panel.bar_ids) > n else 0.2)
         assert panel.plot.vb.height() / rows >= line                               # each token at 12.3 points
         assert len(axis.labels) == len(panel.bar_ids)
-        assert f"(top {n})" in panel.plot.getAxis("left").labelText
+        title = panel.plot.getAxis("left").labelText                           # "top 6" where the whole one
+        assert title in (f"next token (top {n})", f"top {n}")                   # would be cut along the axis
+        assert (title == f"top {n}") == (QtGui.QFontMetricsF(tick_font(18.6)).horizontalAdvance(
+            f"next token (top {n})") > panel.plot.vb.height() + 20)
         assert panel.bar_ids[panel.chosen_index] == panel.chosen_id                # the token taken has its bar
         if panel.chosen_rank > n:
             seen_below = True
@@ -376,3 +379,35 @@ def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(pane
     panel.resize(700, 900)                               # room again: all ten, and the plain title
     qtbot.waitUntil(lambda: panel.shown == 10)
     assert len(axis.labels) >= 10 and panel.plot.getAxis("left").labelText == "next token"
+
+
+def test_a_dock_shorter_than_the_chart_shows_its_axis_with_fewer_bars_and_a_two_line_header(vocab, trace, qtbot):
+    """QA at 720p and 1080p in class: a Head metrics table gone to left the output dock 224 to 241 pixels; the chart
+    kept its 280-pixel least height and ten bars, and scrolled: its probability axis and the token taken out of
+    sight. And the four-line header's room stayed above the two lines it then showed. Now the chart shrinks to
+    its axis, with the bars that fit, and the header takes the height of its two lines."""
+    from PySide6 import QtGui, QtWidgets
+
+    from visualizer.panels.output import MIN_HEIGHT
+    scroll = QtWidgets.QScrollArea()
+    scroll.setWidgetResizable(True)
+    panel = OutputPanel()
+    panel.set_vocab(vocab)
+    scroll.setWidget(panel)
+    qtbot.addWidget(scroll)
+    big = QtGui.QFont(panel.font())
+    big.setPointSizeF(19.6)
+    scroll.setFont(big)
+    scroll.resize(560, 900)
+    scroll.show()
+    panel.render(trace, state_for(trace, stack="output", step=1))
+    qtbot.waitUntil(lambda: not panel.short_header and panel.shown == len(panel.top_ids))
+    qtbot.waitUntil(lambda: panel.header.height() > 3 * panel.header.label.fontMetrics().height())   # 4 lines
+    tall = panel.header.height()
+    scroll.resize(560, 300)
+    qtbot.waitUntil(lambda: panel.short_header)
+    qtbot.waitUntil(lambda: panel.header.height() < tall)                  # the two lines' height, not four's
+    room = scroll.viewport().height()
+    assert panel.box.minimumHeight() == MIN_HEIGHT and panel.minimumSizeHint().height() <= room    # no scrolling
+    qtbot.waitUntil(lambda: panel.height() <= room)
+    assert 3 <= panel.shown < len(panel.top_ids) and not scroll.verticalScrollBar().isVisible()

@@ -16,7 +16,7 @@ from model.text import probability
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import THINNED_SCALE, TICK_PT, escape, fit_number_ticks, short, tick_font
+from ..plotting.text import LABEL_PT, THINNED_SCALE, TICK_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -56,6 +56,9 @@ def join_pieces(pieces: list[str]) -> str:
     return out
 
 
+# the chart's least height: a short dock (a Head metrics table gone to at 720p) keeps its axis in sight, with fewer
+# bars (_fitting_count); below COMFORT_HEIGHT the header keeps its first line and the token taken (_short)
+MIN_HEIGHT, COMFORT_HEIGHT = 170, 280
 MIN_BARS = 3                # a short plot's least bars, whatever their tokens' size
 MIN_VALUE_PT = 7.0          # the bars' numbers shrink to their rows' height, not below this
 
@@ -105,7 +108,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.top_k = top_k
         self.header = header_label()
         self.box = PlotBox("next-token probabilities", "next token", "probability",
-                           axisItems={"left": TokenAxis("left")}, min_height=280, fixed_min_height=True)
+                           axisItems={"left": TokenAxis("left")}, min_height=MIN_HEIGHT, fixed_min_height=True)
         self.plot = self.box.item
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
@@ -161,8 +164,10 @@ class OutputPanel(QtWidgets.QWidget):
     def _resized(self) -> None:
         if self.top_ids.size and self._fitting_count() != self.shown:
             self._lay_out_bars()                     # (fits the ticks too)
-        else:
-            self._fit_ticks()
+            return
+        self._fit_ticks()
+        if self.top_ids.size and self._rows_title() != self.box.axis_titles["left"]:
+            self.box.set_axis_title("left", self._rows_title())
 
     def _fit_ticks(self) -> None:
         reach = fit_number_ticks(self.plot.getAxis("bottom"), 0.0, self._limit, self.plot.vb.width())
@@ -191,9 +196,14 @@ class OutputPanel(QtWidgets.QWidget):
 
     def _rows_title(self) -> str:
         """The rows' axis title: what a row is (a decoder's next token, an encoder's own), and how many of the
-        top-k a short plot shows."""
+        top-k a short plot shows ("top 5" alone where the longer title would be cut along the axis)."""
         title = "next token" if self._by_step else "token"
-        return title if self.shown in (-1, len(self.top_ids)) else f"{title} (top {self.shown})"
+        if self.shown in (-1, len(self.top_ids)):
+            return title
+        font = tick_font(self.box.text_pt + LABEL_PT - TICK_PT)
+        whole = f"{title} (top {self.shown})"
+        fits = QtGui.QFontMetricsF(font).horizontalAdvance(whole) <= self.plot.vb.height() + 20
+        return whole if fits else f"top {self.shown}"
 
     def _axis_titles(self) -> None:
         self.box.set_axis_title("left", self._rows_title())
@@ -397,7 +407,9 @@ class OutputPanel(QtWidgets.QWidget):
         # what the number means, for a student who reads 2.2 bits beside a bar of 0.84
         meaning = (f"H = −Σ p·log₂ p over all {kept} tokens {'sampling keeps' if self.cut else 'of its vocabulary'}: 0 bits when it is certain of "
                    f"one, {max_bits:.2f} when every token is as likely; about 2<sup>H</sup> tokens' worth of choice")
-        self.short_header = self._short()
+        compact = self._short()
+        refit = compact != getattr(self, "short_header", compact)     # a header of the other kind: its height too
+        self.short_header = compact
         if self.short_header:           # a short dock (a 720p projector): the plot keeps its axis in sight
             cut = f", top&nbsp;k&nbsp;=&nbsp;{self.cut}" if self.cut else ""      # (its number alone wrapped too)
             # "T =" and its number on one line (a 1024 × 768 projector wrapped "1.00" alone)
@@ -408,6 +420,8 @@ class OutputPanel(QtWidgets.QWidget):
         else:
             self.header.setText(full)
             self.header.setToolTip(meaning)
+        if refit:                 # (the four lines' room stayed above a two-line header, QA at 1080p in class)
+            self.header.refit()
 
     def _short(self) -> bool:
         """Whether the room this panel is shown in (its scroll area's viewport, in a dock) cannot hold the plot
@@ -416,7 +430,7 @@ class OutputPanel(QtWidgets.QWidget):
         if room is None:
             return False
         lines = 4 * self.header.fontMetrics().height()
-        return room.height() < self.box.minimumHeight() + lines + 30
+        return room.height() < COMFORT_HEIGHT + lines + 30
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
