@@ -379,3 +379,18 @@ def test_parallel_layers_sublayers_are_the_models_own_modules_outputs(tmp_path, 
 def test_a_phi_that_normalises_q_and_k_is_refused_in_a_line(tmp_path):
     with pytest.raises(ModelLoadError, match="qk_layernorm"):
         load(hf_tiny.build("phi", tmp_path / "qk", qk_layernorm=True))
+
+
+@pytest.mark.parametrize("share", [2.0, 0.0, "half"])
+def test_a_rotary_share_that_is_no_share_is_refused_when_opened_not_at_the_first_run(tmp_path, share):
+    """QA: a Phi whose partial_rotary_factor read 2.0 opened, and every run then failed with "The size of tensor a
+    (8) must match…", blamed on the sentence."""
+    import json
+    folder = hf_tiny.build("phi", tmp_path / "m")
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"]["partial_rotary_factor"] = share
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError) as e:
+        load(folder)
+    assert str(e.value).startswith(f"partial_rotary_factor is {json.dumps(share)}: the share of each head's "
+                                   "dimensions that rotary positions turn must be over 0 and at most 1")

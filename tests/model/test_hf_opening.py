@@ -51,7 +51,8 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 
 
 SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no layers": ("n_layer", 0),
-         "a width as words": ("n_inner", "x"), "a negative width": ("n_embd", -4), "a fractional count": ("n_layer", 2.5)}
+         "a width as words": ("n_inner", "x"), "a negative width": ("n_embd", -4), "a fractional count": ("n_layer", 2.5),
+         "a null head count": ("n_head", None)}
 
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
@@ -59,7 +60,7 @@ SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no 
                                   "a count as words", "no heads", "a width as words", "a smaller vocabulary",
                                   "no layers", "only architectures", "a null tokenizer", "a bad generation config",
                                   "a missing shard", "a negative width", "a fractional count",
-                                  "heads that do not split the width"])
+                                  "heads that do not split the width", "no head count", "a null head count"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -85,8 +86,13 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     elif case == "heads that do not split the width":    # "cannot load the weights (`embed_dim` must be divisible…"
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "n_head": 5}))
-        expect = (f"{folder / 'config.json'}: a width of {config['n_embd']} cannot be split among 5 heads (each "
-                  f"head takes d_model / heads of it")
+        expect = (f"{folder / 'config.json'}: n_embd {config['n_embd']} cannot be split among n_head 5 heads (each "
+                  f"head takes n_embd / heads of it")
+    elif case == "no head count":          # the family's default, 12, does not split 32
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k != "n_head"}))
+        expect = (f"a width of {config['n_embd']} cannot be split among 12 heads (config.json gives no head count, "
+                  "and 12 is the family's default)")
     elif case == "a smaller vocabulary":  # "…look at the above report!", a report printed to nobody
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "vocab_size": 10}))

@@ -4,6 +4,9 @@ of them, a parallel residual: the feed-forward network reads the layer's input b
 LayerNorm of its own, and both results are added to it (use_parallel_residual)."""
 from __future__ import annotations
 
+import json
+
+from ...assets import ModelLoadError
 from ...schema import Schema
 from ..shapes import decoder_only
 from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
@@ -18,9 +21,16 @@ def recognises(config: dict) -> bool:
 
 def rotary_share(c: dict, default: float = 0.25) -> float:
     """The share of each head's dimensions that rotary positions turn (older configs: rotary_pct, or
-    partial_rotary_factor beside rope_theta)."""
+    partial_rotary_factor beside rope_theta); ModelLoadError naming it when it is no share (over 0, at most 1)."""
     rope = c.get("rope_parameters") or c.get("rope_scaling") or {}
-    return float(rope.get("partial_rotary_factor", c.get("partial_rotary_factor", c.get("rotary_pct", default))))
+    for where, key in ((rope, "partial_rotary_factor"), (c, "partial_rotary_factor"), (c, "rotary_pct")):
+        if key in where:
+            value = where[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                raise ModelLoadError(f"{key} is {json.dumps(value)}: the share of each head's dimensions that "
+                                     "rotary positions turn must be over 0 and at most 1")
+            return float(value)
+    return default
 
 
 def schema_of_config(c: dict) -> Schema:

@@ -129,22 +129,36 @@ SIZE_KEYS = ("n_layer", "n_layers", "num_hidden_layers", "num_layers", "num_deco
              "hidden_dim", "n_inner", "intermediate_size", "d_ff", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim",
              "d_kv", "head_dim", "vocab_size", "n_positions", "max_position_embeddings")
 HEAD_SIZE_KEYS = ("d_kv", "head_dim")      # a head's width given apart from d_model / heads
+# sizes whose null means "the family's default" (GPT-2's n_inner: 4 · n_embd; Llama's head_dim: d_model / heads)
+NULLABLE = ("n_inner", "head_dim", "num_key_value_heads", "num_decoder_layers", "intermediate_size")
+WIDTH_KEYS = ("n_embd", "hidden_size", "d_model", "dim")
+HEAD_KEYS = ("n_head", "n_heads", "num_attention_heads", "num_heads", "encoder_attention_heads")
 
 
 def check_sizes(folder: Path, config: dict) -> None:
-    """ModelLoadError naming the first size in config.json that is not a whole number of 1 or more."""
+    """ModelLoadError naming the first size in config.json that is not a whole number of 1 or more (null where the
+    family has no default for it), or a head count that does not split the width."""
     for key in SIZE_KEYS:
-        value = config.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if key not in config or (config[key] is None and key in NULLABLE):
+            continue
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ModelLoadError(f"{folder / 'config.json'}: {key} is {json.dumps(value)}; a size must be a whole "
                                  f"number, 1 or more")
+    width = next((k for k in WIDTH_KEYS if k in config), None)
+    heads = next((k for k in HEAD_KEYS if k in config), None)
+    if width and heads and config[width] % config[heads] and not any(config.get(k) for k in HEAD_SIZE_KEYS):
+        raise ModelLoadError(f"{folder / 'config.json'}: {width} {config[width]} cannot be split among "
+                             f"{heads} {config[heads]} heads (each head takes {width} / heads of it: a whole number)")
 
 
 def check_heads(folder: Path, config: dict, schema: Schema) -> None:
     """ModelLoadError when the heads cannot split the model's width: each head takes d_model / heads of it."""
     if schema.n_heads * schema.d_k != schema.d_model and not any(config.get(k) for k in HEAD_SIZE_KEYS):
+        given = "" if any(k in config for k in HEAD_KEYS) else \
+            f" (config.json gives no head count, and {schema.n_heads} is the family's default)"
         raise ModelLoadError(f"{folder / 'config.json'}: a width of {schema.d_model} cannot be split among "
-                             f"{schema.n_heads} heads (each head takes d_model / heads of it: a whole number)")
+                             f"{schema.n_heads} heads{given} (each head takes d_model / heads of it: a whole number)")
 
 
 def schema_of_folder(folder: Path, fam) -> Schema:
