@@ -51,8 +51,8 @@ def test_a_missing_model_id_says_how_to_fetch_it(tmp_path, monkeypatch):
 
 
 SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no layers": ("n_layer", 0),
-         "a width as words": ("n_inner", "x"), "a negative width": ("n_embd", -4), "a fractional count": ("n_layer", 2.5),
-         "a null head count": ("n_head", None)}
+         "a width as words": ("n_inner", "x"), "a negative width": ("n_embd", -4),
+         "a fractional count": ("n_layer", 2.5), "a null head count": ("n_head", None)}
 
 
 @pytest.mark.parametrize("case", ["bin only", "unknown family", "no model type", "no tokenizer", "truncated", "bad header",
