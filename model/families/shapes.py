@@ -81,8 +81,12 @@ class Shape:
 
     @property
     def then(self) -> str:
-        return "Then Add & Norm." if self.post else f"Its input was normalised first ({self.norm}); the result is " \
-                                                    "added to the residual stream."
+        if self.post:
+            return "Then Add & Norm."
+        if self.parallel:        # (the attention's caption said nothing of the FFN beside it, QA)
+            return (f"Its input was normalised first ({self.norm}); the feed-forward network reads the same input "
+                    "beside it, and both results are added to the residual stream.")
+        return f"Its input was normalised first ({self.norm}); the result is added to the residual stream."
 
     @property
     def rotated(self) -> str:
@@ -148,7 +152,9 @@ class Shape:
         b1, b2 = (" + b₁", " + b₂") if self.ffn_biases else ("", "")
         act = f"max(0, {x} W₁{b1})" if self.activation == "ReLU" else f"{self.activation}({x} W₁{b1})"
         ffn_def = f"FFN({x}) = {act} W₂{b2},   " if self.ffn == FEED_FORWARD else ""
-        return Sublayer(key, self.ffn, title, "Feed-forward → Add & Norm" if self.post else f"{self.norm} → {eq_name}",
+        short = ("Feed-forward → Add & Norm" if self.post else f"{eq_name} (the same {self.norm})" if self.shared_norm
+                 else f"{self.norm} → {eq_name}")       # Phi's map drew a second norm its layers do not have (QA)
+        return Sublayer(key, self.ffn, title, short,
                         "feed-forward", caption,
                         ffn_def + (self.beside(inner) if self.parallel else self.around(inner, x)))
 

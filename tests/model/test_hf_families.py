@@ -354,6 +354,8 @@ def test_parallel_layers_sublayers_are_the_models_own_modules_outputs(tmp_path, 
     ffn = sc.stacks[0].sublayer("ffn")
     assert ("h = x + Attention(LayerNorm" in ffn.equation) == parallel
     assert ("one LayerNorm for both" in ffn.equation) == (family == "phi")
+    assert ffn.short == ("FFN (the same LayerNorm)" if family == "phi" else "LayerNorm → FFN")   # Phi: one norm
+    assert ("reads the same input beside it" in sc.stacks[0].sublayer("self").caption) == parallel
     ref = hf_tiny.reference_model(family, folder)
     base = ref.gpt_neox if family == "gpt_neox" else ref.model
     seq = hf_tiny.tokenizer(folder)(SENTENCE)["input_ids"] + result.out_ids
