@@ -76,6 +76,9 @@ def guide_html(schema=None) -> str:
     embed = "embedding" + (" + positional encoding" if positions in ("sinusoidal", "learned") else "")
     norms = ("every one followed by Add &amp; Norm" if post else
              "pre-norm: each one's norm comes <i>before</i> it, and its input is added back after it")
+    if schema is not None and schema.parallel_residual:
+        norms += ("; the attention and the feed-forward network read the <i>same</i> input, side by side, and "
+                  "both results are added to it (a parallel residual)")
     model = "" if schema is None else \
         f"<p><i>This guide follows the open model: {layout}, {html.escape(schema.describe())}.</i></p>"
     return f"""

@@ -97,6 +97,10 @@ def test_the_guide_follows_the_open_models_layout_norms_positions_and_tokens(sha
     bert = dataclasses.replace(shapes["encoder-only"], special={"cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"})
     assert "[MASK] hides a word for the model to guess" in re.sub("<[^>]+>", "", guide_html(bert))
     assert "encoder-decoder, 6+6 layers, 8 heads, d_model 64" in translator
+    assert "parallel residual" not in decoder
+    parallel = dataclasses.replace(shapes["decoder-only"], parallel_residual=True)      # GPT-NeoX, Phi
+    assert "read the same input, side by side, and both results are added to it (a parallel residual)" in \
+        re.sub("<[^>]+>", "", guide_html(parallel))
     dialog = window.help.show_guide()                  # F1 in the window: the open model's guide
     try:
         assert f"follows the open model: encoder-decoder, {window.state.schema.describe()}" in dialog.text.toPlainText()
