@@ -12,6 +12,7 @@ map (ModelMap); the Trace's names are those of model/trace.py:
 """
 from __future__ import annotations
 
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -47,7 +48,6 @@ def separate_qkv(norm, attention, out: str, **part) -> Part:
 
 def rotary_function(attention):
     """apply_rotary_pos_emb of the module an attention class is defined in (each family has its own)."""
-    import sys
     return sys.modules[type(attention).__module__].apply_rotary_pos_emb
 
 
@@ -287,7 +287,8 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
 
 def _rotary_arrays(keys, positions: torch.Tensor, theta: torch.Tensor, cos_sin, d_k: int) -> dict:
     """θ_i, and the cos and sin the module gave for each position and dimension pair (its output repeats them for
-    the two halves that rotate_half pairs: dimension i with i + d_k/2)."""
+    the two halves that rotate_half pairs: dimension i with i + r/2, r the dimensions turned: d_k, or the share of
+    it a GPT-NeoX or Phi turns)."""
     cos, sin = (t[0] if t.dim() == 3 else t for t in cos_sin)                   # (T, d_k), or fewer (partial)
     half = cos.shape[-1] // 2
     return {keys.theta: _np(theta), keys.cos: _np(cos[:, :half]), keys.sin: _np(sin[:, :half]),
