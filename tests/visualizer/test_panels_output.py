@@ -232,9 +232,8 @@ def test_small_probabilities_keep_two_significant_digits():
     assert [probability(p) for p in (float("nan"), float("inf"))] == ["nan", "inf"]
 
 
-def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab):
-    """On a 720p projector the three-line header pushed the probability axis out of sight: a room shorter than
-    the plot's minimum and four lines keeps the entropy and the token; the rest goes to the tooltip."""
+def _in_a_dock(qtbot, vocab):
+    """(scroll area, panel): the panel in a resizable scroll area, as a dock holds it."""
     from PySide6 import QtWidgets
     scroll = QtWidgets.QScrollArea()
     scroll.setWidgetResizable(True)
@@ -242,6 +241,13 @@ def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab
     panel.set_vocab(vocab)
     scroll.setWidget(panel)
     qtbot.addWidget(scroll)
+    return scroll, panel
+
+
+def test_a_short_dock_keeps_the_header_to_its_first_sentence(qtbot, trace, vocab):
+    """On a 720p projector the three-line header pushed the probability axis out of sight: a room shorter than
+    the plot's minimum and four lines keeps the entropy and the token; the rest goes to the tooltip."""
+    scroll, panel = _in_a_dock(qtbot, vocab)
     scroll.resize(500, 900)
     scroll.show()
     panel.render(trace, state_for(trace, stack="output", step=1))
@@ -386,15 +392,10 @@ def test_a_dock_shorter_than_the_chart_shows_its_axis_with_fewer_bars_and_a_two_
     kept its 280-pixel least height and ten bars, and scrolled: its probability axis and the token taken out of
     sight. And the four-line header's room stayed above the two lines it then showed. Now the chart shrinks to
     its axis, with the bars that fit, and the header takes the height of its two lines."""
-    from PySide6 import QtGui, QtWidgets
+    from PySide6 import QtGui
 
     from visualizer.panels.output import MIN_HEIGHT
-    scroll = QtWidgets.QScrollArea()
-    scroll.setWidgetResizable(True)
-    panel = OutputPanel()
-    panel.set_vocab(vocab)
-    scroll.setWidget(panel)
-    qtbot.addWidget(scroll)
+    scroll, panel = _in_a_dock(qtbot, vocab)
     big = QtGui.QFont(panel.font())
     big.setPointSizeF(19.6)
     scroll.setFont(big)

@@ -52,6 +52,7 @@ class RotaryPlots:
         self.curve = self.theta.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
                                           symbolBrush=PALETTE[0], symbolPen=None, name="theta_i")
         self.arrays: dict[str, np.ndarray] = {}     # theta, cos, sin, positions: what the plots show
+        self.d_k = 0                                # the model's head width (a share of it may turn)
 
     @property
     def widgets(self) -> list[tuple[QtWidgets.QWidget, bool]]:
@@ -76,7 +77,7 @@ class RotaryPlots:
         if theta is None or not len(theta):
             return ""
         fast, slow = int(np.argmax(theta)), int(np.argmin(theta))
-        d_k = getattr(self, "d_k", 2 * len(theta))
+        d_k = self.d_k or 2 * len(theta)
         turned = (f"{len(theta)} pairs per head (d<sub>k</sub> = {d_k})" if 2 * len(theta) >= d_k else
                   f"{len(theta)} pairs per head turn, the first {2 * len(theta)} of its d<sub>k</sub> = {d_k} "
                   f"dimensions; the other {d_k - 2 * len(theta)} are not rotated")
