@@ -156,6 +156,9 @@ class Schema:
     # x + Attention(Norm₁(x)) + FFN(Norm₂(x)) (GPT-NeoX, Pythia). The trace keeps residual = input + out for
     # each sublayer (the FFN's input being x + Attention(…)); its norm's input, ln_in, is x
     parallel_residual: bool = False
+    # q and k are each normalised over every head's d_k dimensions (an RMSNorm with its own γ) before the rotary
+    # rotation: q = R(N_q(x W_Q)) (Qwen3). The trace's q and k are the normalised, rotated ones
+    qk_norm: bool = False
 
     def __post_init__(self) -> None:
         problems = []

@@ -12,7 +12,7 @@ from pathlib import Path
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
 FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "phi", "opt", "bert", "roberta", "distilbert", "marian", "bart", "mbart",
-            "t5", "llama", "qwen2", "mistral")
+            "t5", "llama", "qwen2", "qwen3", "mistral")
 ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
@@ -151,11 +151,19 @@ def _t5(vocab: int, **config):
 
 def _llama(family: str, vocab: int, bos: int, eos: int, **config):
     import transformers as tf
+    import torch
     cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
-           "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
-    return cls[1](cls[0](vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                         bos_token_id=bos, eos_token_id=eos, initializer_range=0.3, **config))
+           "qwen3": (tf.Qwen3Config, tf.Qwen3ForCausalLM), "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
+    if family == "qwen3":       # heads wider than d_model / heads, as Qwen3's (0.6B: 16 × 128 of 1024)
+        config = {"head_dim": 16, **config}
+    model = cls[1](cls[0](**{"vocab_size": vocab, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
+                             "bos_token_id": bos, "eos_token_id": eos, "initializer_range": 0.3, **config}))
+    with torch.no_grad():       # the norms' γ start at 1: made to differ, so that one left out would show
+        for name, p in model.named_parameters():
+            if name.endswith(("norm.weight", "layernorm.weight")):
+                p.uniform_(0.5, 2.0)
+    return model
 
 
 def train_sentencepiece(lines: list[str], path: Path, vocab_size: int = 100, **ids) -> list[str]:
@@ -210,9 +218,17 @@ def _build_sentencepiece(family: str, folder: Path) -> Path:
 
 AUTO = {"gpt2": "AutoModelForCausalLM", "gpt_neo": "AutoModelForCausalLM", "gpt_neox": "AutoModelForCausalLM",
         "phi": "AutoModelForCausalLM", "opt": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
-        "qwen2": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM", "bert": "BertForMaskedLM",
-        "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
+        "qwen2": "AutoModelForCausalLM", "qwen3": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM",
+        "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
         "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
+
+
+def differ(a, b, atol: float = 1e-4) -> bool:
+    """Whether two runs' attention (heads, rows, columns) differ where both have rows and columns: two outputs of a
+    model (positions on and off) may end at different lengths."""
+    import numpy as np
+    rows, cols = (min(x, y) for x, y in zip(a.shape[1:], b.shape[1:]))
+    return not np.allclose(a[:, :rows, :cols], b[:, :rows, :cols], atol=atol)
 
 
 def reference_model(family: str, folder: Path):

@@ -26,7 +26,8 @@ class Shape:
                  ffn: str = FEED_FORWARD, activation: str | None = None, scale_scores: bool = True,
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
                  segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None,
-                 parallel: bool = False, shared_norm: bool = False, rotary_share: float = 1.0):
+                 parallel: bool = False, shared_norm: bool = False, rotary_share: float = 1.0,
+                 qk_norm: bool = False):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
@@ -42,12 +43,13 @@ class Shape:
         self.parallel = parallel
         self.shared_norm = shared_norm        # a parallel layer's one norm, read by both sublayers (Phi)
         self.rotary_share = rotary_share      # the share of each head's dimensions rotary positions turn
+        self.qk_norm = qk_norm                # each head's q and k normalised before the rotation (Qwen3)
 
     @property
     def schema_args(self) -> dict:
         """The Schema's fields that say how the embedding is computed."""
         return dict(scale_embedding=self.scale_embedding, embedding_norm=self.embed_norm, segment=self.segments,
-                    position_offset=self.position_offset, parallel_residual=self.parallel)
+                    position_offset=self.position_offset, parallel_residual=self.parallel, qk_norm=self.qk_norm)
 
     def summed(self, terms: str) -> str:
         """The embedding's sum as the model computes it: "LayerNorm(E[token] + P[i] + S[0])" for BERT."""
@@ -97,7 +99,8 @@ class Shape:
 
     @property
     def scores(self) -> str:
-        q, k = ("R(Q)", "R(K)") if self.positions == "rotary" else ("Q", "K")
+        q, k = ("N_q(Q)", "N_k(K)") if self.qk_norm else ("Q", "K")
+        q, k = (f"R({q})", f"R({k})") if self.positions == "rotary" else (q, k)
         bias = " + B_rel" if self.positions == "relative" else ""
         return f"softmax({q}{k}ᵀ{self.scale}{bias}"
 
@@ -109,8 +112,11 @@ class Shape:
 
     @property
     def shared_kv(self) -> str:
+        """What the attention's equation adds: shared key/value heads, and q and k normalised per head."""
         g = self.n_heads // self.n_kv_heads
-        return f"; {g} query heads share each key/value head" if g > 1 else ""
+        shared = f"; {g} query heads share each key/value head" if g > 1 else ""
+        return shared + (f"; N_q, N_k: an {self.norm} of each head's query and key (γ of their own)"
+                         if self.qk_norm else "")
 
     def embedding(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
         """(caption, equation) of a stack's embedding."""

@@ -61,7 +61,8 @@ def test_the_schema_follows_the_config(opened):
                 "t5": ("encoder-decoder", "RMSNorm", "pre", "relative", 4)}.get(
         family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
     assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
-    assert lm.family == "hf." + {"qwen2": "llama", "mistral": "llama", "mbart": "bart"}.get(family, family)
+    same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "mbart": "bart"}
+    assert lm.family == "hf." + same.get(family, family)
 
 
 def test_every_layer_and_head_is_transformers_own_attention(opened):
@@ -305,12 +306,33 @@ def test_the_formulas_add_a_bias_where_the_model_has_one(opened):
     sc = lm.schema
     first = lm.map.stacks[0].layers[0]
     attention = next(part for key, part in first.items() if part.proj)
-    projections = list(attention.proj.values())
-    assert sc.projection_bias == (projections[0].bias is not None)
+    projections = list(attention.proj.values())       # the last is v's (or the fused one): q and k may be read
+    assert sc.projection_bias == (projections[-1].bias is not None)    # after a norm (Qwen3)
     ffn = next(s for s in sc.stacks[0].sublayers if not s.attention)
     down = next(part for part in first.values() if part.down is not None).down
     if "FFN(" in ffn.equation:                                    # a gated MLP's equation names no bias
         assert ("+ b₂" in ffn.equation) == (getattr(down, "bias", None) is not None), ffn.equation
+
+
+@pytest.mark.parametrize("family, config, window", [
+    ("mistral", {"sliding_window": 12}, 12), ("mistral", {"sliding_window": None}, None),
+    ("qwen2", {"use_sliding_window": True, "sliding_window": 12, "max_window_layers": 1}, 12),
+    ("qwen3", {"use_sliding_window": False, "sliding_window": 12}, None)])
+def test_a_sliding_window_bounds_the_text_read_where_a_layer_has_one(tmp_path, family, config, window):
+    """Mistral's layers, and Qwen's past max_window_layers when use_sliding_window is on, see the last
+    sliding_window tokens only: texts are read up to it, where that is the causal attention drawn, and every row
+    of the last layer is transformers' own. Without a window, all 64 positions."""
+    folder = hf_tiny.build(family, tmp_path / family, **config)
+    lm = load(folder)
+    assert lm.cfg.max_len == (window or 64)
+    words = " ".join(["the cat sat on the mat"] * 15)
+    result = translate(lm, words, DecodingSettings(max_new=2))
+    rows = len(result.trace.tgt_tokens)
+    assert rows == (window or 64) and result.truncated > 0
+    ids = lm.tokenizer(words)["input_ids"][: rows + 1 - len(result.out_ids)] + result.out_ids
+    with torch.no_grad():
+        out = hf_tiny.reference_model(family, folder)(input_ids=torch.tensor([ids[:-1]]), output_attentions=True)
+    np.testing.assert_allclose(result.trace.attention("self", 1), out.attentions[1][0].numpy(), atol=1e-6)
 
 
 def test_opt_after_norm_opens_and_opt_350m_s_projections_are_refused_in_a_line(tmp_path):

@@ -104,6 +104,28 @@ def test_a_model_without_projection_biases_has_none_in_its_formulas(qtbot, tmp_p
     assert tr.schema.output_equation.endswith("softmax((h_t / √d_model) E_yᵀ)")
 
 
+@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def test_qwen3s_queries_and_keys_are_written_normalised_before_the_rotation(qtbot, tmp_path, family):
+    """Qwen3 normalises each head's q and k (q_norm, k_norm) before rotating them: the Math page and the attention's
+    equation say so, and the q shown is the trace's (the family tests check it is the model's); Llama's do not."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load as load_any, translate as translate_any
+    tr = translate_any(load_any(hf_tiny.build(family, tmp_path / family)), "the cat sat").trace
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="self", head=2, step=1)
+    normed = family == "qwen3"
+    assert tr.schema.qk_norm == normed
+    assert ("q<sub>i</sub> = R<sub>i</sub>(N<sub>q</sub>(RMSNorm(x<sub>i</sub>) · W<sub>Q</sub>))" in panel.html) \
+        == normed
+    assert ("k<sub>j</sub> = R<sub>j</sub>(N<sub>k</sub>(RMSNorm(x<sub>j</sub>) · W<sub>K</sub>))" in panel.html) \
+        == normed
+    assert ("R(N_q(Q))R(N_k(K))ᵀ / √d_k" in tr.schema.stacks[0].sublayers[0].equation) == normed
+    q = tr.get("dec", 1, "self", "q")[2, panel.query.currentIndex()]
+    shown = numbers(panel.html.split("q<sub>i</sub> = ", 1)[1].split("</p>", 1)[0])
+    assert len(shown) >= 3
+    np.testing.assert_allclose(shown, q[:len(shown)], atol=1e-3)
+
+
 def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0(qtbot, tiny_lm):
     tr = translate(tiny_lm, "the dog runs").trace
     panel, s = math_panel(qtbot, tr, stack="enc", layer=1, sublayer="ffn")

@@ -178,9 +178,14 @@ class InspectorPanel(QtWidgets.QWidget):
         b = {w: f" + b<sub>{w}</sub>" if sc.projection_bias else "" for w in "QKV"}
         q_def, k_def, v_def = (f"{xi} · W<sub>Q</sub>{b['Q']}", f"{xj} · W<sub>K</sub>{b['K']}",
                                f"{xj} · W<sub>V</sub>{b['V']}")
+        if sc.qk_norm:
+            q_def, k_def = f"N<sub>q</sub>({q_def})", f"N<sub>k</sub>({k_def})"
         if eq.rotated:
             q_def, k_def = f"R<sub>i</sub>({q_def})", f"R<sub>j</sub>({k_def})"
         out.append(f"<p class=eq>q<sub>i</sub> = {q_def} = {vec(eq.q)}</p>")
+        if sc.qk_norm:
+            out.append(f"<p>N<sub>q</sub>, N<sub>k</sub>: an {sc.norm} of each head's query and key over its "
+                       f"{sc.d_k} dimensions, each with a γ of its own (the model's q_norm and k_norm).</p>")
         if cross:
             out.append("<p>m<sub>j</sub>: the encoder's output for source token j (the memory): keys and values "
                        "come from the source, the query from the decoder.</p>")

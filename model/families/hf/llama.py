@@ -1,5 +1,7 @@
-"""The Llama family (Llama, Mistral, Qwen2): decoder-only, pre-norm RMSNorm, rotary positions, grouped-query
-attention, a gated MLP. q and k are shown after the rotation, as the model multiplies them."""
+"""The Llama family (Llama, Mistral, Qwen2, Qwen3): decoder-only, pre-norm RMSNorm, rotary positions, grouped-query
+attention, a gated MLP. q and k are shown after the rotation, as the model multiplies them (Qwen3's after its
+RMSNorm of each head's q and k too). Texts are read up to a sliding window where layers have one (Mistral 7B v0.1:
+4096 tokens): within it, its attention is the causal attention drawn."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -8,9 +10,9 @@ from ...schema import GATED_MLP, RMS_NORM, Schema
 from ..shapes import decoder_only
 from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
-NAME, TITLE = "hf.llama", "Llama/Mistral/Qwen2"
+NAME, TITLE = "hf.llama", "Llama/Mistral/Qwen"
 AUTO = "AutoModelForCausalLM"     # the transformers class that opens it
-MODEL_TYPES = ("llama", "mistral", "qwen2")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 
 
 def recognises(config: dict) -> bool:
@@ -24,8 +26,17 @@ def schema_of_config(c: dict) -> Schema:
                           c.get("intermediate_size", 4 * d), {}, norm=RMS_NORM, norm_place="pre", positions="rotary",
                           n_kv_heads=c.get("num_key_value_heads") or h, scale_embedding=False, ffn=GATED_MLP,
                           activation=act, tied=bool(c.get("tie_word_embeddings", False)), output_bias=False,
-                          biases=bool(c.get("attention_bias", c.get("model_type") == "qwen2")))    # Qwen2: q, k, v
+                          biases=bool(c.get("attention_bias", c.get("model_type") == "qwen2")),   # Qwen2: q, k, v
+                          qk_norm=c.get("model_type") == "qwen3")
     return replace(schema, d_k=c.get("head_dim") or d // h)
+
+
+def max_len(config) -> int:
+    """The tokens its positions cover, and no more than a sliding window where a layer has one (transformers sets
+    sliding_window to None where the config turns it off, as Qwen's use_sliding_window does)."""
+    n, window = int(config.max_position_embeddings), getattr(config, "sliding_window", None)
+    slides = window and "sliding_attention" in (getattr(config, "layer_types", None) or ["sliding_attention"])
+    return min(n, int(window)) if slides else n
 
 
 schema_of_folder, open = interface(__name__)
@@ -34,7 +45,7 @@ schema_of_folder, open = interface(__name__)
 def model_map(model):
     from .tracing import ModelMap, Part, StackMap, rotary_function, separate_qkv
     m = model.model
-    parts = [{"self": separate_qkv(l.input_layernorm, l.self_attn, "o_proj"),
+    parts = [{"self": separate_qkv(l.input_layernorm, l.self_attn, "o_proj", normed=hasattr(l.self_attn, "q_norm")),
               "ffn": Part(l.post_attention_layernorm, down=l.mlp.down_proj)} for l in m.layers]
     return ModelMap([StackMap("dec", parts, m.layers[0], m.embed_tokens, 1.0, None, m.norm)], m.rotary_emb,
                     rotary_function(m.layers[0].self_attn))

@@ -39,11 +39,13 @@ class Part:
                                                # (GPT-NeoX), not [q k v] side by side (GPT-2)
 
 
-def separate_qkv(norm, attention, out: str, **part) -> Part:
+def separate_qkv(norm, attention, out: str, normed: bool = False, **part) -> Part:
     """The Part of an attention module with q_proj, k_proj and v_proj (Llama, Phi), its W_O named out, and its
-    scaling as the factor of q·kᵀ."""
-    return Part(norm, {"q": attention.q_proj, "k": attention.k_proj, "v": attention.v_proj},
-                scale=attention.scaling, out=getattr(attention, out), **part)
+    scaling as the factor of q·kᵀ. normed: q and k are read after the module's q_norm and k_norm (Qwen3), whose
+    outputs are (tokens, heads, d_k)."""
+    q, k = (attention.q_norm, attention.k_norm) if normed else (attention.q_proj, attention.k_proj)
+    return Part(norm, {"q": q, "k": k, "v": attention.v_proj}, scale=attention.scaling, out=getattr(attention, out),
+                **part)
 
 
 def rotary_function(attention):
