@@ -327,15 +327,31 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.translation.label.setEnabled(True)
         self.run_failed.emit(message)
         self.last_error = message
-        self._notes = [f"Could not run the model on this input ({message}); the panels still show the last result."]
+        self._notes = [self._failure_note(message)]
         self._notes_whole = False
         self._set_notice()
         self.status_notice.setText("model error")
         self.status_notice.setVisible(True)
 
+    def _failure_note(self, message: str) -> str:
+        """What a failed run leaves on screen. A model just opened that failed its first run names itself and the
+        model whose result the panels still show (they read as the new model's: QA), and the status bar says it
+        has not run."""
+        shown = self.runs.shown.lm if self.runs.shown is not None else None
+        if self.lm is None or shown is self.lm:
+            return f"Could not run the model on this input ({message}); the panels still show the last result."
+        self.status_model.setText(f"Model: {self.model_name} (could not run)",
+                                  (f"{self.model_name} (could not run)", self.model_name))
+        self.status_model.setToolTip(f"{self.state.model_name}: it opened, and could not run on this input")
+        if shown is None:
+            return f"Could not run {self.model_name} on this input ({message}); nothing is shown yet."
+        return (f"Could not run {self.model_name} on this input ({message}); the panels still show "
+                f"{self._shown_name}'s last result: try another sentence or pick another model.")
+
     def _show_translation(self, result, cut_chars: bool) -> None:
         t = result.trace
         max_len = self.lm.cfg.max_len if self.lm is not None else result.max_len      # a saved frame's (last_frame)
+        self._shown_name = self.model_name        # whose result the panels show (see _failure_note)
         self._set_translation(result)
         notes = []
         if cut_chars:

@@ -232,6 +232,37 @@ def test_a_model_error_is_a_notice_and_the_last_result_stays(qtbot, window, monk
     assert window.trace is before and "long detail" not in window.inputs.notice.text()
 
 
+def test_a_model_just_opened_that_cannot_run_says_whose_result_the_panels_still_show(qtbot, window, monkeypatch,
+                                                                                      tiny_model_factory, tmp_path,
+                                                                                      tiny_model_dir):
+    """A model that opens and then fails at its first run left the previous model's panels and status under the
+    new model's name, and a caption that blamed "this input" alone (QA). The notice names both models and the status
+    bar says the new one has not run; a later failure of a model that has run keeps the usual words."""
+    first, before = window.model_name, window.trace
+    real = runs_module.translate
+    other = tiny_model_factory(tmp_path / "broken-model", seed=3)
+
+    def broken(lm, *args, **kwargs):
+        if lm is not window.runs.shown.lm:
+            raise RuntimeError("index out of range in self")
+        return real(lm, *args, **kwargs)
+
+    monkeypatch.setattr(runs_module, "translate", broken)
+    assert window.open_model(str(other))
+    qtbot.waitUntil(lambda: getattr(window, "last_error", None) is not None, timeout=10000)
+    new = window.model_name
+    assert new != first and window.trace is before
+    assert window._notes == [f"Could not run {new} on this input (RuntimeError: index out of range in self); the "
+                             f"panels still show {first}'s last result: try another sentence or pick another model."]
+    assert window.status_model.text() == f"Model: {new} (could not run)"
+    window.last_error = None
+    monkeypatch.undo()
+    assert window.open_model(str(tiny_model_dir))                      # back: it runs, and its notes are its own
+    qtbot.waitUntil(lambda: window.model_name == first and window.trace is not before, timeout=10000)
+    assert window.last_error is None and window.status_model.text().startswith(f"Model: {first} (")
+    assert "(could not run)" not in window.status_model.text()
+
+
 def test_a_message_showing_keeps_the_status_labels_hidden_through_presentation_mode(qtbot, window):
     """QA: F11 while "Saved …" showed drew "Model: … · 8 source / 9 output tokens" over it: the larger font and
     full screen showed the labels again under the message. They stay hidden until the message ends."""
