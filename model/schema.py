@@ -159,6 +159,9 @@ class Schema:
     # q and k are each normalised over every head's d_k dimensions (an RMSNorm with its own γ) before the rotary
     # rotation: q = R(N_q(x W_Q)) (Qwen3). The trace's q and k are the normalised, rotated ones
     qk_norm: bool = False
+    # scores capped softly before the softmax: score = c · tanh(q·kᵀ/√d_k / c) (Gemma 2's attn_logit_softcapping);
+    # 0: not capped. The trace's scores are the capped ones, the softmax's input
+    score_cap: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []

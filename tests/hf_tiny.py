@@ -12,7 +12,7 @@ from pathlib import Path
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
 FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "phi", "opt", "bert", "roberta", "distilbert", "marian", "bart", "mbart",
-            "t5", "llama", "qwen2", "qwen3", "mistral")
+            "t5", "llama", "qwen2", "qwen3", "mistral", "gemma", "gemma2")
 ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
@@ -153,16 +153,22 @@ def _llama(family: str, vocab: int, bos: int, eos: int, **config):
     import transformers as tf
     import torch
     cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
-           "qwen3": (tf.Qwen3Config, tf.Qwen3ForCausalLM), "mistral": (tf.MistralConfig, tf.MistralForCausalLM)}[family]
+           "qwen3": (tf.Qwen3Config, tf.Qwen3ForCausalLM), "mistral": (tf.MistralConfig, tf.MistralForCausalLM),
+           "gemma": (tf.GemmaConfig, tf.GemmaForCausalLM), "gemma2": (tf.Gemma2Config, tf.Gemma2ForCausalLM)}[family]
     if family == "qwen3":       # heads wider than d_model / heads, as Qwen3's (0.6B: 16 × 128 of 1024)
         config = {"head_dim": 16, **config}
+    elif family == "gemma":     # (its default head_dim is 256)
+        config = {"head_dim": 8, "pad_token_id": None, **config}
+    elif family == "gemma2":    # caps low enough to change the scores and logits; a window wider than the positions
+        config = {"head_dim": 8, "query_pre_attn_scalar": 8, "attn_logit_softcapping": 2.0,
+                  "final_logit_softcapping": 3.0, "sliding_window": 64, "pad_token_id": None, **config}
     model = cls[1](cls[0](**{"vocab_size": vocab, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
                              "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
                              "bos_token_id": bos, "eos_token_id": eos, "initializer_range": 0.3, **config}))
     with torch.no_grad():       # the norms' γ start at 1: made to differ, so that one left out would show
         for name, p in model.named_parameters():
-            if name.endswith(("norm.weight", "layernorm.weight")):
-                p.uniform_(0.5, 2.0)
+            if name.endswith(("norm.weight", "layernorm.weight")):   # (Gemma's multiply by 1 + w)
+                p.uniform_(0.5, 2.0).sub_(1.0 if family.startswith("gemma") else 0.0)
     return model
 
 
@@ -219,8 +225,9 @@ def _build_sentencepiece(family: str, folder: Path) -> Path:
 AUTO = {"gpt2": "AutoModelForCausalLM", "gpt_neo": "AutoModelForCausalLM", "gpt_neox": "AutoModelForCausalLM",
         "phi": "AutoModelForCausalLM", "opt": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
         "qwen2": "AutoModelForCausalLM", "qwen3": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM",
-        "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM", "marian": "MarianMTModel",
-        "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
+        "gemma": "AutoModelForCausalLM", "gemma2": "AutoModelForCausalLM",
+        "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
+        "marian": "MarianMTModel", "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
 
 
 def differ(a, b, atol: float = 1e-4) -> bool:

@@ -20,7 +20,7 @@ from ..assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, bundled_
 
 # modules under model/families/, asked in this order
 FAMILIES = ("seed", "hf.gpt2", "hf.gpt_neo", "hf.gpt_neox", "hf.phi", "hf.opt", "hf.bert", "hf.roberta",
-            "hf.distilbert", "hf.marian", "hf.bart", "hf.t5", "hf.llama")
+            "hf.distilbert", "hf.marian", "hf.bart", "hf.t5", "hf.llama", "hf.gemma")
 
 
 def family(name: str):

@@ -27,7 +27,7 @@ class Shape:
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
                  segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None,
                  parallel: bool = False, shared_norm: bool = False, rotary_share: float = 1.0,
-                 qk_norm: bool = False):
+                 qk_norm: bool = False, sandwich: bool = False, score_cap: float = 0.0, logit_cap: float = 0.0):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
@@ -44,12 +44,15 @@ class Shape:
         self.shared_norm = shared_norm        # a parallel layer's one norm, read by both sublayers (Phi)
         self.rotary_share = rotary_share      # the share of each head's dimensions rotary positions turn
         self.qk_norm = qk_norm                # each head's q and k normalised before the rotation (Qwen3)
+        self.sandwich = sandwich              # pre-norm with a second norm on each sublayer's output (Gemma 2)
+        self.score_cap, self.logit_cap = score_cap, logit_cap     # soft caps c · tanh(s / c) (Gemma 2); 0: none
 
     @property
     def schema_args(self) -> dict:
         """The Schema's fields that say how the embedding is computed."""
         return dict(scale_embedding=self.scale_embedding, embedding_norm=self.embed_norm, segment=self.segments,
-                    position_offset=self.position_offset, parallel_residual=self.parallel, qk_norm=self.qk_norm)
+                    position_offset=self.position_offset, parallel_residual=self.parallel, qk_norm=self.qk_norm,
+                    score_cap=self.score_cap)
 
     def summed(self, terms: str) -> str:
         """The embedding's sum as the model computes it: "LayerNorm(E[token] + P[i] + S[0])" for BERT."""
@@ -70,6 +73,8 @@ class Shape:
         """The residual and the norm around a sublayer: LayerNorm(x + f(x)) after, x + f(Norm(x)) before."""
         if self.post:
             return f"out = {self.norm}({x} + {inner.format(x=x)})"
+        if self.sandwich:
+            return f"out = {x} + {self.norm}({inner.format(x=f'{self.norm}({x})')})   (a norm before, one after)"
         return f"out = {x} + {inner.format(x=f'{self.norm}({x})')}"
 
     def beside(self, inner: str) -> str:
@@ -88,6 +93,9 @@ class Shape:
         if self.parallel:        # (the attention's caption said nothing of the FFN beside it, QA)
             return (f"Its input was normalised first ({self.norm}); the feed-forward network reads the same input "
                     "beside it, and both results are added to the residual stream.")
+        if self.sandwich:
+            return (f"Its input was normalised first ({self.norm}), and its output by a second {self.norm}; the "
+                    "result is added to the residual stream.")
         return f"Its input was normalised first ({self.norm}); the result is added to the residual stream."
 
     @property
@@ -102,13 +110,19 @@ class Shape:
         q, k = ("N_q(Q)", "N_k(K)") if self.qk_norm else ("Q", "K")
         q, k = (f"R({q})", f"R({k})") if self.positions == "rotary" else (q, k)
         bias = " + B_rel" if self.positions == "relative" else ""
+        if self.score_cap:
+            return f"softmax(c·tanh({q}{k}ᵀ{self.scale}{bias} / c)"
         return f"softmax({q}{k}ᵀ{self.scale}{bias}"
 
     def output(self, given: str, h: str, table: str) -> str:
         """The output layer's equation: P(… | given) = softmax(h W_out + b_out), or with the embedding table
         transposed when the output is tied to it (the paper's weight sharing)."""
         weights = f"{table}ᵀ" if self.tied else "W_out"
-        return f"P({given}) = softmax({h} {weights}{' + b_out' if self.output_bias else ''})"
+        logits = f"{h} {weights}{' + b_out' if self.output_bias else ''}"
+        if self.logit_cap:
+            return (f"P({given}) = softmax(c·tanh({logits} / c)),   c = {self.logit_cap:g}: the logits capped "
+                    "softly")
+        return f"P({given}) = softmax({logits})"
 
     @property
     def shared_kv(self) -> str:
@@ -116,7 +130,8 @@ class Shape:
         g = self.n_heads // self.n_kv_heads
         shared = f"; {g} query heads share each key/value head" if g > 1 else ""
         return shared + (f"; N_q, N_k: an {self.norm} of each head's query and key (γ of their own)"
-                         if self.qk_norm else "")
+                         if self.qk_norm else "") + \
+            (f"; c = {self.score_cap:g}: the scores capped softly" if self.score_cap else "")
 
     def embedding(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
         """(caption, equation) of a stack's embedding."""
@@ -160,6 +175,7 @@ class Shape:
         ffn_def = f"FFN({x}) = {act} W₂{b2},   " if self.ffn == FEED_FORWARD else ""
         short = ("Feed-forward → Add & Norm" if self.post else f"{eq_name} (the same {self.norm})" if self.shared_norm
                  else f"{self.norm} → {eq_name}")       # Phi's map drew a second norm its layers do not have (QA)
+        short += f" → {self.norm}" if self.sandwich else ""
         return Sublayer(key, self.ffn, title, short,
                         "feed-forward", caption,
                         ffn_def + (self.beside(inner) if self.parallel else self.around(inner, x)))
@@ -180,6 +196,7 @@ def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str
     short = f"{title.split(' ', 1)[1] if title.startswith(('Encoder', 'Decoder')) else title}"
     short = short[0].upper() + short[1:]
     short = f"{short} → Add & Norm" if shape.post else f"{shape.norm} → {short}"
+    short += f" → {shape.norm}" if shape.sandwich else ""
     return Sublayer(key, kind, title, short, title.lower() if not title.startswith(("Encoder", "Decoder"))
                     else title.split(" ", 1)[1], caption, equation + shape.shared_kv, name, label, file, stage_title,
                     position_bias=shape.positions == "relative" and kind != ATTENTION_CROSS)

@@ -61,7 +61,7 @@ def test_the_schema_follows_the_config(opened):
                 "t5": ("encoder-decoder", "RMSNorm", "pre", "relative", 4)}.get(
         family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
     assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
-    same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "mbart": "bart"}
+    same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "mbart": "bart", "gemma2": "gemma"}
     assert lm.family == "hf." + same.get(family, family)
 
 
@@ -351,6 +351,29 @@ def test_opt_after_norm_opens_and_opt_350m_s_projections_are_refused_in_a_line(t
         load(wide)
 
 
+def _layers_are_the_modules_own(family, folder, result, parts) -> None:
+    """Each layer's attention out, the FFN's norm input, the FFN's out and the stream after it, in the trace, are
+    what parts(block, x, mask, position) computes from transformers' own modules on the layer's input x."""
+    t = result.trace
+    ref = hf_tiny.reference_model(family, folder)
+    base = ref.gpt_neox if family == "gpt_neox" else ref.model
+    seq = hf_tiny.tokenizer(folder)(SENTENCE)["input_ids"] + result.out_ids
+    ids = torch.tensor([seq[:-1]])                          # the rows the trace read (as hf_tiny.reference)
+    T = len(t.tgt_tokens)
+    with torch.no_grad():
+        states = ref(ids, output_hidden_states=True).hidden_states
+        position = base.rotary_emb(states[0], torch.arange(T)[None])
+        mask = torch.full((T, T), -torch.inf).triu(1)[None, None]
+        for layer, block in enumerate(base.layers):
+            x = states[layer]
+            a, mlp_in, m = parts(block, x, mask, position)
+            g = lambda sub, name: t.get("dec", layer, sub, name)  # noqa: E731
+            np.testing.assert_allclose(g("self", "out"), a[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("ffn", "ln_in"), mlp_in[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("ffn", "out"), m[0].numpy(), atol=1e-5)
+            np.testing.assert_allclose(g("ffn", "residual"), (x + a + m)[0].numpy(), atol=1e-5)
+
+
 def _parallel_parts(family, block, x, mask, position, parallel):
     """(attention's out, the FFN's norm input, the FFN's out) of one layer, from transformers' own modules."""
     if family == "phi":                                  # one norm for both
@@ -360,6 +383,23 @@ def _parallel_parts(family, block, x, mask, position, parallel):
     a = attn(ln_attn(x), attention_mask=mask, position_embeddings=position)[0]
     mlp_in = x if parallel else x + a
     return a, mlp_in, mlp(ln_mlp(mlp_in))
+
+
+@pytest.mark.parametrize("family", [f for f in hf_tiny.FAMILIES
+                                    if f not in hf_tiny.ENCODER_ONLY + hf_tiny.ENCODER_DECODER])
+def test_a_decoders_stream_is_the_models_hidden_states(tmp_path_factory, family):
+    """The stream entering the first layer and leaving each layer but the last (whose output transformers gives
+    after the final norm) is the model's own hidden state: Gemma's scaled embedding, Gemma 2's second norm on each
+    sublayer's output, a parallel layer's sum."""
+    family, folder, lm, result = _open(family, tmp_path_factory)
+    t = result.trace
+    ids = torch.tensor([hf_tiny.tokenizer(folder)(SENTENCE)["input_ids"] + result.out_ids[:-1]])
+    with torch.no_grad():
+        states = hf_tiny.reference_model(family, folder)(ids, output_hidden_states=True).hidden_states
+    np.testing.assert_allclose(t["tgt.x"], states[0][0].numpy(), atol=1e-5)
+    last = t.schema.stacks[0].sublayers[-1].key
+    for layer in range(t.schema.stacks[0].n_layers - 1):
+        np.testing.assert_allclose(t.get("dec", layer, last, "residual"), states[layer + 1][0].numpy(), atol=1e-4)
 
 
 @pytest.mark.parametrize("family, parallel", [("gpt_neox", True), ("gpt_neox", False), ("phi", True)])
@@ -378,26 +418,36 @@ def test_parallel_layers_sublayers_are_the_models_own_modules_outputs(tmp_path, 
     assert ("one LayerNorm for both" in ffn.equation) == (family == "phi")
     assert ffn.short == ("FFN (the same LayerNorm)" if family == "phi" else "LayerNorm → FFN")   # Phi: one norm
     assert ("reads the same input beside it" in sc.stacks[0].sublayer("self").caption) == parallel
-    ref = hf_tiny.reference_model(family, folder)
-    base = ref.gpt_neox if family == "gpt_neox" else ref.model
-    seq = hf_tiny.tokenizer(folder)(SENTENCE)["input_ids"] + result.out_ids
-    ids = torch.tensor([seq[:-1]])                          # the rows the trace read (as hf_tiny.reference)
+    _layers_are_the_modules_own(family, folder, result, lambda block, x, mask, position: _parallel_parts(
+        family, block, x, mask, position, parallel))
     T = len(t.tgt_tokens)
-    with torch.no_grad():
-        states = ref(ids, output_hidden_states=True).hidden_states
-        position = base.rotary_emb(states[0], torch.arange(T)[None])
-        mask = torch.full((T, T), -torch.inf).triu(1)[None, None]
-        for layer, block in enumerate(base.layers):
-            x = states[layer]
-            a, mlp_in, m = _parallel_parts(family, block, x, mask, position, parallel)
-            g = lambda sub, name: t.get("dec", layer, sub, name)  # noqa: E731
-            np.testing.assert_allclose(g("self", "out"), a[0].numpy(), atol=1e-5)
-            np.testing.assert_allclose(g("ffn", "ln_in"), mlp_in[0].numpy(), atol=1e-5)
-            np.testing.assert_allclose(g("ffn", "out"), m[0].numpy(), atol=1e-5)
-            np.testing.assert_allclose(g("ffn", "residual"), (x + a + m)[0].numpy(), atol=1e-5)
     keys = sc.rotary_keys("dec")
     assert t[keys.theta].shape == (sc.d_k // 4,) and t[keys.cos].shape == (T, sc.d_k // 4)   # half of d_k turned
     np.testing.assert_allclose(t[keys.cos], np.cos(np.arange(T)[:, None] * t[keys.theta][None]), atol=1e-6)
+
+
+def test_gemma_2s_sublayers_are_normalised_before_and_after_and_its_caps_are_written(tmp_path_factory):
+    """Gemma 2 adds RMSNorm(f(RMSNorm(x))) to the stream: each sublayer's out is what its own modules give, the
+    FFN's norm input is x + that attention out; its scores and logits are capped as c · tanh(s / c), which the
+    equations write (with c), and its norms' γ is 1 + the stored weights."""
+    family, folder, lm, result = _open("gemma2", tmp_path_factory)
+    sc = lm.schema
+
+    def parts(block, x, mask, position):
+        a = block.post_attention_layernorm(block.self_attn(block.input_layernorm(x), position_embeddings=position,
+                                                           attention_mask=mask)[0])
+        return a, x + a, block.post_feedforward_layernorm(block.mlp(block.pre_feedforward_layernorm(x + a)))
+    _layers_are_the_modules_own(family, folder, result, parts)
+    attention, ffn = sc.stacks[0].sublayers
+    assert "softmax(c·tanh(R(Q)R(K)ᵀ / √d_k / c) + M) V" in attention.equation and "c = 2:" in attention.equation
+    assert "out = x + RMSNorm(MaskedMHA(RMSNorm(x)))   (a norm before, one after)" in attention.equation
+    assert attention.short == "RMSNorm → Masked self-attention → RMSNorm" and ffn.short == "RMSNorm → MLP → RMSNorm"
+    assert sc.score_cap == 2.0 and "softmax(c·tanh(h_t E" in sc.output_equation and "c = 3:" in sc.output_equation
+    weight = lm.model.model.layers[1].pre_feedforward_layernorm.weight.detach().numpy()
+    np.testing.assert_allclose(result.trace.get("dec", 1, "ffn", "gamma"), 1 + weight, atol=1e-6)
+    plain = _open("gemma", tmp_path_factory)[2].schema           # Gemma: one norm a sublayer, no caps
+    assert "(a norm before" not in plain.stacks[0].sublayers[0].equation and plain.score_cap == 0.0
+    assert "tanh" not in plain.output_equation + plain.stacks[0].sublayers[0].equation
 
 
 def test_a_phi_that_normalises_q_and_k_is_refused_in_a_line(tmp_path):

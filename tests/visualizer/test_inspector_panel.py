@@ -126,6 +126,26 @@ def test_qwen3s_queries_and_keys_are_written_normalised_before_the_rotation(qtbo
     np.testing.assert_allclose(shown, q[:len(shown)], atol=1e-3)
 
 
+def test_gemma_2s_page_writes_its_capped_scores_and_scaled_embedding(qtbot, tmp_path):
+    """Gemma 2 caps its scores as c · tanh(s / c) and scales its embedding inside the model: the Math page writes
+    both, and its score column is the trace's capped scores (the softmax's input)."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load as load_any, translate as translate_any
+    tr = translate_any(load_any(hf_tiny.build("gemma2", tmp_path / "gemma2")), "the cat sat on the mat").trace
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="self", head=0, step=5)
+    assert "score<sub>ij</sub> = c · tanh((q<sub>i</sub> · k<sub>j</sub> / √d<sub>k</sub>) / c), c = 2;" in panel.html
+    table = panel.html.split("</table>")[0]
+    rows = [numbers(row) for row in table.split("<tr")[2:] if "masked" not in row]
+    shown = [row[1] for row in rows]                               # each key's q·k, then its score
+    scores = tr.get("dec", 1, "self", "scores")[0, len(shown) - 1]   # the query's row: causal, it sees as many
+    assert len(shown) >= 3 and np.abs(scores).max() < 2 and np.abs(rows[1][0]) > 2       # capped: q·k was not
+    np.testing.assert_allclose(shown, scores[:len(shown)], atol=1e-6)
+    s.update(stack="tgt_embed", sublayer="")
+    panel.render(tr, s)
+    assert "x = √d<sub>model</sub> · E[token] = " in panel.html
+
+
 def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0(qtbot, tiny_lm):
     tr = translate(tiny_lm, "the dog runs").trace
     panel, s = math_panel(qtbot, tr, stack="enc", layer=1, sublayer="ffn")

@@ -209,7 +209,8 @@ class EmbeddingsPanel(GridPanel):
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
-            self.short_header.set(f"{count}<i>x = e</i> = E[token]",
+            e_term = trace.schema.embedding_terms()[0].replace("d_model", "d<sub>model</sub>")   # Gemma: scaled
+            self.short_header.set(f"{count}<i>x = e</i> = {e_term}",
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")
         self.maps["x"].set_title(("sum " if not trace.schema.embedding_norm else "") + f"x = {trace.schema.sum_term()}")

@@ -150,7 +150,8 @@ class InspectorPanel(QtWidgets.QWidget):
         later = {"rotary": "q and k of every head are rotated by position × θ in each attention sublayer",
                  "relative": "each head adds a bias by relative position to q·kᵀ"}.get(trace.schema.positions)
         if later:
-            return (head + f"<p class=eq>x = E[token] = {vec(x)}</p><p>No position is added here: {later} "
+            e_term = trace.schema.embedding_terms()[0].replace("d_model", "d<sub>model</sub>")   # Gemma: scaled
+            return (head + f"<p class=eq>x = {e_term} = {vec(x)}</p><p>No position is added here: {later} "
                     "(see the Embeddings panel).</p>")
         positional = bool(trace.meta.get("positional", True))
         e_term, p_term = trace.schema.embedding_terms(str(i), positional)
@@ -196,7 +197,10 @@ class InspectorPanel(QtWidgets.QWidget):
         value = f"   (√d<sub>k</sub> = √{d_k} = {num(eq.scale)})" if eq.scale != 1.0 else ""
         plus = " + b<sub>ij</sub>" if eq.bias is not None else ""
         unscaled = " (not divided by √d<sub>k</sub>)" if eq.scale == 1.0 else ""
-        out.append(f"<p class=eq>score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub>{divided}{plus}{unscaled}; "
+        score = f"q<sub>i</sub> · k<sub>j</sub>{divided}{plus}{unscaled}"
+        if sc.score_cap:                       # Gemma 2: capped softly; the score column is the capped one
+            score = f"c · tanh(({score}) / c), c = {sc.score_cap:g}"
+        out.append(f"<p class=eq>score<sub>ij</sub> = {score}; "
                    f"α<sub>ij</sub> = softmax<sub>j</sub>(score<sub>ij</sub>){value}</p>")
         if eq.bias is not None:
             out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "

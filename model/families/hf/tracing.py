@@ -37,6 +37,7 @@ class Part:
     off: tuple = ()                            # attention: the heads switched off in this run (see HeadsOff)
     by_head: bool = False                      # a fused "qkv" projection's columns are per head [q_h k_h v_h]
                                                # (GPT-NeoX), not [q k v] side by side (GPT-2)
+    softcap: float = 0.0                       # attention: scores capped as c · tanh(s / c) (Gemma 2); 0: none
 
 
 def separate_qkv(norm, attention, out: str, normed: bool = False, **part) -> Part:
@@ -74,6 +75,7 @@ class ModelMap:
     scale_scores: bool = True
     parallel: bool = False                     # the FFN reads the layer's input beside the attention (GPT-NeoX): the
                                                # attention's output is recorded at W_O, not read off the next norm
+    gamma_offset: float = 0.0                  # the norms multiply by offset + weight (Gemma: 1 + w, weights at 0)
 
 
 class Hooks:
@@ -222,12 +224,12 @@ def _heads(t: torch.Tensor, d_k: int) -> torch.Tensor:
     return t.reshape(t.shape[0], -1, d_k).transpose(0, 1)
 
 
-def _norm_stats(norm, v: torch.Tensor, kind: str) -> dict:
+def _norm_stats(norm, v: torch.Tensor, kind: str, gamma_offset: float = 0.0) -> dict:
     eps = float(getattr(norm, "eps", None) or getattr(norm, "variance_epsilon", None) or 1e-6)
     v64 = v.double()
     mean = v64.mean(-1)
     sigma = (v64.var(-1, unbiased=False) + eps).sqrt() if kind == LAYER_NORM else ((v64 ** 2).mean(-1) + eps).sqrt()
-    out = {"ln_mean": _np(mean), "ln_sigma": _np(sigma), "gamma": _np(norm.weight)}
+    out = {"ln_mean": _np(mean), "ln_sigma": _np(sigma), "gamma": _np(norm.weight.double() + gamma_offset)}
     bias = getattr(norm, "bias", None)
     if kind == LAYER_NORM:
         out["beta"] = _np(bias) if bias is not None else np.zeros(v.shape[-1], np.float32)
@@ -276,7 +278,8 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
                 arrays[f"{name}.ln_in"] = _np(n_in)
             arrays |= {f"{name}.residual": _np(residual), f"{name}.out": _np(residual - stream),
                        f"{name}.ln_out": _np(n_out), **{f"{name}.{k}": v for k, v in
-                                                        _norm_stats(part.norm, n_in, schema.norm).items()}}
+                                                        _norm_stats(part.norm, n_in, schema.norm,
+                                                                    mm.gamma_offset).items()}}
             if part.proj:
                 arrays |= _attention(mm, part, rec, attentions[(sm.key, key)][layer][0], d_k, rotary,
                                      st.sublayer(key).kind == ATTENTION_CAUSAL, name, bias.get(key))
@@ -318,6 +321,8 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
     scores = q @ kk.transpose(1, 2) * scale                                      # (H, Tq, Tk)
     if bias is not None:
         scores = scores + bias                                                   # T5's relative position bias
+    if part.softcap:
+        scores = part.softcap * torch.tanh(scores / part.softcap)               # Gemma 2: capped softly
     Tq, Tk = scores.shape[1:]
     mask = np.tril(np.ones((Tq, Tk), bool), Tk - Tq) if causal else np.ones((Tq, Tk), bool)
     head_out = weights @ vv
