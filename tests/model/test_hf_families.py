@@ -61,7 +61,8 @@ def test_the_schema_follows_the_config(opened):
                 "t5": ("encoder-decoder", "RMSNorm", "pre", "relative", 4)}.get(
         family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
     assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
-    same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "mbart": "bart", "gemma2": "gemma"}
+    same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "phi3": "llama", "mbart": "bart",
+            "gemma2": "gemma"}
     assert lm.family == "hf." + same.get(family, family)
 
 

@@ -305,8 +305,10 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
     if "qkv" in part.proj and part.by_head:      # (T, H·3·d_k): head h's q, k and v side by side
         fused = rec.take(part.proj["qkv"])[1][0]
         q, k, v = (t.reshape(fused.shape[0], -1) for t in fused.reshape(fused.shape[0], -1, 3 * d_k).chunk(3, -1))
-    elif "qkv" in part.proj:
-        q, k, v = rec.take(part.proj["qkv"])[1][0].split(weights.shape[0] * d_k, dim=-1)
+    elif "qkv" in part.proj:                     # [q k v] side by side; k and v fewer heads' (Phi-3's grouped)
+        fused = rec.take(part.proj["qkv"])[1][0]
+        n_q = weights.shape[0] * d_k
+        q, k, v = fused.split([n_q, (fused.shape[-1] - n_q) // 2, (fused.shape[-1] - n_q) // 2], dim=-1)
     else:
         q, k, v = (rec.take(part.proj[n])[1][0] for n in "qkv")
     q, k, v = _heads(q, d_k), _heads(k, d_k), _heads(v, d_k)                     # (H, Tq, d_k), (H_kv, Tk, d_k)
