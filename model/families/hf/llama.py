@@ -1,8 +1,8 @@
 """The Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3): decoder-only, pre-norm RMSNorm, rotary positions,
 grouped-query attention, a gated MLP (Phi-3: q, k and v in one projection, gate and up in another, rotary positions
-on the share of each head its partial_rotary_factor gives). q and k are shown after the rotation, as the model multiplies them (Qwen3's after its
-RMSNorm of each head's q and k too). Texts are read up to a sliding window where layers have one (Mistral 7B v0.1:
-4096 tokens): within it, its attention is the causal attention drawn."""
+on the share of each head its partial_rotary_factor gives). q and k are shown after the rotation, as the model
+multiplies them (Qwen3's after its RMSNorm of each head's q and k too). Texts are read up to a sliding window where
+layers have one (Mistral 7B v0.1: 4096 tokens): within it, its attention is the causal attention drawn."""
 from __future__ import annotations
 
 from dataclasses import replace
