@@ -12,7 +12,7 @@ from pathlib import Path
 WORDS = ("the cat sat on mat a red car is fast i love you where station dog runs she reads book we eat bread house "
          "big . , le chat était assis sur tapis une voiture rouge est rapide").split()
 FAMILIES = ("gpt2", "gpt_neo", "gpt_neox", "phi", "opt", "bert", "roberta", "distilbert", "marian", "bart", "mbart",
-            "t5", "llama", "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2")
+            "t5", "llama", "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2", "gemma3")
 ENCODER_ONLY = ("bert", "roberta", "distilbert")
 SENTENCEPIECE = ("marian-spm", "marian-separate", "t5-spm", "llama-spm")
 BASE = {"marian-spm": "marian", "marian-separate": "marian", "t5-spm": "t5", "llama-spm": "llama"}
@@ -155,13 +155,18 @@ def _llama(family: str, vocab: int, bos: int, eos: int, **config):
     cls = {"llama": (tf.LlamaConfig, tf.LlamaForCausalLM), "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
            "qwen3": (tf.Qwen3Config, tf.Qwen3ForCausalLM), "mistral": (tf.MistralConfig, tf.MistralForCausalLM),
            "gemma": (tf.GemmaConfig, tf.GemmaForCausalLM), "gemma2": (tf.Gemma2Config, tf.Gemma2ForCausalLM),
-           "phi3": (tf.Phi3Config, tf.Phi3ForCausalLM)}[family]
+           "phi3": (tf.Phi3Config, tf.Phi3ForCausalLM), "gemma3": (tf.Gemma3TextConfig, tf.Gemma3ForCausalLM)}[family]
     if family == "qwen3":       # heads wider than d_model / heads, as Qwen3's (0.6B: 16 × 128 of 1024)
         config = {"head_dim": 16, **config}
     elif family == "phi3":      # q, k and v fused, k and v of 2 heads; three quarters of each head turned
         config = {"pad_token_id": None, "sliding_window": None,
                   "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.75},
                   **config}
+    elif family == "gemma3":    # a local layer, then a global one, turned by two bases
+        config = {"head_dim": 8, "query_pre_attn_scalar": 8, "sliding_window": 64, "pad_token_id": None,
+                  "layer_types": ["sliding_attention", "full_attention"],
+                  "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                      "sliding_attention": {"rope_type": "default", "rope_theta": 10.0}}, **config}
     elif family == "gemma":     # (its default head_dim is 256)
         config = {"head_dim": 8, "pad_token_id": None, **config}
     elif family == "gemma2":    # caps low enough to change the scores and logits; a window wider than the positions
@@ -231,6 +236,7 @@ AUTO = {"gpt2": "AutoModelForCausalLM", "gpt_neo": "AutoModelForCausalLM", "gpt_
         "phi": "AutoModelForCausalLM", "opt": "AutoModelForCausalLM", "llama": "AutoModelForCausalLM",
         "qwen2": "AutoModelForCausalLM", "qwen3": "AutoModelForCausalLM", "mistral": "AutoModelForCausalLM",
         "gemma": "AutoModelForCausalLM", "gemma2": "AutoModelForCausalLM", "phi3": "AutoModelForCausalLM",
+        "gemma3": "AutoModelForCausalLM",
         "bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
         "marian": "MarianMTModel", "bart": "AutoModelForSeq2SeqLM", "mbart": "AutoModelForSeq2SeqLM", "t5": "T5ForConditionalGeneration"}
 

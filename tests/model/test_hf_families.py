@@ -62,7 +62,7 @@ def test_the_schema_follows_the_config(opened):
         family, ("decoder-only", "RMSNorm", "pre", "rotary", 2))
     assert (sc.layout, sc.norm, sc.norm_place, sc.positions, sc.n_kv_heads) == expected
     same = {"qwen2": "llama", "qwen3": "llama", "mistral": "llama", "phi3": "llama", "mbart": "bart",
-            "gemma2": "gemma"}
+            "gemma2": "gemma", "gemma3": "gemma"}
     assert lm.family == "hf." + same.get(family, family)
 
 
@@ -449,6 +449,28 @@ def test_gemma_2s_sublayers_are_normalised_before_and_after_and_its_caps_are_wri
     plain = _open("gemma", tmp_path_factory)[2].schema           # Gemma: one norm a sublayer, no caps
     assert "(a norm before" not in plain.stacks[0].sublayers[0].equation and plain.score_cap == 0.0
     assert "tanh" not in plain.output_equation + plain.stacks[0].sublayers[0].equation
+
+
+def test_gemma_3s_local_and_global_layers_turn_by_their_own_bases(tmp_path_factory, tmp_path):
+    """Gemma 3 turns its local (sliding-window) layers' q and k by one rotary base and its global layers' by
+    another, after normalising each head's q and k: each layer's scores are computed with its own (the family tests
+    check they softmax to transformers' weights), the tables shown are the global layers' and the local θ is kept
+    beside them. EmbeddingGemma, which attends both ways, is refused in a line."""
+    family, folder, lm, result = _open("gemma3", tmp_path_factory)
+    t, sc = result.trace, lm.schema
+    rotary = lm.model.model.rotary_emb
+    keys = sc.rotary_keys("dec")
+    np.testing.assert_allclose(t[keys.theta], rotary.full_attention_inv_freq.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(t[keys.theta + "_local"], rotary.sliding_attention_inv_freq.numpy(), rtol=1e-6)
+    assert sc.qk_norm and "R(N_q(Q))R(N_k(K))ᵀ" in sc.stacks[0].sublayers[0].equation and sc.score_cap == 0
+    assert [p["self"].rotary_type for p in lm.map.stacks[0].layers] == ["sliding_attention", "full_attention"]
+    import json
+    config = json.loads((folder / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "use_bidirectional_attention": True}))
+    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    with pytest.raises(ModelLoadError, match="attends both ways"):
+        load(tmp_path)
 
 
 def test_a_phi_that_normalises_q_and_k_is_refused_in_a_line(tmp_path):

@@ -104,7 +104,7 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({**config, "model_type": "xlnet"}))
         expect = ("GPT-2, GPT-Neo, GPT-NeoX/Pythia, Phi, OPT, BERT, RoBERTa/XLM-RoBERTa/CamemBERT, DistilBERT, Marian, "
-                  "BART/mBART, T5, Llama/Mistral/Qwen/Phi-3, Gemma/Gemma 2")
+                  "BART/mBART, T5, Llama/Mistral/Qwen/Phi-3, Gemma/Gemma 2/Gemma 3")
     elif case == "no model type":          # read "model type 'unknown' is not supported"
         config = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps({k: v for k, v in config.items()

@@ -98,6 +98,21 @@ def test_a_model_that_turns_part_of_each_head_says_which_part(panel, tmp_path_fa
     assert "the first 50% of each query's and key's dimensions (the rest are not turned)" in sc.stacks[0].embed_caption
 
 
+def test_gemma_3_shows_its_global_layers_table_and_says_its_local_layers_turn_by_their_own(panel,
+                                                                                          tmp_path_factory):
+    """Gemma 3's local and global layers turn q and k by two bases: the panel draws the global layers' θ and its
+    notes give the local layers' slowest; a model with one base says nothing of it."""
+    folder, lm, t = _open("gemma3", tmp_path_factory)                   # local base 10: θ down to 10^(-6/8)
+    panel.render(t, _view(t, stack=t.schema.stacks[0].embed_stage))
+    np.testing.assert_allclose(panel.rotary.curve.getOriginalDataset()[1],
+                               lm.model.model.rotary_emb.full_attention_inv_freq.numpy(), rtol=1e-6)
+    slowest = float(lm.model.model.rotary_emb.sliding_attention_inv_freq.min())
+    assert f"These are the global layers' θ; the local (sliding-window) layers turn by a base of their own: their " \
+           f"slowest pair θ = {slowest:.3g}" in panel.notes.text()
+    panel.render(_open("gpt_neox", tmp_path_factory)[2], _view(t, stack=t.schema.stacks[0].embed_stage))
+    assert "global layers" not in panel.notes.text()
+
+
 def test_t5_shows_each_heads_bias_for_the_kind_and_head_in_view(panel, t5):
     folder, lm, t = t5
     sc = t.schema

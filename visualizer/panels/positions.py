@@ -64,6 +64,9 @@ class RotaryPlots:
         if keys is None or keys.theta not in trace.arrays:
             return "this run does not hold the rotary tables (it was made by an older version): run the model again"
         self.arrays = {name: np.asarray(trace[getattr(keys, name)]) for name in ("theta", "cos", "sin", "positions")}
+        local = trace.arrays.get(keys.theta + "_local")           # Gemma 3: its local layers' own θ
+        if local is not None:
+            self.arrays["local"] = np.asarray(local)
         self.d_k = trace.schema.d_k
         cos, theta = self.arrays["cos"], self.arrays["theta"]
         self.table.show_matrix(cos, tokens, None, symmetric_levels(cos))
@@ -81,9 +84,13 @@ class RotaryPlots:
         turned = (f"{len(theta)} pairs per head (d<sub>k</sub> = {d_k})" if 2 * len(theta) >= d_k else
                   f"{len(theta)} pairs per head turn, the first {2 * len(theta)} of its d<sub>k</sub> = {d_k} "
                   f"dimensions; the other {d_k - 2 * len(theta)} are not rotated")
+        local = self.arrays.get("local")
+        other = "" if local is None or not len(local) else (
+            f" These are the global layers' θ; the local (sliding-window) layers turn by a base of their own: "
+            f"their slowest pair θ = {local.min():.3g} ({wavelength(float(local.min()))}).")
         return (f"{turned}: pair {fast} turns fastest, "
                 f"θ = {theta[fast]:.3g} ({wavelength(float(theta[fast]))}); pair {slow} slowest, "
-                f"θ = {theta[slow]:.3g} ({wavelength(float(theta[slow]))}).")
+                f"θ = {theta[slow]:.3g} ({wavelength(float(theta[slow]))}).{other}")
 
 
 class BiasHeatmap(HeatmapBox):

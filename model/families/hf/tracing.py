@@ -38,6 +38,9 @@ class Part:
     by_head: bool = False                      # a fused "qkv" projection's columns are per head [q_h k_h v_h]
                                                # (GPT-NeoX), not [q k v] side by side (GPT-2)
     softcap: float = 0.0                       # attention: scores capped as c · tanh(s / c) (Gemma 2); 0: none
+    heads_first: bool = False                  # q and k are read as (heads, tokens, d_k) (Gemma 3's q_norm output)
+    rotary_type: str | None = None             # attention: which of the rotary module's calls it uses (Gemma 3's
+                                               # local and global layers turn by two bases); None: the one call
 
 
 def separate_qkv(norm, attention, out: str, normed: bool = False, **part) -> Part:
@@ -122,10 +125,12 @@ class Recorder(Hooks):
             return
         calls = self.calls.setdefault(id(module), [])
         batched = _batched if tokens else (lambda t: t)
-        if rotary:         # the positions it was given, the frequencies it used (a dynamic RoPE changes them), (cos, sin)
-            def hook(mod, args, kwargs, output):
+        if rotary:         # the positions it was given, the frequencies it used (a dynamic RoPE changes them),
+            def hook(mod, args, kwargs, output):        # (cos, sin), the layer type asked for (Gemma 3) or None
                 positions = args[1] if len(args) > 1 else kwargs["position_ids"]
-                calls.append((positions, mod.inv_freq.detach().clone(), output))
+                kind = args[2] if len(args) > 2 else kwargs.get("layer_type")
+                theta = getattr(mod, f"{kind}_inv_freq" if kind else "inv_freq")
+                calls.append((positions, theta.detach().clone(), output, kind))
             self.handles.append(module.register_forward_hook(hook, with_kwargs=True))
         elif pre:
             def hook(mod, args, kwargs):
@@ -248,10 +253,16 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
         pe = rec.take(sm.pos)[1] if sm.pos is not None else torch.zeros_like(word)
         pe = pe[0] if pe.dim() == 3 else pe
         arrays |= {f"{st.tokens}.embedding": _np(word), f"{st.tokens}.pe": _np(pe), f"{st.tokens}.x": _np(x)}
-        rotary = None
+        rotary = {}                                      # layer type (None: the one call) -> (cos, sin)
         if mm.rotary is not None:
-            positions, theta, rotary = rec.take(mm.rotary)
-            arrays |= _rotary_arrays(schema.rotary_keys(sm.key), positions, theta, rotary, d_k)
+            calls = [rec.take(mm.rotary) for _ in range(len({p.rotary_type for ps in sm.layers for p in ps.values()
+                                                               if p.proj}))]
+            for positions, theta, cos_sin, kind in calls:
+                rotary[kind] = cos_sin
+            shown = next((c for c in calls if c[3] in (None, "full_attention")), calls[0])   # the global layers'
+            keys = schema.rotary_keys(sm.key)
+            arrays |= _rotary_arrays(keys, *shown[:3], d_k)
+            arrays |= {keys.theta + "_local": _np(c[1]) for c in calls if c is not shown}   # Gemma 3's local base
         bias = {}
         for k, m in sm.rel_bias.items():
             buckets, values = rec.take(m)                                        # (Tq, Tk), (Tq, Tk, H)
@@ -281,7 +292,8 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
                                                         _norm_stats(part.norm, n_in, schema.norm,
                                                                     mm.gamma_offset).items()}}
             if part.proj:
-                arrays |= _attention(mm, part, rec, attentions[(sm.key, key)][layer][0], d_k, rotary,
+                arrays |= _attention(mm, part, rec, attentions[(sm.key, key)][layer][0], d_k,
+                                     rotary.get(part.rotary_type),
                                      st.sublayer(key).kind == ATTENTION_CAUSAL, name, bias.get(key))
             else:
                 arrays[f"{name}.hidden"] = _np(rec.take(part.down)[0])
@@ -311,6 +323,8 @@ def _attention(mm: ModelMap, part: Part, rec: Recorder, weights: torch.Tensor, d
         q, k, v = fused.split([n_q, (fused.shape[-1] - n_q) // 2, (fused.shape[-1] - n_q) // 2], dim=-1)
     else:
         q, k, v = (rec.take(part.proj[n])[1][0] for n in "qkv")
+    if part.heads_first:                         # (H, T, d_k) already: as (T, H·d_k)
+        q, k = (t.transpose(0, 1).reshape(t.shape[1], -1) for t in (q, k))
     q, k, v = _heads(q, d_k), _heads(k, d_k), _heads(v, d_k)                     # (H, Tq, d_k), (H_kv, Tk, d_k)
     if rotary is not None and mm.apply_rotary is not None:
         cos, sin = rotary
