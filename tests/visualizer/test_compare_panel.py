@@ -250,3 +250,20 @@ def test_decoder_only_runs_of_prompts_of_other_lengths_compare_the_same_new_toke
         assert lines[1].startswith(f"<b>B</b>, step {sb} ({words[1]}): ")
         best_a = panel._piece(a, int(np.argmax(a.probs(sa))))
         assert lines[0].split(": ", 1)[1].startswith(best_a)
+
+
+@pytest.mark.parametrize("pinned", ["gpt2", "bert"])
+def test_a_kind_of_the_same_name_in_another_stack_is_no_kind_to_compare(panel, tmp_path, pinned):
+    """GPT-2's "self" is its decoder's, BERT's its encoder's: a run of one pinned and one of the other on screen
+    raised KeyError ("this model has no stack 'enc'") at every view change, and the window showed the old model's
+    text under the new one's name (QA). The panel says there is nothing to compare."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load, translate as translate_any
+    runs = {f: translate_any(load(hf_tiny.build(f, tmp_path / f)), "the cat sat on the mat").trace
+            for f in ("gpt2", "bert")}
+    a, b = runs[pinned], runs["bert" if pinned == "gpt2" else "gpt2"]
+    assert a.schema.kind_names == b.schema.kind_names == ("self",)
+    compared(panel, a, b, kind="self", layer=1, head=0)
+    assert panel.note.text() == "The pinned run's model has no such attention kind: nothing to compare."
+    assert panel.difference is None

@@ -175,7 +175,9 @@ class ComparePanel(QtWidgets.QWidget):
             self.note.setText("Pin a run, then change something: A is the pinned run, B the one on screen.")
             return
         kind = state.kind
-        if kind not in a.schema.kind_names or kind not in trace.schema.kind_names:
+        # the same name can be another stack's (GPT-2's "self" is its decoder's, BERT's its encoder's: QA)
+        if kind not in a.schema.kind_names or kind not in trace.schema.kind_names \
+                or a.schema.kind(kind).stack != trace.schema.kind(kind).stack:
             self.note.setText("The pinned run's model has no such attention kind: nothing to compare.")
             self._show_parts(False)
             return
