@@ -493,3 +493,17 @@ def test_a_step_change_draws_the_row_axis_again_only_when_its_labels_are_thinned
                   or first.count(panel.focus.plot.getAxis("left").labels[i]) < tokens[:i + 1].count(tokens[i]))
     again = rows_drawn(long, hidden)
     assert again is not None and again != first            # the new step's row is drawn
+
+
+def test_a_head_that_computed_nan_leaves_its_layers_other_heads_their_colours(trace):
+    """A model whose one head computed NaN (a damaged weight) made the layer's colour scale NaN, and the small
+    multiples of its other heads were drawn all in the colour of 0 (QA). The scale is the largest finite weight."""
+    from visualizer.panels.thumbnails import head_levels
+    weights = trace.attention("enc_self", 0).astype(np.float64).copy()
+    good = float(weights[1:].max())
+    weights[0] = np.nan
+    assert head_levels(weights, "layer")[1] == (0.0, good)
+    assert head_levels(weights, "head")[1] == (0.0, float(weights[1].max()))
+    assert head_levels(weights, "head")[0] == (0.0, 1.0)                 # nothing finite: 0 to 1
+    weights[:] = np.inf
+    assert head_levels(weights, "layer")[1] == (0.0, 1.0)

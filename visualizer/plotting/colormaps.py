@@ -26,8 +26,15 @@ def colour_levels(weights: np.ndarray, matrix: np.ndarray, scale: str) -> tuple[
     COLOUR_SCALES rule: the attention panel's and every export's."""
     if scale not in COLOUR_SCALES:
         raise ValueError(f"colour scale {scale!r}: give one of {', '.join(COLOUR_SCALES)}")
-    top = 1.0 if scale == "one" else float(weights.max() if scale == "layer" else matrix.max())
+    top = 1.0 if scale == "one" else _finite_max(weights if scale == "layer" else matrix)
     return 0.0, max(top, 1e-6)
+
+
+def _finite_max(a: np.ndarray) -> float:
+    """The largest finite value (1 where there is none): a head that computed NaN made its layer's scale NaN, and
+    every other head of the layer was drawn in the colour of 0 (QA)."""
+    finite = np.asarray(a)[np.isfinite(a)]
+    return float(finite.max()) if finite.size else 1.0
 
 
 def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
