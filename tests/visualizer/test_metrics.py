@@ -345,3 +345,17 @@ def test_the_header_leaves_the_sort_arrow_room_in_the_sorted_column_alone(window
     assert 0 < arrow < header.fontMetrics().height()               # an arrow's room, not the header's height
     assert sorted_widths[:entropy] == plain[:entropy]
     qtbot.waitUntil(lambda: header.sectionSize(entropy) >= sorted_widths[entropy])   # the table's own layout
+
+
+@pytest.mark.parametrize("order", [QtCore.Qt.SortOrder.AscendingOrder, QtCore.Qt.SortOrder.DescendingOrder])
+def test_undefined_values_sort_last_in_either_order(qtbot, window, order):
+    """Sorted by the distance to find the most local heads, the cross-attention rows' "—" came first (QA): they
+    come after every measured value, up or down, and the measured ones are in order."""
+    panel = window.panels["metrics"]
+    panel.render(window.trace, window.state)
+    col = panel.model.columns.index("mean_distance")
+    panel.table.sortByColumn(col, order)
+    shown = [panel.proxy.index(r, col).data() for r in range(panel.proxy.rowCount())]
+    values = [float(v) for v in shown if v != "—"]
+    assert "—" in shown and shown[len(values):] == ["—"] * (len(shown) - len(values))
+    assert values == sorted(values, reverse=order == QtCore.Qt.SortOrder.DescendingOrder)

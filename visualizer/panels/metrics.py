@@ -98,7 +98,7 @@ class MetricsModel(QtCore.QAbstractTableModel):
             return None
         value = self.value(index.row(), index.column())
         if role == SORT_ROLE:
-            return float("-inf") if undefined(value) else value          # NaN would leave the order undefined
+            return None if undefined(value) else value                   # last, either way (UndefinedLast)
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             if self.columns[index.column()] == "kind":    # the CSV and the command line keep enc_self
                 return short_kind(self.labels.get(value, value))
@@ -124,6 +124,19 @@ class MetricsModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.ItemDataRole.ToolTipRole:
             return TIPS.get(name)
         return None
+
+
+class UndefinedLast(QtCore.QSortFilterProxyModel):
+    """Sorts by SORT_ROLE with the undefined values ("—": a cross-attention's distance, a head not measured) after
+    the others in either order: sorted up to find the most local heads, the eight "—" of cross-attention came first
+    (QA)."""
+
+    def lessThan(self, left, right) -> bool:
+        a, b = (self.sourceModel().data(i, SORT_ROLE) for i in (left, right))
+        if a is None or b is None:            # Qt shows a descending sort as the ascending one reversed
+            ascending = self.sortOrder() == QtCore.Qt.SortOrder.AscendingOrder
+            return a is not None if ascending else b is not None
+        return a < b
 
 
 class CompactHeader(QtWidgets.QHeaderView):
@@ -180,7 +193,7 @@ class MetricsPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.state = state
         self.model = MetricsModel(self)
-        self.proxy = QtCore.QSortFilterProxyModel(self)
+        self.proxy = UndefinedLast(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
         self.table = RowTable()
