@@ -79,7 +79,8 @@ class ExportActions:
             if fmt != "csv":
                 written += self._panel_pictures(Path(folder))
             written.append(self._metrics_table(Path(folder)))
-            written.append(write_run_record(folder, w.trace, w.model_name))
+            # the name --model opens (the label "qa/marian" opened nothing: QA), as the export command writes it
+            written.append(write_run_record(folder, w.trace, w.state.model_name))
         return written
 
     def _metrics_table(self, folder: Path) -> Path:
@@ -88,7 +89,11 @@ class ExportActions:
         from model.analysis.metrics import metrics_csv, trace_metrics
         from .panels.metrics import METRICS_FILE
         path = folder / METRICS_FILE
-        write_text(path, metrics_csv(trace_metrics(self.window.trace), ablated_heads(self.window.trace)))
+        panel = self.window.panels.get("metrics")     # its table when it shows this run: with the effects measured
+        if panel is not None and panel.trace is self.window.trace:           # (they were left out: QA)
+            write_text(path, panel.table_csv())
+        else:
+            write_text(path, metrics_csv(trace_metrics(self.window.trace), ablated_heads(self.window.trace)))
         return path
 
     def _panel_pictures(self, folder: Path) -> list[Path]:

@@ -213,3 +213,23 @@ def test_head_metrics_in_front_stays_in_front(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: not metrics.visibleRegion().isEmpty())
     window.exports.export_all(str(tmp_path), "png")
     qtbot.waitUntil(lambda: not metrics.visibleRegion().isEmpty(), timeout=3000)
+
+
+def test_export_all_keeps_the_measured_effects_and_names_the_model_as_it_opens(qtbot, window, tmp_path):
+    """Export all wrote head_metrics.csv without the effects just measured in the Head metrics tab (it computed the
+    table again from the run), and run.json named the model by its label ("models0/tiny"), which --model cannot
+    open (QA). The table is the tab's, and the model is named as the window opened it."""
+    import json
+
+    from model import load
+    from model.analysis.head_effects import head_effects
+    window.docks["metrics"].raise_()
+    qtbot.waitUntil(lambda: "metrics" in window.panels)
+    panel = window.panels["metrics"]
+    window.docking.render("metrics", force=True)
+    panel.model.set_effects(head_effects(window.lm, window.trace))
+    window.exports.export_all(str(tmp_path), "csv")
+    table = (tmp_path / "head_metrics.csv").read_text(encoding="utf-8")
+    assert table == panel.table_csv() and "effect_logp" in table.splitlines()[0]
+    record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert record["model"] == window.state.model_name and load(record["model"]).name == window.lm.name

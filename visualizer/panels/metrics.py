@@ -383,6 +383,11 @@ class MetricsPanel(QtWidgets.QWidget):
         menu.addAction("Copy table", self.copy_table)
         return menu
 
+    @property
+    def trace(self):
+        """The run the table shows (None before the first)."""
+        return self._trace
+
     def table_csv(self) -> str:
         """The table as the `metrics` command writes it: pipeline order, 1-based layers and heads, empty for —."""
         return metrics_csv(self.model.rows, self.model.off, self.model.effects)
