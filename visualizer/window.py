@@ -665,6 +665,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 # and the heads switched off before, whose own message this one replaces (a teacher saw it gone)
                 again = f"; every head is on again ({heads_were_off(off)})" if off else ""
                 self.statusBar().showMessage(f"{name}: {summary}{again}", 15000 if off else 10000)
+            elif not off:                         # a model with no summary: the one before's went on (QA)
+                self.statusBar().clearMessage()
 
     def open_model_folder(self) -> None:
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder", str(start_folder(self)))

@@ -99,6 +99,10 @@ def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_mode
     from model.assets import model_summary              # what it is, said as it is chosen
     bar = window.statusBar()                     # (whole in the tooltip when the window is too narrow for it)
     assert bar.whole_message() == f"seed-example: {model_summary('seed-example')}"
+    combo.setCurrentIndex(combo.findData(str(tiny_model_dir)))      # a folder with no summary: the one before's
+    combo.activated.emit(combo.currentIndex())                       # went on naming seed-example (QA)
+    wait_idle(qtbot, window, lambda t: t.meta.get("model") != "seed-example")
+    assert "seed-example" not in bar.whole_message()
 
 
 def test_plain_keys_in_the_sentence_field_edit_text_and_do_not_step(qtbot, window):
