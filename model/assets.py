@@ -14,6 +14,16 @@ class ModelLoadError(Exception):
     """A model folder that cannot be used; str() is one line naming the file and the problem."""
 
 
+def reason(e: BaseException, limit: int = 200) -> str:
+    """A library's error as the one line of a ModelLoadError: its first line, and the next too where the first ends
+    in a colon (pydantic's "Validation error for field 'x':" said nothing more, QA); its type where it has no text."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    first = lines[0] + (f" {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else "")
+    return first[:limit]
+
+
 def required_file(folder: Path, name: str) -> Path:
     """folder/name, which must be a regular file; ModelLoadError saying what it is otherwise (a FIFO or a folder
     read "file is missing": QA)."""

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ..ablation import AblationError
-from ..assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, bundled_models, model_folder
+from ..assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, bundled_models, model_folder, reason
 
 # modules under model/families/, asked in this order
 FAMILIES = ("seed", "hf.gpt2", "hf.gpt_neo", "hf.gpt_neox", "hf.phi", "hf.opt", "hf.bert", "hf.roberta",
@@ -40,7 +40,7 @@ def family_for(folder: Path):
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: not valid JSON ({str(e).splitlines()[0][:120]})") from None
+        raise ModelLoadError(f"{path}: not valid JSON ({reason(e, 120)})") from None
     if not isinstance(config, dict):
         raise ModelLoadError(f"{path}: not a model config (a JSON object was expected)")
     for name in FAMILIES:

@@ -60,7 +60,8 @@ SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no 
                                   "a count as words", "no heads", "a width as words", "a smaller vocabulary",
                                   "no layers", "only architectures", "a null tokenizer", "a bad generation config",
                                   "a missing shard", "a negative width", "a fractional count",
-                                  "heads that do not split the width", "no head count", "a null head count"])
+                                  "heads that do not split the width", "no head count", "a null head count",
+                                  "an empty weights file"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
@@ -129,6 +130,9 @@ def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     elif case == "no tokenizer":
         (folder / "tokenizer.json").unlink()
         expect = "no tokenizer"
+    elif case == "an empty weights file":  # read "damaged header" (QA)
+        weights.write_bytes(b"")
+        expect = f"{weights}: the file is empty (0 bytes): copy the weights again"
     elif case == "truncated":
         data = weights.read_bytes()
         weights.write_bytes(data[: len(data) - 100])
@@ -210,3 +214,15 @@ def test_ids_of_a_table_padded_past_its_tokenizer_read_as_ids_not_as_unknown(gpt
     assert lm.tgt_tok.vocab_size == rows + 8
     assert lm.tgt_tok.pieces(range(rows, rows + 8)) == [f"<id {i}>" for i in range(rows, rows + 8)]
     assert lm.tgt_tok.pieces([1]) == ["<unk>"]                  # the tokenizer's own unknown token stays itself
+
+
+def test_a_librarys_error_ending_in_a_colon_keeps_its_reason():
+    """transformers' config validation says "Validation error for field 'x':" on its first line and why on the
+    next: the one-line message ended in a bare colon (QA, a T5 with relative_attention_num_buckets "32")."""
+    from model.assets import reason
+    e = ValueError("Validation error for field 'relative_attention_num_buckets':\n  TypeError: expected int, got str\n"
+                   "more detail")
+    assert reason(e) == ("Validation error for field 'relative_attention_num_buckets': TypeError: expected int, "
+                         "got str")
+    assert reason(ValueError("one line\nsecond")) == "one line" and reason(KeyError()) == "KeyError"
+    assert reason(ValueError("x" * 300), 120) == "x" * 120

@@ -12,7 +12,7 @@ import re
 import struct
 from pathlib import Path
 
-from ...assets import ModelLoadError
+from ...assets import ModelLoadError, reason
 
 INSTALL = 'pip install -e ".[hf]"'
 TARGET_TOKENIZER = "target_tokenizer"      # the target side's tokenizer, in a folder with two vocabularies
@@ -113,7 +113,7 @@ def check_json_object(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: not valid JSON ({str(e).splitlines()[0][:120]})") from None
+        raise ModelLoadError(f"{path}: not valid JSON ({reason(e, 120)})") from None
     if not isinstance(data, dict):
         raise ModelLoadError(f"{path}: a JSON object was expected, it holds {type(data).__name__}")
     return data
@@ -138,6 +138,8 @@ def check_index(folder: Path) -> None:
 def check_safetensors(path: Path) -> None:
     """A safetensors file whose header is valid JSON and whose tensors all lie inside the file."""
     size = path.stat().st_size
+    if size == 0:                            # "damaged header" did not say what to do (QA)
+        raise ModelLoadError(f"{path}: the file is empty (0 bytes): copy the weights again")
     try:
         with path.open("rb") as f:
             (n,) = struct.unpack("<Q", f.read(8))
@@ -171,7 +173,7 @@ def read_config(folder: Path) -> dict:
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{folder / 'config.json'}: {str(e).splitlines()[0][:160]}") from None
+        raise ModelLoadError(f"{folder / 'config.json'}: {reason(e, 160)}") from None
     if not isinstance(config, dict):
         raise ModelLoadError(f"{folder / 'config.json'}: not a model config (a JSON object was expected)")
     return config

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...assets import ModelLoadError
+from ...assets import ModelLoadError, reason
 from ...schema import ENCODER_DECODER, Schema
 from .folder import TARGET_TOKENIZER, auto_class_name, check_folder, read_config, transformers
 from .tokenizer import HFTokenizer, open_tokenizer
@@ -64,15 +64,13 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
         tf.AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
     except Exception as e:
         raise ModelLoadError(f"{folder / 'config.json'}: not a valid {fam.TITLE} config for transformers "
-                             f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
-            from None
+                             f"({reason(e)})") from None
     if (folder / "generation_config.json").is_file():      # its errors read as the weights' (QA)
         try:
             tf.GenerationConfig.from_pretrained(str(folder), local_files_only=True)
         except Exception as e:
             raise ModelLoadError(f"{folder / 'generation_config.json'}: not valid for transformers "
-                                 f"({str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__})") \
-                from None
+                                 f"({reason(e)})") from None
     tokenizer = open_tokenizer(folder)
     schema = with_tokenizer_specials(schema, tokenizer)
     # a folder with two vocabularies keeps the target side's tokenizer in a folder of its own (as `convert` writes)
@@ -83,7 +81,7 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
                                            trust_remote_code=False, attn_implementation="eager", dtype=torch.float32,
                                            output_loading_info=True)
     except Exception as e:     # shape mismatches, damaged tensors, configs transformers cannot read
-        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        first = reason(e)
         if "ignore_mismatched_sizes" in first:     # its words point at a report it printed to nobody
             first = "the tensors' shapes do not match config.json's sizes (vocab_size, positions, widths)"
         raise ModelLoadError(f"{folder}: cannot load the weights ({first})") from None

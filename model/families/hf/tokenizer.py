@@ -14,7 +14,7 @@ import importlib.util
 import warnings
 from pathlib import Path
 
-from ...assets import ModelLoadError
+from ...assets import ModelLoadError, reason
 from ...tokenizer import WORD_START, reads_in_lowercase
 from .folder import INSTALL, transformers
 
@@ -34,7 +34,7 @@ def open_tokenizer(folder: Path):
         missing = missing_packages(folder)
         if missing:
             raise ModelLoadError(missing) from None
-        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({str(e).strip().splitlines()[0][:160]})") from None
+        raise ModelLoadError(f"{folder}: cannot read its tokenizer ({reason(e, 160)})") from None
 
 
 def missing_packages(folder: Path) -> str | None:
