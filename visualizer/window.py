@@ -708,8 +708,19 @@ class MainWindow(QtWidgets.QMainWindow):
             self.error("Cannot open the session", str(e))
             return False
         model = changes.pop("model_name")
-        if model != self.state.model_name and not self._load_model(model, say_heads=False):
-            return False
+        if model != self.state.model_name:
+            from model.families import check
+            try:
+                check(model)
+            except ModelLoadError as e:           # named as the session's: "Cannot open this model" said not why
+                going_on = f"The app goes on with {self.model_name}." if self.lm is not None else ""
+                self.error("Cannot open the session",
+                           f"{path} names the model {model}, which cannot be opened ({e}).\n\nPut the model's "
+                           f"folder beside the session file ({Path(path).parent / Path(model).name}) and open the "
+                           f"session again. {going_on}".rstrip())
+                return False
+            if not self._load_model(model, say_heads=False):
+                return False
         self.apply_session(changes)
         return True
 

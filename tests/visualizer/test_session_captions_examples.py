@@ -219,3 +219,21 @@ def test_the_window_closed_is_the_session_a_plain_start_reopens(qtbot, window, s
     assert last_session(settings)["model_name"] == str(gone)
     shutil.rmtree(gone)
     assert last_session(settings) is None and str(gone) in settings.notices[-1]
+
+
+def test_a_session_whose_model_folder_is_gone_says_so_and_where_to_put_it(qtbot, window, tmp_path):
+    """A lesson's session moved without its model folder read "Cannot open this model: …/gone_model: no such
+    model", with no word of the session, nor that the folder is looked for beside it (QA). The window keeps its
+    model and sentence."""
+    import json
+
+    from visualizer.session import FORMAT
+    path = tmp_path / "lesson.json"
+    gone = tmp_path / "elsewhere" / "gone_model"
+    path.write_text(json.dumps({"format": FORMAT, "model": str(gone), "sentence": "the dog runs"}), encoding="utf-8")
+    before, sentence = window.state.model_name, window.state.sentence
+    assert not window.open_session(str(path))
+    assert window.last_error.startswith(f"{path} names the model {gone}, which cannot be opened (")
+    assert (f"Put the model's folder beside the session file ({tmp_path / 'gone_model'}) and open the session "
+            f"again. The app goes on with {window.model_name}.") in window.last_error
+    assert (window.state.model_name, window.state.sentence) == (before, sentence)
