@@ -338,12 +338,13 @@ class MainWindow(QtWidgets.QMainWindow):
         model whose result the panels still show (they read as the new model's: QA), and the status bar says it
         has not run."""
         shown = self.runs.shown.lm if self.runs.shown is not None else None
-        if self.lm is None or shown is self.lm:
+        name = getattr(self, "_shown_name", None)     # a saved start frame is shown as a result of its model's
+        if self.lm is None or shown is self.lm or name == self.model_name:
             return f"Could not run the model on this input ({message}); the panels still show the last result."
         self.status_model.setText(f"Model: {self.model_name} (could not run)",
                                   (f"{self.model_name} (could not run)", self.model_name))
         self.status_model.setToolTip(f"{self.state.model_name}: it opened, and could not run on this input")
-        if shown is None:
+        if name is None:
             return f"Could not run {self.model_name} on this input ({message}); nothing is shown yet."
         return (f"Could not run {self.model_name} on this input ({message}); the panels still show "
                 f"{self._shown_name}'s last result: try another sentence or pick another model.")
