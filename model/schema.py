@@ -48,6 +48,7 @@ class RotaryKeys:
     cos: str                 # (T, d_k/2) cos(position × θ_i) as the module gave it (times its attention scaling)
     sin: str                 # (T, d_k/2) sin(position × θ_i), likewise
     positions: str           # (T,) the position of each token the module was given
+    theta_local: str = ""    # (d_k/2,) the local layers' θ_i where they turn by a base of their own (Gemma 3)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,8 @@ class Schema:
         if self.positions != "rotary":
             return None
         p = self.stack(stack).tokens
-        return RotaryKeys(f"{p}.rotary_theta", f"{p}.rotary_cos", f"{p}.rotary_sin", f"{p}.rotary_positions")
+        return RotaryKeys(f"{p}.rotary_theta", f"{p}.rotary_cos", f"{p}.rotary_sin", f"{p}.rotary_positions",
+                          f"{p}.rotary_theta_local")
 
     def bias_keys(self, kind: str) -> BiasKeys | None:
         """Where a Trace keeps an attention kind's relative position bias; None when that kind adds none."""

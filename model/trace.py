@@ -14,7 +14,8 @@ Keys (one sentence, no batch axis; H heads, Ts source and Tt target positions):
 Positions a model uses besides p (p is then 0), under the keys its schema names:
   rotary (Llama family), Schema.rotary_keys(stack): rotary_theta (r/2,) the frequencies θ_i (r: d_k, or the share
       of it that turns: GPT-NeoX), rotary_cos and rotary_sin (T, r/2) cos and sin of position × θ_i as the model
-      multiplied q and k by, rotary_positions (T,)
+      multiplied q and k by, rotary_positions (T,); rotary_theta_local (r/2,) where local layers turn by a base of
+      their own (Gemma 3: the other tables are the global layers')
   relative (T5), Schema.bias_keys(kind): position_bias (H, Tq, Tk) added to q·kᵀ (scores include it),
       position_buckets (Tq, Tk) the bucket of each key's offset from its query
 Decoder row t is the state when predicting target token t+1 (generation step t).

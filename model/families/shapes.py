@@ -125,8 +125,8 @@ class Shape:
         return f"P({given}) = softmax({logits})"
 
     @property
-    def shared_kv(self) -> str:
-        """What the attention's equation adds: shared key/value heads, and q and k normalised per head."""
+    def equation_notes(self) -> str:
+        """What the attention's equation adds: shared key/value heads, q and k normalised per head, scores capped."""
         g = self.n_heads // self.n_kv_heads
         shared = f"; {g} query heads share each key/value head" if g > 1 else ""
         return shared + (f"; N_q, N_k: an {self.norm} of each head's query and key (γ of their own)"
@@ -198,7 +198,7 @@ def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str
     short = f"{short} → Add & Norm" if shape.post else f"{shape.norm} → {short}"
     short += f" → {shape.norm}" if shape.sandwich else ""
     return Sublayer(key, kind, title, short, title.lower() if not title.startswith(("Encoder", "Decoder"))
-                    else title.split(" ", 1)[1], caption, equation + shape.shared_kv, name, label, file, stage_title,
+                    else title.split(" ", 1)[1], caption, equation + shape.equation_notes, name, label, file, stage_title,
                     position_bias=shape.positions == "relative" and kind != ATTENTION_CROSS)
 
 

@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import accessible
+from ..equation_text import equation_html
 from ..plotting.colormaps import PALETTE, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
@@ -199,8 +200,7 @@ class EmbeddingsPanel(GridPanel):
                else f"{st.title} input")
         count = f"<b>{who}</b>: {T} token{'s' if T != 1 else ''} × {d} dimensions. &nbsp; "
         if self.mode == "added":
-            e_term, p_term = (t.replace("d_model", "d<sub>model</sub>") for t in
-                              trace.schema.embedding_terms(positional=self.positional))
+            e_term, p_term = (equation_html(t) for t in trace.schema.embedding_terms(positional=self.positional))
             segment = ", &nbsp; s = S[0] (segment 0's vector, not shown)" if trace.schema.segment else ""
             self.short_header.set(f"{count}<i>x = {trace.schema.sum_term()}</i>, &nbsp; e = {e_term}, &nbsp; "
                                   f"p = {p_term}"
@@ -209,7 +209,7 @@ class EmbeddingsPanel(GridPanel):
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
                                   f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for x)")
         else:
-            e_term = trace.schema.embedding_terms()[0].replace("d_model", "d<sub>model</sub>")   # Gemma: scaled
+            e_term = equation_html(trace.schema.embedding_terms()[0])          # Gemma's is scaled
             self.short_header.set(f"{count}<i>x = e</i> = {e_term}",
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")

@@ -15,6 +15,7 @@ from model.schema import ATTENTION_CROSS, LAYER_NORM, NORM_AFTER, OUTPUT
 from model.text import probability
 
 from .. import accessible
+from ..equation_text import equation_html
 from .output import sampling_cut
 
 
@@ -150,7 +151,7 @@ class InspectorPanel(QtWidgets.QWidget):
         later = {"rotary": "q and k of every head are rotated by position × θ in each attention sublayer",
                  "relative": "each head adds a bias by relative position to q·kᵀ"}.get(trace.schema.positions)
         if later:
-            e_term = trace.schema.embedding_terms()[0].replace("d_model", "d<sub>model</sub>")   # Gemma: scaled
+            e_term = equation_html(trace.schema.embedding_terms()[0])          # Gemma's is scaled
             return (head + f"<p class=eq>x = {e_term} = {vec(x)}</p><p>No position is added here: {later} "
                     "(see the Embeddings panel).</p>")
         positional = bool(trace.meta.get("positional", True))

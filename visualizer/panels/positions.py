@@ -64,7 +64,7 @@ class RotaryPlots:
         if keys is None or keys.theta not in trace.arrays:
             return "this run does not hold the rotary tables (it was made by an older version): run the model again"
         self.arrays = {name: np.asarray(trace[getattr(keys, name)]) for name in ("theta", "cos", "sin", "positions")}
-        local = trace.arrays.get(keys.theta + "_local")           # Gemma 3: its local layers' own θ
+        local = trace.arrays.get(keys.theta_local)                # Gemma 3: its local layers' own θ
         if local is not None:
             self.arrays["local"] = np.asarray(local)
         self.d_k = trace.schema.d_k

@@ -262,7 +262,7 @@ def record_arrays(mm: ModelMap, schema: Schema, rec: Recorder, attentions: dict)
             shown = next((c for c in calls if c[3] in (None, "full_attention")), calls[0])   # the global layers'
             keys = schema.rotary_keys(sm.key)
             arrays |= _rotary_arrays(keys, *shown[:3], d_k)
-            arrays |= {keys.theta + "_local": _np(c[1]) for c in calls if c is not shown}   # Gemma 3's local base
+            arrays |= {keys.theta_local: _np(c[1]) for c in calls if c is not shown}   # Gemma 3's local base
         bias = {}
         for k, m in sm.rel_bias.items():
             buckets, values = rec.take(m)                                        # (Tq, Tk), (Tq, Tk, H)
