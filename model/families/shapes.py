@@ -198,8 +198,8 @@ def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str
     short = f"{short} → Add & Norm" if shape.post else f"{shape.norm} → {short}"
     short += f" → {shape.norm}" if shape.sandwich else ""
     return Sublayer(key, kind, title, short, title.lower() if not title.startswith(("Encoder", "Decoder"))
-                    else title.split(" ", 1)[1], caption, equation + shape.equation_notes, name, label, file, stage_title,
-                    position_bias=shape.positions == "relative" and kind != ATTENTION_CROSS)
+                    else title.split(" ", 1)[1], caption, equation + shape.equation_notes, name, label, file,
+                    stage_title, position_bias=shape.positions == "relative" and kind != ATTENTION_CROSS)
 
 
 def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: int, d_ff: int,
