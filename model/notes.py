@@ -64,7 +64,9 @@ def unknown_pieces(trace) -> str | None:
     unk = trace.schema.special.get("unk", "<unk>")
     n = sum(t == unk for t in given_tokens(trace))
     forced = trace.meta.get("mode") == "teacher-forced" and trace.schema.layout != ENCODER_ONLY
-    target = trace.tgt_tokens[trace.prompt_rows() + 1:] if trace.schema.layout == DECODER_ONLY else trace.tgt_tokens
+    # the given target's pieces are the rows' next tokens: the rows' own tokens lack a decoder-only model's last one
+    # ("zzz qqq" counted 1 unknown piece, QA)
+    target = trace.out_tokens[trace.prompt_rows():] if trace.schema.layout == DECODER_ONLY else trace.out_tokens
     n_target = sum(t == unk for t in target) if forced else 0     # a target's emoji read "�", with no word
     if not n + n_target or trace.meta.get("partial"):
         return None
@@ -83,8 +85,9 @@ def unknown_pieces(trace) -> str | None:
         ending = "is outside its vocabulary: the model reads {unk} for it" if len(distinct) == 1 else \
             "are outside its vocabulary: the model reads the same {unk} for each"
         return f"{' and '.join(parts)} {verb} unknown to the model ({shown}): {listed}{more} {ending.format(unk=unk)}."
-    return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): characters outside its "
-            "vocabulary, such as emoji, all reach it as that one token.")
+    # a word-level vocabulary's unknown words were blamed on emoji (QA)
+    return (f"{' and '.join(parts)} {verb} unknown to the model ({shown}): words and characters outside its "
+            "vocabulary (an emoji, a letter it never saw) all reach it as that one token.")
 
 
 MAX_NAMED = 5              # unknown parts of an input a note names

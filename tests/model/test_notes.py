@@ -157,6 +157,25 @@ def test_unknown_pieces_of_a_given_target_are_counted_apart_from_the_input(tiny_
     assert unknown_pieces(translate_seed(tiny_lm, "the cat", target="le chat").trace) is None
 
 
+@pytest.mark.parametrize("family", ["gpt2", "marian", "bert"])
+def test_a_hugging_face_models_unknown_words_are_named_and_a_given_targets_counted_whole(family, tmp_path):
+    """QA: `metrics --target "zzz qqq"` on a decoder-only model counted 1 unknown piece of 2 (the rows' own tokens
+    lack the last one), and a word-level vocabulary's unknown word "zzz" was blamed on emoji, unnamed: the note
+    names what a fast tokenizer read as its unknown token, and counts a given target's pieces as the model read
+    them."""
+    from model.notes import unknown_pieces
+    lm = load(hf_tiny.build(family, tmp_path / family))
+    trace = translate(lm, "the cat zzz sat", DecodingSettings()).trace
+    assert trace.meta["unknown"] == ["zzz"]
+    assert unknown_pieces(trace) == ("1 piece of the input is unknown to the model (shown as <unk>): “zzz” is "
+                                     "outside its vocabulary: the model reads <unk> for it.")
+    if family != "bert":                        # a masked-word model takes no target
+        given = translate(lm, "the cat", DecodingSettings(), target="zzz qqq").trace
+        assert given.meta["unknown"] == [] and unknown_pieces(given).startswith(
+            "2 pieces of the given target are unknown to the model (shown as <unk>, and as � in the text): words and "
+            "characters outside its vocabulary")
+
+
 def test_a_masked_word_model_is_never_said_to_repeat_itself(tmp_path):
     """A BERT's top token at every position ("red red red red …" under a text with no [MASK] at all) was read as a
     loop, "The model repeats itself (“red” 4 times in a row)": it writes no sequence, it fills its masks."""

@@ -161,6 +161,19 @@ class HFTokenizer:
         return self.tok.decode(ids, skip_special_tokens=True).strip()
 
 
+def unknown_parts(tok, text: str) -> list[str]:
+    """The parts of text a fast tokenizer reads as its unknown token, in order (the seed tokenizer's unknown_parts):
+    the note on unknown pieces named none of a Hugging Face model's, and blamed emoji for a word-level vocabulary's
+    unknown words (QA). [] for a slow tokenizer (no offsets), and where the unknown token is also an end or start
+    (GPT-2's <|endoftext|>: typed, it is that special token, not an unknown part)."""
+    unk = tok.unk_token_id
+    if (unk is None or not text or not getattr(tok, "is_fast", False)
+            or unk in {tok.eos_token_id, tok.bos_token_id, tok.pad_token_id}):
+        return []
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    return [text[a:b] for i, (a, b) in zip(enc["input_ids"], enc["offset_mapping"]) if i == unk and b > a]
+
+
 CONTROLS = {"\n": "↵", "\t": "⇥", "\r": "␍"}
 
 

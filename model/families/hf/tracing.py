@@ -24,6 +24,7 @@ from ...beam_tree import META_KEY
 from ...config import DecodingSettings
 from ...schema import ATTENTION_CAUSAL, DECODER_ONLY, ENCODER_DECODER, LAYER_NORM, NORM_AFTER, Schema
 from ...trace import Trace
+from .tokenizer import unknown_parts
 
 
 @dataclass
@@ -563,7 +564,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
            lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "positional": bool(lm.positional),
-            "lowercases": lm.src_tok.lowercases, "truncated": truncated,
+            "lowercases": lm.src_tok.lowercases, "truncated": truncated, "unknown": unknown_parts(tok, text),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
         t = previous.trace
