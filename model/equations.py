@@ -29,7 +29,7 @@ class AttentionEquation:
     K: np.ndarray          # (Tk, d_k)
     V: np.ndarray          # (Tk, d_k)
     dots: np.ndarray       # (Tk,) q · k_j
-    scale: float           # sqrt(d_k), or 1 when the model does not scale
+    scale: float           # sqrt(d_k) (sqrt(schema.score_scalar) where set), or 1 when the model does not scale
     scores: np.ndarray     # (Tk,) q · k_j / scale (+ bias_j), as the model computed it
     allowed: np.ndarray    # (Tk,) bool
     alpha: np.ndarray      # (Tk,) softmax weights (0 where masked)
@@ -61,7 +61,7 @@ def attention_equation(trace: Trace, kind: str, layer: int, head: int, query: in
     V = trace.get(stack, layer, sub, "v", kv)                              # (Tk, d_k)
     scores = trace.get(stack, layer, sub, "scores", head)[query]           # (Tk,)
     dots = K @ q
-    scale = math.sqrt(q.shape[0]) if trace.meta.get("scale_scores", True) else 1.0
+    scale = math.sqrt(trace.schema.score_scalar or q.shape[0]) if trace.meta.get("scale_scores", True) else 1.0
     x_all = sublayer_input(trace, stack, layer, sub)
     first = layer == 0 and sub == trace.schema.stack(stack).sublayers[0].key
     prefix = trace.schema.stack(stack).tokens

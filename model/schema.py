@@ -163,6 +163,9 @@ class Schema:
     # scores capped softly before the softmax: score = c · tanh(q·kᵀ/√d_k / c) (Gemma 2's attn_logit_softcapping);
     # 0: not capped. The trace's scores are the capped ones, the softmax's input
     score_cap: float = 0.0
+    # q·kᵀ divided by √score_scalar instead of √d_k (Gemma 2 27B's and Gemma 3 27B's query_pre_attn_scalar, 144 and
+    # 168 for d_k 128); 0: by √d_k. The trace's scores are divided as the model divides them
+    score_scalar: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []

@@ -27,12 +27,15 @@ class Shape:
                  biases: bool = True, tied: bool = False, output_bias: bool = True, embed_norm: bool = False,
                  segments: bool = False, position_offset: int = 0, ffn_biases: bool | None = None,
                  parallel: bool = False, shared_norm: bool = False, rotary_share: float = 1.0,
-                 qk_norm: bool = False, sandwich: bool = False, score_cap: float = 0.0, logit_cap: float = 0.0):
+                 qk_norm: bool = False, sandwich: bool = False, score_cap: float = 0.0, logit_cap: float = 0.0,
+                 score_scalar: float = 0.0):
         self.norm, self.place, self.positions = norm, norm_place, positions
         self.biases = biases                 # the attention projections and the FFN's linear maps add a bias
         self.ffn_biases = biases if ffn_biases is None else ffn_biases      # the FFN's alone (GPT-Neo: q, k, v none)
         self.tied, self.output_bias = tied, output_bias     # the output layer: the embedding table transposed?
-        self.scale = " / √d_k" if scale_scores else ""          # T5 does not divide q·kᵀ by √d_k
+        # T5 does not divide q·kᵀ by √d_k; Gemma 2 27B divides it by √s, s its query_pre_attn_scalar
+        self.scale = (" / √s" if score_scalar else " / √d_k") if scale_scores else ""
+        self.score_scalar = score_scalar
         self.n_heads, self.n_kv_heads = n_heads, n_kv_heads or n_heads
         self.scale_embedding, self.ffn = scale_embedding, ffn
         self.activation = activation or ("SiLU" if ffn == GATED_MLP else "ReLU")
@@ -52,7 +55,7 @@ class Shape:
         """The Schema's fields that say how the embedding is computed."""
         return dict(scale_embedding=self.scale_embedding, embedding_norm=self.embed_norm, segment=self.segments,
                     position_offset=self.position_offset, parallel_residual=self.parallel, qk_norm=self.qk_norm,
-                    score_cap=self.score_cap)
+                    score_cap=self.score_cap, score_scalar=self.score_scalar)
 
     def summed(self, terms: str) -> str:
         """The embedding's sum as the model computes it: "LayerNorm(E[token] + P[i] + S[0])" for BERT."""
@@ -131,7 +134,8 @@ class Shape:
         shared = f"; {g} query heads share each key/value head" if g > 1 else ""
         return shared + (f"; N_q, N_k: an {self.norm} of each head's query and key (γ of their own)"
                          if self.qk_norm else "") + \
-            (f"; c = {self.score_cap:g}: the scores capped softly" if self.score_cap else "")
+            (f"; c = {self.score_cap:g}: the scores capped softly" if self.score_cap else "") + \
+            (f"; s = {self.score_scalar:g}: the model's scale for q·kᵀ, not d_k" if self.score_scalar else "")
 
     def embedding(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
         """(caption, equation) of a stack's embedding."""

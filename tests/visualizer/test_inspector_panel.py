@@ -146,6 +146,31 @@ def test_gemma_2s_page_writes_its_capped_scores_and_scaled_embedding(qtbot, tmp_
     assert "x = √d<sub>model</sub> · E[token] = " in panel.html
 
 
+def test_a_gemma_that_divides_by_its_own_scalar_writes_it_not_the_square_root_of_d_k(qtbot, tmp_path):
+    """Gemma 2 27B divides q·kᵀ by √144 (its query_pre_attn_scalar), not by √d_k = √128: the Math page wrote
+    "√d_k = √128" under scores the model divides by 12. The page and the attention's equation write s, and each
+    score is q·k / √s, as the model computed it."""
+    pytest.importorskip("transformers")
+    import hf_tiny
+    from model.families import load as load_any, translate as translate_any
+    lm = load_any(hf_tiny.build("gemma2", tmp_path / "g", query_pre_attn_scalar=18, attn_logit_softcapping=None))
+    tr = translate_any(lm, "the cat sat on the mat").trace
+    assert tr.schema.score_scalar == 18 and tr.schema.d_k == 8
+    assert "R(Q)R(K)ᵀ / √s + M" in tr.schema.stacks[0].sublayers[0].equation
+    assert "s = 18: the model's scale for q·kᵀ, not d_k" in tr.schema.stacks[0].sublayers[0].equation
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=1, sublayer="self", head=0, step=5)
+    assert "score<sub>ij</sub> = q<sub>i</sub> · k<sub>j</sub> / √s;" in panel.html
+    assert "(√s = √18 = <a href=\"n:4.242640687119285\">4.243</a>; s: the model's scale for q·k (its " \
+        "query_pre_attn_scalar), not d<sub>k</sub> = 8)" in panel.html
+    table = panel.html.split("</table>")[0]
+    rows = [numbers(row) for row in table.split("<tr")[2:] if "masked" not in row]
+    dots, shown = np.array([row[0] for row in rows]), np.array([row[1] for row in rows])     # q·k, score
+    np.testing.assert_allclose(shown, dots / np.sqrt(18), atol=2e-3)
+    np.testing.assert_allclose(shown, tr.get("dec", 1, "self", "scores")[0, len(shown) - 1][:len(shown)], atol=1e-6)
+    plain = translate_any(load_any(hf_tiny.build("gemma2", tmp_path / "p")), "the cat").trace.schema
+    assert plain.score_scalar == 0 and "/ √d_k" in plain.stacks[0].sublayers[0].equation      # 8 = d_k: as before
+
+
 def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0(qtbot, tiny_lm):
     tr = translate(tiny_lm, "the dog runs").trace
     panel, s = math_panel(qtbot, tr, stack="enc", layer=1, sublayer="ffn")

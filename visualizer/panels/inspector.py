@@ -194,8 +194,11 @@ class InspectorPanel(QtWidgets.QWidget):
         if eq.rotated:
             out.append("<p>R<sub>i</sub>: the rotary rotation of position i (each pair of dimensions turned by "
                        "i·θ); q and k below are rotated, as the model multiplies them.</p>")
-        divided = " / √d<sub>k</sub>" if eq.scale != 1.0 else ""
-        value = f"   (√d<sub>k</sub> = √{d_k} = {num(eq.scale)})" if eq.scale != 1.0 else ""
+        root = "√s" if sc.score_scalar else "√d<sub>k</sub>"      # Gemma 2 27B: its query_pre_attn_scalar s
+        divided = f" / {root}" if eq.scale != 1.0 else ""
+        own = f"; s: the model's scale for q·k (its query_pre_attn_scalar), not d<sub>k</sub> = {d_k}" \
+            if sc.score_scalar else ""
+        value = f"   ({root} = √{sc.score_scalar or d_k:g} = {num(eq.scale)}{own})" if eq.scale != 1.0 else ""
         plus = " + b<sub>ij</sub>" if eq.bias is not None else ""
         unscaled = " (not divided by √d<sub>k</sub>)" if eq.scale == 1.0 else ""
         score = f"q<sub>i</sub> · k<sub>j</sub>{divided}{plus}{unscaled}"

@@ -40,6 +40,9 @@ def schema_of_config(c: dict) -> Schema:
     act = str(c.get("hidden_activation") or c.get("hidden_act") or "gelu_pytorch_tanh")
     caps = dict(score_cap=float(c.get("attn_logit_softcapping") or 0), logit_cap=float(c.get(
         "final_logit_softcapping") or 0)) if second else {}
+    d_k = c.get("head_dim") or d // h
+    scalar = c.get("query_pre_attn_scalar") if second or third else None       # Gemma divides q·kᵀ by √d_k
+    caps |= {"score_scalar": float(scalar)} if scalar and scalar != d_k else {}
     schema = decoder_only(c.get("model_type", "gemma"), c.get("num_hidden_layers", 28), d, h,
                           c.get("intermediate_size") or 8 * d, {"eos": "<eos>"}, norm=RMS_NORM, norm_place="pre",
                           positions="rotary", n_kv_heads=c.get("num_key_value_heads") or h, scale_embedding=True,
@@ -47,7 +50,7 @@ def schema_of_config(c: dict) -> Schema:
                           tied=bool(c.get("tie_word_embeddings", True)), output_bias=False,
                           biases=bool(c.get("attention_bias", False)), sandwich=second or third, qk_norm=third,
                           **caps)
-    return replace(schema, d_k=c.get("head_dim") or d // h)
+    return replace(schema, d_k=d_k)
 
 
 schema_of_folder, open = interface(__name__)
