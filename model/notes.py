@@ -389,6 +389,20 @@ def forced_end(trace) -> str | None:
             f"token: its last token (“{token}”) was not the model's choice, and the output may be cut short.")
 
 
+def cut_off(trace) -> str | None:
+    """A note when a generated translation reached its length limit without the model's end token: T5 read a
+    1,400-word text and wrote "book" 511 times, and nothing said that the output had been cut, not ended. None for
+    a given target, a decoder-only model (its continuation's length is a setting), an encoder-only model, a partial
+    result and an end forced at the limit (forced_end says so)."""
+    eos = trace.schema.special.get("eos")
+    if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced" or not eos
+            or trace.meta.get("partial") or trace.meta.get("forced_end") is not None or not trace.out_tokens
+            or trace.out_tokens[-1] == eos):
+        return None
+    return (f"The translation stopped at its length limit ({len(trace.out_tokens)} tokens) before the model wrote "
+            f"its end token ({eos}): it is unfinished.")
+
+
 GLUE = ("'", "’", "-")     # pieces a translation's text joins to their neighbours: "l'entrée", "est-ce"
 
 
@@ -581,9 +595,10 @@ def result_notes(trace, max_len: int) -> list[str]:
     language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)
     nothing, early = None if broken else nothing_written(trace), stopped_early(trace)   # (not "untrained": NaN)
     loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
+    cut = None if example or broken or nothing else cut_off(trace)
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
              unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
              nothing, loop, early,
-             prompt_fills(trace, max_len), forced_end(trace), None if doubted else hesitated(trace))
+             prompt_fills(trace, max_len), forced_end(trace), cut, None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

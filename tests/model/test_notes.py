@@ -195,6 +195,24 @@ def test_a_loop_is_quoted_from_a_piece_that_starts_a_word():
     assert "(“-vo” " in repeats_itself(trace)
 
 
+def test_a_translation_cut_at_its_length_limit_is_said_to_be_cut_not_finished(tmp_path):
+    """QA: T5 wrote "book" 511 times for a 1,400-word text and nothing said the output had been cut at the limit,
+    not ended by the model. en-de loops on "Hello" until its limit (2 × 3 source tokens + 10)."""
+    from model.notes import cut_off, result_notes
+    de = load("en-de")
+    looped = translate(de, "Hello", DecodingSettings()).trace
+    assert len(looped.out_tokens) == 16 and "</s>" not in looped.out_tokens
+    note = ("The translation stopped at its length limit (16 tokens) before the model wrote its end token (</s>): "
+            "it is unfinished.")
+    assert cut_off(looped) == note and note in result_notes(looped, de.cfg.max_len)
+    ended = translate(load("en-fr"), "Hello", DecodingSettings()).trace
+    assert ended.out_tokens[-1] == "</s>" and cut_off(ended) is None
+    given = translate(de, "Hello", DecodingSettings(), target="hallo hallo hallo").trace
+    assert cut_off(given) is None                                      # the user's own target: nothing was cut
+    gpt2 = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    assert cut_off(translate(gpt2, "the cat", DecodingSettings()).trace) is None     # a continuation's length is set
+
+
 def test_an_unlikely_continuation_is_not_called_a_translation(tmp_path):
     """GPT-2 teacher-forced on a target kept from a translator was asked "is it this sentence's translation?"."""
     from model.notes import unlikely_target
