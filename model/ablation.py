@@ -69,18 +69,27 @@ def spec(ablation: Ablation) -> str:
 
 
 def describe(ablations, schema=None, listed: int | None = 6) -> str:
-    """'2 heads off: cross:1:1, cross:1:2' (the first `listed` named, as --ablate spells them; None: every one),
-    or '' when none are; with a schema, in the panels' words: '2 heads off: Cross L1 H1, Cross L1 H2'."""
+    """'2 heads off: cross:1:1; cross:1:2' (the first `listed` named, as --ablate spells them; None: every one),
+    or '' when none are; with a schema, in the panels' words and by layer: '3 heads off: Cross L1 H1, H2; Self L2
+    H4', a layer's every head '8 heads off: Cross L1 (all 8 heads)' (listed counts layers then)."""
     if not ablations:
         return ""
     names = sorted(ablations)
 
-    def name(a) -> str:          # (a head of a kind the schema lacks, as --ablate spells it: a session's heads
-        # are set while the model before its own is still on screen, and a Hugging Face session's 'self' raised)
-        known = schema is not None and a[0] in schema.kind_names
-        return f"{schema.kind(a[0]).label} L{a[1] + 1} H{a[2] + 1}" if known else spec(a)
-    shown = names if listed is None else names[:listed]
-    words = ", ".join(name(a) for a in shown) + (", …" if len(shown) < len(names) else "")
+    # (a head of a kind the schema lacks, as --ablate spells it: a session's heads are set while the model before
+    # its own is still on screen, and a Hugging Face session's 'self' raised)
+    known = [a for a in names if schema is not None and a[0] in schema.kind_names]
+    groups: dict[tuple[str, int], list[int]] = {}
+    for kind, layer, head in known:
+        groups.setdefault((kind, layer), []).append(head)
+    # a whole layer's heads in a few words: an exported title listed "Decoder masked self L5 H1, … L5 H2, …" over
+    # three lines (QA); a layer's heads together: "Cross L1 H1, H2"
+    items = [f"{schema.kind(kind).label} L{layer + 1} " + (f"(all {len(heads)} heads)" if len(heads) == schema.n_heads
+                                                           and len(heads) > 1 else
+                                                           ", ".join(f"H{h + 1}" for h in heads))
+             for (kind, layer), heads in groups.items()] + [spec(a) for a in names if a not in known]
+    shown = items if listed is None else items[:listed]
+    words = "; ".join(shown) + ("; …" if len(shown) < len(items) else "")
     return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {words}"
 
 

@@ -80,3 +80,21 @@ def test_the_mean_of_the_heads_on_names_how_many_and_one_alone_by_its_number():
     np.testing.assert_array_equal(alone, w[2])
     assert words == "the one head on, head\u00a03"                # not "mean of the 1 heads on" (QA)
     assert mean_of_heads_on(w, "cross", 0, set())[1] == "mean of heads"
+
+
+def test_heads_off_are_named_by_layer_and_a_whole_layer_in_a_few_words():
+    """QA as a teacher: an exported heatmap's title with a layer's 8 heads off read "Decoder masked self L5 H1,
+    Decoder masked self L5 H2, …" over three lines. A layer's heads are named together, every one as "all 8"."""
+    from model.ablation import describe
+    schema = load("en-fr").schema
+    kinds = {k: schema.kind(k).label for k in schema.kind_names}
+    cross = next(k for k in kinds if k == "cross")
+    other = next(k for k in kinds if k != "cross")
+    whole = {(other, 4, h) for h in range(schema.n_heads)}
+    assert describe(whole, schema) == f"8 heads off: {kinds[other]} L5 (all 8 heads)"
+    some = {(cross, 0, 1), (cross, 0, 0), (other, 1, 3)}
+    assert describe(some, schema) == f"3 heads off: {kinds[cross]} L1 H1, H2; {kinds[other]} L2 H4"
+    assert describe(some | whole, schema, listed=1) == f"11 heads off: {kinds[cross]} L1 H1, H2; …"
+    assert describe({(cross, 0, 0)}, schema) == f"1 head off: {kinds[cross]} L1 H1"
+    assert describe({(cross, 0, 0), (cross, 1, 0)}) == "2 heads off: cross:1:1; cross:2:1"   # no schema: as typed
+    assert describe(set(), schema) == ""
