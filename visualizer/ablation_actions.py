@@ -39,7 +39,7 @@ class AblationActions:
         # the translation: QA)
         self.toggle_layer = menu.addAction("Switch off every head of this layer", lambda: self.toggle_group(True))
         self.toggle_kind = menu.addAction("Switch off every head of this kind", lambda: self.toggle_group(False))
-        self.reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
+        self.reset = menu.addAction("Every head back on", self.state.reset_ablations)
         self.note = ElidedLabel(tone="alert", keeps_shortest=True)        # squeezed: "1 head off", then "…"
         self.note.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
         w.statusBar().addPermanentWidget(self.note)
@@ -137,7 +137,7 @@ class AblationActions:
             self._explain(act)
         for text, one in zip(self._group_texts(), (True, False)):
             self._explain(menu.addAction(text, lambda one=one: self.toggle_group(one)))
-        reset = menu.addAction("Reset ablations (every head on)", self.state.reset_ablations)
+        reset = menu.addAction("Every head back on", self.state.reset_ablations)
         reset.setEnabled(bool(self.state.ablations))
 
     def _explain(self, act) -> None:

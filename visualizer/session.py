@@ -65,8 +65,12 @@ def read_session(path: str | Path) -> dict:
     if version.startswith(FORMAT.rsplit("/", 1)[0] + "/") and version != FORMAT:    # ".../2": not ours to guess at
         raise SessionError(f"{path}: a session file of another version of Attention Visualizer (format {version!r}; "
                            f"this one reads {FORMAT!r})")
+    if isinstance(data, dict) and str(data.get("format", "")).startswith("attention-visualizer-export/"):
+        # an Export all's run.json, listed by the dialog's *.json (QA: "format … expected" was jargon to a teacher)
+        raise SessionError(f"{path}: this is the record an Export all writes beside its pictures, not a session: "
+                           "open a file saved with File ▸ Save session")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise SessionError(f"{path}: not an Attention Visualizer session file (format {FORMAT!r} expected)")
+        raise SessionError(f"{path}: not a session file of Attention Visualizer (save one with File ▸ Save session)")
     try:
         fields = validate(data, SESSION)
         decoding = validate(fields["decoding"], DECODING, "decoding")

@@ -28,7 +28,7 @@ def test_every_plot_of_every_panel_has_the_menu(window):
     assert texts == [f"Switch off {label}, layer {a.shown_layer + 1}, head {a.shown_head + 1}",
                      f"Switch off every head of {label}, layer {a.shown_layer + 1}",
                      f"Switch off every head of {label}, every layer",
-                     "Reset ablations (every head on)",
+                     "Every head back on",
                      "Save image as PNG…", f"Save image as PNG for print ({PRINT_SCALE}×)…", "Save image as SVG…",
                      "Save image as PDF…", "Save numbers as CSV…", "Copy image"]
 

@@ -42,7 +42,10 @@ def test_a_target_with_nothing_to_read_is_no_target(tmp_path):
     ("{not json", "damaged or was changed by hand: it stops making sense at line 1, column 2"),
     ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}',
      "at line 2, column 19 (Expecting ',' delimiter)"),
-    ('{"format": "other"}', "not an Attention Visualizer session"),
+    ('{"format": "other"}', "not a session file of Attention Visualizer (save one with File ▸ Save session)"),
+    # an Export all's run.json, which the dialog's *.json lists (QA: "format … expected" was jargon)
+    ('{"format": "attention-visualizer-export/1", "model": "en-fr"}', "this is the record an Export all writes "
+     "beside its pictures, not a session: open a file saved with File ▸ Save session"),
     ('{"format": "attention-visualizer-session/2", "model": "en-fr", "sentence": "x"}',
      "a session file of another version of Attention Visualizer (format 'attention-visualizer-session/2'"),
     ('{"format": "attention-visualizer-session/1", "sentence": "x"}', "invalid session"),

@@ -376,7 +376,7 @@ class MetricsPanel(QtWidgets.QWidget):
         menu = QtWidgets.QMenu(self)
         off = key in self.state.ablations
         menu.addAction(toggle_text(self.state.schema, key, off), lambda: self.state.toggle_ablation(*key))
-        menu.addAction("Reset ablations (every head on)", self.state.reset_ablations).setEnabled(
+        menu.addAction("Every head back on", self.state.reset_ablations).setEnabled(
             bool(self.state.ablations))
         menu.addSeparator()
         menu.addAction("Save table as CSV…", self.save_csv)

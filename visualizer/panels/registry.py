@@ -29,8 +29,10 @@ PANELS = (
                scrolls=False),     # it scales its drawing to any size
     PanelEntry("output", "Output distribution", "right-top", "output:OutputPanel", optional=True),
     PanelEntry("layernorm", "LayerNorm", "right", "layernorm:LayerNormPanel", optional=True),
-    PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True, lazy=True),
-    PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel", lazy=True),
+    # (roomy: at 1024 × 768 Math showed 3 to 6 lines, Embeddings the top of its first plot, QA as a teacher)
+    PanelEntry("embeddings", "Embeddings", "right", "embeddings:EmbeddingsPanel", optional=True, lazy=True,
+               roomy=True),
+    PanelEntry("inspector", "Math", "right", "inspector:InspectorPanel", lazy=True, roomy=True),
     PanelEntry("training", "Training step", "right", "training_step:TrainingStepPanel", lazy=True),
     PanelEntry("model_view", "Model view", "right", "model_view:ModelViewPanel", takes_state=True, scrolls=False,
                lazy=True, roomy=True),
