@@ -2,11 +2,11 @@
 every open panel into a folder (Export all)."""
 from __future__ import annotations
 
+import os
 import re
-
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, write_run_record,
                      write_text)
@@ -16,6 +16,7 @@ from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
 class ExportActions:
     last_total = 0                 # the heatmaps the last Export all was to write (fewer written: cancelled)
+    finished: QtWidgets.QMessageBox | None = None      # the last Export all's closing box (see finished_box)
 
     def __init__(self, window):
         self.window = window
@@ -132,6 +133,9 @@ class ExportActions:
                                                             str(start_folder(w)))
         if not folder:
             return
+        if not writable(folder):            # before the format is asked, and never remembered (QA as a teacher)
+            w.error("Export failed", f"{folder}: this folder is not writable: choose another one")
+            return
         remember(w, folder)
         choices = {"PNG images": "png", "SVG images (vector, for papers)": "svg",
                    "PDF documents (vector, for LaTeX)": "pdf", "CSV tables (the numbers)": "csv"}
@@ -151,6 +155,26 @@ class ExportActions:
         if others := other_files(folder, written):
             text += f", which also holds {others} other file{'s' if others > 1 else ''}, not from this export"
         w.statusBar().showMessage(text, 12000)
+        self.finished = finished_box(w, text, folder)
+
+
+def writable(folder: str) -> bool:
+    """Whether files can be written into folder (tried: see model.files.can_create_in)."""
+    from model.files import can_create_in
+    return os.access(folder, os.W_OK) and can_create_in(folder)
+
+
+def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
+    """The end of an Export all, in a box that stays until closed, with a button that opens the folder: the status
+    bar's message went after 12 seconds, and a teacher who had looked away during the minute's export never learnt
+    whether it had worked, or where the files were (QA). Not modal to the application: the window goes on."""
+    box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "Export all", text + ".",
+                                QtWidgets.QMessageBox.StandardButton.Ok, window)
+    box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+    opener = box.addButton("Open folder", QtWidgets.QMessageBox.ButtonRole.ActionRole)
+    opener.clicked.connect(lambda: QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(folder)))
+    box.open()
+    return box
 
 
 NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)

@@ -233,3 +233,41 @@ def test_export_all_keeps_the_measured_effects_and_names_the_model_as_it_opens(q
     assert table == panel.table_csv() and "effect_logp" in table.splitlines()[0]
     record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert record["model"] == window.state.model_name and load(record["model"]).name == window.lm.name
+
+
+def test_export_all_ends_in_a_box_that_stays_and_an_unwritable_folder_is_refused_first(qtbot, window, tmp_path,
+                                                                                      monkeypatch):
+    """QA as a teacher: the status bar's "Exported 141 files to …" went after 12 seconds, and she had looked away
+    during the minute's export; a read-only folder was refused only after the format was asked, and was then the
+    next dialogs' first folder. The end is said in a box with an Open folder button, which stays until closed; a
+    folder that cannot be written is refused before anything else, and not remembered."""
+    from PySide6 import QtWidgets
+
+    from visualizer import export_actions
+    chosen = [str(tmp_path)]
+    asked = []
+    monkeypatch.setattr(export_actions.QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: chosen[0])
+    monkeypatch.setattr(export_actions.QtWidgets.QInputDialog, "getItem",
+                        lambda *a, **k: asked.append(a) or ("CSV tables (the numbers)", True))
+    opened = []
+    monkeypatch.setattr(export_actions.QtGui.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    window.exports.export_all_dialog()
+    box = window.exports.finished
+    written = len(list(tmp_path.iterdir()))
+    assert box.isVisible() and box.text() == f"Exported {written} files to {tmp_path}."
+    opener = next(b for b in box.buttons() if b.text() == "Open folder")
+    opener.click()
+    assert opened == [str(tmp_path)]
+    assert window.settings.get("folder") == str(tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = export_actions.writable
+    monkeypatch.setattr(export_actions, "writable", lambda folder: folder != str(locked))   # (root writes anywhere)
+    chosen[0] = str(locked)
+    n_asked = len(asked)
+    window.exports.export_all_dialog()
+    assert len(asked) == n_asked and not list(locked.iterdir())         # no format asked, nothing written
+    assert window.last_error == f"{locked}: this folder is not writable: choose another one"
+    assert window.settings.get("folder") == str(tmp_path)               # the folder that failed is not remembered
+    assert not real(str(tmp_path / "missing")) and real(str(tmp_path)) and not real("/proc")
+    QtWidgets.QApplication.processEvents()
