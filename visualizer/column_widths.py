@@ -54,9 +54,18 @@ class ColumnWidths(QtCore.QObject):
         """The window's width changed: as it grows, each column narrower than its share is widened to it."""
         width, before = self.window.width(), self._width
         self._width = width
-        if width <= before or not self.shares:
+        if width > before:
+            self.restore(widen_only=True)
+
+    def restore(self, widen_only: bool = False) -> None:
+        """Each column to its share of the window's width again (widen_only: only those narrower than it). After
+        a text size change too: larger text widened the centre's least width, Qt took the room from the right
+        column, and smaller text again left the output distribution 160 pixels wide and cut, after a restart too
+        (QA as a teacher)."""
+        if not self.shares:
             return
+        width = self.window.width()
         docks = [d for d in self.columns() if d in self.shares]
         wanted = [int(self.shares[d] * width) for d in docks]
-        if any(d.width() < w - SLACK for d, w in zip(docks, wanted)):
+        if any(d.width() < w - SLACK or (not widen_only and d.width() > w + SLACK) for d, w in zip(docks, wanted)):
             self.window.resizeDocks(docks, wanted, QtCore.Qt.Orientation.Horizontal)

@@ -88,6 +88,9 @@ class Presentation:
         self.set_font_size(size)
         if not self.active:
             self.window.settings.set("font_size", size)
+            # the side columns to their shares once the new text has relaid the window out (see ColumnWidths)
+            w = self.window
+            QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, w.docking.widths.restore))
 
     def set_font_size(self, size: float) -> None:
         w = self.window

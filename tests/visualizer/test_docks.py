@@ -190,3 +190,27 @@ def test_a_window_made_narrow_then_wide_again_gives_its_side_columns_their_room_
     dragged = right.width()
     settled(700)
     assert abs(settled(1280)[1] - dragged) <= SLACK
+
+
+def test_larger_then_smaller_text_gives_the_side_columns_their_room_back(qtbot, window):
+    """QA as a teacher at 1024 × 768: Ctrl++ twice widened the centre's least width and Qt took the room from the
+    right column; Ctrl+− twice left the output distribution 160 pixels wide and cut, and so it was saved for the
+    next start. After a text size change each column goes back to its share of the window's width."""
+    from PySide6 import QtWidgets
+    right = window.docks["output"]
+    size = QtWidgets.QApplication.font().pointSizeF()
+    try:
+        window.presentation.set_font_size(11.0)                      # the app's own size (the tests' is 9)
+        window.resize(1024, 768)
+        qtbot.wait(200)
+        window.docking.widths.remember()
+        before = right.width()
+        window.presentation.zoom(+1)
+        window.presentation.zoom(+1)
+        qtbot.waitUntil(lambda: right.width() < before - 40)          # squeezed while the text is large (as Qt does)
+        window.presentation.zoom(-1)
+        window.presentation.zoom(-1)
+        qtbot.waitUntil(lambda: QtWidgets.QApplication.font().pointSizeF() == 11.0)
+        qtbot.waitUntil(lambda: right.width() >= before - 16)
+    finally:
+        window.presentation.set_font_size(size)
