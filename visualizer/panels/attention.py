@@ -535,6 +535,8 @@ class AttentionPanel(QtWidgets.QWidget):
         if nxt is not None:
             shorter.append(f"“{query}” (predicting “{nxt}”) → “{key}”: {weight}")
             shorter.append(f"“{query}”→“{nxt}” · “{key}”: {weight}")
+            # at three digits before the prediction is let go (QA as a teacher at 1024 × 768: it was lost first)
+            shorter.append(f"“{query}”→“{nxt}” · “{key}” " + ("masked" if masked else f"{float(value):.3g}"))
         self.hover.setText(text, shorter=(*shorter, f"“{query}” → “{key}”: {weight}", tight))
 
     def _clicked(self, event) -> None:
