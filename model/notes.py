@@ -593,9 +593,10 @@ def result_notes(trace, max_len: int) -> list[str]:
     # a hesitation adds nothing to a note that already says the output is not to be trusted
     example, broken = worked_example(trace), not_a_number(trace)
     language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)
-    nothing, early = None if broken else nothing_written(trace), stopped_early(trace)   # (not "untrained": NaN)
+    nothing = None if broken else nothing_written(trace)             # (not "untrained": NaN)
     loop = None if example else repeats_itself(trace)              # ("sat sat sat": it says why)
     cut = None if example or broken or nothing else cut_off(trace)
+    early = None if cut else stopped_early(trace)             # a translation cut at its limit did not stop early
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
              unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),

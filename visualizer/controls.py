@@ -9,7 +9,7 @@ from model.config import DecodingSettings
 from model.schema import DECODER_ONLY, ENCODER_DECODER
 
 from . import accessible
-from .panels.widgets import DecimalBox, FocusMark, ToneLabel
+from .panels.widgets import DecimalBox, FocusMark, NoteArea, ToneLabel
 from .row_words import LAYOUT_WORDS, encoder_decoder_words
 from .steady_label import SteadyLabel
 from .text_safety import unbreakable_html
@@ -175,7 +175,10 @@ class InputBar(QtWidgets.QWidget):
         self.translation_label = QtWidgets.QLabel("Translation:")     # the widest label: the first column's width
         grid.addWidget(self.translation_label, 3, 0)
         grid.addWidget(self.translation, 3, 1, 1, 3)
-        grid.addWidget(self.notice, 4, 1, 1, 3)
+        # whole notes scroll past a height (see the window); made in its parent (alone, it was a window of its own,
+        # 1 × 1, unmapped, found by its title before the main window)
+        self.notice_area = NoteArea(self.notice, self)
+        grid.addWidget(self.notice_area, 4, 1, 1, 3)
         grid.setColumnStretch(1, 1)
         for widget, words in ((self.model, "Model"), (self.method, "Decoding method"), (self.beam, "Beam width"),
                               (self.temperature, "Temperature"), (self.top_k, "Top-k"), (self.seed, "Random seed")):

@@ -197,7 +197,9 @@ class Docks:
         name = stage_dock(self.state)
         if name == self._stage_dock:
             return
-        self._stage_dock = name
+        first, self._stage_dock = self._stage_dock is None, name
+        if first and self.restored:      # the start's view: the tabs as the window closed (Math came back behind)
+            return
         dock = self.docks.get(name)
         if enabled and dock is not None and not dock.isHidden() and self.window.tabifiedDockWidgets(dock):
             dock.raise_()
@@ -277,6 +279,8 @@ class Docks:
             self.restored = self.restore_state(state)
         except TypeError:          # a stored value of the wrong type: keep the default layout
             self.restored = False
+        if self.restored:          # Math in front at the close came back behind LayerNorm (QA as a teacher)
+            self.raise_tabs(n for n in settings.get("front_tabs").split(",") if n)
 
     def restore_state(self, state) -> bool:
         """QMainWindow.restoreState, then the dock tabs made readable again: the restore builds new tab bars, which

@@ -13,7 +13,8 @@ ORG, APP = "AttentionVisualizer", "attention-visualizer"
 LAST_SESSION = "last-session.json"
 DEFAULTS = {"theme": "light", "font_size": 11.0, "colormap": "viridis", "model": "", "colour_scale": "layer",
             "folder": "",        # where file dialogs open (visualizer/folders.py)
-            "metrics_hidden": ""}   # the Head metrics table's hidden columns, by their CSV names, comma-separated
+            "metrics_hidden": "",   # the Head metrics table's hidden columns, by their CSV names, comma-separated
+            "front_tabs": ""}       # the docks in front of their tab groups when the window closed, comma-separated
 
 
 class Settings:

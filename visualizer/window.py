@@ -568,6 +568,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.notice.setText(html.escape(text) + link if link else text)
         self.inputs.notice.setToolTip(" ".join(notes) if cut else "")
         self.inputs.notice.setVisible(bool(notes))
+        self._cap_notes(level)
+        self.inputs.notice_area.updateGeometry()
+
+    def _cap_notes(self, level: int) -> None:
+        """Whole notes scroll past an eighth of the window's height (a fifth in a roomy one, three lines at least):
+        at 1024 × 768 [more] gave them 12 lines and the heatmap 10 pixels (QA as a teacher)."""
+        line = QtGui.QFontMetrics(self.inputs.notice.font()).lineSpacing()
+        self.inputs.notice_area.set_most(max(3 * line, int(self.height() * (0.125 if level >= 1 else 0.2))))
 
     def _notes_link(self, link: str = "more") -> None:
         """[more] under cut notes: the notes whole, until [less] or the next result."""
@@ -767,6 +775,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if event.size().height() > event.oldSize().height():
             self._squeezed = 0            # room again, maybe: _check_room decides anew
         self.refit_caption()
+        self._cap_notes(self.compact_level())
         QtCore.QTimer.singleShot(0, self, self._check_room)
         if hasattr(self.docking, "widths"):
             self.docking.widths.window_resized()
@@ -805,6 +814,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.presentation.active:     # presentation mode is for one session, not the next start
             # nor is the heatmap alone: the docks as they were before it
             self.settings.save_layout(self.saveGeometry(), self.docking.alone_state or self.saveState())
+            if self.docking.alone_state is None:     # (Qt's state keeps the tabs' order, not the one in front)
+                self.settings.set("front_tabs", ",".join(self.docking.front_tabs()))
         # the next start reopens the window as it is (see cli.last_session), once it has shown a run
         if self.keeps_session and self.trace is not None:
             path = self.settings.session_path()

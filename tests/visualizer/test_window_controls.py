@@ -443,11 +443,19 @@ def test_the_layout_left_at_close_comes_back_at_the_next_start(qtbot, tiny_model
     qtbot.addWidget(first)
     first.show()
     first.docks["training"].close()
+    first.docks["inspector"].raise_()                   # Math in front of its tab group (it came back behind, QA)
+    qtbot.waitUntil(lambda: not first.docks["inspector"].visibleRegion().isEmpty())
+    assert "layernorm" not in first.docking.front_tabs()
     first.close()
     again = MainWindow(model=str(tiny_model_dir), settings=settings, restore_layout=True)
     qtbot.addWidget(again)
     again.show()
     assert again.docking.restored and again.docks["training"].isHidden() and not again.docks["output"].isHidden()
+    qtbot.waitUntil(lambda: again.trace is not None)
+    again.state.update(stack="enc", layer=1, sublayer="ffn")   # the last session's view, set once its run came
+    qtbot.wait(50)
+    qtbot.waitUntil(lambda: not again.docks["inspector"].visibleRegion().isEmpty())
+    assert again.docks["layernorm"].visibleRegion().isEmpty() and "inspector" in again.docking.front_tabs()
     fresh = MainWindow(model=str(tiny_model_dir), settings=settings)          # tests and screenshots: default
     qtbot.addWidget(fresh)
     fresh.show()
@@ -668,6 +676,12 @@ def test_the_window_says_so_under_the_translation(qtbot, window, monkeypatch):
     window.state.update(decoding=DecodingSettings(max_new=4))
     window.inputs.sentence.setText(long)
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == long)
+    # cut at its 4 tokens, not stopped early by the model (the note had said "may have stopped early")
+    assert window.inputs.notice.isVisible() and "stopped at its length limit (4 tokens)" in window.inputs.notice.text()
+    assert "may have stopped early" not in window.inputs.notice.text()
+    monkeypatch.setattr("model.notes.cut_off", lambda trace: None)       # the random tiny model never ends
+    window.inputs.sentence.setText(long + " ")
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == long + " ")
     assert window.inputs.notice.isVisible() and "may have stopped early" in window.inputs.notice.text()
     window.inputs.sentence.setText("the cat")
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat")
@@ -862,6 +876,34 @@ def test_in_a_compact_window_each_note_is_cut_to_its_claim_with_the_whole_in_the
     assert notice.text().startswith("One · Two · and 1 more note <a href='more'")
     notice.linkActivated.emit("more")
     assert notice.text().startswith("One Two Three <a href='less'")
+
+
+def test_notes_made_whole_scroll_past_an_eighth_of_the_window_and_leave_the_heatmap_its_room(qtbot, window):
+    """QA as a teacher at 1024 × 768: [more] made a note of 12 lines, and the heatmap a 10-pixel strip. The notes
+    scroll in an area at most an eighth of a compact window's height (three lines at least); the heatmap keeps
+    the height it had under the cut notes, but for that eighth."""
+    window.resize(1024, 768)
+    window._notes = [f"Note {i}: " + "a long explanation of what this result means, " * 6 for i in range(5)]
+    window._set_notice()
+    qtbot.waitUntil(lambda: window.compact_level() >= 1)
+    window._set_notice()
+    area, notice = window.inputs.notice_area, window.inputs.notice
+    qtbot.waitUntil(lambda: area.isVisible() and "[more]" in notice.text())
+    plot = window.attention.focus.plot
+    qtbot.wait(200)
+    cut_height = plot.height()
+    notice.linkActivated.emit("more")
+    line = notice.fontMetrics().lineSpacing()
+    qtbot.waitUntil(lambda: area.height() == area.most)
+    assert area.most == max(3 * line, window.height() // 8)
+    assert notice.height() > 3 * area.height()                       # the whole text: it scrolls
+    assert area.verticalScrollBar().isVisible() and area.verticalScrollBar().maximum() > 0
+    qtbot.waitUntil(lambda: plot.height() >= cut_height - area.most)
+    notice.linkActivated.emit("less")
+    qtbot.waitUntil(lambda: area.height() < area.most and not area.verticalScrollBar().isVisible())
+    window._notes = []
+    window._set_notice()
+    assert not area.isVisible() and not notice.isVisible()           # no notes: no room kept for them
 
 
 def test_a_line_cut_to_fit_ends_at_a_word():

@@ -131,6 +131,56 @@ class ToneLabel(QtWidgets.QLabel):
             self.setFont(weight_only_font(self.bold))
 
 
+class NoteArea(QtWidgets.QScrollArea):
+    """A word-wrapped label in a frameless scroll area as tall as the label's text at its width, up to `most`
+    pixels, past which the text scrolls: the notes made whole under a translation ([more]) took 12 lines at
+    1024 × 768 and left the heatmap a 10-pixel strip (QA as a teacher). Shown while the label is."""
+
+    def __init__(self, label: QtWidgets.QLabel, parent=None):
+        super().__init__(parent)
+        self.label, self.most = label, 0                 # most: the tallest it grows (0: as tall as the text)
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.viewport().setAutoFillBackground(False)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)      # Tab goes to the label's link, not a nameless pane
+        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        label.installEventFilter(self)
+        label.setVisible(False)                          # (setWidget showed it) hidden, as the area, until shown
+
+    def set_most(self, pixels: int) -> None:
+        if pixels != self.most:
+            self.most = pixels
+            self.updateGeometry()
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        text = max(self.label.heightForWidth(width), self.label.minimumSizeHint().height())
+        return min(text, self.most) if self.most > 0 else text
+
+    def sizeHint(self) -> QtCore.QSize:
+        hint = self.label.sizeHint()
+        return QtCore.QSize(hint.width(), self.heightForWidth(self.width()) if self.width() > 1 else hint.height())
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        # a line: the layout asks heightForWidth at the width it gives (at a width of 1 a word a line was the
+        # window's least height, and the docks' shares moved when presentation mode's text came and went)
+        return QtCore.QSize(0, self.label.minimumSizeHint().height())
+
+    def eventFilter(self, watched, event) -> bool:
+        kind = event.type()
+        if watched is self.label and kind in (QtCore.QEvent.Type.ShowToParent, QtCore.QEvent.Type.HideToParent):
+            self.setVisible(kind == QtCore.QEvent.Type.ShowToParent)      # the label's own setVisible decides
+        elif watched is self.label and kind == QtCore.QEvent.Type.FontChange:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
+
+
 class WrappedLabel(QtWidgets.QLabel):
     """A word-wrapped label at least as tall as its text at its width: a layout asks a label's minimum height at a
     width of its own guessing, and a narrow dock cut the LayerNorm panel's three-line note through its third line
