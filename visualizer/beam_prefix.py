@@ -78,10 +78,13 @@ class BeamPrefix(QtCore.QObject):
         trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, meta, t.schema)
         node = tree_of(trace).nodes[node_id]
         self.node = node_id
+        panel = w.panels.get("beam_tree")               # the steps and the output's name as the tree gives them
+        offset, written = (panel.offset, panel.written) if panel is not None else (0, "translation")
+        reader = "the model" if offset else "the decoder"       # (GPT-2's continuation read "the decoder", QA)
         self.banner.setText(
-            f"Showing the beam hypothesis “{html.escape(node.text)}” (step {node.step}, log p {signed(node.cum)}, "
-            f"{node.fate}): the decoder when it chose “{html.escape(node.piece)}”. "
-            f"&nbsp;<a href='back'>Back to the chosen translation</a>")
+            f"Showing the beam hypothesis “{html.escape(node.text)}” (step {node.step + offset}, log p "
+            f"{signed(node.cum)}, {node.fate}): {reader} when it chose “{html.escape(node.piece)}”. "
+            f"&nbsp;<a href='back'>Back to the chosen {written}</a>")
         self.banner.setVisible(True)
         w.show_trace(trace, step=trace.n_steps - 1, kind=decoder_kind(trace.schema, w.state.kind))
 

@@ -270,3 +270,43 @@ def test_a_new_tree_drops_the_last_ones_read_out_and_a_short_panel_drops_the_lin
     panel.resize(1200, 700)
     qtbot.waitUntil(panel.hover.isVisible)
     assert panel.hover.geometry().top() >= panel.view.geometry().bottom()
+
+
+def test_a_language_models_tree_counts_steps_as_the_window_does_and_names_its_start(panel, show_trace, tmp_path):
+    """QA as a student: for GPT-2 the band of the step in view stood six columns right of the first written token
+    (the window's steps count the prompt's rows, the tree's did not), the tree's steps read from 0 there, its
+    start said "the decoder reads “<unk>” first", and a hypothesis was "on the chosen translation"."""
+    import hf_tiny
+    from model.families import load, translate as translate_any
+    lm = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    trace = translate_any(lm, "the cat sat on the mat", DecodingSettings(method="beam", beam=3, max_new=4)).trace
+    tree = tree_of(trace)
+    offset = trace.prompt_rows()
+    assert offset == 5
+    show_trace(panel, trace, step=offset)                 # the window's step of the first written token
+    assert panel.offset == offset and panel.band.rect().center().x() == pytest.approx(1.0)    # the tree's column 1
+    ticks = panel.plot.getAxis("top")._tickLevels[0]
+    assert [label for _, label in ticks][:2] == [str(offset), str(offset + 1)]
+    assert panel.describe(0) == "The start: the prompt (6 tokens), after which the model writes."
+    chosen = next(n for n in tree.nodes if n.fate == CHOSEN and n.id > 0)
+    text = panel.describe(chosen.id)
+    assert f"step {chosen.step + offset}," in text and text.endswith("on the chosen continuation.")
+
+
+def test_a_dead_ends_words_say_how_long_its_line_stayed_in_the_beam(panel, beam_result, show_trace):
+    """QA: "pruned: none of its continuations stayed in the beam" was said of a hypothesis whose continuation was
+    in the next beam; only its line's end left it."""
+    tree = tree_of(beam_result.trace)
+    show_trace(panel, beam_result.trace)
+
+    def last_step(i):
+        return max([tree.nodes[i].step] + [last_step(c.id) for c in tree.children(i)])
+    pruned = [n for n in tree.nodes if n.fate == PRUNED]
+    assert pruned
+    for n in pruned:
+        words = panel.describe(n.id)
+        if last_step(n.id) == n.step:
+            assert words.endswith("pruned: none of its continuations stayed in the beam.")
+        else:
+            assert words.endswith(f"pruned: its line stayed in the beam to step {last_step(n.id)}, then left it.")
+    assert any(last_step(n.id) > n.step for n in pruned)          # such a line is in this search

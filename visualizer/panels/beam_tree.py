@@ -23,6 +23,7 @@ from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.text import short, signed, tick_font
 from ..plotting.titles import set_title
 from ..plotting.tree_layout import layout_rows
+from ..row_words import output_word
 from .widgets import ElidedLabel, WrappedLabel
 
 ACCENT = VERMILLION
@@ -149,6 +150,8 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.label_size = (60.0, 30.0)                  # the widest and tallest label, pixels
         self.labels_shown = True
         self._data = None                               # the meta entry drawn
+        self.offset = 0                                 # the window's step of the tree's step 0 (a prompt's rows)
+        self.written = "translation"                    # the output's name, as the window's row names it
         self._xy = np.zeros((0, 2))
         self._ids: list[int] = []
         self._action: Callable[[], None] | None = None
@@ -183,11 +186,16 @@ class BeamTreePanel(QtWidgets.QWidget):
             self._explain(trace, state)
             return
         data = trace.meta.get(META_KEY)
-        if data is not self._data:
+        # a decoder-only model's rows read its prompt first: the tree's step 0 is the window's step prompt_rows()
+        # (QA: the band stood 6 columns right of GPT-2's first written token, the steps read from 0 there)
+        offset = trace.prompt_rows()
+        written = output_word(trace.schema.layout, trace.schema.family, self.state.model_name)
+        if data is not self._data or (offset, written) != (self.offset, self.written):
+            self.offset, self.written = offset, written
             self._draw(tree)
             self._data = data
         self.select(trace.meta.get(NODE_KEY))
-        self._show_step(state.step)
+        self._show_step(state.step - self.offset)
 
     def _message(self, text: str, action: str = "", do: Callable[[], None] | None = None) -> None:
         self.note.setText(text)
@@ -286,7 +294,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         n_rows = 1 + max(rows.values())
         self.vb.setLimits(xMin=-1.0, xMax=tree.n_steps + 2.0, yMin=-1.0, yMax=n_rows + 1.0)
         top = self.plot.getAxis("top")
-        top.setTicks([[(s + 1.0, str(s)) for s in range(tree.n_steps)], []])
+        top.setTicks([[(s + 1.0, str(s + self.offset)) for s in range(tree.n_steps)], []])
         set_title(self.plot, f"Beam search, width {tree.width}: {html.escape(self._sentence(tree))}", "k",
                   self._font_pt)
         self._measure()
@@ -465,18 +473,33 @@ class BeamTreePanel(QtWidgets.QWidget):
         fate, for a read-out narrower than the whole text)."""
         t = self.tree
         n = t.nodes[node_id]
+        step = n.step + self.offset                   # as the window counts steps
         if node_id == 0:
+            if self.offset:                           # (it said the decoder read "<unk>" first: GPT-2, QA)
+                return f"The start: the prompt ({self.offset + 1} tokens), after which the model writes."
             return f"The start: the decoder reads “{n.piece}” first."
         if short:
             fate = {CHOSEN: "chosen", FINISHED: "finished", KEPT: "kept", PRUNED: "pruned"}[n.fate]
-            return f"“{n.piece}” at step {n.step}: log p {signed(n.logp)}, score {signed(n.score)}; {fate}."
-        fate = {CHOSEN: "on the chosen translation", FINISHED: "finished (a complete hypothesis, not chosen)",
-                KEPT: "kept in the beam", PRUNED: "pruned: none of its continuations stayed in the beam"}[n.fate]
-        text = (f"“{n.text}” — step {n.step}, token “{n.piece}”: log p(token) = {signed(n.logp)}, "
+            return f"“{n.piece}” at step {step}: log p {signed(n.logp)}, score {signed(n.score)}; {fate}."
+        fate = {CHOSEN: f"on the chosen {self.written}", FINISHED: "finished (a complete hypothesis, not chosen)",
+                KEPT: "kept in the beam", PRUNED: self._pruned(n)}[n.fate]
+        text = (f"“{n.text}” — step {step}, token “{n.piece}”: log p(token) = {signed(n.logp)}, "
                 f"log p(hypothesis) = {signed(n.cum)}, score {signed(n.score)} ({t.penalty.describe()}); {fate}")
         if n.rule_logp is not None:
             text += f"; the model's generation rules set this token's log p to {signed(n.rule_logp)} in the search"
         return text + "."
+
+    def _pruned(self, n) -> str:
+        """A dead end's words: its line may have stayed in the beam some steps before it left ("none of its
+        continuations stayed" was said of "Cette petite", whose "Cette petite fille" was in the next beam, QA)."""
+        last, todo = n.step, [n.id]
+        while todo:
+            for c in self.tree.children(todo.pop()):
+                last = max(last, c.step)
+                todo.append(c.id)
+        if last == n.step:
+            return "pruned: none of its continuations stayed in the beam"
+        return f"pruned: its line stayed in the beam to step {last + self.offset}, then left it"
 
     def _hovered(self, scene_pos) -> None:
         i = self.node_at(scene_pos)
