@@ -316,7 +316,13 @@ class Schema:
         if stage.stack == st.embed_stage:
             return st.embed_title
         sub = st.sublayer(stage.sublayer)
-        return f"{sub.stage_title or sub.title} + {self.norm_label} — layer {stage.layer + 1}"
+        name = sub.stage_title or sub.title
+        if self.norm_place == NORM_AFTER:
+            return f"{name} + {self.norm_label} — layer {stage.layer + 1}"
+        # the norm first, as the map's box and the equation have it (QA: GPT-2's read "Masked self-attention +
+        # LayerNorm" under a box "LayerNorm → Masked self-attention"); a second norm after (Gemma 2) too
+        after = f" → {self.norm}" if sub.short.endswith(f" → {self.norm}") else ""
+        return f"{self.norm} → {name}{after} — layer {stage.layer + 1}"
 
     def short(self, stage: Stage, positional: bool = True) -> str:
         """The label of the stage's box in the architecture map; positional=False: the run's positional encodings

@@ -491,3 +491,17 @@ def test_a_rotary_share_that_is_no_share_is_refused_when_opened_not_at_the_first
         load(folder)
     assert str(e.value).startswith(f"partial_rotary_factor is {json.dumps(share)}: the share of each head's "
                                    "dimensions that rotary positions turn must be over 0 and at most 1")
+
+
+def test_a_pre_norm_stages_title_puts_the_norm_first_as_its_box_does(tmp_path_factory):
+    """QA as a student: GPT-2's caption read "Masked self-attention + LayerNorm — layer 1" under a map box
+    "LayerNorm → Masked self-attention", the order the model computes in. A pre-norm stage's title starts with
+    its norm (and ends with the second one Gemma 2 adds); a post-norm one keeps "+ Add & Norm"."""
+    from model.schema import Stage
+    gpt2 = _open("gpt2", tmp_path_factory)[2].schema
+    gemma2 = _open("gemma2", tmp_path_factory)[2].schema
+    assert gpt2.title(Stage("dec", 0, "self")) == "LayerNorm → Masked self-attention — layer 1"
+    assert gpt2.short(Stage("dec", 0, "self")) == "LayerNorm → Masked self-attention"
+    ffn = gemma2.stacks[0].sublayers[1].title
+    assert gemma2.title(Stage("dec", 1, "ffn")) == f"RMSNorm → {ffn} → RMSNorm — layer 2"
+    assert load("en-fr").schema.title(Stage("dec", 0, "self")) == "Decoder masked self-attention + Add & Norm — layer 1"
