@@ -210,18 +210,19 @@ class InspectorPanel(QtWidgets.QWidget):
             out.append("<p>b<sub>ij</sub>: this head's relative position bias for key j's offset from query i "
                        "(see the Embeddings panel).</p>")
         bias_head = "<th>b<sub>ij</sub></th>" if eq.bias is not None else ""
-        # the weights first, the long vectors after them: a narrow panel scrolls the vectors, not the α column
-        rows = [f"<table><tr><th>position j</th><th>key token</th><th>q·k<sub>j</sub></th>"
+        # the weights first, the long vectors after them: a narrow panel scrolls the vectors, not the α column;
+        # the key's position and token in one column (two left α past a 1366 × 768 laptop's dock, QA)
+        rows = [f"<table><tr><th>j: key</th><th>q·k<sub>j</sub></th>"
                 f"{bias_head}<th>score</th><th>α<sub>ij</sub></th><th>k<sub>j</sub> = {k_def}</th>"
                 f"<th>v<sub>j</sub> = {v_def}</th></tr>"]
         for j, t in enumerate(eq.key_tokens):
             if eq.allowed[j]:
                 b = f"<td>{num(eq.bias[j])}</td>" if eq.bias is not None else ""
-                rows.append(f"<tr><td>{j}</td><td>{tok(t)}</td><td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td>"
+                rows.append(f"<tr><td>{j}: {tok(t)}</td><td>{num(eq.dots[j])}</td>{b}<td>{num(eq.scores[j])}</td>"
                             f"<td><b>{num(eq.alpha[j])}</b></td><td>{vec(eq.K[j], limit=4)}</td>"
                             f"<td>{vec(eq.V[j], limit=4)}</td></tr>")
             else:               # α = 0 in the α column (spread over the row, right-aligned, it sat under v_j: QA)
-                rows.append(f"<tr style='color:#888'><td>{j}</td><td>{tok(t)}</td>"
+                rows.append(f"<tr style='color:#888'><td>{j}: {tok(t)}</td>"
                             f"<td colspan={3 if eq.bias is not None else 2}>masked</td><td><b>0</b></td>"
                             "<td colspan=2 style='text-align:left'>a future token or padding</td></tr>")
         out.append("".join(rows) + "</table>")
