@@ -120,6 +120,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.trace = None                          # what every panel shows
         self.translation = None                    # … and the translation (or saved frame) it belongs to
         self._notes: list[str] = []                # the notes under the translation (see _set_notice)
+        self._targets: dict[str, str] = {}         # targets set aside by the kind of model they were typed for
         self._notes_whole = False                  # [more] asked for them whole in a compact window
         self._squeezed = 0                         # the compact level the heatmap's room asked for (see _check_room)
         self.last_run_ms = 0.0
@@ -634,6 +635,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 self._sync_inputs()
                 return False
         switched_off = self.state.ablations if self.lm is not None and lm is not self.lm else frozenset()
+        if self.lm is not None and lm.schema.layout != self.lm.schema.layout:
+            self._swap_target(self.lm.schema.layout, lm.schema.layout)
         self.lm = lm
         one_torch_thread()                       # tests compare with runs on the GUI thread
         self.state.model_name = lasting_name(str(name_or_path))     # a session saved here opens from elsewhere
@@ -652,6 +655,15 @@ class MainWindow(QtWidgets.QMainWindow):
         if (problem := getattr(lm, "training_words_problem", None)) is not None:   # it opens; the note is off: why
             self.statusBar().showMessage(problem, 15000)
         return True
+
+    def _swap_target(self, before: str, after: str) -> None:
+        """Each kind of model keeps its own target: en-fr's French translation was forced through GPT-2 as its
+        continuation when GPT-2 was opened (QA as a student). It is set aside, and comes back with a model of its
+        kind; the new kind's own comes back (none the first time)."""
+        aside = self._targets
+        if self.state.target or after in aside:
+            aside[before] = self.state.target
+            self.state.target = aside.pop(after, "")
 
     def open_model(self, path: str, fallback: bool = True, lm=None) -> bool:
         """Open a model (lm: that model, already loaded) and run it; False (and a message) if it cannot open."""

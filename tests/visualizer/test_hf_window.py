@@ -314,3 +314,26 @@ def test_the_text_fields_hint_and_the_guide_name_the_models_own_mask(qtbot, tmp_
     assert bar.sentence.placeholderText() == "Type a sentence; <mask> marks a word to guess…"
     guide = guide_html(schema)
     assert "at a <b>&lt;mask&gt;</b> it fills in a word" in guide and "[MASK]" not in guide
+
+
+def test_a_target_waits_for_a_model_of_its_kind(qtbot, window, tmp_path_factory):
+    """QA as a student: en-fr's French target stayed in the field when GPT-2 was opened, and was forced through it
+    as its continuation ("� � � �", decoding greyed). Each kind of model keeps its own target: set aside when a
+    model of another kind opens, back when one of its kind does."""
+    window.inputs.target.setText("le chat")
+    qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "teacher-forced" and not window.runs.runner.busy,
+                    timeout=20000)
+    seed = window.state.model_name
+    assert window.open_model(str(_folder("gpt2", tmp_path_factory)))
+    qtbot.waitUntil(lambda: window.trace.schema.layout == "decoder-only" and not window.runs.runner.busy,
+                    timeout=20000)
+    assert window.state.target == "" and window.inputs.target.text() == ""
+    assert window.trace.meta.get("mode") != "teacher-forced"            # GPT-2 writes its own continuation
+    window.inputs.target.setText("on the mat")                          # GPT-2's own target …
+    qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "teacher-forced", timeout=20000)
+    assert window.open_model(seed)
+    qtbot.waitUntil(lambda: window.trace.schema.layout == "encoder-decoder" and not window.runs.runner.busy,
+                    timeout=20000)
+    assert window.state.target == "le chat" and window.inputs.target.text() == "le chat"     # … and en-fr's back
+    assert window.open_model(str(_folder("gpt2", tmp_path_factory)))
+    assert window.state.target == "on the mat"
