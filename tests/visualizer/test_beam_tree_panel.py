@@ -291,6 +291,17 @@ def test_a_language_models_tree_counts_steps_as_the_window_does_and_names_its_st
     chosen = next(n for n in tree.nodes if n.fate == CHOSEN and n.id > 0)
     text = panel.describe(chosen.id)
     assert f"step {chosen.step + offset}," in text and text.endswith("on the chosen continuation.")
+    # zoomed out in a narrow dock, the step numbers thin out rather than run together ("1011121314", QA)
+    long = translate_any(lm, "the cat sat on the mat", DecodingSettings(method="beam", beam=3, max_new=30)).trace
+    show_trace(panel, long, step=offset)
+    panel.resize(260, 400)
+    panel.fit_whole()
+    shown = panel.plot.getAxis("top")._tickLevels[0]
+    from PySide6 import QtGui
+    from visualizer.plotting.text import tick_font
+    widest = max(QtGui.QFontMetricsF(tick_font(panel._font_pt)).horizontalAdvance(label) for _, label in shown)
+    gaps = np.diff([x for x, _ in shown]) * panel.scale()[0]
+    assert len(shown) < tree_of(long).n_steps and len(gaps) and gaps.min() >= widest
 
 
 def test_a_dead_ends_words_say_how_long_its_line_stayed_in_the_beam(panel, beam_result, show_trace):

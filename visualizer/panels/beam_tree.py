@@ -151,6 +151,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.labels_shown = True
         self._data = None                               # the meta entry drawn
         self.offset = 0                                 # the window's step of the tree's step 0 (a prompt's rows)
+        self._tick_every = 0                            # the step numbers shown: every this many
         self.written = "translation"                    # the output's name, as the window's row names it
         self._xy = np.zeros((0, 2))
         self._ids: list[int] = []
@@ -293,8 +294,8 @@ class BeamTreePanel(QtWidgets.QWidget):
                           size=[11 if n.ended else 7 for n in tree.nodes])
         n_rows = 1 + max(rows.values())
         self.vb.setLimits(xMin=-1.0, xMax=tree.n_steps + 2.0, yMin=-1.0, yMax=n_rows + 1.0)
-        top = self.plot.getAxis("top")
-        top.setTicks([[(s + 1.0, str(s + self.offset)) for s in range(tree.n_steps)], []])
+        self._tick_every = 0
+        self._fit_ticks()
         set_title(self.plot, f"Beam search, width {tree.width}: {html.escape(self._sentence(tree))}", "k",
                   self._font_pt)
         self._measure()
@@ -384,8 +385,24 @@ class BeamTreePanel(QtWidgets.QWidget):
         (x0, x1), (y0, y1) = self.vb.viewRange()
         return self.vb.width() / max(x1 - x0, 1e-9), self.vb.height() / max(y1 - y0, 1e-9)
 
+    def _fit_ticks(self) -> None:
+        """The step numbers along the top, every one where they fit, else every 2nd, 5th, 10th …: zoomed out, a
+        language model's steps 10 to 18 ran together as "1011121314151617" (QA)."""
+        if self.tree is None:
+            return
+        px = self.scale()[0] if self.vb.width() > 1 else self.cell[0]
+        widest = QtGui.QFontMetricsF(tick_font(self._font_pt or 10.0)).horizontalAdvance(
+            str(self.tree.n_steps + self.offset)) + 8
+        every = next(k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10 ** 9) if k * px >= widest)
+        if every != self._tick_every:
+            self._tick_every = every
+            labels = [(s + 1.0, str(s + self.offset)) for s in range(self.tree.n_steps)
+                      if (s + self.offset) % every == 0]
+            self.plot.getAxis("top").setTicks([labels, []])
+
     def _fit_labels(self) -> None:
         """Labels show when every one fits in its cell (none can overlap another); else only the dots."""
+        self._fit_ticks()
         px, py = self.scale()
         fits = bool(px >= self.label_size[0] + 4 and py >= self.label_size[1] + 1)
         if fits != self.labels_shown:
