@@ -84,10 +84,12 @@ def describe(ablations, schema=None, listed: int | None = 6) -> str:
         groups.setdefault((kind, layer), []).append(head)
     # a whole layer's heads in a few words: an exported title listed "Decoder masked self L5 H1, … L5 H2, …" over
     # three lines (QA); a layer's heads together: "Cross L1 H1, H2"
-    items = [f"{schema.kind(kind).label} L{layer + 1} " + (f"(all {len(heads)} heads)" if len(heads) == schema.n_heads
-                                                           and len(heads) > 1 else
-                                                           ", ".join(f"H{h + 1}" for h in heads))
-             for (kind, layer), heads in groups.items()] + [spec(a) for a in names if a not in known]
+    def layer_words(kind: str, layer: int, heads: list[int]) -> str:
+        every = len(heads) == schema.n_heads > 1
+        return f"{schema.kind(kind).label} L{layer + 1} " + (
+            f"(all {len(heads)} heads)" if every else ", ".join(f"H{h + 1}" for h in heads))
+    items = [layer_words(kind, layer, heads) for (kind, layer), heads in groups.items()] + \
+        [spec(a) for a in names if a not in known]
     shown = items if listed is None else items[:listed]
     words = "; ".join(shown) + ("; …" if len(shown) < len(items) else "")
     return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {words}"

@@ -10,6 +10,7 @@ from PySide6 import QtCore
 
 from model.beam_tree import META_KEY, NODE_KEY, BeamTreeError, tree_of
 from model.families import require
+from model.schema import DECODER_ONLY
 from model.threads import one_torch_thread
 from model.trace import Trace
 
@@ -80,7 +81,8 @@ class BeamPrefix(QtCore.QObject):
         self.node = node_id
         panel = w.panels.get("beam_tree")               # the steps and the output's name as the tree gives them
         offset, written = (panel.offset, panel.written) if panel is not None else (0, "translation")
-        reader = "the model" if offset else "the decoder"       # (GPT-2's continuation read "the decoder", QA)
+        # (GPT-2's continuation read "the decoder", QA)
+        reader = "the model" if trace.schema.layout == DECODER_ONLY else "the decoder"
         self.banner.setText(
             f"Showing the beam hypothesis “{html.escape(node.text)}” (step {node.step + offset}, log p "
             f"{signed(node.cum)}, {node.fate}): {reader} when it chose “{html.escape(node.piece)}”. "

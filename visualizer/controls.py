@@ -175,8 +175,8 @@ class InputBar(QtWidgets.QWidget):
         self.translation_label = QtWidgets.QLabel("Translation:")     # the widest label: the first column's width
         grid.addWidget(self.translation_label, 3, 0)
         grid.addWidget(self.translation, 3, 1, 1, 3)
-        # whole notes scroll past a height (see the window); made in its parent (alone, it was a window of its own,
-        # 1 × 1, unmapped, found by its title before the main window)
+        # whole notes scroll past a height (see the window); made in its parent (made alone, it changed the order in
+        # which Qt made its X windows, and a test finding the window by its title found Qt's hidden 1 × 1 one)
         self.notice_area = NoteArea(self.notice, self)
         grid.addWidget(self.notice_area, 4, 1, 1, 3)
         grid.setColumnStretch(1, 1)

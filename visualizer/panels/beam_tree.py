@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.beam_tree import CHOSEN, COLUMNS, FINISHED, KEPT, META_KEY, NODE_KEY, PRUNED, BeamTree, BeamTreeError, tree_of
-from model.schema import ENCODER_ONLY
+from model.schema import DECODER_ONLY, ENCODER_ONLY
 
 from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.text import short, signed, tick_font
@@ -153,6 +153,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.offset = 0                                 # the window's step of the tree's step 0 (a prompt's rows)
         self._tick_every = 0                            # the step numbers shown: every this many
         self.written = "translation"                    # the output's name, as the window's row names it
+        self.prompted = False                           # a decoder-only model's: its start is the prompt's end
         self._xy = np.zeros((0, 2))
         self._ids: list[int] = []
         self._action: Callable[[], None] | None = None
@@ -189,10 +190,10 @@ class BeamTreePanel(QtWidgets.QWidget):
         data = trace.meta.get(META_KEY)
         # a decoder-only model's rows read its prompt first: the tree's step 0 is the window's step prompt_rows()
         # (QA: the band stood 6 columns right of GPT-2's first written token, the steps read from 0 there)
-        offset = trace.prompt_rows()
+        offset, prompted = trace.prompt_rows(), trace.schema.layout == DECODER_ONLY
         written = output_word(trace.schema.layout, trace.schema.family, self.state.model_name)
-        if data is not self._data or (offset, written) != (self.offset, self.written):
-            self.offset, self.written = offset, written
+        if data is not self._data or (offset, written, prompted) != (self.offset, self.written, self.prompted):
+            self.offset, self.written, self.prompted = offset, written, prompted
             self._draw(tree)
             self._data = data
         self.select(trace.meta.get(NODE_KEY))
@@ -492,8 +493,9 @@ class BeamTreePanel(QtWidgets.QWidget):
         n = t.nodes[node_id]
         step = n.step + self.offset                   # as the window counts steps
         if node_id == 0:
-            if self.offset:                           # (it said the decoder read "<unk>" first: GPT-2, QA)
-                return f"The start: the prompt ({self.offset + 1} tokens), after which the model writes."
+            if self.prompted:                         # (it said the decoder read "<unk>" first: GPT-2, QA)
+                n = self.offset + 1
+                return f"The start: the prompt ({n} token{'s' if n > 1 else ''}), after which the model writes."
             return f"The start: the decoder reads “{n.piece}” first."
         if short:
             fate = {CHOSEN: "chosen", FINISHED: "finished", KEPT: "kept", PRUNED: "pruned"}[n.fate]

@@ -41,7 +41,8 @@ def schema_of_config(c: dict) -> Schema:
     caps = dict(score_cap=float(c.get("attn_logit_softcapping") or 0), logit_cap=float(c.get(
         "final_logit_softcapping") or 0)) if second else {}
     d_k = c.get("head_dim") or d // h
-    scalar = c.get("query_pre_attn_scalar") if second or third else None       # Gemma divides q·kᵀ by √d_k
+    # Gemma 2 and 3 divide q·kᵀ by √query_pre_attn_scalar, d_k but in the 27B models (Gemma by √d_k)
+    scalar = c.get("query_pre_attn_scalar") if second or third else None
     caps |= {"score_scalar": float(scalar)} if scalar and scalar != d_k else {}
     schema = decoder_only(c.get("model_type", "gemma"), c.get("num_hidden_layers", 28), d, h,
                           c.get("intermediate_size") or 8 * d, {"eos": "<eos>"}, norm=RMS_NORM, norm_place="pre",
