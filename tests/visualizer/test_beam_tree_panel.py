@@ -321,3 +321,25 @@ def test_a_dead_ends_words_say_how_long_its_line_stayed_in_the_beam(panel, beam_
         else:
             assert words.endswith(f"pruned: its line stayed in the beam to step {last_step(n.id)}, then left it.")
     assert any(last_step(n.id) > n.step for n in pruned)          # such a line is in this search
+
+
+def test_zoomed_out_the_tree_shows_its_tokens_before_it_shows_dots_only(panel, beam_result, show_trace):
+    """QA as a student: in a laptop's dock and with Whole tree, the tree was dots only, with no word: where a
+    token and its log p do not fit, the token alone does; past that, the dots."""
+    tree = random_search(4, 30, seed=4)
+    show_trace(panel, with_tree(beam_result.trace, tree))
+    assert panel.label_mode == "full" and panel.token_size[1] < panel.label_size[1]
+    px = (panel.token_size[0] + panel.label_size[0]) / 2 + 4             # room for a token, not for two lines
+    py = (panel.token_size[1] + panel.label_size[1]) / 2 + 1
+    panel.vb.setRange(xRange=(-0.5, -0.5 + panel.vb.width() / px), yRange=(-0.5, -0.5 + panel.vb.height() / py),
+                      padding=0)
+    settle_scenes(panel)
+    assert panel.label_mode == "token" and panel.labels_shown and not labels_overlap(panel)
+    shown = [item for item in panel.labels.values() if item.isVisible()]
+    assert shown and all("<br" not in item.textItem.toHtml() for item in shown)        # one line: the token
+    panel.vb.scaleBy((4.0, 4.0))                                         # further out: dots only
+    settle_scenes(panel)
+    assert panel.label_mode == "" and not any(item.isVisible() for item in panel.labels.values())
+    panel.fit_readable()                                                 # back in: token and log p again
+    settle_scenes(panel)
+    assert panel.label_mode == "full" and all("<br" in item.textItem.toHtml() for item in panel.labels.values())

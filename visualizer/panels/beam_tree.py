@@ -148,7 +148,10 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.pos: dict[int, tuple[float, float]] = {}  # node id -> (column, row)
         self.selected: int | None = None
         self.label_size = (60.0, 30.0)                  # the widest and tallest label, pixels
+        self.token_size = (40.0, 16.0)                  # … of the labels' first lines alone (their tokens)
         self.labels_shown = True
+        self.label_mode = "full"                        # "full": token and log p; "token": the token; "": dots
+        self._text_mode = "full"                        # what the labels hold (kept while only dots show)
         self._data = None                               # the meta entry drawn
         self.offset = 0                                 # the window's step of the tree's step 0 (a prompt's rows)
         self._tick_every = 0                            # the step numbers shown: every this many
@@ -306,11 +309,13 @@ class BeamTreePanel(QtWidgets.QWidget):
     def _sentence(tree: BeamTree) -> str:
         return tree.nodes[tree.chosen].text if tree.chosen >= 0 else ""
 
-    def _label_html(self, n) -> str:
+    def _label_html(self, n, mode: str = "full") -> str:
         token = html.escape(short(n.piece))
         second = f"score {signed(n.score)}" if n.ended else signed(n.cum)
         colour = STYLE[n.fate][1]
         weight = "bold" if n.fate == CHOSEN else "normal"
+        if mode == "token":
+            return f"<div style='color:{colour}; font-weight:{weight}'>{token}</div>"
         return (f"<div style='color:{colour}; font-weight:{weight}'>{token}<br>"
                 f"<span style='font-size:{self._font_pt * 0.85:.1f}pt'>{second}</span></div>")
 
@@ -322,7 +327,11 @@ class BeamTreePanel(QtWidgets.QWidget):
         item.border = pg.mkPen(border, width=width)
         item.fill = pg.mkBrush(fill)
         item.setFont(tick_font(self._font_pt))
-        item.setHtml(self._label_html(n))
+        self._set_text(item, self._label_html(n, self._text_mode))
+
+    @staticmethod
+    def _set_text(item, text: str) -> None:
+        item.setHtml(text)
         doc = item.textItem.document()
         doc.setDefaultTextOption(QtGui.QTextOption(QtCore.Qt.AlignmentFlag.AlignHCenter))
         doc.setTextWidth(-1)                        # unwrapped (a larger font must not wrap at the old width)
@@ -334,8 +343,17 @@ class BeamTreePanel(QtWidgets.QWidget):
         """The largest label's size in pixels: the readable scale keeps one column and one row wider than it."""
         if not self.labels:
             return
-        rects = [item.textItem.boundingRect() for item in self.labels.values()]
-        self.label_size = (max(r.width() for r in rects), max(r.height() for r in rects))
+        sizes = {}
+        for mode in ("token", "full"):              # each label measured as both, then as its mode shows it
+            rects = []
+            for n in self.tree.nodes:
+                self._set_text(self.labels[n.id], self._label_html(n, mode))
+                rects.append(self.labels[n.id].textItem.boundingRect())
+            sizes[mode] = (max(r.width() for r in rects), max(r.height() for r in rects))
+        self.token_size, self.label_size = sizes["token"], sizes["full"]
+        if self._text_mode == "token":
+            for n in self.tree.nodes:
+                self._set_text(self.labels[n.id], self._label_html(n, "token"))
 
     @property
     def cell(self) -> tuple[float, float]:
@@ -402,14 +420,22 @@ class BeamTreePanel(QtWidgets.QWidget):
             self.plot.getAxis("top").setTicks([labels, []])
 
     def _fit_labels(self) -> None:
-        """Labels show when every one fits in its cell (none can overlap another); else only the dots."""
+        """Labels show when every one fits in its cell (none can overlap another); else their tokens alone, when
+        those fit (zoomed out, the whole tree was dots only, QA); else only the dots."""
         self._fit_ticks()
         px, py = self.scale()
-        fits = bool(px >= self.label_size[0] + 4 and py >= self.label_size[1] + 1)
-        if fits != self.labels_shown:
-            self.labels_shown = fits
+
+        def fits(size) -> bool:
+            return bool(px >= size[0] + 4 and py >= size[1] + 1)
+        mode = "full" if fits(self.label_size) else "token" if fits(self.token_size) else ""
+        if mode != self.label_mode:
+            self.label_mode, self.labels_shown = mode, bool(mode)
+            if mode and mode != self._text_mode and self.tree is not None:
+                self._text_mode = mode
+                for n in self.tree.nodes:
+                    self._set_text(self.labels[n.id], self._label_html(n, mode))
             for item in self.labels.values():
-                item.setVisible(fits)
+                item.setVisible(bool(mode))
 
     def _show_step(self, step: int) -> None:
         if self.tree is None:
@@ -475,7 +501,8 @@ class BeamTreePanel(QtWidgets.QWidget):
             return None
         dx = np.abs(self._xy[:, 0] - p.x()) * px
         dy = np.abs(self._xy[:, 1] - p.y()) * py
-        half_w, half_h = (self.label_size[0] / 2, self.label_size[1] / 2) if self.labels_shown else (8.0, 8.0)
+        size = self.label_size if self.label_mode == "full" else self.token_size
+        half_w, half_h = (size[0] / 2, size[1] / 2) if self.labels_shown else (8.0, 8.0)
         inside = (dx <= half_w) & (dy <= half_h)
         if not inside.any():
             return None
