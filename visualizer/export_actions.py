@@ -167,7 +167,8 @@ def writable(folder: str) -> bool:
 def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
     """The end of an Export all, in a box that stays until closed, with a button that opens the folder: the status
     bar's message went after 12 seconds, and a teacher who had looked away during the minute's export never learnt
-    whether it had worked, or where the files were (QA). Not modal to the application: the window goes on."""
+    whether it had worked, or where the files were (QA). Opened window-modal (open(), not exec(): the event loop
+    and the caller go on), so that it is not lost behind the window."""
     box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "Export all", text + ".",
                                 QtWidgets.QMessageBox.StandardButton.Ok, window)
     box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
