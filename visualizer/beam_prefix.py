@@ -16,6 +16,7 @@ from model.trace import Trace
 
 from .panels.widgets import notice_label
 from .plotting.text import signed
+from .row_words import output_word
 from .runs import translate
 from .worker import ModelRunner
 
@@ -79,8 +80,9 @@ class BeamPrefix(QtCore.QObject):
         trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, meta, t.schema)
         node = tree_of(trace).nodes[node_id]
         self.node = node_id
-        panel = w.panels.get("beam_tree")               # the steps and the output's name as the tree gives them
-        offset, written = (panel.offset, panel.written) if panel is not None else (0, "translation")
+        # the steps counted as the window counts them, the output named as its row names it (as the tree does)
+        offset = trace.prompt_rows()
+        written = output_word(trace.schema.layout, trace.schema.family, w.state.model_name)
         # (GPT-2's continuation read "the decoder", QA)
         reader = "the model" if trace.schema.layout == DECODER_ONLY else "the decoder"
         self.banner.setText(

@@ -177,6 +177,12 @@ def other_files_note(folder: str | Path, written: Iterable[Path]) -> str:
                              "(an earlier one's figures may share these names' pattern)")
 
 
+def writable(folder: str | Path) -> bool:
+    """Whether files can be written into folder, tried (os.access says yes to root everywhere: see
+    model.files.can_create_in)."""
+    return os.access(folder, os.W_OK) and files.can_create_in(folder)
+
+
 def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str = "png", scale: float = 1.0,
                     progress: Callable[[int, int], bool | None] | None = None,
                     colormap: str | None = None, size: tuple[int, int] = FIGURE_SIZE) -> list[Path]:
@@ -190,7 +196,7 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ExportError(f"{out}: cannot create the folder ({e.strerror})") from None
-    if not os.access(out, os.W_OK) or not files.can_create_in(out):
+    if not writable(out):
         raise ExportError(f"{out}: folder is not writable")
     specs = list(specs)
     if fmt == "csv":

@@ -2,14 +2,13 @@
 every open panel into a folder (Export all)."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, write_run_record,
-                     write_text)
+from .export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, writable,
+                     write_run_record, write_text)
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
@@ -156,12 +155,6 @@ class ExportActions:
             text += f", which also holds {others} other file{'s' if others > 1 else ''}, not from this export"
         w.statusBar().showMessage(text, 12000)
         self.finished = finished_box(w, text, folder)
-
-
-def writable(folder: str) -> bool:
-    """Whether files can be written into folder (tried: see model.files.can_create_in)."""
-    from model.files import can_create_in
-    return os.access(folder, os.W_OK) and can_create_in(folder)
 
 
 def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
