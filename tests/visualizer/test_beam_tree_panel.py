@@ -337,9 +337,12 @@ def test_zoomed_out_the_tree_shows_its_tokens_before_it_shows_dots_only(panel, b
     assert panel.label_mode == "token" and panel.labels_shown and not labels_overlap(panel)
     shown = [item for item in panel.labels.values() if item.isVisible()]
     assert shown and all("<br" not in item.textItem.toHtml() for item in shown)        # one line: the token
+    from visualizer.panels.beam_tree import HINT, TOKENS_HINT
+    assert panel.hover.text() == TOKENS_HINT[0]          # the hint no longer says log p is under each token
     panel.vb.scaleBy((4.0, 4.0))                                         # further out: dots only
     settle_scenes(panel)
     assert panel.label_mode == "" and not any(item.isVisible() for item in panel.labels.values())
     panel.fit_readable()                                                 # back in: token and log p again
     settle_scenes(panel)
     assert panel.label_mode == "full" and all("<br" in item.textItem.toHtml() for item in panel.labels.values())
+    assert panel.hover.text() == HINT[0]

@@ -51,6 +51,10 @@ def elbow(parent: tuple[float, float], child: tuple[float, float]) -> list[tuple
 HINT = ("Under each token: the hypothesis' log p (at </s>: its length-penalised score). Hover over one for its "
         "details; click it to see the decoder's attention for it.",
         ("Under each token: log p. Hover for details; click for its attention.",))
+# zoomed out, the labels hold their tokens alone: the hint says where log p went
+TOKENS_HINT = ("Zoomed out, each label shows its token alone (Full size shows log p under it). Hover over one for its "
+               "details; click it to see the decoder's attention for it.",
+               ("Tokens alone (Full size: log p). Hover for details; click for its attention.",))
 
 
 class TreeView(pg.PlotWidget):
@@ -443,6 +447,8 @@ class BeamTreePanel(QtWidgets.QWidget):
                     self._set_text(self.labels[n.id], self._label_html(n, mode))
             for item in self.labels.values():
                 item.setVisible(bool(mode))
+            if self.hover.text() in (HINT[0], TOKENS_HINT[0]):      # a hint, not a hypothesis' read-out
+                self.hover.setText(*(TOKENS_HINT if mode == "token" else HINT))
 
     def _show_step(self, step: int) -> None:
         if self.tree is None:
