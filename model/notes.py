@@ -206,7 +206,7 @@ def not_a_number(trace) -> str | None:
         return None
     return (f"The model computed NaN or infinite numbers, first in {first_place(trace.schema, bad)}: its weights hold "
             "such numbers, or a half-precision model overflowed. What the panels show from there on is not "
-            "meaningful.")
+            "meaningful (attention heatmaps draw a NaN weight in cyan).")
 
 
 def first_place(schema, keys: list[str]) -> str:

@@ -341,6 +341,7 @@ def test_a_model_that_computes_nan_is_named_for_it_not_for_untrained_weights(tmp
     stack = trace.schema.stacks[0]
     attention = next(sl for sl in stack.sublayers if sl.attention)
     assert f"first in the {stack.title.lower()}'s layer 1, {attention.name}:" in note
+    assert note.endswith("(attention heatmaps draw a NaN weight in cyan).")
     notes = result_notes(trace, lm.cfg.max_len)
     assert notes[0] == note and not any("untrained" in n for n in notes)
     first = next(r for r in trace_metrics(trace) if (r.layer, r.head) == (1, 1))     # the head the NaN enters

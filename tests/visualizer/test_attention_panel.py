@@ -127,6 +127,27 @@ def test_hover_on_a_masked_cell_says_masked_not_zero(qtbot, window, panel):
     assert "masked" in panel.hover.text() and "0.000000" not in panel.hover.text()
 
 
+def test_a_nan_the_model_computed_is_cyan_and_read_as_nan_not_as_masked(qtbot, window, panel):
+    """QA: a NaN weight (weights holding NaN, a half-precision overflow) was drawn over the masked cells' hatch and
+    the read-out called it "masked"."""
+    import dataclasses
+
+    from visualizer.plotting.colormaps import NAN_COLOUR
+    window.state.update(kind="dec_self", layer=0, head=0)
+    k = window.trace.schema.kind("dec_self")
+    key = f"{k.stack}.0.{k.sublayer}.weights"
+    weights = np.array(window.trace.arrays[key])
+    weights[0, 2, 1] = np.nan                                        # row 2 may look at key 1: not masked
+    trace = dataclasses.replace(window.trace, arrays={**window.trace.arrays, key: weights})
+    panel.render(trace, window.state)
+    pixels = panel.focus.image.image
+    assert tuple(pixels[2, 1]) == NAN_COLOUR and pixels[0, 2][3] == 0   # the NaN cyan, the future transparent
+    panel._hovered(scene_pos(panel.focus, 2, 1))
+    assert "weight NaN (not a number)" in panel.hover.text() and "masked" not in panel.hover.text()
+    panel._hovered(scene_pos(panel.focus, 0, 2))
+    assert "masked — this cell gets no attention" in panel.hover.text()
+
+
 def test_mean_over_heads_shows_the_mean_and_disables_the_head_box(qtbot, window, panel):
     window.state.update(kind="enc_self", layer=1)
     panel.mean.setChecked(True)

@@ -134,6 +134,22 @@ def test_staggered_labels_alternate_lines_and_odd_tokens_are_cleaned(qapp):
     assert short("bell\x07") == "bell·" and short("x" * 40).endswith("…") and short("a\nb") == "a⏎b"
 
 
+def test_a_computed_nan_is_coloured_apart_from_masked_cells_also_when_pooled():
+    from visualizer.plotting.colormaps import COLORMAPS, NAN_COLOUR, lookup_table
+    from visualizer.plotting.heatmap import coloured
+    lut = lookup_table("viridis")
+    values = np.full((40, 40), 0.5, dtype=np.float32)
+    values[30, 3] = np.nan
+    mask = np.tril(np.ones((40, 40), dtype=bool))
+    image = coloured(values, mask, (0.0, 1.0), lut)
+    assert tuple(image[30, 3]) == NAN_COLOUR and image[3, 30][3] == 0 and tuple(image[4, 3]) == tuple(lut[128])
+    pooled = coloured(values, mask, (0.0, 1.0), lut, max_pixels=10)       # blocks of 4 × 4
+    assert tuple(pooled[7, 0]) == NAN_COLOUR and pooled[0, 9][3] == 0 and tuple(pooled[8, 0]) == tuple(lut[128])
+    assert tuple(coloured(values, None, (0.0, 1.0), lut)[30, 3]) == NAN_COLOUR
+    for name in COLORMAPS:                             # far from every colour a weight can take
+        assert np.linalg.norm(lookup_table(name)[:, :3] - np.array(NAN_COLOUR[:3]), axis=1).min() > 150
+
+
 def test_heatmap_plot_keeps_nan_at_masked_cells_and_exact_values_elsewhere(qapp):
     widget = pg.GraphicsLayoutWidget()
     hp = Heatmap(widget.addPlot())

@@ -514,9 +514,11 @@ class AttentionPanel(QtWidgets.QWidget):
             return
         r, c = cell
         value = self.focus.shown[r, c]
-        query, key, masked = self.focus.rows[r], self.focus.cols[c], bool(np.isnan(value))
+        query, key, masked = self.focus.rows[r], self.focus.cols[c], self.focus.is_masked(r, c)
         # positions from 0, as PE(pos), the Math tab and the generation steps count them
         weight = "masked" if masked else weight_text(float(value))
+        if not masked and np.isnan(value):     # computed as NaN, not masked (QA: it read "masked")
+            weight = "NaN (not a number)"
         info = self.trace.schema.kind(self.shown_kind)
         # a decoder's row reads one token and predicts the next: QA took row "une" looking at "car" for a shift by one
         out = self.trace.out_tokens

@@ -8,6 +8,7 @@ COLORMAPS = ("viridis", "cividis", "magma", "inferno", "plasma")   # the attenti
 SIGNED_COLORMAP = "CET-CBD1"    # colorcet's colour-blind-safe diverging map (blue-white-yellow): 0 reads as white
 GRADIENT_COLORMAP = "CET-D1"    # diverging: blue negative, red positive
 MASK_GREY = "#9a9a9a"           # the hatch under masked cells
+NAN_COLOUR = (0, 255, 255, 255)  # a cell the model computed as NaN: cyan, in none of COLORMAPS (never a weight)
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"

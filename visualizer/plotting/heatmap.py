@@ -2,7 +2,8 @@
 heads, the embeddings panel's matrices and every exported figure are drawn by it.
 
 Cell (r, c) is centred on (c, r), as bar i of a bar chart is centred on i; row 0 is at the top. Masked cells
-are NaN in the matrix and transparent pixels over a hatched background, so they never read as 0. The image is
+are NaN in the matrix and transparent pixels over a hatched background, so they never read as 0 (a NaN the model
+computed, in a cell not masked, is cyan: colormaps.NAN_COLOUR). The image is
 coloured here (packed RGBA pixels, see colormaps.packed_colours), not by pyqtgraph from a float image; the colour
 bar shows the same levels and colour map.
 """
@@ -16,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY, lookup_table, packed_colours, rgba_image
+from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY, NAN_COLOUR, lookup_table, packed_colours, rgba_image
 from .text import TICK_PT, tick_font
 from .titles import SMALLEST, hide_title, set_title
 from .token_axis import TokenAxis
@@ -305,6 +306,10 @@ class Heatmap:
             self._shown = shown
         return self._shown
 
+    def is_masked(self, row: int, col: int) -> bool:
+        """Whether the cell is masked (a NaN at a cell not masked is one the model computed)."""
+        return self._mask is not None and not bool(self._mask[row, col])
+
     def _colour(self, reshaped: bool = False, pixels: np.ndarray | None = None) -> None:
         """The image's pixels (given, or coloured now) from the matrix, its mask, levels and colour map."""
         if pixels is None:
@@ -425,6 +430,10 @@ def coloured(values: np.ndarray, mask: np.ndarray | None, levels: tuple[float, f
     packed = packed_colours(values, *levels, lut)
     if mask is not None:
         packed *= mask
+    # a NaN the model computed is no masked cell (QA: it was drawn over the hatch, and read "masked")
+    not_a_number = np.isnan(values) if mask is None else np.isnan(values) & mask
+    if not_a_number.any():
+        packed[not_a_number] = np.array(NAN_COLOUR, dtype=np.uint8).view(np.uint32)[0]
     return rgba_image(packed)
 
 
@@ -441,7 +450,7 @@ def max_pooled(values: np.ndarray, mask: np.ndarray | None, most: int | None) ->
     pooled = np.ascontiguousarray(_row_maxima(np.ascontiguousarray(_row_maxima(v, fr).T), fc).T)
     if mask is None:
         return pooled, None
-    allowed = pooled > -np.inf
+    allowed = pooled != -np.inf           # a block holding a NaN the model computed is allowed (NaN > -inf is False)
     pooled[~allowed] = 0.0
     return pooled, (None if allowed.all() else allowed)
 
