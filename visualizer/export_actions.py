@@ -98,12 +98,13 @@ class ExportActions:
 
     def _panel_pictures(self, folder: Path) -> list[Path]:
         """A PNG of every open panel at the size of its place in the window, or its own when larger (a panel that
-        scrolls in its place is pictured whole). A panel behind a tab is brought to
+        scrolls in its place is pictured whole), and at least PANEL_PICTURE_WIDTH wide where a panel in a dock's
+        scroll area can be laid out wider (render.laid_out_for_picture). A panel behind a tab is brought to
         the front for its picture (grabbed behind the tab it came out 160 × 120, the size it last had); the
         layout and the tabs in front before come back after. A lazy panel never opened has no picture: it would
         be built for it, and one with a wider minimum than its tab's would widen the window's dock area."""
         from .export import write_bytes
-        from .plotting.render import encode_png, whole_picture
+        from .plotting.render import encode_png, laid_out_for_picture, whole_picture
         w = self.window
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
                  and name not in NOT_PICTURED}
@@ -117,7 +118,9 @@ class ExportActions:
                     QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
                 path = folder / panel_file(name)
-                write_bytes(path, encode_png(whole_picture(w.panels[name])))
+                with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH):
+                    picture = whole_picture(w.panels[name])
+                write_bytes(path, encode_png(picture))
                 written.append(path)
         finally:
             for dock in in_front:
@@ -171,6 +174,7 @@ def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
     return box
 
 
+PANEL_PICTURE_WIDTH = 900       # Export all's panel pictures: at least this wide, whatever their docks' widths
 NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)
 
 

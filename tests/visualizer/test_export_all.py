@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6 import QtGui
+from PySide6 import QtGui, QtWidgets
 
 from visualizer.export import heatmap_specs, read_heatmap_csv
 from visualizer.export_actions import panel_file
+from visualizer.plotting.render import laid_out_for_picture, whole_picture
 
 
 def show_sentence(qtbot, window, text):
@@ -151,10 +152,12 @@ def test_a_panel_that_scrolls_in_its_place_is_pictured_whole(qtbot, window, tmp_
     assert picture.height() >= panel.height() * picture.devicePixelRatio() > viewport.height() + 10
 
 
-def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll_bar(qtbot, window, tmp_path):
+def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll_bar(qtbot, window, tmp_path,
+                                                                                     monkeypatch):
     """At 1366 × 768 the LayerNorm panel fits its dock but its charts scroll inside it: Export all's picture showed
     the first chart and a half, and the scroll bar. The picture holds every chart, as the charts' own picture
-    shows them, and what lies above them as the panel shows it."""
+    shows them, and what lies above them as the panel shows it (at the dock's width, for this test)."""
+    monkeypatch.setattr("visualizer.export_actions.PANEL_PICTURE_WIDTH", 0)
     show_sentence(qtbot, window, "the dog runs")
     window.resize(1366, 768)
     dock, panel = window.docks["layernorm"], window.panels["layernorm"]
@@ -271,3 +274,47 @@ def test_export_all_ends_in_a_box_that_stays_and_an_unwritable_folder_is_refused
     assert window.settings.get("folder") == str(tmp_path)               # the folder that failed is not remembered
     assert not real(str(tmp_path / "missing")) and real(str(tmp_path)) and not real("/proc")
     QtWidgets.QApplication.processEvents()
+
+
+def test_panel_pictures_are_wide_whole_and_laid_out_before_they_are_taken(qtbot, window, tmp_path, monkeypatch):
+    """At 1366 × 768 Export all's pictures had their docks' sizes: Embeddings 409 pixels wide with its axis titles
+    over its tokens (its plots below the fold never painted, so their axes had not measured their labels), the
+    Math tab cut at its dock's height with its scroll bar, LayerNorm's histogram titles over their own tops."""
+    import visualizer.plotting.render as render
+    from visualizer.export_actions import PANEL_PICTURE_WIDTH
+    from visualizer.plotting.plot_box import PlotBox
+    show_sentence(qtbot, window, "the little girl is eating an apple")
+    window.resize(1366, 768)
+    for name in ("embeddings", "inspector", "layernorm"):
+        window.docks[name].raise_()
+        qtbot.waitUntil(lambda n=name: n in window.panels and window.panels[n].width() > 150)
+    panels = {name: window.panels[name] for name in ("embeddings", "inspector", "layernorm")}
+    before = {name: panel.size() for name, panel in panels.items()}
+    assert all(size.width() < PANEL_PICTURE_WIDTH for size in before.values())
+    text = panels["inspector"].findChild(QtWidgets.QTextEdit)
+    assert text.verticalScrollBar().maximum() > 0                   # the Math tab scrolls in its dock
+
+    def layout(panel) -> list[tuple]:
+        """Each plot's left axis width and title row height."""
+        return [(box.title, round(box.item.getAxis("left").width(), 1), box.item.layout.rowMaximumHeight(0))
+                for box in panel.findChildren(PlotBox) if box.isVisible()]
+
+    pictured = {}       # each panel's plots before its picture was painted and after: painting moved nothing
+
+    def picture(panel):
+        laid_out = layout(panel)
+        image = panel_picture(panel)
+        pictured[panel] = (laid_out, layout(panel))
+        return image
+    panel_picture = render._panel_picture
+    monkeypatch.setattr(render, "_panel_picture", picture)
+    window.exports.export_all(str(tmp_path), "png")
+    for name, panel in panels.items():
+        image = QtGui.QImage(str(tmp_path / panel_file(name)))
+        assert image.width() >= PANEL_PICTURE_WIDTH * image.devicePixelRatio(), name
+        assert panel.size() == before[name] and panel.parentWidget().parentWidget().widgetResizable(), name
+        assert pictured[panel][0] == pictured[panel][1], name
+    math = QtGui.QImage(str(tmp_path / panel_file("inspector")))
+    # the whole text at the picture's width: as tall as its document laid out at that width
+    text.document().setTextWidth(PANEL_PICTURE_WIDTH - 40)
+    assert math.height() >= text.document().size().height() * math.devicePixelRatio()

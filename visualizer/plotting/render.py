@@ -2,6 +2,8 @@
 QPdfWriter."""
 from __future__ import annotations
 
+import contextlib
+
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
@@ -69,10 +71,43 @@ def encode_png(image: QtGui.QImage) -> bytes:
     return bytes(buf.data())
 
 
+@contextlib.contextmanager
+def laid_out_for_picture(panel: QtWidgets.QWidget, least_width: int):
+    """The panel, while its picture is taken, at least least_width pixels wide and as tall as a text view in it
+    needs to show its text whole; back in its place after. Export all's pictures had their docks' sizes: the
+    Embeddings panel 409 pixels wide with its axis titles over its tokens, the Math tab cut at its dock's height
+    with its scroll bar in the picture. Only a panel in a scroll area that sizes it (the window's docks) is laid
+    out anew: the area lets it go for the picture and sizes it again after."""
+    parent = panel.parentWidget()
+    holder = parent.parentWidget() if parent is not None else None
+    if not isinstance(holder, QtWidgets.QScrollArea) or holder.widget() is not panel or not holder.widgetResizable():
+        yield
+        return
+    holder.setWidgetResizable(False)
+    try:
+        panel.resize(max(panel.width(), least_width), panel.height())
+        hidden = sum(view.verticalScrollBar().maximum() for view in panel.findChildren(QtWidgets.QTextEdit)
+                     if view.isVisible())                      # a text view scrolls by pixels
+        if hidden > 0:
+            panel.resize(panel.width(), panel.height() + hidden)
+        yield
+    finally:
+        holder.setWidgetResizable(True)          # sizes the panel to its place again
+
+
 def whole_picture(panel: QtWidgets.QWidget) -> QtGui.QImage:
     """A panel as a picture, whole: a scroll area in it that hides part of its content (LayerNorm's charts in a
     short or narrow dock) is pictured at its content's full size, without its scroll bars, and what lies under it
     moves down. Export all's LayerNorm picture had stopped halfway down a chart, its scroll bar in the picture."""
+    # a first paint, then the picture: plots scrolled out of view run their waiting updates when painted (a title
+    # then laid out over its own top), and pyqtgraph's axes measure their tick labels while they paint and only
+    # then ask for the room (a plot never painted on screen had "token (position)" over its tokens)
+    _panel_picture(panel)
+    QtWidgets.QApplication.processEvents()
+    return _panel_picture(panel)
+
+
+def _panel_picture(panel: QtWidgets.QWidget) -> QtGui.QImage:
     image = panel.grab().toImage()
     area = next((a for a in panel.findChildren(QtWidgets.QScrollArea) if a.isVisible() and a.widget() is not None
                  and (a.widget().height() > a.viewport().height() or a.widget().width() > a.viewport().width())),
