@@ -155,9 +155,18 @@ class Actions:
         self.alone.setToolTip("Hide every panel around the attention heatmap (F9 again brings them back)")
         view.addAction("Reset layout", w.reset_layout)
         view.addSeparator()
-        self.present = view.addAction("Presentation mode", w.toggle_presentation, QtGui.QKeySequence("F11"))
+        self.present = view.addAction("Presentation mode", lambda: w.toggle_presentation())
+        # F5 too, and Escape leaves it: a presenter remote's keys, as a slide show takes them (QA as a teacher)
+        self.present.setShortcuts([QtGui.QKeySequence("F11"), QtGui.QKeySequence("F5")])
         self.present.setCheckable(True)
-        view.addAction("Larger text", lambda: w.presentation.zoom(+1), QtGui.QKeySequence.StandardKey.ZoomIn)
+        # (no text: the shortcut sheet lists Esc once, with Qt's own Esc: help.QT_KEYS)
+        self.leave_presentation = QtGui.QAction(w, shortcut=QtGui.QKeySequence("Esc"), enabled=False)
+        self.leave_presentation.triggered.connect(lambda: w.presentation.active and w.toggle_presentation())
+        w.addAction(self.leave_presentation)           # (enabled in presentation mode only: see Presentation)
+        larger = view.addAction("Larger text", lambda: w.presentation.zoom(+1))
+        # Ctrl+= as well: the key of "+" without Shift, as browsers take it (Ctrl++ needs Shift on most keyboards)
+        larger.setShortcuts([*QtGui.QKeySequence.keyBindings(QtGui.QKeySequence.StandardKey.ZoomIn),
+                             QtGui.QKeySequence("Ctrl+=")])
         view.addAction("Smaller text", lambda: w.presentation.zoom(-1), QtGui.QKeySequence.StandardKey.ZoomOut)
         themes = view.addMenu("Theme")
         group = QtGui.QActionGroup(w)
@@ -173,7 +182,9 @@ class Actions:
 class ShortcutsOverFields(QtCore.QObject):
     """The window's shortcuts win over a text field's own bindings. QLineEdit takes Ctrl+E (end of line, an Emacs
     binding on Linux) before the menu sees it, so Export focused heatmap did nothing while the cursor was in the
-    sentence, where it starts. Keys without Ctrl or Alt (typing, arrows, Home, End) stay the field's."""
+    sentence, where it starts. Keys without Ctrl or Alt (typing, arrows, Home, End) stay the field's. An Alt+letter
+    that is no shortcut types nothing (Alt+G, the Target's key, typed "g" into the sentence while presentation mode
+    hid the Target; QA as a teacher)."""
 
     def __init__(self, window, fields):
         super().__init__(window)
@@ -182,6 +193,10 @@ class ShortcutsOverFields(QtCore.QObject):
             field.installEventFilter(self)
 
     def eventFilter(self, field, event) -> bool:
+        Mod = QtCore.Qt.KeyboardModifier
+        if event.type() == QtCore.QEvent.Type.KeyPress:     # (AltGr's characters come without Alt, or with Ctrl)
+            return bool(event.modifiers() & Mod.AltModifier and not event.modifiers() & Mod.ControlModifier
+                        and event.text().isprintable() and event.text())
         if event.type() != QtCore.QEvent.Type.ShortcutOverride:
             return False
         mods = event.modifiers() & (QtCore.Qt.KeyboardModifier.ControlModifier | QtCore.Qt.KeyboardModifier.AltModifier)

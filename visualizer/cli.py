@@ -148,7 +148,7 @@ def app_main(argv: list[str]) -> int:
                                        else None)
             window.run_failed.connect(failed)
         if a.presentation:
-            window.toggle_presentation()
+            window.toggle_presentation(a.theme)           # the theme asked for, or presentation's own
         else:
             window.show()
         if unread:

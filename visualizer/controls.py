@@ -82,6 +82,23 @@ def show_from_start(field: QtWidgets.QLineEdit, text: str) -> None:
     field.setCursorPosition(0)
 
 
+class ModelBox(QtWidgets.QComboBox):
+    """The Model box. Opening a model takes seconds, and its last entry opens a folder dialog: the arrow keys and
+    the mouse wheel open the list to choose from, and choose nothing themselves (QA as a teacher: Down from en-fr
+    opened the toy seed-example, then the folder dialog)."""
+
+    def keyPressEvent(self, event) -> None:
+        keys = (QtCore.Qt.Key.Key_Up, QtCore.Qt.Key.Key_Down, QtCore.Qt.Key.Key_PageUp, QtCore.Qt.Key.Key_PageDown,
+                QtCore.Qt.Key.Key_Home, QtCore.Qt.Key.Key_End)
+        if event.key() in keys and not event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier:
+            self.showPopup()
+            return
+        super().keyPressEvent(event)
+
+    def wheelEvent(self, event) -> None:
+        event.ignore()                       # the panel under it scrolls instead
+
+
 class InputBar(QtWidgets.QWidget):
     """Widgets only; the window connects them to the ViewState."""
 
@@ -93,7 +110,7 @@ class InputBar(QtWidgets.QWidget):
         self.target = QtWidgets.QLineEdit()
         self.target.setPlaceholderText("Optional: a translation to force through the decoder (teacher forcing)")
         self.target.setClearButtonEnabled(True)
-        self.model = QtWidgets.QComboBox()
+        self.model = ModelBox()
         self.model.setToolTip("The bundled models, or a model folder of your own")
         self._writes = True                      # the open model writes its output (show_layout)
         self._details = True                     # the target and decoding rows are shown (set_details_visible)
@@ -188,15 +205,25 @@ class InputBar(QtWidgets.QWidget):
         self.method.currentIndexChanged.connect(self._enable)
         self.method.currentIndexChanged.connect(self._fit_decoding)     # the method's own boxes, where room is short
         self.target.textChanged.connect(self._enable)      # a given target is read, not decoded
+        self.target.textChanged.connect(lambda text: text and self._show_target())   # (not hidden as it is cleared)
         self._enable()
 
     def set_details_visible(self, on: bool) -> None:
         """Show or hide the target field and the decoding controls (presentation mode hides them for room)."""
         self._details = on
-        for w in (self.target_label, self.target, self.decoding_label, self.method, self.beam, self.temperature,
-                  self.top_k, self.seed, self.positional):
+        for w in (self.decoding_label, self.method, self.beam, self.temperature, self.top_k, self.seed,
+                  self.positional):
             w.setVisible(on)
+        self._show_target()
         self._fit_decoding()          # (the boxes the method does not read hide again where room is short)
+
+    def _show_target(self) -> None:
+        """The target row with the other details, and whenever it holds a target: hidden in presentation mode, a
+        target from the last session was forced through the decoder unseen (QA as a teacher)."""
+        on = self._details or bool(self.target.text())
+        for w in (self.target_label, self.target):
+            if w.isHidden() == on:
+                w.setVisible(on)
 
     def details_visible(self) -> bool:
         return not self.method.isHidden()

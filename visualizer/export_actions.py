@@ -170,6 +170,8 @@ def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
     box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
     opener = box.addButton("Open folder", QtWidgets.QMessageBox.ButtonRole.ActionRole)
     opener.clicked.connect(lambda: QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(folder)))
+    # Esc closes it, as every box does (with an action button beside OK, Qt gave it no escape button: QA)
+    box.setEscapeButton(box.button(QtWidgets.QMessageBox.StandardButton.Ok))
     box.open()
     return box
 

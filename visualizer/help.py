@@ -121,7 +121,7 @@ word order). {t['layernorm']}: the mean and spread of each token's vector before
 step</b> changes every weight of the model in memory (a step of too large an η that would break it is not taken);
 <b>Reset weights</b> puts them back. The files of the model are never written.</p>
 <h3>On a projector</h3>
-<p><b>F11</b>: presentation mode (large, high-contrast text). <b>F9</b>: the heatmap alone, with room for
+<p><b>F11</b> or <b>F5</b>: presentation mode (large, high-contrast text); <b>Esc</b> leaves it. <b>F9</b>: the heatmap alone, with room for
 every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>: export the heatmap as a
 picture.</p>
 """
@@ -155,7 +155,7 @@ def shortcut_rows(window) -> list[tuple[str, str, str]]:
 # keys Qt itself gives, which no action lists (a keyboard student found no way to a head's menu)
 QT_KEYS = (("The focused plot's or table's menu (switch a head off, save, copy)", "Menu, Shift+F10"),
            ("A field by its label's underlined letter (English, Target, Model)", "Alt+E, Alt+G, Alt+M"),
-           ("Close a dialog or a menu", "Esc"))
+           ("Close a dialog or a menu; in the window, leave presentation mode", "Esc"))
 
 
 def _keys(act: QtGui.QAction) -> str:

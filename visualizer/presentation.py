@@ -20,14 +20,17 @@ class Presentation:
         self._before: dict | None = None      # what presentation mode changed: font size, theme, details, layout
         self.theme = window.settings.get("theme")     # the theme on screen (high-contrast in class, unless chosen)
 
-    def toggle(self) -> None:
+    def toggle(self, theme: str | None = None) -> None:
+        """Into presentation mode (in the high-contrast theme, or theme: `--theme dark --presentation` had opened
+        in high contrast; QA as a teacher), or out of it."""
         w, actions = self.window, self.window.menus
         on = not self.active
         actions.present.setChecked(on)
+        actions.leave_presentation.setEnabled(on)
         if on:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
                             "details": actions.details.isChecked()}
-            self.set_theme("high-contrast", remember=False)
+            self.set_theme(theme or "high-contrast", remember=False)
             self.set_font_size(presentation_point_size(w.screen().geometry().height()))
             actions.details.setChecked(False)      # room for the plots; View menu brings the controls back
             self._before["layout"] = w.saveState()

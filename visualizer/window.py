@@ -769,8 +769,8 @@ class MainWindow(QtWidgets.QMainWindow):
             remember(self, path)
 
     # --- the rooms' entry points and Qt's events -------------------------------------------------
-    def toggle_presentation(self) -> None:
-        self.presentation.toggle()
+    def toggle_presentation(self, theme: str | None = None) -> None:
+        self.presentation.toggle(theme)
 
     def reset_layout(self) -> None:
         """Every dock back in its first place, shown; the toolbar too."""
@@ -802,6 +802,17 @@ class MainWindow(QtWidgets.QMainWindow):
             if not behind_a_tab(QtWidgets.QApplication.focusWidget()):
                 return True
         return True
+
+    def keyPressEvent(self, event) -> None:
+        """Return or Enter on a focused button presses it, as Space does (Qt's buttons outside a dialog take Space
+        only, and the key came up to the window: "Measure head effects" did nothing on Return, QA as a teacher)."""
+        button = QtWidgets.QApplication.focusWidget()
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter) and \
+                isinstance(button, (QtWidgets.QPushButton, QtWidgets.QToolButton)) and button.isEnabled() \
+                and self.isAncestorOf(button):
+            button.animateClick()
+            return
+        super().keyPressEvent(event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -29,7 +29,7 @@ def test_the_shortcut_sheet_lists_every_action_with_keys_once(qtbot, window):
                 text = act.text().split("\t")[0].replace("&", "")
                 assert any(a == text and key.toString(QtGui.QKeySequence.SequenceFormat.NativeText) in k
                            for a, k in listed), text
-    assert ("Heatmap alone", "F9") in listed and ("Presentation mode", "F11") in listed
+    assert ("Heatmap alone", "F9") in listed and ("Presentation mode", "F11, F5") in listed
     assert any(m == "View ▸ Go to panel" for m, _, _ in rows)               # submenus by their path
     assert [(m, a) for m, a, k in rows if k == "PgDown"] == [
         ("Keys only (no menu)", "Next stage, after linear + softmax the next step (a presenter's remote)")]

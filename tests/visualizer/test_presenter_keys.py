@@ -1,0 +1,123 @@
+"""The keys a teacher presses in class (a presenter remote's F5 and Esc, Ctrl+=, Return on a button, the arrow keys
+on the Model box), found by a QA pass as a teacher on a projector with the keyboard only."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+Key, Mod = QtCore.Qt.Key, QtCore.Qt.KeyboardModifier
+
+
+def settle(n: int = 3) -> None:
+    for _ in range(n):
+        QtWidgets.QApplication.processEvents()
+
+
+def test_f5_enters_presentation_mode_and_esc_leaves_it(qtbot, window):
+    window.inputs.sentence.setFocus()
+    qtbot.keyClick(window.inputs.sentence, Key.Key_Escape)          # outside presentation mode: nothing
+    assert not window.presentation.active
+    qtbot.keyClick(window.inputs.sentence, Key.Key_F5)
+    try:
+        assert window.presentation.active and window.menus.present.isChecked()
+        settle()
+        qtbot.keyClick(window.inputs.sentence, Key.Key_Escape)
+        assert not window.presentation.active and not window.menus.present.isChecked()
+    finally:
+        if window.presentation.active:
+            window.toggle_presentation()
+    settle()
+
+
+def test_a_given_target_stays_in_view_in_presentation_mode(qtbot, window):
+    """Presentation mode hid the Target row, and a target from the last session was forced through the decoder
+    unseen: "[given target]" under a sentence it did not translate."""
+    inputs = window.inputs
+    window.toggle_presentation()
+    try:
+        settle()
+        assert inputs.target.isHidden() and inputs.method.isHidden()            # no target: tucked away
+        inputs.target.setText("le chat")                                       # (a session opened in class)
+        assert not inputs.target.isHidden() and not inputs.target_label.isHidden() and inputs.method.isHidden()
+        inputs.target.clear()
+        assert not inputs.target.isHidden()                  # not hidden under the keyboard as it is cleared
+    finally:
+        window.toggle_presentation()
+    settle()
+    window.toggle_presentation()
+    try:
+        settle()
+        assert inputs.target.isHidden()                       # empty when the class began
+    finally:
+        window.toggle_presentation()
+    settle()
+    assert not inputs.target.isHidden() and not inputs.method.isHidden()
+
+
+def test_presentation_mode_keeps_the_theme_asked_for(qtbot, window):
+    window.toggle_presentation("dark")
+    try:
+        assert window.presentation.theme == "dark" and window.menus.theme_actions["dark"].isChecked()
+    finally:
+        window.toggle_presentation()
+    settle()
+    window.toggle_presentation()
+    try:
+        assert window.presentation.theme == "high-contrast"
+    finally:
+        window.toggle_presentation()
+    settle()
+
+
+def test_an_alt_letter_that_is_no_shortcut_types_nothing(qtbot, window):
+    """Alt+G (the Target's key) typed "g" into the sentence while presentation mode hid the Target."""
+    field = window.inputs.sentence
+    field.setFocus()
+    field.setText("the park")
+    for key in (Key.Key_Q, Key.Key_Z):
+        qtbot.keyClick(field, key, Mod.AltModifier)
+    assert field.text() == "the park"
+    qtbot.keyClick(field, Key.Key_S)
+    assert field.text() == "the parks"                     # typing is the field's still
+
+
+def test_ctrl_equals_makes_the_text_larger(qtbot, window):
+    size = QtWidgets.QApplication.font().pointSizeF()
+    qtbot.keyClick(window.inputs.sentence, Key.Key_Equal, Mod.ControlModifier)
+    try:
+        assert QtWidgets.QApplication.font().pointSizeF() == size + 2
+    finally:
+        window.presentation.zoom(-1)
+    settle()
+
+
+def test_return_on_a_focused_button_presses_it(qtbot, window):
+    window.docks["metrics"].raise_()
+    qtbot.waitUntil(lambda: "metrics" in window.panels)
+    button = next(b for b in window.panels["metrics"].findChildren(QtWidgets.QPushButton) if b.isEnabled())
+    pressed = []
+    button.clicked.connect(lambda: pressed.append(True))
+    button.setFocus()
+    qtbot.waitUntil(button.hasFocus)
+    qtbot.keyClick(button, Key.Key_Return)
+    qtbot.waitUntil(lambda: pressed == [True], timeout=2000)
+
+
+def test_the_arrow_keys_and_the_wheel_on_the_model_box_open_its_list_and_choose_nothing(qtbot, window):
+    """Down from en-fr opened the toy seed-example model, then "Open model folder…" and its dialog."""
+    box = window.inputs.model
+    index, opened = box.currentIndex(), []
+    box.activated.connect(opened.append)
+    box.setFocus()
+    qtbot.keyClick(box, Key.Key_Down)
+    try:
+        assert box.view().isVisible() and box.currentIndex() == index
+    finally:
+        box.hidePopup()
+    QtWidgets.QApplication.sendEvent(box, wheel_down(box))
+    assert box.currentIndex() == index and opened == []
+
+
+def wheel_down(widget) -> QtGui.QWheelEvent:
+    centre = QtCore.QPointF(widget.rect().center())
+    return QtGui.QWheelEvent(centre, widget.mapToGlobal(centre), QtCore.QPoint(0, 0), QtCore.QPoint(0, -120),
+                             QtCore.Qt.MouseButton.NoButton, Mod.NoModifier, QtCore.Qt.ScrollPhase.NoScrollPhase, False)
