@@ -31,6 +31,7 @@ class LoadedModel:
     # change the weights on the GUI thread): a run never sees half-updated weights
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     weights_version: int = field(default=0, compare=False)   # +1 whenever the weights change after loading
+    training_steps: int = field(default=0, compare=False)    # gradient steps on the weights since loading or reset
     family: str = "seed"                                       # the family that opened it (model/families)
 
     @property

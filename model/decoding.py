@@ -264,6 +264,8 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
             # the words the encoder read: a long paste's cut words are not the model's to know
             **rare_words_meta(lm, lm.src_tok.decode(src.ids[:-1]) if src.truncated else text),
             "ablations": [spec(a) for a in sorted(ablations)]}
+    if lm.training_steps:                 # weights changed in memory: figures and run.json say so (QA)
+        meta["training_steps"] = lm.training_steps
     if previous is not None and previous.run == run:
         t = previous.trace
         trace = Trace(t.src_tokens, t.tgt_tokens, t.out_tokens, t.arrays, dict(t.meta, **meta), t.schema)

@@ -99,6 +99,7 @@ class GradientStepper:
                                f"number (the loss was {before:.3g} nats). Training has diverged: a smaller η, "
                                "or Reset weights.")
         self.steps_taken += 1
+        self.lm.training_steps = self.steps_taken          # the runs' traces say so (model.decoding)
         return before, after
 
     def reset(self) -> None:
@@ -108,4 +109,4 @@ class GradientStepper:
                 self.lm.model.load_state_dict(self.original)
                 self.lm.weights_version += 1
             self.lm.model.zero_grad(set_to_none=True)
-            self.steps_taken = 0
+            self.steps_taken = self.lm.training_steps = 0

@@ -64,7 +64,9 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
     run = f" [{describe(off, trace.schema)}]" if off else ""
     # and how its rows were chosen, when not greedily (a beam's and a given target's read like greedy ones)
     how = "" if trace.decoding in ("greedy", "") or trace.schema.layout == ENCODER_ONLY else trace.decoding
-    named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how)))
+    steps = trace.meta.get("training_steps", 0)     # weights changed by the Training step tab (the stock model's
+    trained = f"weights after {steps} training step{'s' if steps != 1 else ''}" if steps else ""     # name, QA)
+    named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how, trained)))
     specs = []
     for info in trace.schema.kinds:
         kind = info.name
@@ -90,12 +92,15 @@ RUN_FILE = "run.json"        # beside exported figures: the run they show
 
 def run_record(trace: Trace, model_name: str = "") -> str:
     """What a folder of exported figures shows, as JSON: the model, the sentence, the output, the decoding and the
-    heads switched off (1-based, as --ablate spells them). QA: the CSVs of a run with heads off had the same names
-    and no word of them, and nothing said which sentence or model they came from."""
+    heads switched off (1-based, as --ablate spells them), and the training steps taken on the weights in memory
+    when there were any. QA: the CSVs of a run with heads off had the same names and no word of them, and nothing
+    said which sentence or model they came from."""
     from . import version
     record = {"format": "attention-visualizer-export/1", "app": version(), "model": lasting_name(model_name),
               "sentence": trace.meta.get("sentence", ""), "output": str(trace.meta.get("translation", "")),
               "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
+    if trace.meta.get("training_steps"):
+        record["training_steps"] = int(trace.meta["training_steps"])
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 

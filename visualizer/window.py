@@ -50,6 +50,13 @@ from .steady_label import SteadyLabel
 from .text_safety import breakable_html, isolate, unbreakable_html
 
 
+def steps_gone(steps: int, model: str) -> str:
+    """What opening another model did to the Training step tab's work ("" when it had taken no step): the steps
+    went without a word (QA as a researcher)."""
+    return (f"; the training of {model}'s weights ({steps} step{'s' if steps != 1 else ''}) is gone: it opens as "
+            "loaded") if steps else ""
+
+
 CHANGED_WEIGHTS = ("The Training step tab changed the model's weights in memory: this translation and every panel "
                    "are the changed model's. Training step ▸ Reset weights puts them back; the files are never "
                    "written.")
@@ -678,14 +685,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if name is None:
             self.open_model_folder()
         elif name != self.state.model_name:
-            off = len(self.state.ablations)
+            off, before, steps = len(self.state.ablations), self.model_name, self.training_steps()
             if not self.open_model(name):
                 return
             summary = model_summary(name)         # what it was trained on, at the moment it is chosen (the list's
             if summary:                           # tooltips said it; a class typed sentences to a caption model)
                 # and the heads switched off before, whose own message this one replaces (a teacher saw it gone)
                 again = f"; every head is on again ({heads_were_off(off)})" if off else ""
-                self.statusBar().showMessage(f"{name}: {summary}{again}", 15000 if off else 10000)
+                self.statusBar().showMessage(f"{name}: {summary}{again}{steps_gone(steps, before)}",
+                                             15000 if off or steps else 10000)
+            elif steps:
+                self.statusBar().showMessage(f"{name}{steps_gone(steps, before)}", 15000)
             elif not off:                         # a model with no summary: the one before's went on (QA)
                 self.statusBar().clearMessage()
 
@@ -693,7 +703,9 @@ class MainWindow(QtWidgets.QMainWindow):
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder", str(start_folder(self)))
         if folder:
             remember(self, Path(folder).parent)
-            self.open_model(folder)
+            before, steps = self.model_name, self.training_steps()
+            if self.open_model(folder) and steps:
+                self.statusBar().showMessage(f"{self.model_name}{steps_gone(steps, before)}", 15000)
         else:
             self._sync_inputs()
 
@@ -720,7 +732,10 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.error("Cannot save the session", str(e))
                 return
             remember(self, path)
-            self.statusBar().showMessage(f"Saved the session to {path}", 8000)
+            steps = self.training_steps()        # a session holds no weights: the trained ones are not in it (QA)
+            unsaved = (f"; the training of the weights ({steps} step{'s' if steps != 1 else ''}) is not saved in "
+                       "it: it reopens on the model as loaded") if steps else ""
+            self.statusBar().showMessage(f"Saved the session to {path}{unsaved}", 15000 if steps else 8000)
 
     def open_session(self, path: str) -> bool:
         try:

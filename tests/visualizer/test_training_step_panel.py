@@ -149,6 +149,32 @@ def test_a_cleared_target_or_another_model_empties_the_plots(qtbot, tiny_model_d
     panel, s, tr = shown_panel(qtbot, lm)
     panel.set_model(load(tiny_model_dir))
     assert len(panel.bars.opts["height"]) == 0 and panel.losses is None
+    # nor the last model's largest gradients in the titles (QA: "max |g| 0.00014" stayed over empty maps)
+    assert [plot.titleLabel.text for plot in panel.grad_plots.values()] == ["∂L/∂W_Q", "∂L/∂W_K", "∂L/∂W_V"]
+
+
+def test_runs_and_figures_after_training_steps_say_so(qtbot, tiny_model_dir):
+    """QA as a researcher: after three gradient steps in the window, an exported figure was titled as the stock
+    model's and run.json said only "model": "en-fr"; the numbers were the trained weights'."""
+    import json
+
+    from visualizer.export import heatmap_specs, run_record
+    lm = load(tiny_model_dir)
+    panel, s, _ = shown_panel(qtbot, lm)
+    plain = translate(lm, s.sentence).trace
+    assert "training_steps" not in plain.meta and "training" not in heatmap_specs(plain, "tiny")[0].title
+    for _ in range(2):
+        with qtbot.waitSignal(panel.weights_changed):
+            panel.take_step()
+    panel.wait()
+    trained = translate(lm, s.sentence).trace
+    assert trained.meta["training_steps"] == 2
+    assert all(spec.title.endswith("(tiny, weights after 2 training steps)") for spec in heatmap_specs(trained, "tiny"))
+    assert json.loads(run_record(trained, "tiny"))["training_steps"] == 2
+    with qtbot.waitSignal(panel.weights_changed):
+        panel.reset()
+    assert "training_steps" not in translate(lm, s.sentence).trace.meta
+    assert "training_steps" not in json.loads(run_record(translate(lm, s.sentence).trace, "tiny"))
 
 
 def test_a_late_result_for_a_cleared_target_is_not_shown(qtbot, tiny_model_dir):
@@ -218,3 +244,31 @@ def test_a_step_that_diverges_is_not_taken_and_said(qtbot, tiny_model_dir):
     with qtbot.waitSignal(panel.computed, timeout=10000):
         panel.render(translate(lm, s.sentence, target=s.target).trace, s)
     assert panel.loss_plot.getViewBox().viewRange()[1][1] == pytest.approx(top)
+
+
+def test_the_window_says_training_steps_are_in_no_session_and_gone_with_another_model(qtbot, window, tmp_path,
+                                                                                       monkeypatch):
+    """QA as a researcher: Save session kept no word of the trained weights (the session reopened on other numbers),
+    and opening another model discarded three steps without a word."""
+    window.docks["training"].raise_()
+    qtbot.waitUntil(lambda: "training" in window.panels)
+    panel = window.panels["training"]
+    window.inputs.target.setText("le chat")
+    qtbot.waitUntil(lambda: panel.step_button.isEnabled(), timeout=10000)
+    with qtbot.waitSignal(panel.weights_changed, timeout=10000):
+        panel.take_step()
+    assert window.training_steps() == 1
+    path = tmp_path / "class.json"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    window.save_session_dialog()
+    assert path.is_file()
+    assert window.statusBar().whole_message().endswith(
+        "; the training of the weights (1 step) is not saved in it: it reopens on the model as loaded")
+    before = window.model_name
+    picker = window.inputs.model
+    picker.setCurrentIndex(picker.findData("seed-example"))
+    picker.activated.emit(picker.currentIndex())
+    qtbot.waitUntil(lambda: window.state.model_name == "seed-example")
+    assert window.statusBar().whole_message().endswith(
+        f"; the training of {before}'s weights (1 step) is gone: it opens as loaded")
+    assert window.training_steps() == 0

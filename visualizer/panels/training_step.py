@@ -291,8 +291,9 @@ class TrainingStepPanel(QtWidgets.QWidget):
         self.losses, self.grads = None, {}
         self.bars.setOpts(x=[], height=[], width=0.7)
         self.loss_plot.getAxis("bottom").set_labels([])
-        for img in self.grad_images.values():
+        for name, img in self.grad_images.items():
             img.clear()
+            self.grad_plots[name].setTitle(f"∂L/∂{name}")   # no "max |g|" of a model or target gone (QA)
 
     def _change(self, what: str, change: Callable[[], Any]) -> None:
         with self._lock:
