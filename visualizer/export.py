@@ -218,9 +218,11 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
     if colormap is not None:
         figure.set_colormap(colormap)
     # PNG encoding runs in worker threads (Qt releases the GIL) while the next figure is drawn
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs: list[tuple[Path, Future]] = []
+    pool = ThreadPoolExecutor(max_workers=2)
+    jobs: list[tuple[Path, Future | None]] = []
+    try:
         for i, spec in enumerate(specs):
+            _raise_failed(jobs)       # the first failure stops the export (8 more figures came after it: QA)
             path = out / f"{spec.stem}.{fmt}"
             figure.show_spec(spec)
             if fmt == "png":
@@ -231,7 +233,21 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
                 jobs.append((path, None))
             if progress is not None and progress(i + 1, len(specs)) is False:
                 break
-        for _, job in jobs:
-            if job is not None:
-                job.result()          # re-raises an ExportError from the worker
+        pool.shutdown(wait=True)
+        _raise_failed(jobs)
+    except ExportError as e:
+        pool.shutdown(wait=True, cancel_futures=True)      # no figure is begun after the failure
+        done = sum(1 for _, job in jobs if job is None or (job.done() and not job.cancelled()
+                                                            and job.exception() is None))
+        were = "figure was" if done == 1 else "figures were"
+        raise ExportError(f"{e}; {done} of {len(specs)} {were} written before it stopped, each whole") from None
+    finally:
+        pool.shutdown(wait=True)
     return [path for path, _ in jobs]
+
+
+def _raise_failed(jobs: list[tuple[Path, Future | None]]) -> None:
+    """Re-raise the ExportError of a finished writer, if one failed."""
+    for _, job in jobs:
+        if job is not None and job.done() and not job.cancelled() and job.exception() is not None:
+            raise job.exception()

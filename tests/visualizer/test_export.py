@@ -493,3 +493,20 @@ def test_a_small_figures_colour_bar_and_axis_titles_are_no_larger_than_its_small
         sizes[size] = (fig.colorbar.axis.style["tickFont"].pointSizeF(), fig.heatmap._axis_title_points)
     assert sizes[450, 380] == (SMALL_TITLE_PT, SMALL_TITLE_PT + 1)
     assert sizes[900, 760][0] > SMALL_TITLE_PT and sizes[900, 760][1] is None
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_the_first_file_that_cannot_be_written_stops_the_export_and_says_how_far_it_got(qapp, trace, tmp_path, fmt):
+    """QA as a researcher: a figure that could not be written (a folder in its place, a full disk) ended `export`
+    with an error only after every other figure: 8 more were written after the failure, and nothing said how many
+    had been."""
+    specs = heatmap_specs(trace)[:12]
+    (tmp_path / f"{specs[1].stem}.{fmt}").mkdir()                     # the second figure's place is taken
+    with pytest.raises(ExportError) as failed:
+        export_heatmaps(specs, tmp_path, fmt)
+    message = str(failed.value)
+    files = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert message.startswith(f"{tmp_path / specs[1].stem}.{fmt}: could not be written")
+    assert message.endswith(f"; {len(files)} of 12 {'figure was' if len(files) == 1 else 'figures were'} written "
+                            "before it stopped, each whole")
+    assert f"{specs[0].stem}.{fmt}" in files and len(files) <= 3      # (two PNGs are encoded at once)
