@@ -58,7 +58,9 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
     """Every head (and the mean over heads) of every attention kind and layer of a trace, each coloured by the
     colour_scale rule (COLOUR_SCALES)."""
     # isolated: a U+202E in it drew the rest of the title, the model's name too, backwards (QA)
-    sentence = isolate(trace.meta.get("sentence", ""))
+    quoted = f"“{isolate(title_sentence(trace.meta.get('sentence', '')))}”"
+    if trace.meta.get("truncated"):      # a long paste: the model read its start only (the title had all 14 lines)
+        quoted += " (cut at the model's length)"
     off = ablated_heads(trace)
     # a figure of an experiment says which heads were off, in the panels' words ("cross:1:2" read as jargon, QA)
     run = f" [{describe(off, trace.schema)}]" if off else ""
@@ -80,11 +82,23 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
                     matrix, which = mean_of_heads_on(weights, kind, layer, off)
                 else:
                     matrix, which = weights[h], f"head {h + 1}" + (" (switched off)" if (kind, layer, h) in off else "")
-                title = f"{info.title}, layer {layer + 1}, {which} — “{sentence}”" + (
+                title = f"{info.title}, layer {layer + 1}, {which} — {quoted}" + (
                     f" ({named})" if named else "") + run
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,
                                          colour_levels(weights, matrix, colour_scale)))
     return specs
+
+
+TITLE_CHARS = 100           # a figure's title quotes a sentence up to this long, then "…"
+
+
+def title_sentence(text: str) -> str:
+    """A sentence as a figure's title quotes it: whole up to TITLE_CHARS, else cut at a word before it, with "…"."""
+    text = " ".join(text.split())
+    if len(text) <= TITLE_CHARS:
+        return text
+    cut = text[:TITLE_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[TITLE_CHARS // 2:] else cut).rstrip(" ,;:") + "…"
 
 
 RUN_FILE = "run.json"        # beside exported figures: the run they show
@@ -101,6 +115,8 @@ def run_record(trace: Trace, model_name: str = "") -> str:
               "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
     if trace.meta.get("training_steps"):
         record["training_steps"] = int(trace.meta["training_steps"])
+    if trace.meta.get("truncated"):      # the model read the sentence's start only (at its length)
+        record["sentence_cut"] = True
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 

@@ -510,3 +510,22 @@ def test_the_first_file_that_cannot_be_written_stops_the_export_and_says_how_far
     assert message.endswith(f"; {len(files)} of 12 {'figure was' if len(files) == 1 else 'figures were'} written "
                             "before it stopped, each whole")
     assert f"{specs[0].stem}.{fmt}" in files and len(files) <= 3      # (two PNGs are encoded at once)
+
+
+def test_a_long_sentence_is_quoted_short_and_said_to_be_cut_where_the_model_cut_it(tiny_lm):
+    """QA as a researcher: 60 sentences pasted, the model read 128 tokens of them, and every figure's title quoted
+    all 2,279 characters over 14 lines, ending with words the model never read; run.json said nothing of the cut."""
+    import json
+
+    from visualizer.export import TITLE_CHARS, run_record
+    long = " ".join(["the cat sat on the mat."] * 60)
+    trace = translate(tiny_lm, long).trace
+    assert trace.meta["truncated"]
+    title = heatmap_specs(trace, "tiny")[0].title
+    quoted = title[title.index("“") + 1:title.index("”")]
+    assert quoted.endswith("…") and len(quoted) <= TITLE_CHARS and long.startswith(quoted[:-1])
+    assert "” (cut at the model's length) (tiny)" in title
+    assert json.loads(run_record(trace, "tiny"))["sentence_cut"] is True
+    short = translate(tiny_lm, "the cat sat on the mat.").trace
+    assert "“the cat sat on the mat.” (tiny)" in heatmap_specs(short, "tiny")[0].title
+    assert "sentence_cut" not in json.loads(run_record(short, "tiny"))
