@@ -196,6 +196,13 @@ def nothing_written(trace) -> str | None:
             "untrained weights do this.")
 
 
+def model_length(lm) -> str:
+    """"the model's 128 tokens", and what sets that length where its positions do not (a local or sliding attention
+    window: see the Hugging Face families' cut_by)."""
+    why = getattr(lm.cfg, "cut_by", "")
+    return f"the model's {lm.cfg.max_len} tokens" + (f" ({why})" if why else "")
+
+
 def not_a_number(trace) -> str | None:
     """A note when the run computed NaN or infinite numbers (weights that hold them, a half-precision model that
     overflowed), naming the first array in the order the trace keeps them: the panels drew NaN attention as

@@ -298,6 +298,12 @@ def test_gpt_neo_reads_no_more_tokens_than_its_local_layers_window(tmp_path_fact
     np.testing.assert_allclose(local, out.attentions[1][0].numpy(), atol=1e-6)
     wide = load(hf_tiny.build("gpt_neo", tmp_path / "wide", window_size=256))
     assert wide.cfg.max_len == 64
+    # the note on a cut text says what cut it: "the model's 24 tokens" of a model of 64 positions misled (QA)
+    from model.notes import model_length
+    assert model_length(lm) == ("the model's 24 tokens (its local attention window, window_size; it has 64 "
+                                "positions, but past the window its local layers' attention is not the causal "
+                                "attention drawn)")
+    assert model_length(wide) == "the model's 64 tokens"
 
 
 def test_the_formulas_add_a_bias_where_the_model_has_one(opened):
@@ -323,9 +329,13 @@ def test_a_sliding_window_bounds_the_text_read_where_a_layer_has_one(tmp_path, f
     """Mistral's layers, and Qwen's past max_window_layers when use_sliding_window is on, see the last
     sliding_window tokens only: texts are read up to it, where that is the causal attention drawn, and every row
     of the last layer is transformers' own. Without a window, all 64 positions."""
+    from model.notes import model_length
     folder = hf_tiny.build(family, tmp_path / family, **config)
     lm = load(folder)
     assert lm.cfg.max_len == (window or 64)
+    assert model_length(lm) == (f"the model's {window} tokens (its sliding window; it has 64 positions, but past "
+                                "the window its attention is not the causal attention drawn)" if window
+                                else "the model's 64 tokens")
     words = " ".join(["the cat sat on the mat"] * 15)
     result = translate(lm, words, DecodingSettings(max_new=2))
     rows = len(result.trace.tgt_tokens)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from ...assets import ModelLoadError
 from ...schema import GATED_MLP, RMS_NORM, Schema
 from ..shapes import decoder_only
-from .llama import max_len  # noqa: F401 (the family interface: texts up to a sliding window)
+from .llama import cut_by, max_len  # noqa: F401 (the family interface: texts up to a sliding window)
 from .loaded import CAN_ABLATE, interface, translate  # noqa: F401 (the family interface)
 
 NAME, TITLE = "hf.gemma", "Gemma/Gemma 2/Gemma 3"

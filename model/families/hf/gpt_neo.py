@@ -32,6 +32,15 @@ def max_len(config) -> int:
     return min(n, int(config.window_size)) if "local" in getattr(config, "attention_layers", ()) else n
 
 
+def cut_by(config) -> str:
+    """Why a text is cut before its positions run out ("" when it is not): the note had said "the model's 24
+    tokens" of a model with 64 positions (QA as a researcher)."""
+    if max_len(config) >= int(config.max_position_embeddings):
+        return ""
+    return (f"its local attention window, window_size; it has {int(config.max_position_embeddings):,} positions, but "
+            "past the window its local layers' attention is not the causal attention drawn")
+
+
 schema_of_folder, open = interface(__name__)
 
 

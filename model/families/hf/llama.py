@@ -41,6 +41,14 @@ def max_len(config) -> int:
     return min(n, int(window)) if slides else n
 
 
+def cut_by(config) -> str:
+    """Why a text is cut before its positions run out ("" when it is not), as gpt_neo.cut_by."""
+    if max_len(config) >= int(config.max_position_embeddings):
+        return ""
+    return (f"its sliding window; it has {int(config.max_position_embeddings):,} positions, but past the window its "
+            "attention is not the causal attention drawn")
+
+
 schema_of_folder, open = interface(__name__)
 
 

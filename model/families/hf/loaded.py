@@ -25,6 +25,7 @@ class Limits:
     max_len: int           # longest sequence its positions cover
     d_model: int
     tgt_vocab_size: int
+    cut_by: str = ""       # what sets max_len when not the positions ("its local attention window, …")
 
 
 @dataclass
@@ -94,7 +95,8 @@ def open_model(folder: Path, name: str | None, fam) -> HFModel:
     src = HFTokenizer(tokenizer)
     tgt = HFTokenizer(target or tokenizer, target=schema.layout == ENCODER_DECODER,
                       size=int(head.weight.shape[0]) if head is not None else None)
-    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), tgt.vocab_size)
+    limits = Limits(max_len, int(getattr(c, "d_model", 0) or c.hidden_size), tgt.vocab_size,
+                    fam.cut_by(c) if hasattr(fam, "cut_by") else "")
     previews = sum(p.numel() for p in model.parameters()) >= HFModel.PREVIEW_PARAMETERS
     return HFModel(name or str(folder), folder, model, tokenizer, schema, fam.NAME, limits, fam.model_map(model),
                    target_tokenizer=target, previews=previews, src_tok=src, tgt_tok=tgt)
