@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(f"nothing to export: {why_blank(a.text, 'sentence')}")
     if not 0.1 <= a.scale <= 8:
         raise UsageError("--scale must be between 0.1 and 8")
+    if a.scale != 1.0 and a.format != "png":        # (taken and ignored without a word: QA)
+        print(f"note: --scale sets a PNG's pixels; {a.format.upper()} "
+              + ("holds numbers, not pixels" if a.format == "csv" else "is drawn in vectors, sharp at any size"),
+              file=sys.stderr)
     try:
         size = tuple(int(v) for v in a.size.lower().split("x"))
     except ValueError:

@@ -166,6 +166,8 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
 
 FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "pdf": "PDF document (*.pdf)",
               "csv": "CSV table (*.csv)"}
+# picture and table types a name may be typed with that the app does not write: replaced by the chosen type's
+OTHER_FILE_TYPES = {"jpg", "jpeg", "bmp", "gif", "tif", "tiff", "webp", "eps", "ps", "emf", "xlsx", "tsv", "txt"}
 
 
 class PlotMenu(QtCore.QObject):
@@ -229,6 +231,7 @@ class PlotMenu(QtCore.QObject):
         """Ask for a file name (unless path is given) and write the file; errors go to a dialog. In the dialog
         fmt is the format offered first: a name typed with another format's suffix (heat.svg) is saved in that
         format, else the chosen file type's."""
+        instead = ""
         if path is None:
             formats = [f for f in FILE_TYPES if f != "csv" or self.export.table() is not None]
             suggestion = suggest(self.view.window(), f"{self.export.name()}.{fmt}")
@@ -238,6 +241,8 @@ class PlotMenu(QtCore.QObject):
                 return None
             typed = Path(path).suffix.lower().lstrip(".")
             fmt = typed if typed in formats else next((f for f in formats if FILE_TYPES[f] == chosen), fmt)
+            if typed in OTHER_FILE_TYPES:         # "heat.jpg" was saved as "heat.jpg.png" (QA): "heat.png", said
+                path, instead = str(Path(path).with_suffix("")), f" (as {fmt.upper()}: the app writes no .{typed})"
         target = with_type(path, f".{fmt}")
         try:
             write_plot(self.export, target, fmt, scale)
@@ -247,7 +252,7 @@ class PlotMenu(QtCore.QObject):
         window = self.view.window()
         remember(window, target)
         if isinstance(window, QtWidgets.QMainWindow):
-            window.statusBar().showMessage(f"Saved {target}", 8000)
+            window.statusBar().showMessage(f"Saved {target}{instead}", 12000 if instead else 8000)
         return target
 
     def copy(self) -> None:

@@ -529,3 +529,12 @@ def test_a_long_sentence_is_quoted_short_and_said_to_be_cut_where_the_model_cut_
     short = translate(tiny_lm, "the cat sat on the mat.").trace
     assert "“the cat sat on the mat.” (tiny)" in heatmap_specs(short, "tiny")[0].title
     assert "sentence_cut" not in json.loads(run_record(short, "tiny"))
+
+
+def test_scale_with_a_vector_or_table_format_is_said_to_do_nothing(run_command, tiny_model_dir, tmp_path):
+    """QA: --scale 3 --format svg was taken and ignored without a word."""
+    base = ["export", "the cat", "--model", str(tiny_model_dir)]
+    code, _, err = run_command(base + ["--out", str(tmp_path / "a"), "--format", "csv", "--scale", "3"])
+    assert code == 0 and "note: --scale sets a PNG's pixels; CSV holds numbers, not pixels" in err
+    code, _, err = run_command(base + ["--out", str(tmp_path / "b"), "--format", "csv"])
+    assert code == 0 and "--scale" not in err

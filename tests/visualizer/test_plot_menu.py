@@ -85,6 +85,12 @@ def test_the_dialog_offers_every_format_and_the_typed_suffix_decides(window, tmp
     pdf = menu.save("png")                 # typed fig.pdf: a PDF (it was written as fig.pdf.png, a PNG)
     assert pdf.name == "fig.pdf" and pdf.read_bytes().startswith(b"%PDF-")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.pdf", "heat.svg", "plain.png", "table.csv"]
+    # a picture type the app does not write: the chosen type's suffix instead, said (it wrote "shot.jpg.png", QA)
+    answers += [(str(tmp_path / "shot.jpg"), "PNG image (*.png)"), (str(tmp_path / "fig.v2"), "PNG image (*.png)")]
+    png = menu.save("png")
+    assert png.name == "shot.png" and png.read_bytes().startswith(b"\x89PNG")
+    assert window.statusBar().whole_message() == f"Saved {png} (as PNG: the app writes no .jpg)"
+    assert menu.save("png").name == "fig.v2.png"                         # a dot in a name is the name's
 
 
 def test_saving_under_a_new_name_leaves_other_files_alone(window, tmp_path):
