@@ -803,3 +803,30 @@ def test_a_numbers_axis_fits_its_labels_again_when_the_font_or_the_room_changes(
     assert step_large > step_small and reach_large > reach_small
     assert fit(12, 400) == (step_small, reach_small)
     assert fit(12, 120)[0] > step_small
+
+
+def test_a_heatmap_without_its_title_keeps_room_for_its_colour_bars_top_number_and_axis_titles_clear(qtbot):
+    """In presentation mode at 1080p (QA as a teacher) the focused heatmap's title goes for room: the colour bar's
+    top number, which stands half above the bar, was cut by the view's edge ("0.974"), and the row axis' title
+    "query (row)" touched the longest token, "tomorrow"."""
+    from visualizer.plotting.plot_box import HeatmapBox
+    box = HeatmapBox("title", "query (row)", "key (column)", bar_label="attention weight")
+    qtbot.addWidget(box)
+    box.resize(700, 500)
+    box.show()
+    rows = ["We", "are", "going", "tomorrow"]
+    box.show_matrix(np.full((4, 4), 0.25, dtype=np.float32), rows, rows, (0.0, 0.974))
+    hp = box.heatmap
+    hp.show_title(False)
+    for _ in range(5):
+        QtWidgets.QApplication.processEvents()
+        box.grab()                                      # pyqtgraph's axes measure their labels as they paint
+    font = hp.colorbar.axis.style["tickFont"]
+    assert hp.plot.layout.rowMaximumHeight(0) >= QtGui.QFontMetricsF(font).height() / 2
+    top = hp.colorbar.sceneBoundingRect().top()                # the bar's top end: its number centred on it
+    assert top - QtGui.QFontMetricsF(font).height() / 2 >= 0     # inside the view
+    axis = hp.plot.getAxis("left")
+    widest = max(QtGui.QFontMetricsF(axis.style["tickFont"]).horizontalAdvance(t) for t in rows)
+    title = QtGui.QFontMetricsF(axis.label.font()).height()
+    assert axis.width() >= widest + axis.style["tickTextOffset"][0] + 0.8 * axis.label.boundingRect().height() \
+        + 0.2 * title

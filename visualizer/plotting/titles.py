@@ -46,11 +46,12 @@ def fit_title_row(plot: pg.PlotItem) -> None:
         plot.layout.setRowFixedHeight(0, h)
 
 
-def hide_title(plot: pg.PlotItem) -> None:
-    """No title and no title row (where the room is better spent on the plot); set_title brings it back."""
+def hide_title(plot: pg.PlotItem, keep: float = 0.0) -> None:
+    """No title (where the room is better spent on the plot), and a title row keep pixels high (0: none; room
+    for the half of a number that stands above an axis' top end); set_title brings it back."""
     plot.titleLabel.setVisible(False)
     plot.titleLabel.setMaximumHeight(0)
-    plot.layout.setRowFixedHeight(0, 0)
+    plot.layout.setRowFixedHeight(0, keep)
     plot._title_height, plot._title_fit = 0.0, None
 
 

@@ -304,6 +304,15 @@ class TokenAxis(pg.AxisItem):
             self.textWidth = 0
         return super()._updateMaxTextSize(x)
 
+    def _updateWidth(self):
+        """A left axis' title a little clear of its longest token: pyqtgraph leaves none, and "query (row)" touched
+        "tomorrow" in class (QA as a teacher)."""
+        super()._updateWidth()
+        if self.orientation == "left" and self.fixedWidth is None and self.isVisible() and self.label.isVisible():
+            w = self.maximumWidth() + 0.25 * QtGui.QFontMetricsF(self.label.font()).height()
+            self.setMaximumWidth(w)
+            self.setMinimumWidth(w)
+
     def _updateHeight(self):
         """A bottom axis of fixed height (a panel's heatmap keeps its plot still) grows to its upright labels and
         its title: "listening" turned upright ran into "key" below it (QA)."""
