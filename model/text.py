@@ -35,15 +35,27 @@ def why_blank(text: str, noun: str = "text") -> str:
     return f"the {noun} holds only invisible or control characters"
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def powers_of_ten(x: float, digits: int = 2) -> str:
+    """x at digits significant digits in powers of ten as a class reads them: "4.5 × 10⁻³⁸" ("4.55e-38" meant
+    nothing to a class, QA as a teacher)."""
+    if not math.isfinite(x):
+        return str(x)
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
 def probability(p: float) -> str:
     """A probability as text: three decimals, and two significant digits below 0.01 written out (0.0012, 0.00019
     and 0.000068, not 0.001, 0.000 nor 6.8e-05: "0.001" above "0.00098" read as the less precise) down to a
-    millionth; smaller ones in powers of ten (1.2e-09)."""
+    millionth; smaller ones in powers of ten (1.2 × 10⁻⁹)."""
     if not math.isfinite(p):          # a model whose weights went NaN (the output panel raised a traceback)
         return str(p)
     rounded = float(f"{p:.2g}")
     if rounded >= 0.01 or p == 0:
         return f"{p:.3f}"
     if rounded < 1e-6:
-        return f"{p:.2g}"
+        return powers_of_ten(p)
     return f"{p:.{1 - math.floor(math.log10(rounded))}f}"

@@ -83,8 +83,12 @@ class VisibleControls(QtWidgets.QProxyStyle):
         return super().standardIcon(icon, option, widget)
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
-        super().drawPrimitive(element, option, painter, widget)
         pe, flag = QtWidgets.QStyle.PrimitiveElement, QtWidgets.QStyle.StateFlag
+        if element == pe.PE_FrameFocusRect and isinstance(widget, (QtWidgets.QCheckBox, QtWidgets.QRadioButton)):
+            # the keyboard on a check box: the fields' frame, not Fusion's faint fill (QA as a teacher, dark themes)
+            self._frame(option, painter, focused=True)
+            return
+        super().drawPrimitive(element, option, painter, widget)
         on, enabled = bool(option.state & flag.State_On), bool(option.state & flag.State_Enabled)
         if element in (pe.PE_IndicatorCheckBox, pe.PE_IndicatorRadioButton) and self.frames:
             # a dark theme's unchecked box was 1.2:1 against its window, the high-contrast radio button invisible
@@ -111,11 +115,22 @@ class VisibleControls(QtWidgets.QProxyStyle):
         cc = QtWidgets.QStyle.ComplexControl
         if control in (cc.CC_SpinBox, cc.CC_ComboBox):
             self._frame(option, painter)
+        elif control == cc.CC_ToolButton and option.state & QtWidgets.QStyle.StateFlag.State_HasFocus:
+            self._frame(option, painter)          # (a button with the keyboard, as drawControl's)
 
-    def _frame(self, option, painter) -> None:
+    def drawControl(self, element, option, painter, widget=None) -> None:
+        super().drawControl(element, option, painter, widget)
+        # a push button with the keyboard framed as a field is: Fusion's 1-pixel line hid it on black (QA as a
+        # teacher: "Measure head effects" could not be told focused)
+        if element == QtWidgets.QStyle.ControlElement.CE_PushButtonBevel and \
+                option.state & QtWidgets.QStyle.StateFlag.State_HasFocus:
+            self._frame(option, painter)
+
+    def _frame(self, option, painter, focused: bool | None = None) -> None:
         """A field's frame: the placeholder grey, or where the keyboard is, 2.5 pixels of the highlight colour (a
         1-pixel blue line, and none at all on a high-contrast drop-down list, hid it from a keyboard user)."""
-        focused = bool(option.state & QtWidgets.QStyle.StateFlag.State_HasFocus)
+        if focused is None:
+            focused = bool(option.state & QtWidgets.QStyle.StateFlag.State_HasFocus)
         if not (self.frames or focused):
             return
         painter.save()

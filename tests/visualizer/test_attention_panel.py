@@ -88,7 +88,7 @@ def test_a_weight_too_small_for_six_decimals_is_written_in_powers_of_ten():
     """A researcher read "weight 0.000000" for a cell whose CSV held 9.546e-15, and took it for exactly 0."""
     from visualizer.panels.attention import weight_text
     assert [weight_text(w) for w in (0.912345, 0.0000012, 9.546e-15, 4.9e-7, 0.0)] == \
-        ["0.912345", "0.000001", "9.55e-15", "4.90e-07", "0.000000"]
+        ["0.912345", "0.000001", "9.55 × 10⁻¹⁵", "4.90 × 10⁻⁷", "0.000000"]      # (not "9.55e-15", QA as a teacher)
 
 
 def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window, panel):

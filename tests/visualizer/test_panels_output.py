@@ -223,7 +223,7 @@ def test_a_sampled_run_with_top_k_shows_the_distribution_it_drew_from(panel, tin
 def test_small_probabilities_keep_two_significant_digits():
     from visualizer.panels.output import probability
     assert [probability(p) for p in (0.91949, 0.0148, 0.0012, 0.00019, 3.4e-9, 0.0)] == \
-        ["0.919", "0.015", "0.0012", "0.00019", "3.4e-09", "0.000"]
+        ["0.919", "0.015", "0.0012", "0.00019", "3.4 × 10⁻⁹", "0.000"]       # (not "3.4e-09": QA as a teacher)
     # written out down to a millionth (en-de's bars read "6.8e-05" beside "0.00019"); two digits below 0.01 (a
     # bar read "0.001" above "0.00098"); one that rounds up keeps the larger form ("0.010", not "0.0100")
     assert [probability(p) for p in (6.8e-05, 1.23e-05, 9.99e-07, 0.000995, 0.0098, 0.00996)] == \

@@ -195,3 +195,35 @@ def test_a_settings_folder_that_cannot_be_written_is_said_at_the_start(tmp_path)
     said = bad.cannot_keep()
     assert said is not None and said.startswith(str(tmp_path / "file" / "cfg"))
     assert said.endswith("the settings and the session will not be kept")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark", "high-contrast"])
+def test_a_button_or_check_box_with_the_keyboard_is_framed_in_the_highlight_colour(qapp, qtbot, theme):
+    """On a projector in the dark themes a focused check box was a faint fill and a button a 1-pixel line: the
+    teacher could not see where the keyboard was (QA). They get the fields' frame."""
+    from visualizer.theme import THEMES
+    apply_theme(qapp, theme, point_size=12)
+    try:
+        highlight = QtGui.QColor(THEMES[theme].highlight)
+
+        def framed(widget) -> int:
+            image = widget.grab().toImage()
+            return sum(abs(c.red() - highlight.red()) + abs(c.green() - highlight.green())
+                       + abs(c.blue() - highlight.blue()) < 60
+                       for c in (image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())))
+        tool = QtWidgets.QToolButton()
+        tool.setText("Colours")
+        for widget in (QtWidgets.QCheckBox("Positional encoding"), QtWidgets.QPushButton("Measure head effects"), tool):
+            qtbot.addWidget(widget)
+            widget.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+            widget.show()
+            widget.clearFocus()
+            before = framed(widget)
+            widget.setFocus()
+            qtbot.waitUntil(widget.hasFocus)
+            # a frame around it: some two pixels deep along its text's length
+            assert framed(widget) - before > widget.fontMetrics().horizontalAdvance(widget.text()), \
+                (theme, type(widget).__name__)
+            widget.hide()
+    finally:
+        apply_theme(qapp, "light", point_size=10)

@@ -422,6 +422,30 @@ def test_architecture_click_on_every_box_goes_there(qtbot, window):
     assert window.state.stage == Stage("output")
 
 
+def test_the_architecture_map_goes_by_the_keyboard_and_shows_it_has_it(qtbot, window):
+    """Go to panel ▸ Architecture map (Alt+1) showed no focus anywhere, and no key did anything there: the map could
+    not be used without a mouse (QA as a teacher)."""
+    arch = window.architecture
+    window.menus.go_to["architecture"].trigger()
+    qtbot.waitUntil(arch.hasFocus)
+    stages = window.state.stages()
+    qtbot.keyClick(arch, QtCore.Qt.Key.Key_Home)
+    assert window.state.stage == stages[0]
+    qtbot.keyClick(arch, QtCore.Qt.Key.Key_Down)
+    assert window.state.stage == stages[1] and arch.highlighted == stages[1]
+    qtbot.keyClick(arch, QtCore.Qt.Key.Key_Right)                  # the next layer, same sublayer
+    assert window.state.stage.layer == 1
+    qtbot.keyClick(arch, QtCore.Qt.Key.Key_Up)
+    qtbot.keyClick(arch, QtCore.Qt.Key.Key_End)
+    assert window.state.stage == stages[-1]
+    highlight = arch.palette().color(QtGui.QPalette.ColorRole.Highlight)
+    corner = arch.grab().toImage().pixelColor(1, arch.height() // 2)
+    assert corner == highlight                                     # framed while it has the keyboard
+    window.inputs.sentence.setFocus()
+    qtbot.waitUntil(lambda: not arch.hasFocus())
+    assert arch.grab().toImage().pixelColor(1, arch.height() // 2) != highlight
+
+
 def test_view_changes_reach_the_visible_panels_and_hidden_tabs_catch_up_when_shown(qtbot, window):
     out, emb = window.panels["output"], window.panels["embeddings"]
     window.state.update(step=2)

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.schema import ATTENTION_CROSS, ATTENTION_KINDS, FEED_FORWARD, GATED_MLP, OUTPUT, Schema
 
+from .. import accessible
 from ..equation_text import equation_html
 from ..state import Stage
 
@@ -40,6 +41,28 @@ class ArchitectureMap(QtWidgets.QWidget):
         self._folds: dict[int, dict] = {}        # open layer -> its fold laid out (and drawn), at this size and font
         self.positions_off = False               # the run's positional encodings are switched off
         self._picture: QtGui.QPixmap | None = None       # the diagram without the highlight
+        # the keyboard too: ↑ ↓ through the stages, ← → through the layers, Home and End; framed while it has the
+        # keyboard (View ▸ Go to panel ▸ Architecture map showed no focus and no key did anything: QA as a teacher)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+
+    KEYS = {QtCore.Qt.Key.Key_Down: "next_sublayer", QtCore.Qt.Key.Key_Up: "prev_sublayer",
+            QtCore.Qt.Key.Key_Right: "next_layer", QtCore.Qt.Key.Key_Left: "prev_layer",
+            QtCore.Qt.Key.Key_Home: "first", QtCore.Qt.Key.Key_End: "last"}
+
+    def keyPressEvent(self, event) -> None:
+        move = self.KEYS.get(event.key())
+        if move is None or event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier:
+            super().keyPressEvent(event)
+        elif self.state.can(move):
+            getattr(self.state, move)()
+
+    def focusInEvent(self, event) -> None:
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event) -> None:
+        super().focusOutEvent(event)
+        self.update()
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(340, 560)
@@ -61,6 +84,9 @@ class ArchitectureMap(QtWidgets.QWidget):
         elif moved:              # the fold follows the layer: laid out once a layer, then reused (2.3 ms a change)
             self._open_fold()
         self.highlighted = stage
+        # what a screen reader says of it, where the keyboard now reaches it
+        accessible.name(self, "Architecture map", f"At {trace.schema.caption(stage)[0]}. Up and Down: the "
+                        "previous or next stage; Left and Right: the previous or next layer; Home and End.")
         self.update()
 
     FOLD_FIELDS = ("boxes", "frames", "folded", "labels", "box_font", "small_font", "head_font", "_picture")
@@ -227,6 +253,10 @@ class ArchitectureMap(QtWidgets.QWidget):
             p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
             p.setFont(self.box_font)
             self._paint_box(p, self.highlighted, current=True)
+        if self.hasFocus():                     # where the keyboard is, as the fields' frame shows it
+            p.setPen(QtGui.QPen(self.palette().color(QtGui.QPalette.ColorRole.Highlight), 3))
+            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+            p.drawRect(QtCore.QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5))
         p.end()
 
     def _paint_box(self, p: QtGui.QPainter, stage: Stage, current: bool) -> None:

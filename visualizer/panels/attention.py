@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.ablation import ablated_heads, mean_of_heads_on
 from model.notes import rare_pieces, rare_word_at
 from model.schema import OUTPUT
+from model.text import powers_of_ten
 
 from .. import accessible
 from ..plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES, HIGHLIGHT, colour_levels
@@ -64,8 +65,8 @@ def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, 
 
 def weight_text(w: float) -> str:
     """An attention weight as the read-out writes it: six decimals, or two significant digits in powers of ten
-    under half a millionth, which six decimals write 0.000000 (a masked-looking 9.5e-15 read as exactly 0)."""
-    return f"{w:.6f}" if w == 0 or abs(w) >= 5e-7 else f"{w:.2e}"
+    under half a millionth, which six decimals write 0.000000 (a masked-looking 9.5 × 10⁻¹⁵ read as exactly 0)."""
+    return f"{w:.6f}" if w == 0 or abs(w) >= 5e-7 else powers_of_ten(w, 3)
 
 ARROWS = {QtCore.Qt.Key.Key_Up: (-1, 0), QtCore.Qt.Key.Key_Down: (1, 0), QtCore.Qt.Key.Key_Left: (0, -1),
           QtCore.Qt.Key.Key_Right: (0, 1)}
