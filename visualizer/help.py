@@ -122,8 +122,8 @@ step</b> changes every weight of the model in memory (a step of too large an η 
 <b>Reset weights</b> puts them back. The files of the model are never written.</p>
 <h3>On a projector</h3>
 <p><b>F11</b> or <b>F5</b>: presentation mode (large, high-contrast text); <b>Esc</b> leaves it. <b>F9</b>: the
-heatmap alone, with room for every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>: export the heatmap as a
-picture.</p>
+heatmap alone, with room for every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>:
+export the heatmap as a picture.</p>
 """
 
 
