@@ -114,8 +114,17 @@ class Actions:
         for keys, method, text in REMOTE:
             act = QtGui.QAction(text, w)          # the text for Help ▸ Keyboard shortcuts
             act.setShortcut(QtGui.QKeySequence(keys))
-            act.triggered.connect(lambda _=False, f=getattr(state, method): f())
+            act.triggered.connect(lambda _=False, f=getattr(state, method): f() or self._at_end(f.__name__))
             w.addAction(act)
+
+    def _at_end(self, method: str) -> None:
+        """A remote's press that moved nothing says why: at the end, PageDown did nothing without a word (QA as a
+        teacher)."""
+        if self.window.trace is None:
+            return
+        end = ("The end: the last step's linear + softmax (PageUp goes back, Alt+Home to the start)"
+               if method == "next_in_talk" else "The start: the first stage (PageDown goes on)")
+        self.window.statusBar().showMessage(end, 6000)
 
     def grey_moves(self) -> None:
         """Grey the toolbar's steps that would not move the view (at the pipeline's first stage, the last head,

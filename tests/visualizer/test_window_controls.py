@@ -515,6 +515,15 @@ def test_presentation_walk_with_one_key_visits_every_stage_in_order_with_its_cap
         assert "generation step 1" in window.caption.text()
         qtbot.keyClick(window, QtCore.Qt.Key.Key_PageUp)
         assert (window.state.stage, window.state.step) == (seen[-1], 0)
+        # at the ends a press that moves nothing says so (QA as a teacher: PageDown at the end did nothing, mute)
+        window.state.update(step=window.state.n_steps - 1)
+        window.state.last()
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+        assert window.statusBar().whole_message().startswith("The end: the last step's linear + softmax")
+        window.state.update(step=0)
+        window.state.first()
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_PageUp)
+        assert window.statusBar().whole_message() == "The start: the first stage (PageDown goes on)"
     finally:
         window.toggle_presentation()
 
