@@ -47,6 +47,23 @@ def more_icon(colour: QtGui.QColor, vertical: bool = False, size: int = 48) -> Q
     return QtGui.QIcon(pixmap)
 
 
+def title_bar_icon(colour: QtGui.QColor, float_: bool, size: int = 48) -> QtGui.QIcon:
+    """A dock's close button (×) or float button (two overlapping squares) in colour."""
+    pixmap = QtGui.QPixmap(size, size)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    painter.setPen(QtGui.QPen(colour, size / 12))
+    if float_:
+        painter.drawRect(QtCore.QRectF(size * 0.35, size * 0.2, size * 0.45, size * 0.45))
+        painter.drawRect(QtCore.QRectF(size * 0.2, size * 0.35, size * 0.45, size * 0.45))
+    else:
+        painter.drawLine(QtCore.QPointF(size * 0.25, size * 0.25), QtCore.QPointF(size * 0.75, size * 0.75))
+        painter.drawLine(QtCore.QPointF(size * 0.75, size * 0.25), QtCore.QPointF(size * 0.25, size * 0.75))
+    painter.end()
+    return QtGui.QIcon(pixmap)
+
+
 class VisibleControls(QtWidgets.QProxyStyle):
     """Fusion, with controls that show on black. Fusion draws a check box's frame, and the frames of text fields,
     spin boxes and drop-down lists, in the window colour darkened: black on black in the high-contrast theme (an
@@ -64,6 +81,9 @@ class VisibleControls(QtWidgets.QProxyStyle):
         # stopped ones stayed, about one a sentence over a lesson (982 → 1341 objects in 300 sentences; QA soak)
         if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
             return 0
+        # a dialog's buttons in words only in the dark themes: their icons were dark on dark (QA as a teacher)
+        if hint == QtWidgets.QStyle.StyleHint.SH_DialogButtonBox_ButtonsHaveIcons and self.frames:
+            return 0
         return super().styleHint(hint, option, widget, data)
 
     def pixelMetric(self, metric, option=None, widget=None) -> int:
@@ -80,6 +100,10 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if icon in (sp.SP_ToolBarHorizontalExtensionButton, sp.SP_ToolBarVerticalExtensionButton):
             return more_icon(QtWidgets.QApplication.palette().buttonText().color(),
                              vertical=icon == sp.SP_ToolBarVerticalExtensionButton)
+        # a dock's float and close buttons, which Fusion draws dark grey: gone on black (QA as a teacher)
+        if self.frames and icon in (sp.SP_TitleBarCloseButton, sp.SP_DockWidgetCloseButton, sp.SP_TitleBarNormalButton):
+            return title_bar_icon(QtWidgets.QApplication.palette().buttonText().color(),
+                                  float_=icon == sp.SP_TitleBarNormalButton)
         return super().standardIcon(icon, option, widget)
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:

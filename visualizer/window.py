@@ -614,6 +614,10 @@ class MainWindow(QtWidgets.QMainWindow):
         """The translation's tags again, in the new theme's colours (they are set in its text, not its palette)."""
         if getattr(self, "translation", None) is not None:        # (a theme chosen while the window is built)
             self._set_translation(self.translation)
+        # the docks' float and close buttons drawn again in the theme's colours (theme.title_bar_icon): they kept
+        # the icons of the theme they were made in, dark on black in class (QA as a teacher)
+        for dock in getattr(getattr(self, "docking", None), "docks", {}).values():
+            QtWidgets.QApplication.sendEvent(dock, QtCore.QEvent(QtCore.QEvent.Type.StyleChange))
 
     def _render_all(self) -> None:
         self._set_caption()

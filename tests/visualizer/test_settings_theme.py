@@ -227,3 +227,21 @@ def test_a_button_or_check_box_with_the_keyboard_is_framed_in_the_highlight_colo
             widget.hide()
     finally:
         apply_theme(qapp, "light", point_size=10)
+
+
+def test_a_docks_buttons_follow_the_theme_chosen_after_it_was_made(qtbot, window):
+    """The docks' float and close buttons kept the icons of the theme they were made in: dark grey on black once a
+    class switched to the high-contrast theme (QA as a teacher)."""
+    def lightest(button) -> int:
+        image = button.icon().pixmap(32, 32).toImage()
+        return max((image.pixelColor(x, y).lightness() for x in range(image.width()) for y in range(image.height())
+                    if image.pixelColor(x, y).alpha() > 200), default=0)
+    dock = window.docks["output"]
+    buttons = [dock.findChild(QtWidgets.QAbstractButton, name)
+               for name in ("qt_dockwidget_closebutton", "qt_dockwidget_floatbutton")]
+    try:
+        window.presentation.set_theme("high-contrast", remember=False)
+        assert all(lightest(b) > 200 for b in buttons)
+    finally:
+        window.presentation.set_theme("light", remember=False)
+    assert all(lightest(b) < 150 for b in buttons)
