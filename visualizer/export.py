@@ -19,7 +19,7 @@ import numpy as np
 from model import files
 from model.ablation import ablated_heads, describe, mean_of_heads_on, spec as spec_of
 from model.assets import lasting_name, short_name
-from model.schema import ENCODER_ONLY
+from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.trace import Trace
 
 from .figure_size import FIGURE_SIZE
@@ -61,6 +61,10 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
     quoted = f"“{isolate(title_sentence(trace.meta.get('sentence', '')))}”"
     if trace.meta.get("truncated"):      # a long paste: the model read its start only (the title had all 14 lines)
         quoted += " (cut at the model's length)"
+    # (rows: the prompt's tokens, then those it wrote but the last, which no row reads)
+    written = len(trace.tgt_tokens) - trace.prompt_rows() - 1 if trace.schema.layout == DECODER_ONLY else 0
+    if written > 0:                      # a language model's rows: its prompt's, then those it wrote (the title
+        quoted += f" + {written} token{'s' if written != 1 else ''} it wrote"     # quoted the prompt only: QA)
     off = ablated_heads(trace)
     # a figure of an experiment says which heads were off, in the panels' words ("cross:1:2" read as jargon, QA)
     run = f" [{describe(off, trace.schema)}]" if off else ""

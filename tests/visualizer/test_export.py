@@ -538,3 +538,19 @@ def test_scale_with_a_vector_or_table_format_is_said_to_do_nothing(run_command, 
     assert code == 0 and "note: --scale sets a PNG's pixels; CSV holds numbers, not pixels" in err
     code, _, err = run_command(base + ["--out", str(tmp_path / "b"), "--format", "csv"])
     assert code == 0 and "--scale" not in err
+
+
+def test_a_language_models_figures_say_how_many_of_their_rows_it_wrote(tmp_path):
+    """QA as a researcher: a GPT-2 figure's rows are its prompt and 20 tokens it wrote, but the title quoted the
+    prompt alone, and nothing told the two apart."""
+    import hf_tiny
+    from model.decoding import DecodingSettings
+    lm = load(hf_tiny.build("gpt2", tmp_path / "gpt2"))
+    trace = translate(lm, "the cat sat on", DecodingSettings(max_new=5)).trace
+    prompt = trace.meta["prompt_tokens"]
+    rows = len(trace.tgt_tokens)
+    assert rows > prompt and trace.tgt_tokens[:prompt] == ["the", "cat", "sat", "on"]
+    title = heatmap_specs(trace, "gpt2")[0].title
+    assert title.endswith(f"— “the cat sat on” + {rows - prompt} tokens it wrote (gpt2)")
+    given = translate(lm, "the cat sat on", DecodingSettings(max_new=1)).trace        # the prompt's rows only
+    assert len(given.tgt_tokens) == prompt and "it wrote" not in heatmap_specs(given, "gpt2")[0].title
