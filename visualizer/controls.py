@@ -149,6 +149,8 @@ class InputBar(QtWidgets.QWidget):
         flags = QtCore.Qt.TextInteractionFlag
         # a cut note's [more] link (see the window), for the keyboard too
         self.notice.setTextInteractionFlags(flags.LinksAccessibleByMouse | flags.LinksAccessibleByKeyboard)
+        # framed while it has the keyboard: Tab stopped on it with nothing to see before it reached the link (QA)
+        self._notice_mark = FocusMark(self.notice)
         policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.notice.setSizePolicy(policy)

@@ -92,3 +92,17 @@ def test_shift_f10_opens_the_heatmaps_menu_at_the_cell_read_and_the_cell_stays(q
     assert len(opened) == 1
     assert a.focus.cell_at(a.canvas.mapToScene(a.canvas.mapFromGlobal(opened[0]))) == (1, 2)
     assert a.hover.text() == before and "(position 1) → key" in before and all(m.isVisible() for m in a._cell_marks)
+
+
+def test_the_note_under_the_translation_is_framed_while_it_has_the_keyboard(qtbot, window):
+    """Tab stopped on the note itself with nothing to see, then went on to its [more] link (QA as a teacher)."""
+    from visualizer.panels.widgets import FocusMark
+    notice = window.inputs.notice
+    mark = notice.findChild(FocusMark)
+    window.inputs.sentence.setText("zzz qqq")                     # words outside the vocabulary: a note
+    qtbot.waitUntil(lambda: notice.isVisible() and notice.text() != "", timeout=20000)
+    notice.setFocus(QtCore.Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(notice.hasFocus)
+    assert mark is not None and mark.isVisible() and mark.geometry() == notice.rect()
+    window.inputs.sentence.setFocus()
+    qtbot.waitUntil(lambda: not mark.isVisible())

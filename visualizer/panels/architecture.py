@@ -14,6 +14,7 @@ from model.schema import ATTENTION_CROSS, ATTENTION_KINDS, FEED_FORWARD, GATED_M
 from .. import accessible
 from ..equation_text import equation_html
 from ..state import Stage
+from .widgets import FocusMark
 
 EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
 TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
@@ -44,6 +45,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         # the keyboard too: ↑ ↓ through the stages, ← → through the layers, Home and End; framed while it has the
         # keyboard (View ▸ Go to panel ▸ Architecture map showed no focus and no key did anything: QA as a teacher)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self._focus_mark = FocusMark(self)
 
     KEYS = {QtCore.Qt.Key.Key_Down: "next_sublayer", QtCore.Qt.Key.Key_Up: "prev_sublayer",
             QtCore.Qt.Key.Key_Right: "next_layer", QtCore.Qt.Key.Key_Left: "prev_layer",
@@ -55,14 +57,6 @@ class ArchitectureMap(QtWidgets.QWidget):
             super().keyPressEvent(event)
         elif self.state.can(move):
             getattr(self.state, move)()
-
-    def focusInEvent(self, event) -> None:
-        super().focusInEvent(event)
-        self.update()
-
-    def focusOutEvent(self, event) -> None:
-        super().focusOutEvent(event)
-        self.update()
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(340, 560)
@@ -253,10 +247,6 @@ class ArchitectureMap(QtWidgets.QWidget):
             p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
             p.setFont(self.box_font)
             self._paint_box(p, self.highlighted, current=True)
-        if self.hasFocus():                     # where the keyboard is, as the fields' frame shows it
-            p.setPen(QtGui.QPen(self.palette().color(QtGui.QPalette.ColorRole.Highlight), 3))
-            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-            p.drawRect(QtCore.QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5))
         p.end()
 
     def _paint_box(self, p: QtGui.QPainter, stage: Stage, current: bool) -> None:
