@@ -318,3 +318,29 @@ def test_panel_pictures_are_wide_whole_and_laid_out_before_they_are_taken(qtbot,
     # the whole text at the picture's width: as tall as its document laid out at that width
     text.document().setTextWidth(PANEL_PICTURE_WIDTH - 40)
     assert math.height() >= text.document().size().height() * math.devicePixelRatio()
+
+
+def test_the_math_tab_is_pictured_without_scroll_bars_whatever_its_width(qtbot, window, tmp_path, monkeypatch):
+    """The Math tab's table, wider than the picture's least width, was cut on the right, its horizontal scroll bar
+    in the picture (QA): the picture is as wide and as tall as the text."""
+    import visualizer.plotting.render as render
+    monkeypatch.setattr("visualizer.export_actions.PANEL_PICTURE_WIDTH", 300)
+    show_sentence(qtbot, window, "the little girl is eating an apple")
+    window.resize(1100, 700)
+    window.docks["inspector"].raise_()
+    qtbot.waitUntil(lambda: "inspector" in window.panels and window.panels["inspector"].width() > 150)
+    panel = window.panels["inspector"]
+    text = panel.findChild(QtWidgets.QTextEdit)
+    qtbot.waitUntil(lambda: text.horizontalScrollBar().maximum() > 0 and text.verticalScrollBar().maximum() > 0)
+    bars = {}
+
+    def picture(shown):
+        if shown is panel:
+            bars["at the picture"] = (text.horizontalScrollBar().maximum(), text.verticalScrollBar().maximum())
+        return panel_picture(shown)
+    panel_picture = render._panel_picture
+    monkeypatch.setattr(render, "_panel_picture", picture)
+    window.exports.export_all(str(tmp_path), "png")
+    assert bars["at the picture"] == (0, 0)
+    image = QtGui.QImage(str(tmp_path / panel_file("inspector")))
+    assert image.width() > 300 * image.devicePixelRatio()

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
 from model import load, translate
 from visualizer.panels.inspector import InspectorPanel
@@ -292,3 +292,21 @@ def test_a_masked_keys_row_has_its_alpha_0_in_the_alpha_column(qtbot, tiny_lm):
     assert columns[:alpha_at] == ["j: key", "q·k<sub>j</sub>", "score"] and cells[0].startswith("1: ")
     starts = np.cumsum([0] + spans[:-1])
     assert cells[list(starts).index(alpha_at)] == "<b>0</b>"
+
+
+def test_the_numbers_take_the_theme_back_after_presentation_mode(qtbot, window):
+    """After F5 and Esc (presentation mode's high-contrast theme, then the light one again) every number of the Math
+    tab was white on white: the page had been drawn again before its view had the light palette (QA)."""
+    from visualizer.theme import THEMES
+    window.docks["inspector"].raise_()
+    qtbot.waitUntil(lambda: "inspector" in window.panels and bool(window.panels["inspector"].html))
+    panel = window.panels["inspector"]
+
+    def number_colour() -> str:
+        return re.search(r"a\{color:(#[0-9a-f]{6})", panel.html).group(1)
+    window.toggle_presentation()
+    qtbot.waitUntil(lambda: number_colour() == QtGui.QColor(THEMES["high-contrast"].text).name())
+    window.toggle_presentation()
+    qtbot.wait(200)
+    text = panel.view.palette().color(QtGui.QPalette.ColorRole.Text)
+    assert number_colour() == text.name() and text.lightness() < 60          # dark numbers on the light page

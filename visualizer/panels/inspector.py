@@ -83,8 +83,10 @@ class InspectorPanel(QtWidgets.QWidget):
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() == QtCore.QEvent.Type.PaletteChange:      # a theme: the page's colours follow it
-            self._rerender()
+        if event.type() == QtCore.QEvent.Type.PaletteChange:      # a theme: the page's colours follow it,
+            # once the view has the new palette too: read at once, the high-contrast theme's white stayed in the
+            # light theme after presentation mode, and every number was white on white (QA)
+            QtCore.QTimer.singleShot(0, self, self._rerender)
 
     def _tokens_for(self, state) -> list[str]:
         tr = self._trace

@@ -73,8 +73,8 @@ def encode_png(image: QtGui.QImage) -> bytes:
 
 @contextlib.contextmanager
 def laid_out_for_picture(panel: QtWidgets.QWidget, least_width: int):
-    """The panel, while its picture is taken, at least least_width pixels wide and as tall as a text view in it
-    needs to show its text whole; back in its place after. Export all's pictures had their docks' sizes: the
+    """The panel, while its picture is taken, at least least_width pixels wide and as wide and tall as a text view
+    in it needs to show its text whole; back in its place after. Export all's pictures had their docks' sizes: the
     Embeddings panel 409 pixels wide with its axis titles over its tokens, the Math tab cut at its dock's height
     with its scroll bar in the picture. Only a panel in a scroll area that sizes it (the window's docks) is laid
     out anew: the area lets it go for the picture and sizes it again after."""
@@ -86,10 +86,13 @@ def laid_out_for_picture(panel: QtWidgets.QWidget, least_width: int):
     holder.setWidgetResizable(False)
     try:
         panel.resize(max(panel.width(), least_width), panel.height())
-        hidden = sum(view.verticalScrollBar().maximum() for view in panel.findChildren(QtWidgets.QTextEdit)
-                     if view.isVisible())                      # a text view scrolls by pixels
-        if hidden > 0:
-            panel.resize(panel.width(), panel.height() + hidden)
+        views = [view for view in panel.findChildren(QtWidgets.QTextEdit) if view.isVisible()]
+        wider = max((view.horizontalScrollBar().maximum() for view in views), default=0)   # (by pixels: a table
+        if wider > 0:                                                  # wider than 900 was cut, QA)
+            panel.resize(panel.width() + wider, panel.height())
+        taller = sum(view.verticalScrollBar().maximum() for view in views)
+        if taller > 0:
+            panel.resize(panel.width(), panel.height() + taller)
         yield
     finally:
         holder.setWidgetResizable(True)          # sizes the panel to its place again
