@@ -33,7 +33,12 @@ class GradientStepper:
     def __init__(self, lm: LoadedModel):
         self.lm = lm
         self.original: dict | None = None      # copied before the first step, not when a model opens
-        self.steps_taken = 0
+
+    @property
+    def steps_taken(self) -> int:
+        """Steps on the weights since they were loaded or reset: the model's own count, which its runs' traces
+        carry (model.decoding)."""
+        return self.lm.training_steps
 
     def _batch(self, source: str, target: str):
         src = torch.tensor([encode_source(self.lm, source).ids])
@@ -98,8 +103,7 @@ class GradientStepper:
             raise StepDiverged(f"The step was not taken: with η = {lr:g} it made the weights infinite or not a "
                                f"number (the loss was {before:.3g} nats). Training has diverged: a smaller η, "
                                "or Reset weights.")
-        self.steps_taken += 1
-        self.lm.training_steps = self.steps_taken          # the runs' traces say so (model.decoding)
+        self.lm.training_steps += 1
         return before, after
 
     def reset(self) -> None:
@@ -109,4 +113,4 @@ class GradientStepper:
                 self.lm.model.load_state_dict(self.original)
                 self.lm.weights_version += 1
             self.lm.model.zero_grad(set_to_none=True)
-            self.steps_taken = self.lm.training_steps = 0
+            self.lm.training_steps = 0

@@ -27,41 +27,44 @@ THEMES = {
 }
 
 
-def more_icon(colour: QtGui.QColor, vertical: bool = False, size: int = 48) -> QtGui.QIcon:
+def drawn_icon(paint, size: int = 48) -> QtGui.QIcon:
+    """An icon drawn by paint(painter, size) on a transparent size × size pixmap, antialiased."""
+    pixmap = QtGui.QPixmap(size, size)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    paint(painter, size)
+    painter.end()
+    return QtGui.QIcon(pixmap)
+
+
+def more_icon(colour: QtGui.QColor, vertical: bool = False) -> QtGui.QIcon:
     """Two chevrons (») in colour: a toolbar's button for the actions that do not fit."""
-    pixmap = QtGui.QPixmap(size, size)
-    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
-    painter = QtGui.QPainter(pixmap)
-    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-    pen = QtGui.QPen(colour, size / 10)
-    pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
-    pen.setJoinStyle(QtCore.Qt.PenJoinStyle.RoundJoin)
-    painter.setPen(pen)
-    if vertical:
-        painter.translate(size, 0)
-        painter.rotate(90)
-    for x in (0.22, 0.52):
-        painter.drawPolyline([QtCore.QPointF(size * x, size * 0.25), QtCore.QPointF(size * (x + 0.25), size * 0.5),
-                              QtCore.QPointF(size * x, size * 0.75)])
-    painter.end()
-    return QtGui.QIcon(pixmap)
+    def paint(painter: QtGui.QPainter, size: int) -> None:
+        pen = QtGui.QPen(colour, size / 10)
+        pen.setCapStyle(QtCore.Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(QtCore.Qt.PenJoinStyle.RoundJoin)
+        painter.setPen(pen)
+        if vertical:
+            painter.translate(size, 0)
+            painter.rotate(90)
+        for x in (0.22, 0.52):
+            painter.drawPolyline([QtCore.QPointF(size * x, size * 0.25), QtCore.QPointF(size * (x + 0.25), size * 0.5),
+                                  QtCore.QPointF(size * x, size * 0.75)])
+    return drawn_icon(paint)
 
 
-def title_bar_icon(colour: QtGui.QColor, float_: bool, size: int = 48) -> QtGui.QIcon:
+def title_bar_icon(colour: QtGui.QColor, float_: bool) -> QtGui.QIcon:
     """A dock's close button (×) or float button (two overlapping squares) in colour."""
-    pixmap = QtGui.QPixmap(size, size)
-    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
-    painter = QtGui.QPainter(pixmap)
-    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-    painter.setPen(QtGui.QPen(colour, size / 12))
-    if float_:
-        painter.drawRect(QtCore.QRectF(size * 0.35, size * 0.2, size * 0.45, size * 0.45))
-        painter.drawRect(QtCore.QRectF(size * 0.2, size * 0.35, size * 0.45, size * 0.45))
-    else:
-        painter.drawLine(QtCore.QPointF(size * 0.25, size * 0.25), QtCore.QPointF(size * 0.75, size * 0.75))
-        painter.drawLine(QtCore.QPointF(size * 0.75, size * 0.25), QtCore.QPointF(size * 0.25, size * 0.75))
-    painter.end()
-    return QtGui.QIcon(pixmap)
+    def paint(painter: QtGui.QPainter, size: int) -> None:
+        painter.setPen(QtGui.QPen(colour, size / 12))
+        if float_:
+            painter.drawRect(QtCore.QRectF(size * 0.35, size * 0.2, size * 0.45, size * 0.45))
+            painter.drawRect(QtCore.QRectF(size * 0.2, size * 0.35, size * 0.45, size * 0.45))
+        else:
+            painter.drawLine(QtCore.QPointF(size * 0.25, size * 0.25), QtCore.QPointF(size * 0.75, size * 0.75))
+            painter.drawLine(QtCore.QPointF(size * 0.75, size * 0.25), QtCore.QPointF(size * 0.25, size * 0.75))
+    return drawn_icon(paint)
 
 
 class VisibleControls(QtWidgets.QProxyStyle):

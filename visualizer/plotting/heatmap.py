@@ -436,7 +436,7 @@ def coloured(values: np.ndarray, mask: np.ndarray | None, levels: tuple[float, f
     """The rows × columns × RGBA uint8 image of a matrix: levels through lut, max-pooled past max_pixels, masked
     cells (mask False) transparent, over the heatmap's hatch."""
     values, mask = max_pooled(values, mask, max_pixels)
-    packed = packed_colours(values, *levels, lut)
+    packed = packed_colours(values, *levels, lut, nan=False)      # its NaN cells coloured here, in one pass
     if mask is not None:
         packed *= mask
     # a NaN the model computed is no masked cell (QA: it was drawn over the hatch, and read "masked")
