@@ -191,6 +191,22 @@ def test_colour_maps_are_colour_blind_safe_and_apply_everywhere(qtbot, window, p
     assert panel.focus.colorbar.colorMap().name == "cividis" and panel.focus.colorbar.levels() == (lo, hi)
 
 
+def test_the_colours_buttons_menu_arrow_stands_apart_from_its_text(qtbot, panel):
+    """QA: a tool button drew its arrow in its corner, against "Colours"; the arrow now has a column of its own."""
+    from PySide6 import QtGui
+    button = panel.colours
+    button.resize(button.sizeHint())
+    image = button.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    inner = pixels[3:-3, 3:image.width() - 3, :3].astype(int)           # inside the frame
+    ink = np.abs(inner - np.median(inner.reshape(-1, 3), axis=0)).sum(-1) > 120
+    columns = np.flatnonzero(ink.any(axis=0))
+    gaps = np.diff(columns)
+    assert gaps.max() >= 4, "the arrow touches the text"                       # a gap between text and arrow
+    arrow = columns[np.argmax(gaps) + 1:]
+    assert 0 < arrow.size <= 12 and columns[np.argmax(gaps)] - columns[0] > 30  # a small arrow after the word
+
+
 def test_clicking_a_small_head_focuses_it(qtbot, window, panel):
     window.state.update(kind="enc_self", layer=0, head=0)
     hp = panel.small[1]

@@ -104,9 +104,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.mean = QtWidgets.QCheckBox("Mean over heads")
         self.mean.setToolTip("Show the mean of all heads' weights in the large heatmap")
         # colour options in one drop-down button: the colour scale and the colour map
-        self.colours = QtWidgets.QToolButton(text="Colours")
-        self.colours.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.colours.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # (a push button: its menu arrow has room of its own; a tool button's touched "Colours", QA)
+        self.colours = QtWidgets.QPushButton("Colours")
         menu = QtWidgets.QMenu(self.colours)
         menu.setToolTipsVisible(True)
         menu.addSection("Colour scale")
