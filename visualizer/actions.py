@@ -5,6 +5,7 @@ from PySide6 import QtCore, QtGui
 
 from model.assets import bundled_models, model_summary
 
+from .blank_screen import BLANKS, BlankScreen
 from .controls import OPEN_FOLDER, show_from_start
 from .examples import load_examples
 from .nav_toolbar import FittedTexts
@@ -172,6 +173,14 @@ class Actions:
         self.leave_presentation = QtGui.QAction(w, shortcut=QtGui.QKeySequence("Esc"), enabled=False)
         self.leave_presentation.triggered.connect(lambda: w.presentation.active and w.toggle_presentation())
         w.addAction(self.leave_presentation)           # (enabled in presentation mode only: see Presentation)
+        self.blank = BlankScreen(w)
+        self.blank_actions = {}                        # enabled in presentation mode only, as Esc
+        for colour, (text, keys) in BLANKS.items():
+            act = view.addAction(text, lambda c=colour: self.blank.show_colour(c))
+            act.setShortcuts([QtGui.QKeySequence(k) for k in keys])
+            act.setToolTip(f"In presentation mode: the whole screen {colour}; any key brings the view back")
+            act.setEnabled(False)
+            self.blank_actions[colour] = act
         larger = view.addAction("Larger text", lambda: w.presentation.zoom(+1))
         # Ctrl+= as well: the key of "+" without Shift, as browsers take it (Ctrl++ needs Shift on most keyboards)
         larger.setShortcuts([*QtGui.QKeySequence.keyBindings(QtGui.QKeySequence.StandardKey.ZoomIn),

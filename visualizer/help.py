@@ -121,7 +121,8 @@ word order). {t['layernorm']}: the mean and spread of each token's vector before
 step</b> changes every weight of the model in memory (a step of too large an η that would break it is not taken);
 <b>Reset weights</b> puts them back. The files of the model are never written.</p>
 <h3>On a projector</h3>
-<p><b>F11</b> or <b>F5</b>: presentation mode (large, high-contrast text); <b>Esc</b> leaves it. <b>F9</b>: the
+<p><b>F11</b> or <b>F5</b>: presentation mode (large, high-contrast text); <b>Esc</b> leaves it; <b>B</b> or
+<b>W</b> there: a black or white screen, and any key brings the view back. <b>F9</b>: the
 heatmap alone, with room for every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>:
 export the heatmap as a picture.</p>
 """
@@ -165,7 +166,8 @@ def _keys(act: QtGui.QAction) -> str:
 def shortcuts_html(window) -> str:
     cells = "".join(f"<tr><td>{html.escape(m)}</td><td>{html.escape(a)}</td><td><b>{html.escape(k)}</b></td></tr>"
                     for m, a, k in shortcut_rows(window))
-    return ("<h2>Keyboard shortcuts</h2><p>They work while the cursor is in a text field too.</p>"
+    return ("<h2>Keyboard shortcuts</h2><p>They work while the cursor is in a text field too, but for the "
+            "blank screens' keys without Ctrl or Alt (B, W, “.” and “,”), which type there.</p>"
             "<table cellspacing='0' cellpadding='4'><tr><th align='left'>Menu</th><th align='left'>Action</th>"
             f"<th align='left'>Keys</th></tr>{cells}</table>")
 

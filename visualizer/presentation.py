@@ -27,6 +27,9 @@ class Presentation:
         on = not self.active
         actions.present.setChecked(on)
         actions.leave_presentation.setEnabled(on)
+        for act in actions.blank_actions.values():      # B and W are letters the fields type outside the class
+            act.setEnabled(on)
+        actions.blank.end()
         if on:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
                             "details": actions.details.isChecked()}
@@ -37,6 +40,10 @@ class Presentation:
             self._before["geometry"] = w.geometry()
             w.showFullScreen()
             QtCore.QTimer.singleShot(0, self._size_docks)
+            if isinstance(QtWidgets.QApplication.focusWidget(), QtWidgets.QLineEdit):
+                # the keyboard off the sentence: a remote's keys (B to blank the screen) had typed into it, and it
+                # translated again; a click or Alt+E brings it back to type
+                w.attention.canvas.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
         else:
             before, self._before = self._before or {}, None
             before["tabs"] = w.docking.front_tabs()        # the tabs chosen in class stay in front after it

@@ -121,3 +121,37 @@ def wheel_down(widget) -> QtGui.QWheelEvent:
     centre = QtCore.QPointF(widget.rect().center())
     return QtGui.QWheelEvent(centre, widget.mapToGlobal(centre), QtCore.QPoint(0, 0), QtCore.QPoint(0, -120),
                              QtCore.Qt.MouseButton.NoButton, Mod.NoModifier, QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+
+
+def test_b_and_w_blank_the_screen_in_presentation_mode_and_any_key_brings_it_back(qtbot, window):
+    """A remote's "blank" button sends B (or "."): it typed "b" into the sentence, which translated again. In
+    presentation mode the keyboard leaves the sentence for the heatmap, and B or W blanks the whole window."""
+    field, canvas, blank = window.inputs.sentence, window.attention.canvas, window.menus.blank
+    field.setFocus()
+    qtbot.keyClick(canvas, Key.Key_B)                       # outside presentation mode: nothing
+    assert not blank.isVisible()
+    text = field.text()
+    window.toggle_presentation()
+    try:
+        settle()
+        assert QtWidgets.QApplication.focusWidget() is canvas
+        for key, colour in ((Key.Key_B, (0, 0, 0)), (Key.Key_Period, (0, 0, 0)), (Key.Key_W, (255, 255, 255))):
+            qtbot.keyClick(canvas, key)
+            assert blank.isVisible() and blank.geometry() == window.rect()
+            picture = window.grab().toImage()               # the whole window, menus and docks, in one colour
+            for x, y in ((2, 2), (picture.width() // 2, picture.height() // 2), (picture.width() - 3, 40)):
+                assert picture.pixelColor(x, y).getRgb()[:3] == colour
+            qtbot.keyClick(blank, Key.Key_Escape)           # any key brings the view back, and does nothing else
+            assert not blank.isVisible() and window.presentation.active
+            assert QtWidgets.QApplication.focusWidget() is canvas
+        field.setFocus()
+        qtbot.keyClick(field, Key.Key_B)                    # typing in the sentence stays typing
+        assert field.text() == text + "b" and not blank.isVisible()
+        field.setText(text)
+        qtbot.keyClick(canvas, Key.Key_B)
+        assert blank.isVisible()
+    finally:
+        window.toggle_presentation()
+    settle()
+    assert not blank.isVisible()                            # leaving presentation mode ends the blank screen
+    assert not any(act.isEnabled() for act in window.menus.blank_actions.values())

@@ -1,0 +1,68 @@
+"""A black or white screen in presentation mode (B or W, as a slide show takes them): the class looks at the
+teacher, not the heatmap. A presenter remote's "blank" button sends B or "." (W or "," for white); it had typed
+"b" into the sentence, which then translated again (QA as a teacher)."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+# (colour, its name in the View menu, its keys: the letter, and the key a remote's button sends)
+BLANKS = {"black": ("Black screen", ("B", ".")), "white": ("White screen", ("W", ","))}
+
+
+class BlankScreen(QtWidgets.QWidget):
+    """Covers the whole window, menus and docks too, in one colour. Any key or click brings the view back, with
+    the keyboard where it was; the key does nothing else (Esc does not leave presentation mode, PageDown does not
+    move the view: the class sees what it saw before)."""
+
+    def __init__(self, window: QtWidgets.QMainWindow):
+        super().__init__(window)
+        self.window = window
+        self.colour = ""
+        self._focus: QtWidgets.QWidget | None = None
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.setCursor(QtCore.Qt.CursorShape.BlankCursor)
+        self.setAccessibleName("Blank screen: press any key to show the window again")
+        self.hide()
+        window.installEventFilter(self)
+
+    def show_colour(self, colour: str) -> None:
+        """Blank the window in colour ("black" or "white"); the same colour again brings the view back."""
+        if self.isVisible():
+            self.end()
+            return
+        self.colour = colour
+        self._focus = QtWidgets.QApplication.focusWidget()
+        self.setGeometry(self.window.rect())
+        self.show()
+        self.raise_()
+        self.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
+
+    def end(self) -> None:
+        if not self.isVisible():
+            return
+        self.hide()
+        if self._focus is not None and self._focus.isVisible():
+            self._focus.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
+        self._focus = None
+
+    def paintEvent(self, _event) -> None:
+        QtGui.QPainter(self).fillRect(self.rect(), QtGui.QColor(self.colour or "black"))
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.ShortcutOverride:      # every key is the blank screen's, Esc too
+            event.accept()
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:
+        if event.key() not in (QtCore.Qt.Key.Key_Shift, QtCore.Qt.Key.Key_Control, QtCore.Qt.Key.Key_Alt,
+                               QtCore.Qt.Key.Key_Meta):
+            self.end()
+
+    def mousePressEvent(self, _event) -> None:
+        self.end()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.window and event.type() == QtCore.QEvent.Type.Resize:
+            self.setGeometry(self.window.rect())
+        return False
