@@ -267,3 +267,36 @@ def test_a_kind_of_the_same_name_in_another_stack_is_no_kind_to_compare(panel, t
     compared(panel, a, b, kind="self", layer=1, head=0)
     assert panel.note.text() == "The pinned run's model has no such attention kind: nothing to compare."
     assert panel.difference is None
+
+
+def test_each_runs_top_tokens_are_at_the_temperature_it_was_shown_at(panel, tiny_lm):
+    """QA as a researcher: a run pinned at T = 2 listed its tokens at T = 1 once T went back to 1 (0.222, not the
+    0.095 the Output panel had shown), and neither line said which temperature."""
+    from model.config import DecodingSettings
+    from model.text import probability
+    a = translate(tiny_lm, "the cat sat on the mat", target="le chat").trace
+    state = ViewState.for_trace(a, kind="cross", layer=1, head=1, step=1)
+    state.decoding = DecodingSettings(temperature=2.0)
+    panel.state = state
+    panel.render(a, state)
+    panel.pin()
+    state.decoding = DecodingSettings(temperature=1.0)
+    panel.render(a, state)
+    lines = panel.outputs.text().split("<br>")
+
+    def listed(line):
+        return [float(w.split()[-1]) for w in line.split(": ", 1)[1].split(", ")]
+
+    for line, temperature in zip(lines, (2.0, 1.0)):
+        assert f"T = {temperature:.2f}" in line
+        top = np.sort(a.probs(1, temperature))[::-1][:len(listed(line))]
+        assert listed(line) == [float(probability(p)) for p in top]
+    assert listed(lines[0]) != listed(lines[1])
+    state.decoding = DecodingSettings(temperature=2.0)          # both at T = 2: each line says so
+    panel.render(a, state)
+    assert panel.outputs.text().count("T = 2.00") == 2
+    panel.unpin()
+    state.decoding = DecodingSettings()
+    panel.render(a, state)
+    panel.pin()
+    assert "T = " not in panel.outputs.text()                    # plain softmax in both: nothing said

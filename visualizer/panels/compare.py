@@ -17,6 +17,7 @@ from model.text import probability
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
 from ..text_safety import isolate
+from .output import OutputPanel, sampling_cut
 
 TOP = 5          # tokens listed per output distribution
 SIDE_BY_SIDE_FROM = 780    # pixels of width: A, B and B − A in a row
@@ -109,6 +110,7 @@ class ComparePanel(QtWidgets.QWidget):
         self.current = None
         self.vocab: list[str] | None = None
         self.pinned_vocab: list[str] | None = None      # the pinned run's model's pieces
+        self.pinned_shaping = (1.0, 0)                  # the temperature and top-k its distribution was shown at
         self.difference: np.ndarray | None = None      # B − A shown (None when the shapes differ)
         self.side_by_side: bool | None = None
         self._comparing = False
@@ -118,7 +120,12 @@ class ComparePanel(QtWidgets.QWidget):
         self.vocab = [str(p) for p in pieces] if pieces is not None else None
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.head, state.step, id(self.pinned))
+        return (state.kind, state.layer, state.head, state.step, id(self.pinned), self._shaping(self.current, state))
+
+    @staticmethod
+    def _shaping(trace, state) -> tuple[float, int]:
+        """(temperature, top-k cut) of a run's next-token distribution, as the Output panel draws it."""
+        return OutputPanel._temperature(state), sampling_cut(trace, state) if trace is not None else 0
 
     def pin(self) -> None:
         if self.current is not None:
@@ -126,6 +133,8 @@ class ComparePanel(QtWidgets.QWidget):
             # its model's pieces: after another model opened, A's top tokens were read in B's vocabulary ("Les
             # 0.931" became "dr 0.931", QA)
             self.pinned_vocab = self.vocab
+            # and its temperature: A's tokens were listed at T = 1 after T went from 2 to 1 (QA as a researcher)
+            self.pinned_shaping = self._shaping(self.current, self.state)
             self.render(self.current, self.state)
 
     def unpin(self) -> None:
@@ -229,24 +238,30 @@ class ComparePanel(QtWidgets.QWidget):
             self.difference = None
             self.note.setText(f"{where}. The runs' matrices differ in shape ({wa.shape[0]}×{wa.shape[1]} and "
                               f"{wb.shape[0]}×{wb.shape[1]} tokens): no difference to show.")
-        self.outputs.setText(self._outputs(a, trace, state.step))
+        self.outputs.setText(self._outputs(a, trace, state.step, self._shaping(trace, state)))
         self._arrange()
 
-    def _outputs(self, a, b, step: int) -> str:
-        """Both runs' top next tokens at the step in view (B's), as two short lists. Decoder-only runs of prompts of
-        other lengths are compared at the same token of their continuations, each step saying which: at "step 15"
-        A predicted its 6th new token and B its 1st (QA)."""
+    def _outputs(self, a, b, step: int, b_shaping: tuple[float, int] = (1.0, 0)) -> str:
+        """Both runs' top next tokens at the step in view (B's), as two short lists, each at its own temperature
+        and top-k (said where either is not plain softmax). Decoder-only runs of prompts of other lengths are
+        compared at the same token of their continuations, each step saying which: at "step 15" A predicted its 6th
+        new token and B its 1st (QA)."""
         lines = []
         in_b = step - b.prompt_rows()                  # B's row: a token of its prompt (< 0) or of what it wrote
+        shapings = {"A": self.pinned_shaping, "B": b_shaping}
+        plain = all(shaping == (1.0, 0) for shaping in shapings.values())
         for name, t in (("A", a), ("B", b)):
             if "logits" not in t.arrays or not t.n_steps:
                 continue
             s = min(max(t.prompt_rows() + in_b if in_b >= 0 else step, 0), t.n_steps - 1)
-            p = t.probs(s)
+            temperature, cut = shapings[name]
+            p = t.probs(s, temperature, cut)
             best = np.argsort(-p)[:TOP]
             words = ", ".join(f"{html.escape(self._piece(t, i))} {probability(p[i])}" for i in best)
             k = s - t.prompt_rows()
             which = "" if not t.prompt_rows() else " (in its prompt)" if k < 0 else f" (its new token {k + 1})"
+            if not plain:
+                which += f", T = {temperature:.2f}" + (f", top-{cut}" if cut else "")
             lines.append(f"<b>{name}</b>, step {s}{which}: {words}")
         return "<br>".join(lines)
 
