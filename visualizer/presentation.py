@@ -40,7 +40,8 @@ class Presentation:
             self._before["geometry"] = w.geometry()
             w.showFullScreen()
             QtCore.QTimer.singleShot(0, self._size_docks)
-            if isinstance(QtWidgets.QApplication.focusWidget(), QtWidgets.QLineEdit):
+            focus = w.focusWidget()        # (the one it will have once shown: --presentation enters before)
+            if focus is None or isinstance(focus, QtWidgets.QLineEdit):
                 # the keyboard off the sentence: a remote's keys (B to blank the screen) had typed into it, and it
                 # translated again; a click or Alt+E brings it back to type
                 w.attention.canvas.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)

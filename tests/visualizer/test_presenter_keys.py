@@ -155,3 +155,23 @@ def test_b_and_w_blank_the_screen_in_presentation_mode_and_any_key_brings_it_bac
     settle()
     assert not blank.isVisible()                            # leaving presentation mode ends the blank screen
     assert not any(act.isEnabled() for act in window.menus.blank_actions.values())
+
+
+def test_started_in_presentation_mode_the_keyboard_is_on_the_heatmap(qtbot, tiny_model_dir, settings):
+    """`--presentation` enters the mode before the window is shown: the keyboard went to the sentence when it was,
+    and the remote's B typed "bThe cat sat on the mat." (QA as a teacher on HiDPI)."""
+    from visualizer.window import MainWindow
+    w = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(w)
+    w.toggle_presentation()                                   # as cli.app_main does, before any show
+    try:
+        w.activateWindow()
+        qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is not None, timeout=5000)
+        assert QtWidgets.QApplication.focusWidget() is w.attention.canvas
+        qtbot.waitUntil(lambda: w.trace is not None and not w.runs.runner.busy, timeout=20000)
+        qtbot.keyClick(w.attention.canvas, Key.Key_B)
+        assert w.menus.blank.isVisible() and w.inputs.sentence.text() == "the cat sat on the mat"
+    finally:
+        w.toggle_presentation()
+        w.runs.runner.wait(10000)
+    settle()
