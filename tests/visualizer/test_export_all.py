@@ -344,3 +344,46 @@ def test_the_math_tab_is_pictured_without_scroll_bars_whatever_its_width(qtbot, 
     assert bars["at the picture"] == (0, 0)
     image = QtGui.QImage(str(tmp_path / panel_file("inspector")))
     assert image.width() > 300 * image.devicePixelRatio()
+
+
+def test_a_scrolled_panel_is_pictured_whole_on_a_high_dpi_screen_too(qtbot, window, monkeypatch):
+    """QA on a HiDPI screen (Qt scale 2): Export all's LayerNorm and Embeddings pictures were their canvas' size
+    with their content in its top-left quarter: pictures of two device pixels a point, drawn at one."""
+    from PySide6 import QtCore
+    import visualizer.plotting.render as render
+    show_sentence(qtbot, window, "the little girl is eating an apple")
+    window.resize(1100, 700)
+    window.docks["layernorm"].raise_()
+    qtbot.waitUntil(lambda: "layernorm" in window.panels and window.panels["layernorm"].width() > 150)
+    panel = window.panels["layernorm"]
+    area = next(a for a in panel.findChildren(QtWidgets.QScrollArea) if a.isVisible() and a.widget() is not None)
+    qtbot.waitUntil(lambda: area.widget().height() > area.viewport().height())      # a chart below the fold
+    grab = QtWidgets.QWidget.grab
+
+    def at_ratio(ratio):
+        def grabbed(widget, *args):
+            image = QtGui.QImage(widget.size() * ratio, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            image.setDevicePixelRatio(ratio)
+            image.fill(QtCore.Qt.GlobalColor.transparent)
+            QtWidgets.QWidget.render(widget, image)          # (a panel has a render of its own)
+            return QtGui.QPixmap.fromImage(image)
+        monkeypatch.setattr(QtWidgets.QWidget, "grab", grabbed)
+        try:
+            return render._panel_picture(panel)
+        finally:
+            monkeypatch.setattr(QtWidgets.QWidget, "grab", grab)
+
+    def ink(image):
+        """Each quarter's share of pixels that are not the panel's background."""
+        image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+        pixels = pixels[:, :image.width(), :3].astype(int)
+        background = panel.palette().color(QtGui.QPalette.ColorRole.Window)
+        drawn = np.abs(pixels - [background.blue(), background.green(), background.red()]).sum(-1) > 30
+        h, w = drawn.shape
+        return np.array([drawn[:h // 2, w // 2:].mean(), drawn[h // 2:, :w // 2].mean(), drawn[h // 2:, w // 2:].mean()])
+
+    one, two = at_ratio(1), at_ratio(2)
+    assert (two.width(), two.height()) == (2 * one.width(), 2 * one.height()) and two.devicePixelRatio() == 2
+    np.testing.assert_allclose(ink(two), ink(one), atol=0.05)   # the same drawing, at twice the pixels
+    assert ink(one).min() > 0.05

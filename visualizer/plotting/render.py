@@ -119,6 +119,10 @@ def _panel_picture(panel: QtWidgets.QWidget) -> QtGui.QImage:
         return image
     r = image.devicePixelRatio()
     content = area.widget().grab().toImage()
+    # put together in device pixels: drawn with their ratio, a HiDPI screen's pictures of two pixels a point went
+    # in at half their size (Export all's LayerNorm in the picture's top-left quarter, QA at Qt scale 2)
+    image.setDevicePixelRatio(1.0)
+    content.setDevicePixelRatio(1.0)
     corner = area.mapTo(panel, QtCore.QPoint(0, 0))
     top, left = round(corner.y() * r), round(corner.x() * r)
     below = top + round(area.height() * r)                   # the first row under the scroll area, in the panel
