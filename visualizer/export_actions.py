@@ -59,8 +59,10 @@ class ExportActions:
                           lambda fmt: figure().vector_bytes(fmt), lambda: heatmap_csv(spec()))
 
     def export_focused(self) -> None:
+        """Ctrl+E: as the heatmap's "Save image as PNG…", at the screen's pixels (on a HiDPI screen it wrote half
+        of the right-click's, QA)."""
         if self.window.trace is not None:
-            self.attention_menu.save("png")
+            self.attention_menu.save("png", self.attention_menu.view.devicePixelRatioF())
 
     def copy_focused(self) -> None:
         if self.window.trace is None:

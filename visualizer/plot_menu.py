@@ -256,7 +256,7 @@ class PlotMenu(QtCore.QObject):
         return target
 
     def copy(self) -> None:
-        QtWidgets.QApplication.clipboard().setImage(self.export.image(1.0))
+        QtWidgets.QApplication.clipboard().setImage(self.export.image(self.view.devicePixelRatioF()))
 
 
 def write_plot(export: PlotExport, path: Path, fmt: str, scale: float = 1.0) -> None:

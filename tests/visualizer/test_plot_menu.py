@@ -216,3 +216,21 @@ def test_a_view_of_many_heads_says_why_it_has_no_numbers_to_save(qtbot, window):
     menu = PlotMenu(view, widget_export(view)).build()
     act = next(a for a in menu.actions() if a.text().startswith("Save numbers as CSV"))
     assert not act.isEnabled() and act.text() == "Save numbers as CSV: none here (File ▸ Export all… writes each head's)"
+
+
+def test_ctrl_e_and_copy_give_the_heatmaps_screen_pixels_as_its_menu_does(window, tmp_path, monkeypatch):
+    """QA at Qt scale 2: Ctrl+E wrote 900 × 760 where the heatmap's "Save image as PNG…" wrote 1800 × 1520."""
+    from PySide6 import QtWidgets
+    menu = window.exports.attention_menu
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a: (str(tmp_path / "heat.png"), "PNG image (*.png)")))
+    sizes = {}
+    for ratio in (1.0, 2.0):
+        monkeypatch.setattr(menu.view, "devicePixelRatioF", lambda ratio=ratio: ratio)
+        window.exports.export_focused()
+        sizes[ratio] = QtGui.QImage(str(tmp_path / "heat.png")).size()
+        next(a for a in menu.build().actions() if a.text() == "Save image as PNG…").trigger()
+        assert QtGui.QImage(str(tmp_path / "heat.png")).size() == sizes[ratio]
+        window.exports.copy_focused()
+        assert QtWidgets.QApplication.clipboard().image().size() == sizes[ratio]
+    assert sizes[2.0] == sizes[1.0] * 2
