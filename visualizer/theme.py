@@ -94,6 +94,14 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if metric == QtWidgets.QStyle.PixelMetric.PM_ToolBarExtensionExtent:
             return max(super().pixelMetric(metric, option, widget),
                        round(1.6 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()))
+        # a check box or radio button as large as its text's capitals: Fusion's 13 pixels were a speck beside
+        # presentation mode's 20-point words (QA on HiDPI)
+        pm = QtWidgets.QStyle.PixelMetric
+        if metric in (pm.PM_IndicatorWidth, pm.PM_IndicatorHeight, pm.PM_ExclusiveIndicatorWidth,
+                      pm.PM_ExclusiveIndicatorHeight):
+            font = widget.font() if widget is not None else QtWidgets.QApplication.font()
+            return max(super().pixelMetric(metric, option, widget), round(0.8 * QtGui.QFontMetrics(font).capHeight()
+                                                                          + 0.3 * QtGui.QFontMetrics(font).height()))
         return super().pixelMetric(metric, option, widget)
 
     def standardIcon(self, icon, option=None, widget=None) -> QtGui.QIcon:
@@ -126,6 +134,14 @@ class VisibleControls(QtWidgets.QProxyStyle):
             if element == pe.PE_IndicatorCheckBox:
                 painter.setBrush(option.palette.highlight() if on else QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
                 painter.drawRect(box)
+                if on:      # and a tick on the fill, in the fields' colour: a plain filled square read as a button
+                    w, h = box.width(), box.height()          # (QA on HiDPI, dark themes)
+                    painter.setPen(QtGui.QPen(option.palette.base().color(), max(2.0, w / 7),
+                                              QtCore.Qt.PenStyle.SolidLine, QtCore.Qt.PenCapStyle.RoundCap,
+                                              QtCore.Qt.PenJoinStyle.RoundJoin))
+                    painter.drawPolyline([box.topLeft() + QtCore.QPointF(w * 0.22, h * 0.52),
+                                          box.topLeft() + QtCore.QPointF(w * 0.42, h * 0.72),
+                                          box.topLeft() + QtCore.QPointF(w * 0.78, h * 0.28)])
             else:
                 painter.setBrush(QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
                 painter.drawEllipse(box)

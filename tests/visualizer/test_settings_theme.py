@@ -89,6 +89,47 @@ def test_radio_buttons_and_unchecked_boxes_show_on_the_dark_themes(qapp, qtbot, 
         apply_theme(qapp, "light", point_size=10)
 
 
+@pytest.mark.parametrize("theme", ["dark", "high-contrast"])
+def test_a_checked_box_of_the_dark_themes_has_a_tick_on_its_fill(qapp, qtbot, theme):
+    """QA: a ticked box was a plain square of the highlight colour; its tick is drawn in the fields' colour."""
+    apply_theme(qapp, theme, point_size=14)
+    try:
+        box = QtWidgets.QCheckBox()
+        qtbot.addWidget(box)
+        box.resize(box.sizeHint())
+        box.setChecked(True)
+        image = box.grab().toImage()
+        base, highlight = QtGui.QColor(THEMES[theme].base), QtGui.QColor(THEMES[theme].highlight)
+
+        def near(c, target):
+            return abs(c.red() - target.red()) + abs(c.green() - target.green()) + abs(c.blue() - target.blue()) < 40
+        # the indicator's inside: its frame's 3 pixels in from each side
+        size = min(image.width(), image.height())
+        inside = [image.pixelColor(x, y) for x in range(4, size - 4) for y in range(4, size - 4)]
+        ticked = sum(near(c, base) for c in inside)
+        filled = sum(near(c, highlight) for c in inside)
+        assert filled > len(inside) * 0.3 and ticked > len(inside) * 0.1, (theme, filled, ticked, len(inside))
+    finally:
+        apply_theme(qapp, "light", point_size=10)
+
+
+@pytest.mark.parametrize("theme", ["light", "high-contrast"])
+def test_check_boxes_grow_with_the_text(qapp, qtbot, theme):
+    """Fusion's 13-pixel box was a speck beside presentation mode's 20-point words (QA on HiDPI)."""
+    sizes = {}
+    try:
+        for points in (10, 20):
+            apply_theme(qapp, theme, point_size=points)
+            box = QtWidgets.QCheckBox("Mean over heads")
+            qtbot.addWidget(box)
+            metric = QtWidgets.QStyle.PixelMetric.PM_IndicatorWidth
+            sizes[points] = box.style().pixelMetric(metric, None, box)
+            assert sizes[points] >= 0.6 * box.fontMetrics().height()
+    finally:
+        apply_theme(qapp, "light", point_size=10)
+    assert sizes[20] > sizes[10] >= 13
+
+
 @pytest.mark.parametrize("theme", ["light", "dark", "high-contrast"])
 def test_the_field_with_the_keyboard_has_a_thick_frame_in_the_highlight_colour(qapp, qtbot, theme):
     """Focus was a 1-pixel blue line, and on a high-contrast drop-down list nothing at all (QA, keyboard only)."""
