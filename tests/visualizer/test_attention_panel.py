@@ -105,7 +105,7 @@ def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window,
     assert label.shown_text() == full
     nxt = window.trace.out_tokens[2]
     # the prediction at three digits before it is let go (QA as a teacher at 1024 × 768: it went first)
-    three = f"“{rows[2]}”→“{nxt}” · “{cols[3]}” {float(w[2, 3]):.3g}"
+    three = f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}” {float(w[2, 3]):.3g}"
     label.resize(metrics.horizontalAdvance(three) + 4, label.height())
     assert label.shown_text() == three and label.toolTip() == full
     label.resize(min(metrics.horizontalAdvance(short), metrics.horizontalAdvance(three) - 1), label.height())
@@ -115,8 +115,11 @@ def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window,
     predicting = f"“{rows[2]}” (predicting “{nxt}”) → “{cols[3]}”: {weight}"
     label.resize(metrics.horizontalAdvance(predicting) + 4, label.height())
     assert label.shown_text() == predicting
-    label.resize(metrics.horizontalAdvance(f"“{rows[2]}”→“{nxt}” · “{cols[3]}”: {weight}") + 4, label.height())
-    assert label.shown_text() == f"“{rows[2]}”→“{nxt}” · “{cols[3]}”: {weight}"
+    label.resize(metrics.horizontalAdvance(f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}”: {weight}") + 4, label.height())
+    assert label.shown_text() == f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}”: {weight}"
+    # "→" points at the key in every form ("“.”→“</s>” · “mat”" read as the key "</s>", QA)
+    assert all(form.split("→")[-1].lstrip().removeprefix("key ").startswith(f"“{cols[3]}”")
+               for form in (full, *label._shorter))
     label.resize(metrics.horizontalAdvance(short) // 2, label.height())
     assert label.shown_text().endswith("…") and label.shown_text().startswith(f"“{rows[2]}”"[:2])
 
