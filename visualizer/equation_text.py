@@ -11,8 +11,9 @@ FRACTION_SLASH = "\u2044"
 _SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|([A-Za-z0-9≤]+))")
 
 
-def equation_html(text: str) -> str:
-    """text escaped for Qt's rich text, with _x as a subscript and ^x as a superscript."""
+def equation_html(text: str, whole_sides: bool = False) -> str:
+    """text escaped for Qt's rich text, with _x as a subscript and ^x as a superscript. whole_sides: a line may
+    break after "=" only (a narrow dock left "/ σ + β" or a lone "β" of LayerNorm's equation on a line, QA)."""
     def tag(m: re.Match) -> str:
         name = "sub" if m.group(1) == "_" else "sup"
         inner = next(g for g in m.groups()[1:] if g is not None)
@@ -21,4 +22,7 @@ def equation_html(text: str) -> str:
             # "d_model)" onto two lines (QA; Qt's rich text keeps no span's white-space: nowrap)
             inner = _SCRIPT.sub(tag, inner.replace("/", FRACTION_SLASH))
         return f"<{name}>{inner}</{name}>"
-    return _SCRIPT.sub(tag, html.escape(text, quote=False))
+    shown = _SCRIPT.sub(tag, html.escape(text, quote=False))
+    if whole_sides:
+        shown = "= ".join(side.replace(" ", "&nbsp;") for side in shown.split("= "))
+    return shown

@@ -29,3 +29,21 @@ def test_the_rest_is_escaped_and_every_schema_equation_keeps_its_text():
         assert "_" not in plain and "^" not in plain, eq
         assert plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == (
             eq.replace("{", "").replace("}", "").replace("_", "").replace("^(2k/dmodel)", "2k/dmodel").replace("^", "")), eq
+
+
+def test_a_norms_equation_breaks_after_its_equals_sign_only(qapp):
+    """A narrow LayerNorm dock left "/ σ + β" or a lone "β" on a line of their own (QA on HiDPI)."""
+    from PySide6 import QtGui, QtWidgets
+
+    from model.families.shapes import NORM_EQUATIONS
+    for eq in NORM_EQUATIONS.values():
+        shown = equation_html(eq, whole_sides=True)
+        left, right = shown.split("= ", 1)
+        assert " " not in left and " " not in right and "&nbsp;" in right
+        label = QtWidgets.QLabel(f"<i>{shown}</i>")
+        label.setWordWrap(True)
+        label.setFont(QtGui.QFont("serif", 15))
+        one_line = label.fontMetrics().height()
+        # a width that holds the right side but not the whole: two lines, the right side whole on the second
+        right_width = label.fontMetrics().horizontalAdvance(eq.split("= ", 1)[1])
+        assert label.heightForWidth(right_width + 30) < 2.6 * one_line, eq

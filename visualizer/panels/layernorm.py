@@ -290,5 +290,5 @@ class LayerNormPanel(GridPanel):
                      if highlight is not None else "")
         self.short_header.set(f"<b>{st.title} layer {layer + 1} · {where}</b>{step_text}"
                               f"<br><span style='font-family:serif; font-size:15pt'><i>"
-                              f"{equation_html(schema.norm_equation)}</i></span>",
+                              f"{equation_html(schema.norm_equation, whole_sides=True)}</i></span>",
                               f"{v}; {spread} over the {d} dimensions of each of the {T} {tokens}{biased}")
