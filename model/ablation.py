@@ -88,7 +88,14 @@ def describe(ablations, schema=None, listed: int | None = 6) -> str:
         every = len(heads) == schema.n_heads > 1
         return f"{schema.kind(kind).label} L{layer + 1} " + (
             f"(all {len(heads)} heads)" if every else ", ".join(f"H{h + 1}" for h in heads))
-    items = [layer_words(kind, layer, heads) for (kind, layer), heads in groups.items()] + \
+    # a kind's every head in every layer in a few words too: "Cross, every layer (all 40 heads)"; Compare runs'
+    # title with every cross head off ran to five lines (QA as a researcher)
+    layers = {k.name: schema.stack(k.stack).n_layers for k in schema.kinds} if schema is not None else {}
+    whole = {kind for kind, _ in groups if layers[kind] > 1 and all(
+        len(groups.get((kind, layer), ())) == schema.n_heads for layer in range(layers[kind]))}
+    items = [f"{schema.kind(kind).label}, every layer (all {layers[kind] * schema.n_heads} heads)"
+             for kind in sorted(whole, key=lambda k: schema.kind_names.index(k))]
+    items += [layer_words(kind, layer, heads) for (kind, layer), heads in groups.items() if kind not in whole] + \
         [spec(a) for a in names if a not in known]
     shown = items if listed is None else items[:listed]
     words = "; ".join(shown) + ("; …" if len(shown) < len(items) else "")

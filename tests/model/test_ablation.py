@@ -98,3 +98,8 @@ def test_heads_off_are_named_by_layer_and_a_whole_layer_in_a_few_words():
     assert describe({(cross, 0, 0)}, schema) == f"1 head off: {kinds[cross]} L1 H1"
     assert describe({(cross, 0, 0), (cross, 1, 0)}) == "2 heads off: cross:1:1; cross:2:1"   # no schema: as typed
     assert describe(set(), schema) == ""
+    # a kind's every head: in a few words too (Compare runs' title ran to five lines, QA as a researcher)
+    every_cross = {(cross, layer, h) for layer in range(5) for h in range(schema.n_heads)}
+    assert describe(every_cross | {(other, 1, 3)}, schema) == (
+        f"41 heads off: {kinds[cross]}, every layer (all 40 heads); {kinds[other]} L2 H4")
+    assert describe(every_cross - {(cross, 4, 7)}, schema, listed=None).count("(all 8 heads)") == 4
