@@ -108,7 +108,7 @@ def title_sentence(text: str) -> str:
 RUN_FILE = "run.json"        # beside exported figures: the run they show
 
 
-def run_record(trace: Trace, model_name: str = "") -> str:
+def run_record(trace: Trace, model_name: str = "", temperature: float = 1.0, top_k: int = 0) -> str:
     """What a folder of exported figures shows, as JSON: the model, the sentence, the output, the decoding and the
     heads switched off (1-based, as --ablate spells them), and the training steps taken on the weights in memory
     when there were any. QA: the CSVs of a run with heads off had the same names and no word of them, and nothing
@@ -117,6 +117,8 @@ def run_record(trace: Trace, model_name: str = "") -> str:
     record = {"format": "attention-visualizer-export/1", "app": version(), "model": lasting_name(model_name),
               "sentence": trace.meta.get("sentence", ""), "output": str(trace.meta.get("translation", "")),
               "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
+    if temperature != 1.0 or top_k:      # the output distribution pictured: softmax(logits / T), cut to top k
+        record["output_distribution"] = {"temperature": float(temperature), **({"top_k": int(top_k)} if top_k else {})}
     if trace.meta.get("training_steps"):
         record["training_steps"] = int(trace.meta["training_steps"])
     if trace.meta.get("truncated"):      # the model read the sentence's start only (at its length)
@@ -124,10 +126,11 @@ def run_record(trace: Trace, model_name: str = "") -> str:
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 
-def write_run_record(folder: str | Path, trace: Trace, model_name: str = "") -> Path:
-    """RUN_FILE (run_record) written into folder, beside the figures; its path."""
+def write_run_record(folder: str | Path, trace: Trace, model_name: str = "", **shaping) -> Path:
+    """RUN_FILE (run_record) written into folder, beside the figures; its path. shaping: run_record's temperature
+    and top_k."""
     path = Path(folder) / RUN_FILE
-    write_text(path, run_record(trace, model_name))
+    write_text(path, run_record(trace, model_name, **shaping))
     return path
 
 

@@ -82,7 +82,10 @@ class ExportActions:
                 written += self._panel_pictures(Path(folder))
             written.append(self._metrics_table(Path(folder)))
             # the name --model opens (the label "qa/marian" opened nothing: QA), as the export command writes it
-            written.append(write_run_record(folder, w.trace, w.state.model_name))
+            # and the temperature the Output panel's picture has (QA: T = 2 on screen, nothing said in run.json)
+            output = w.panels.get("output")
+            shaping = {"temperature": output.temperature, "top_k": output.cut} if output is not None else {}
+            written.append(write_run_record(folder, w.trace, w.state.model_name, **shaping))
         return written
 
     def _metrics_table(self, folder: Path) -> Path:

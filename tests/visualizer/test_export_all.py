@@ -387,3 +387,16 @@ def test_a_scrolled_panel_is_pictured_whole_on_a_high_dpi_screen_too(qtbot, wind
     assert (two.width(), two.height()) == (2 * one.width(), 2 * one.height()) and two.devicePixelRatio() == 2
     np.testing.assert_allclose(ink(two), ink(one), atol=0.05)   # the same drawing, at twice the pixels
     assert ink(one).min() > 0.05
+
+
+def test_run_json_says_the_temperature_the_output_distribution_is_pictured_at(qtbot, window, tmp_path):
+    """QA as a researcher: at T = 2 the Output panel's picture showed softmax(logits / 2), and run.json said
+    "greedy" only."""
+    import json
+    window.exports.export_all(str(tmp_path / "one"), "csv")
+    assert "output_distribution" not in json.loads((tmp_path / "one" / "run.json").read_text(encoding="utf-8"))
+    window.inputs.temperature.setValue(2.0)
+    qtbot.waitUntil(lambda: window.panels["output"].temperature == 2.0, timeout=5000)
+    window.exports.export_all(str(tmp_path / "two"), "csv")
+    record = json.loads((tmp_path / "two" / "run.json").read_text(encoding="utf-8"))
+    assert record["output_distribution"] == {"temperature": 2.0} and record["decoding"] == "greedy"
