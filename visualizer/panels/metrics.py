@@ -40,7 +40,8 @@ def short_kind(label: str) -> str:
 
 TIPS = {"entropy_bits": "Mean over query rows of each row's entropy in bits (masked cells left out): 0 = one key",
         "mean_distance": "Mean over query rows of Σ α·|i − j|: how far (in positions) the head looks",
-        "max_weight": "The head's largest weight",
+        "max_weight": "The head's largest weight, over the rows with a choice of keys (a causal head's first row, "
+                      "whose one key takes all of it, is left out, as in every column here)",
         "first_token": "Share of the weight on the first key token",
         "end_token": "Share of the weight on the end token (</s>, [SEP])",
         "punctuation": "Share of the weight on punctuation keys",
