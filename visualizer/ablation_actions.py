@@ -60,9 +60,13 @@ class AblationActions:
         last, self._last_run = self._last_run, run
         if last is None or last[:3] != run[:3] or last[3] == run[3]:
             return
-        if last[4] == run[4] and not run[3]:       # every head on again ("one head rarely…" read as advice, QA)
+        forced = t.meta.get("mode") == "teacher-forced"       # the output is the given target, always
+        if forced and not run[3]:     # ("the same translation as with them off" said nothing of the heads, QA)
+            text = ("Every head is on again. The target is given, so the output is the same whatever the heads: "
+                    "they changed the attention and the output distribution.")
+        elif last[4] == run[4] and not run[3]:     # every head on again ("one head rarely…" read as advice, QA)
             text = "Every head is on again: the same translation as with them off."
-        elif t.meta.get("mode") == "teacher-forced":    # the output is the given target, always
+        elif forced:
             text = ("The target is given, so the output stays the same: switching heads off shows in the attention "
                     "and the output distribution (Compare runs).")
         elif last[4] == run[4] and len(run[3]) == 1:

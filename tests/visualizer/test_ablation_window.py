@@ -201,6 +201,9 @@ def test_with_a_given_target_the_status_bar_does_not_report_an_unchanged_transla
     window.state.toggle_ablation("cross", 0, 1)
     wait_for_run(qtbot, window, ["cross:1:2"])
     assert window.statusBar().whole_message().startswith("The target is given, so the output stays the same")
+    window.state.toggle_ablation("cross", 0, 1)       # on again: not "the same translation as with them off" (QA)
+    wait_for_run(qtbot, window, [])
+    assert window.statusBar().whole_message().startswith("Every head is on again. The target is given, so the output")
 
 
 def test_the_metrics_tables_menu_key_acts_on_the_current_row_and_return_focuses_it(qtbot, window, monkeypatch):
