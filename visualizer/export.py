@@ -126,10 +126,22 @@ def run_record(trace: Trace, model_name: str = "", temperature: float = 1.0, top
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
 
+def ready_folder(folder: str | Path) -> Path:
+    """folder, made if it is not there yet; ExportError if it cannot be made or written."""
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ExportError(f"{out}: cannot create the folder ({e.strerror})") from None
+    if not writable(out):
+        raise ExportError(f"{out}: folder is not writable")
+    return out
+
+
 def write_run_record(folder: str | Path, trace: Trace, model_name: str = "", **shaping) -> Path:
-    """RUN_FILE (run_record) written into folder, beside the figures; its path. shaping: run_record's temperature
-    and top_k."""
-    path = Path(folder) / RUN_FILE
+    """RUN_FILE (run_record) written into folder (made if need be), beside the figures; its path. shaping:
+    run_record's temperature and top_k."""
+    path = ready_folder(folder) / RUN_FILE
     write_text(path, run_record(trace, model_name, **shaping))
     return path
 
@@ -219,13 +231,7 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
     progress(done, total) may return False to cancel."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ExportError(f"{out}: cannot create the folder ({e.strerror})") from None
-    if not writable(out):
-        raise ExportError(f"{out}: folder is not writable")
+    out = ready_folder(out_dir)
     specs = list(specs)
     if fmt == "csv":
         written = []

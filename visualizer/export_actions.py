@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .export import (ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, writable,
+from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, writable,
                      write_run_record, write_text)
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
@@ -72,21 +72,23 @@ class ExportActions:
 
     def export_all(self, folder: str, fmt: str = "png", progress=None) -> list[Path]:
         """Every head of every kind and layer, plus a PNG picture of every open panel (not for CSV) and the head
-        metrics table (head_metrics.csv), into folder."""
+        metrics table (head_metrics.csv), into folder, and run.json (what they show; written first, so that a
+        cancelled or failed export's figures have it beside them too, QA). The paths, run.json's last;
+        last_heatmaps of last_total heatmaps were written."""
         w = self.window
         specs = heatmap_specs(w.trace, w.model_name, colour_scale=w.attention.colour_scale())
+        # the name --model opens (the label "qa/marian" opened nothing: QA), as the export command writes it,
+        # and the temperature the Output panel's picture has (QA: T = 2 on screen, nothing said in run.json)
+        output = w.panels.get("output")
+        shaping = {"temperature": output.temperature, "top_k": output.cut} if output is not None else {}
+        record = write_run_record(folder, w.trace, w.state.model_name, **shaping)
         written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
-        self.last_total = len(specs)
+        self.last_total, self.last_heatmaps = len(specs), len(written)
         if progress is None or len(written) == len(specs):          # not cancelled
             if fmt != "csv":
                 written += self._panel_pictures(Path(folder))
             written.append(self._metrics_table(Path(folder)))
-            # the name --model opens (the label "qa/marian" opened nothing: QA), as the export command writes it
-            # and the temperature the Output panel's picture has (QA: T = 2 on screen, nothing said in run.json)
-            output = w.panels.get("output")
-            shaping = {"temperature": output.temperature, "top_k": output.cut} if output is not None else {}
-            written.append(write_run_record(folder, w.trace, w.state.model_name, **shaping))
-        return written
+        return written + [record]
 
     def _metrics_table(self, folder: Path) -> Path:
         """The head metrics of the run, as the Head metrics tab and the `metrics` command give them."""
@@ -155,8 +157,9 @@ class ExportActions:
                                 "Export failed", ExportError)
         if written is None:
             return
-        if len(written) < self.last_total:         # cancelled: it had read as a whole export (QA)
-            text = f"Export cancelled: {len(written)} of {self.last_total} heatmaps written, each whole, to {folder}"
+        if self.last_heatmaps < self.last_total:         # cancelled: it had read as a whole export (QA)
+            text = (f"Export cancelled: {self.last_heatmaps} of {self.last_total} heatmaps written, each whole, "
+                    f"with {RUN_FILE}, to {folder}")
         else:
             text = f"Exported {len(written)} files to {folder}"
         if others := other_files(folder, written):

@@ -84,16 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     record = None
     try:
         with stops_between_steps():
+            # the run they show first: an export stopped by a full disk or Ctrl+C left whole figures and nothing
+            # that said what they show (QA as a researcher)
+            record = write_run_record(a.out, result.trace, a.model or lm.name)
             written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size,
                                       progress=progress)
-            if len(written) == len(specs):           # whole: the run they show, beside them
-                try:
-                    record = write_run_record(a.out, result.trace, a.model or lm.name)
-                except ExportError as e:             # (it read "unexpected ExportError": QA)
-                    were = "figure was" if len(written) == 1 else "figures were"
-                    raise CommandError(f"{e}; the {len(written)} {were} written, each whole") from None
     except ExportError as e:
-        raise CommandError(str(e)) from None
+        also = f" ({RUN_FILE}, the run they show, is beside them)" if record and done[0] else ""
+        raise CommandError(f"{e}{also}") from None
     except KeyboardInterrupt:
         also = f" with {RUN_FILE}, the run they show" if record else ""
         were = "was" if done[0] == 1 else "were"        # ("1 of 30 figures were written", QA)

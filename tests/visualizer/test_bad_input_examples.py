@@ -51,23 +51,24 @@ def test_a_terminal_that_cannot_show_a_letter_gets_a_question_mark_not_an_error(
     assert proc.stdout.decode("ascii").strip() == expected.encode("ascii", "replace").decode("ascii")
 
 
-def test_an_unwritable_run_record_is_one_line_that_counts_the_figures_kept(run_command, tiny_model_dir, tmp_path):
-    """A folder (or a full disk) where run.json goes read "error: unexpected ExportError: …" (QA)."""
+def test_an_unwritable_run_record_is_one_line_and_stops_the_export_before_its_figures(run_command, tiny_model_dir,
+                                                                                   tmp_path):
+    """A folder (or a full disk) where run.json goes read "error: unexpected ExportError: …" (QA). run.json is
+    written first (figures without it said nothing of their run), so nothing else is written."""
     (tmp_path / "run.json").mkdir()
     code, out, err = run_command(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(tmp_path),
                                   "--format", "csv"])
-    figures = sorted(p.name for p in tmp_path.glob("*.csv"))
     assert code == 1 and err.splitlines()[-1] == (
         f"error: {tmp_path / 'run.json'}: could not be written (not a regular file (a folder, a device, a pipe or a "
-        f"socket)); the {len(figures)} figures were written, each whole")
-    assert figures and "unexpected" not in err
+        f"socket))")
+    assert not list(tmp_path.glob("*.csv")) and "unexpected" not in err
 
 
 @pytest.mark.parametrize("stop_after", ["first", "last"])
-def test_an_export_stopped_keeps_whole_figures_and_run_json_once_all_are_written(run_command, monkeypatch,
-                                                                                  tiny_model_dir, tmp_path, stop_after):
-    """Ctrl+C between two figures keeps the figures written; after the last, run.json too (it was left out: the
-    folder held every figure and nothing to say which run they show)."""
+def test_an_export_stopped_keeps_whole_figures_and_run_json(run_command, monkeypatch, tiny_model_dir, tmp_path,
+                                                            stop_after):
+    """Ctrl+C between two figures keeps the figures written, and run.json, written first (it was left out: the
+    folder held figures and nothing to say which run they show; QA as a researcher)."""
     import signal
 
     from visualizer import export
@@ -84,13 +85,13 @@ def test_an_export_stopped_keeps_whole_figures_and_run_json_once_all_are_written
     code, out, err = run_command(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(out_dir),
                                   "--format", "csv"], check=False)
     figures = sorted(out_dir.glob("*.csv"))
-    assert code == 130 and "Traceback" not in err
+    assert code == 130 and "Traceback" not in err, err
+    record = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
+    assert record["sentence"] == "the cat"
     if stop_after == "first":
-        assert len(figures) == 1 and not (out_dir / "run.json").exists()
-        assert "note: 1 of " in err
+        assert len(figures) == 1 and "note: 1 of " in err and f"was written to {out_dir} with run.json" in err
     else:
-        record = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
-        assert record and len(figures) > 1
+        assert len(figures) > 1
         assert f"note: {len(figures)} of {len(figures)} figures were written to {out_dir} with run.json" in err
 
 

@@ -1,6 +1,8 @@
 """File ▸ Export all: every head of every kind and layer plus a picture of each open panel, cancellable."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from PySide6 import QtGui, QtWidgets
@@ -54,7 +56,8 @@ def test_cancelling_stops_early_and_writes_no_panels(window, tmp_path):
         calls.append((done, total))
         return done < 3                                  # the user presses Cancel after the third file
     written = window.exports.export_all(str(tmp_path), "png", progress)
-    assert len(written) == 3 and calls[-1][0] == 3
+    assert len(written) == 4 and calls[-1][0] == 3 and window.exports.last_heatmaps == 3
+    assert written[-1].name == "run.json"                # what the three show, beside them (QA)
     assert not any(p.name.startswith("panel_") for p in tmp_path.iterdir())
 
 
@@ -195,10 +198,11 @@ def test_the_status_says_when_export_all_was_cancelled_or_found_other_files(qtbo
     monkeypatch.setattr(export_actions, "progress_dialog", cancelling)
     window.exports.export_all_dialog()
     total = len(heatmap_specs(window.trace, window.lm.name))
+    assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["sentence"] == window.trace.meta["sentence"]
     bar = window.statusBar()                         # (the whole message in the tooltip when the bar is too narrow)
     assert bar.whole_message() == (
-        f"Export cancelled: 3 of {total} heatmaps written, each whole, to {tmp_path}, which also holds 1 other file, "
-        "not from this export")
+        f"Export cancelled: 3 of {total} heatmaps written, each whole, with run.json, to {tmp_path}, which also holds "
+        "1 other file, not from this export")
     monkeypatch.setattr(export_actions, "progress_dialog", real)
     window.exports.export_all_dialog()
     written = len(list(tmp_path.iterdir())) - 1
