@@ -115,7 +115,8 @@ def test_a_narrow_panel_drops_words_from_the_hover_not_the_weight(qtbot, window,
     predicting = f"“{rows[2]}” (predicting “{nxt}”) → “{cols[3]}”: {weight}"
     label.resize(metrics.horizontalAdvance(predicting) + 4, label.height())
     assert label.shown_text() == predicting
-    label.resize(metrics.horizontalAdvance(f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}”: {weight}") + 4, label.height())
+    next_form = f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}”: {weight}"
+    label.resize(metrics.horizontalAdvance(next_form) + 4, label.height())
     assert label.shown_text() == f"“{rows[2]}” (next “{nxt}”) → “{cols[3]}”: {weight}"
     # "→" points at the key in every form ("“.”→“</s>” · “mat”" read as the key "</s>", QA)
     assert all(form.split("→")[-1].lstrip().removeprefix("key ").startswith(f"“{cols[3]}”")

@@ -385,7 +385,8 @@ def test_a_scrolled_panel_is_pictured_whole_on_a_high_dpi_screen_too(qtbot, wind
         background = panel.palette().color(QtGui.QPalette.ColorRole.Window)
         drawn = np.abs(pixels - [background.blue(), background.green(), background.red()]).sum(-1) > 30
         h, w = drawn.shape
-        return np.array([drawn[:h // 2, w // 2:].mean(), drawn[h // 2:, :w // 2].mean(), drawn[h // 2:, w // 2:].mean()])
+        return np.array([drawn[:h // 2, w // 2:].mean(), drawn[h // 2:, :w // 2].mean(),
+                         drawn[h // 2:, w // 2:].mean()])
 
     one, two = at_ratio(1), at_ratio(2)
     assert (two.width(), two.height()) == (2 * one.width(), 2 * one.height()) and two.devicePixelRatio() == 2

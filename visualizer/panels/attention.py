@@ -539,7 +539,8 @@ class AttentionPanel(QtWidgets.QWidget):
             # "→" points at the key in every form: "“.”→“</s>” · “mat”" read as the key "</s>" (QA)
             shorter.append(f"“{query}” (next “{nxt}”) → “{key}”: {weight}")
             # at three digits before the prediction is let go (QA as a teacher at 1024 × 768: it was lost first)
-            shorter.append(f"“{query}” (next “{nxt}”) → “{key}” " + ("masked" if masked else f"{float(value):.3g}"))
+            shorter.append(f"“{query}” (next “{nxt}”) → “{key}” "
+                           + ("masked" if masked else f"{float(value):.3g}"))
         self.hover.setText(text, shorter=(*shorter, f"“{query}” → “{key}”: {weight}", tight))
 
     def _clicked(self, event) -> None:
