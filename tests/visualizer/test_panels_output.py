@@ -350,18 +350,20 @@ def test_a_prefix_cut_for_the_title_begins_at_a_word():
 
 def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(panel, tiny_lm, vocab, qtbot):
     """Presentation mode at 1080p beside a Head metrics table: the ten rows' tokens were drawn in 8-point type. A
-    short plot shows the top bars whose tokens fit at 0.7 of the axis' size (the token taken always has its bar),
+    short plot shows the top bars whose tokens fit at 0.9 of the axis' size (the token taken always has its bar),
     says how many in its axis title, and all ten again when it has the room."""
     from PySide6 import QtGui
 
-    from visualizer.plotting.text import THINNED_SCALE, tick_font
+    from visualizer.panels.output import BAR_LABEL_SCALE
+    from visualizer.plotting.text import LABEL_SCALES, tick_font
+    assert BAR_LABEL_SCALE in LABEL_SCALES            # a size the axis draws: the rows fit its tokens at it
     tr = translate(tiny_lm, "the cat sat on the mat", target="la maison est grande").trace
     big = QtGui.QFont(panel.font())
     big.setPointSizeF(19.6)
     panel.setFont(big)                                  # as presentation mode's application font reaches it
     panel.resize(600, 280)
     axis = panel.plot.getAxis("left")
-    line = 1.05 * QtGui.QFontMetricsF(tick_font(THINNED_SCALE * 17.6)).height()
+    line = 1.05 * QtGui.QFontMetricsF(tick_font(BAR_LABEL_SCALE * 17.6)).height()
     seen_below = False
     for step in range(tr.n_steps):
         panel.render(tr, state_for(tr, step=step))
@@ -371,7 +373,10 @@ def test_a_short_plot_at_a_class_size_shows_fewer_bars_with_readable_tokens(pane
         np.testing.assert_array_equal(panel.bar_ids[:n], panel.top_ids[:n])        # the most probable first
         np.testing.assert_allclose(panel.bars.opts["width"], tr.probs(step)[panel.bar_ids])
         rows = len(panel.bar_ids) + (0.7 if len(panel.bar_ids) > n else 0.2)
-        assert panel.plot.vb.height() / rows >= line                               # each token at 12.3 points
+        assert panel.plot.vb.height() / rows >= line                               # each token at 15.8 points
+        lo, hi = panel.plot.vb.viewRange()[1]
+        font, drawn = axis.fitted(panel.plot.vb.height(), lo, hi)
+        assert font.pointSizeF() >= BAR_LABEL_SCALE * 17.6 - 0.01 and len(drawn) == len(panel.bar_ids)
         assert len(axis.labels) == len(panel.bar_ids)
         title = panel.plot.getAxis("left").labelText                           # "top 6" where the whole one
         assert title in (f"next token (top {n})", f"top {n}")                   # would be cut along the axis

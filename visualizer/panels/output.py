@@ -16,7 +16,7 @@ from model.text import probability
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, THINNED_SCALE, TICK_PT, escape, fit_number_ticks, short, tick_font
+from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
 from .widgets import header_label
 
@@ -61,6 +61,10 @@ def join_pieces(pieces: list[str]) -> str:
 MIN_HEIGHT, COMFORT_HEIGHT = 170, 280
 MIN_BARS = 3                # a short plot's least bars, whatever their tokens' size
 MIN_VALUE_PT = 7.0          # the bars' numbers shrink to their rows' height, not below this
+# the tokens' least size, of the axis' own (one of TokenAxis' LABEL_SCALES): fewer bars before smaller words (at
+# 0.7, the heatmaps' THINNED_SCALE, a dock shared with Compare runs, or Ctrl++ in class, drew ten tokens in 7-pixel
+# type; QA as a teacher)
+BAR_LABEL_SCALE = 0.9
 
 
 def nice_limit(p_max: float) -> float:
@@ -278,15 +282,15 @@ class OutputPanel(QtWidgets.QWidget):
         self._lay_out_bars()
 
     def _fitting_count(self) -> int:
-        """How many of the top-k bars the plot's height holds with their tokens at 0.7 of the axis' size or more
-        (TokenAxis' readable sizes), never under MIN_BARS: in presentation mode at 1080p, beside a Head metrics
-        table, ten rows were labelled in 8-point type; six readable ones say more."""
+        """How many of the top-k bars the plot's height holds with their tokens at BAR_LABEL_SCALE of the axis'
+        size or more, never under MIN_BARS: in presentation mode at 1080p, beside a Head metrics table, ten rows
+        were labelled in 8-point type; six readable ones say more."""
         k = len(self.top_ids)
         height = self.plot.vb.height()
         if height <= 0:                              # not laid out yet
             return k
         axis = self.plot.getAxis("left")
-        line = 1.05 * QtGui.QFontMetricsF(tick_font(THINNED_SCALE * axis.base_font.pointSizeF())).height()
+        line = 1.05 * QtGui.QFontMetricsF(tick_font(BAR_LABEL_SCALE * axis.base_font.pointSizeF())).height()
         rows = height / line
         n = int(rows - 0.2)
         if self.chosen_rank is not None and self.chosen_rank > min(n, k):   # its own bar, half a row below
