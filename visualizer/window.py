@@ -384,9 +384,14 @@ class MainWindow(QtWidgets.QMainWindow):
                        f"input cut at {MAX_CHARS} characters")
         self.status_notice.setText(" · ".join(cut))
         self.status_notice.setVisible(bool(cut))
-        self.status_model.setText(f"Model: {self.model_name} ({t.schema.describe()})",
-                                  (f"Model: {self.model_name}", self.model_name))
-        self.status_model.setToolTip(f"{self.state.model_name}: {t.schema.describe()}")
+        # what a bundled model learnt from, first: a class typed questions to en-de, a model of picture captions,
+        # and nothing on screen said so once the model list had closed (QA as a teacher)
+        name, shape, summary = self.model_name, t.schema.describe(), model_summary(self.state.model_name)
+        forms = [f"Model: {name} ({shape})", f"Model: {name}", name]        # longest first: the first that fits
+        if summary:
+            forms[:0] = [f"Model: {name} — {summary} · {shape}", f"Model: {name} — {summary}"]
+        self.status_model.setText(forms[0], tuple(forms[1:]))
+        self.status_model.setToolTip(f"{self.state.model_name}: {summary + '; ' if summary else ''}{shape}")
         self.status_tokens.setText(*token_count(t))
         if self.lm is None:
             self.status_time.setText(f"First look ({self.startup.frame_origin}); the model is loading…")

@@ -96,6 +96,11 @@ def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_mode
     wait_idle(qtbot, window, lambda t: t.meta.get("model") == "seed-example")
     assert window.lm.name == "seed-example" and "seed-example" in window.status_model.text()
     assert "seed-example" in window.windowTitle()
+    # what a bundled model learnt from stays in the status bar once the list has closed (a class typed questions
+    # to en-de, a model of picture captions, with nothing on screen saying so: QA as a teacher)
+    from model.assets import model_summary
+    assert window.status_model.text().startswith(f"Model: seed-example — {model_summary('seed-example')} · ")
+    assert model_summary("seed-example") in window.status_model.toolTip()
     from model.assets import model_summary              # what it is, said as it is chosen
     bar = window.statusBar()                     # (whole in the tooltip when the window is too narrow for it)
     assert bar.whole_message() == f"seed-example: {model_summary('seed-example')}"
