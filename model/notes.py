@@ -241,6 +241,16 @@ def first_place(schema, keys: list[str]) -> str:
 
 
 REPEATS = 3               # a block of words written this many times in a row is a loop
+PHRASE_REPEATS = 2        # … and a block of two words or more this many ("es regnet es regnet?" went unsaid, QA),
+# when the text repeats no word but these: "Hand in hand in…", "What is done is done" ("Ce qui est fait est fait."),
+# "Call a spade a spade" repeat theirs on purpose
+GLUE_WORDS = frozenset("the a an and or of to in on at by for with from is are was it".split())
+
+
+def repeats_words(text: str) -> bool:
+    """Whether a text has a word twice, but for GLUE_WORDS (casefolded)."""
+    seen = Counter(w for w in words(text) if w not in GLUE_WORDS)
+    return any(n > 1 for n in seen.values())
 MARK_REPEATS = 8          # … and a block of punctuation marks this many times (a GPT-2 wrote 20 dots; "!!!" is none)
 BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
@@ -279,18 +289,21 @@ def repeats_itself(trace) -> str | None:
             or trace.schema.layout == ENCODER_ONLY):
         return None
     specials = set(trace.schema.special.values())     # "<pad>" 24 times is no text (see nothing_written)
+    phrases = not repeats_words(str(trace.meta.get("sentence", "")))
     out = [t for t in trace.out_tokens[trace.prompt_rows():] if t not in specials]
     loops = []          # (pieces covered, -k, start, block, n): the loop that covers most is quoted ("vo" 8 times,
     for k in range(1, 5):                                    # not an "h" 3 times before it)
-        for i in range(len(out) - k * REPEATS + 1):
+        for i in range(len(out) - k * PHRASE_REPEATS + 1):
             block = out[i:i + k]
             if any(BYTE_PIECE.fullmatch(t) for t in block):
                 continue                                     # "<0x0B>": the printed text does not show it
             wordy = any(any(c.isalnum() for c in t) for t in block)
+            # ("vous vous" is French, and "Bor ##a Bor ##a" one word twice: a phrase of two words is no such thing)
+            phrase = phrases and sum(any(c.isalnum() for c in t) and not t.startswith("##") for t in block) >= 2
             n = 1
             while out[i + n * k:i + (n + 1) * k] == block:
                 n += 1
-            if n >= (REPEATS if wordy else MARK_REPEATS):    # "... ... ..." or "!!!" is no loop
+            if n >= (PHRASE_REPEATS if phrase else REPEATS if wordy else MARK_REPEATS):  # "!!!" is no loop
                 loops.append((n * k, -k, i, block, n))
     if not loops:
         return None

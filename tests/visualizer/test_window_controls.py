@@ -776,8 +776,15 @@ def test_unknown_characters_a_loop_and_several_sentences_each_get_a_note(tiny_lm
     assert repeats_itself(looping).startswith("The model repeats itself (“chat dort” 3 times in a row)")
     pieces = dataclasses.replace(plain, out_tokens=["s", "##at", "s", "##at", "s", "##at", "s", "##at", "</s>"])
     assert "(“sat” 4 times in a row)" in repeats_itself(pieces)
-    twice = dataclasses.replace(plain, out_tokens=["le", "chat", "le", "chat", ".", ".", ".", "</s>"])
-    assert repeats_itself(twice) is None                                  # twice, and dots, are no loop
+    # a phrase twice is a loop ("es regnet es regnet?" went unsaid: QA as a teacher); a word twice, and dots, none
+    twice = dataclasses.replace(plain, out_tokens=["es", "regnet", "es", "regnet", "?", "</s>"])
+    assert repeats_itself(twice).startswith("The model repeats itself (“es regnet” 2 times in a row)")
+    for fine in (["nous", "nous", "levons", ".", ".", ".", "</s>"], ["à", "Bor", "##a", "Bor", "##a", "</s>"]):
+        assert repeats_itself(dataclasses.replace(plain, out_tokens=fine)) is None, fine
+    # … nor a phrase twice where the text repeats a word of its own (an idiom, "hand in hand")
+    done = dataclasses.replace(plain, out_tokens="ce qui est fait est fait . </s>".split(),
+                               meta=dict(plain.meta, sentence="What is done is done."))
+    assert repeats_itself(done) is None
     dots = dataclasses.replace(plain, out_tokens=["le", "chat"] + ["."] * 20 + ["</s>"])
     assert repeats_itself(dots).startswith("The model repeats itself (“.” 20 times in a row)")    # GPT-2 (QA)
     assert repeats_itself(dataclasses.replace(plain, out_tokens=["oui"] + ["!"] * 7)) is None
