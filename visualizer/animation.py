@@ -58,8 +58,9 @@ def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | Non
         rows = base.rows[: t + 1] + [""] * (len(base.rows) - t - 1)      # tokens not generated yet: unnamed
         # as keys too, where the keys are the rows' own tokens (a decoder's self-attention named them all)
         cols = rows[: len(base.cols)] + [""] * (len(base.cols) - len(rows)) if base.cols == base.rows else base.cols
+        # (its numbers bound to their words: the title broke at "step" in some frames and not in others, QA)
         frames.append(replace(base, mask=shown, rows=rows, cols=cols,
-                              title=f"{base.title} — step {t}: predicting token {t + 1}"))
+                              title=f"{base.title} — step\u00a0{t}: predicting token\u00a0{t + 1}"))
     return frames
 
 
@@ -95,6 +96,14 @@ def render_frames(specs: list[HeatmapSpec], width: int = 900, height: int = 760,
     if colormap:
         figure.set_colormap(colormap)
     top = shared_levels(specs)[1]
+    if len(specs) > 1:
+        # the axes as wide and tall as the fullest frame's, in every frame: a step's longer token ("heureuse")
+        # moved the matrix 20 to 36 pixels sideways in the GIF (QA as a teacher)
+        last = specs[-1]
+        figure.show_matrix(last.matrix, last.mask, last.rows, last.cols, last.title, levels=(0.0, max(top, 1e-6)))
+        left, bottom = figure.plot.getAxis("left"), figure.plot.getAxis("bottom")
+        left.setWidth(left.width())
+        bottom.setHeight(bottom.height())
     frames = []
     for i, spec in enumerate(specs):
         figure.show_matrix(spec.matrix, spec.mask, spec.rows, spec.cols, spec.title, levels=(0.0, max(top, 1e-6)))

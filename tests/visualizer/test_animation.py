@@ -229,3 +229,21 @@ def test_a_folder_not_even_root_can_write_is_refused_before_any_frame(run_comman
     code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--kind", "cross", "--over", "heads",
                                 "--out", "/proc/a.gif"])
     assert code == 2 and "not writable" in err, err
+
+
+def test_the_matrix_stays_in_place_from_frame_to_frame(tiny_lm):
+    """QA as a teacher: the matrix moved 20 to 36 pixels sideways in the GIF as longer tokens came ("heureuse"),
+    and the title broke at "step" in some frames only."""
+    from visualizer.animation import render_frames
+    trace = translate(tiny_lm, "the cat sat on the mat with a very extraordinary elephant").trace
+    specs = animation_specs(trace, "dec_self", "steps", layer=1, head=0)
+    assert all("step\u00a0" in s.title and "token\u00a0" in s.title for s in specs)
+    frames = render_frames(specs, 600, 500)
+
+    def matrix_box(frame):
+        """The first and last columns and rows of the matrix: the widest run of non-white, non-grey pixels."""
+        coloured = (frame.max(axis=2).astype(int) - frame.min(axis=2)) > 40      # the colour map's cells
+        cols, rows = np.flatnonzero(coloured[:, :430].sum(axis=0) > 3), np.flatnonzero(coloured.sum(axis=1) > 3)
+        return cols.min(), rows.max()
+    boxes = {matrix_box(f) for f in frames[1:]}          # (the first frame's one row may hold no colour at the left)
+    assert len(boxes) == 1, boxes
