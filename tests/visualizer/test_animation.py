@@ -59,7 +59,7 @@ def test_a_decoder_only_models_steps_start_where_its_prompt_ends(tmp_path):
     full = trace.mask(kind, 0)
     for t, spec in zip(range(given, n), specs):
         assert spec.mask[: t + 1].tolist() == full[: t + 1].tolist() and not spec.mask[t + 1:].any()
-        assert spec.title.endswith(f"step {t}: predicting token {t + 1}")
+        assert spec.title.endswith(f"step\u00a0{t}: predicting token\u00a0{t + 1}")
 
 
 def test_frames_colour_as_the_still_export_of_their_head_does(tiny_lm):
