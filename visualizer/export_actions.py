@@ -113,8 +113,9 @@ class ExportActions:
         from .export import write_bytes
         from .plotting.render import encode_png, laid_out_for_picture, whole_picture
         w = self.window
+        # (a panel with nothing to show, the Training step without a target, is no picture: its empty axes were)
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
-                 and name not in NOT_PICTURED}
+                 and name not in NOT_PICTURED and getattr(w.panels[name], "has_content", lambda: True)()}
         # every dock in front comes back to the front, a panel not pictured too (Head metrics was left behind LayerNorm)
         in_front = [dock for name, dock in w.docks.items() if not dock.isHidden() and not dock.visibleRegion().isEmpty()]
         written = []

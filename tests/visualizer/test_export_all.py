@@ -405,3 +405,19 @@ def test_run_json_says_the_temperature_the_output_distribution_is_pictured_at(qt
     window.exports.export_all(str(tmp_path / "two"), "csv")
     record = json.loads((tmp_path / "two" / "run.json").read_text(encoding="utf-8"))
     assert record["output_distribution"] == {"temperature": 2.0} and record["decoding"] == "greedy"
+
+
+def test_the_training_step_is_pictured_only_with_a_target(qtbot, window, tmp_path):
+    """QA as a teacher: Export all wrote the Training step tab without a target, empty axes of 0 … 1 nats and
+    d_model −100 … 100 under the words that ask for one."""
+    window.docks["training"].raise_()
+    qtbot.waitUntil(lambda: "training" in window.panels)
+    window.exports.export_all(str(tmp_path / "none"), "png")
+    assert not (tmp_path / "none" / panel_file("training")).exists()
+    assert (tmp_path / "none" / panel_file("layernorm")).exists()
+    window.inputs.target.setText("le chat")
+    qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "teacher-forced" and not window.runs.runner.busy,
+                    timeout=20000)
+    window.docking.render("training", force=True)
+    window.exports.export_all(str(tmp_path / "given"), "png")
+    assert (tmp_path / "given" / panel_file("training")).exists()

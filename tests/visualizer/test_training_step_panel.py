@@ -141,11 +141,16 @@ def test_a_cleared_target_or_another_model_empties_the_plots(qtbot, tiny_model_d
     lm = load(tiny_model_dir)
     panel, s, tr = shown_panel(qtbot, lm)
     assert len(panel.bars.opts["height"]) == len(lm.tgt_tok.encode(s.target)) + 1
-    assert not panel.loss_plot.getAxis("left").autoSIPrefix
+    assert not panel.loss_plot.getAxis("left").autoSIPrefix and panel.has_content()
     s.update(target="")
     panel.render(tr, s)
     assert len(panel.bars.opts["height"]) == 0 and panel.loss_plot.getAxis("bottom").labels == []
     assert all(img.image is None for img in panel.grad_images.values())
+    # and no empty axes under the words that say to type a target (QA as a teacher), nor a picture of them
+    assert panel.plots.isHidden() and not panel.has_content() and "Type a reference" in panel.status.text()
+    s.update(target="le chat")
+    panel.render(tr, s)
+    assert not panel.plots.isHidden() and panel.has_content()
     panel, s, tr = shown_panel(qtbot, lm)
     panel.set_model(load(tiny_model_dir))
     assert len(panel.bars.opts["height"]) == 0 and panel.losses is None

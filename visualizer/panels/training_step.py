@@ -126,6 +126,10 @@ class TrainingStepPanel(QtWidgets.QWidget):
         with self._lock:                        # what was asked of the last model is no longer wanted
             self._changes, self._wanted = [], None
 
+    def has_content(self) -> bool:
+        """Whether the panel shows a loss and gradients (a target is given): Export all pictures it only then."""
+        return self.plots.isVisibleTo(self)
+
     def steps_taken(self) -> int:
         return self.stepper.steps_taken if self.stepper is not None else 0
 
@@ -151,11 +155,14 @@ class TrainingStepPanel(QtWidgets.QWidget):
             with self._lock:
                 self._wanted = None
             self._clear()                       # the last target's loss is not this view's
+            # no empty axes (0 … 1 nats, d_model −100 … 100) under the words that say what to type (QA as a teacher)
+            self.plots.setVisible(False)
             self.status.setText(getattr(self, "unsupported", "") or
                                 "Type a reference translation in the Target field (in presentation mode View ▸ "
                                 "Target and decoding controls shows it): the loss and its gradients are computed "
                                 "for it under teacher forcing.")
             return
+        self.plots.setVisible(True)
         schema = self.stepper.lm.schema
         here = schema.kind_at(state.stack, state.sublayer)
         kind = here.name if here is not None else state.kind
