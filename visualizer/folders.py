@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6 import QtWidgets
+
 
 def start_folder(window) -> Path:
     """The folder a dialog of this window opens in (a remembered one that no longer exists: home)."""
@@ -34,3 +36,16 @@ def with_type(path: str | Path, suffix: str) -> Path:
     Qt's own dialog adds none, and a session saved as "lesson1" was then hidden by the open dialog's filter."""
     p = Path(path)
     return p if p.suffix.lower() == suffix.lower() else p.with_name(p.name + suffix)
+
+
+def ask_open_file(parent, caption: str, folder: str, name_filter: str, suffix: str) -> str:
+    """An existing file's path from an open dialog ("" when cancelled); a name typed without suffix is taken with
+    it, as the save dialog writes it: "lesson" was "File not found" beside "lesson.json" (QA as a teacher)."""
+    dialog = QtWidgets.QFileDialog(parent, caption, folder, name_filter)
+    dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
+    dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptOpen)
+    dialog.setDefaultSuffix(suffix)
+    try:
+        return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else ""
+    finally:
+        dialog.deleteLater()

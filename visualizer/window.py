@@ -35,7 +35,7 @@ from .controls import InputBar, filled_in, model_label, pieces_note, show_from_s
 from .docks import Docks
 from .equation_text import equation_html
 from .export_actions import ExportActions
-from .folders import remember, start_folder, suggest, with_type
+from .folders import ask_open_file, remember, start_folder, suggest, with_type
 from .help import HelpMenu
 from .panels.widgets import ElidedLabel, quiet_colour, tone_colour
 from .plotting.token_axis import TokenAxis
@@ -787,8 +787,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.runs.request(self.lm)
 
     def open_session_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", str(start_folder(self)),
-                                                        "Sessions (*.json)")
+        path = ask_open_file(self, "Open session", str(start_folder(self)), "Sessions (*.json)", "json")
         if path and self.open_session(path):
             remember(self, path)
 

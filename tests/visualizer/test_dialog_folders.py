@@ -16,11 +16,11 @@ def test_dialogs_open_where_the_last_file_went_and_remember_it_across_starts(qtb
 
     def open_name(parent, caption, start, *filters):
         asked.append(start)
-        return "", ""
+        return ""
 
     (tmp_path / "lesson").mkdir()
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", save_name)
-    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", open_name)
+    monkeypatch.setattr("visualizer.window.ask_open_file", open_name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
     window.settings.set("folder", str(tmp_path / "gone"))                 # remembered, since removed: home
@@ -48,3 +48,27 @@ def test_a_session_named_without_its_type_is_saved_as_json_and_opens_again(qtbot
                         lambda *args: (str(tmp_path / "lesson.v2"), "Sessions (*.json)"))
     window.save_session_dialog()
     assert (tmp_path / "lesson.v2.json").is_file()
+
+
+def test_a_session_typed_without_its_type_in_the_open_dialog_opens(qtbot, tmp_path):
+    """QA as a teacher: "lesson" typed in Open session was "File not found" beside lesson.json, which Save had
+    written for "lesson"."""
+    from PySide6 import QtCore
+
+    from visualizer.folders import ask_open_file
+    (tmp_path / "lesson.json").write_text("{}", encoding="utf-8")
+    typed = []
+
+    def type_lesson():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, QtWidgets.QFileDialog):
+            QtCore.QTimer.singleShot(50, type_lesson)
+            return
+        name = dialog.findChild(QtWidgets.QLineEdit, "fileNameEdit")
+        name.setText("lesson")
+        typed.append(True)
+        dialog.accept()
+    QtCore.QTimer.singleShot(50, type_lesson)
+    path = ask_open_file(None, "Open session", str(tmp_path), "Sessions (*.json)", "json")
+    assert path == str(tmp_path / "lesson.json")
+    assert typed
