@@ -44,7 +44,8 @@ class AnimationActions:
         over, ok = QtWidgets.QInputDialog.getItem(w, "Export animation", "One frame per:", choices, 0, False)
         if not ok:
             return
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation", suggest(w, f"attention-{over}.gif"),
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(w, "Export animation",
+                                                             suggest(w, animation_name(self.specs(over), over)),
                                                              "GIF animation (*.gif);;MP4 video (*.mp4)")
         if not path:
             return
@@ -55,3 +56,12 @@ class AnimationActions:
                           "Cannot export the animation", (ValueError, ExportError))
         if n:
             w.statusBar().showMessage(f"Wrote {n} frames to {path}", 8000)
+
+
+def animation_name(specs, over: str) -> str:
+    """A file name saying what an animation shows, as Export all names its heads: cross_L2_H1_steps.gif,
+    cross_H1_layers.gif, cross_L2_heads.gif ("attention-steps.gif" named none of them, QA as a teacher)."""
+    first = specs[0]
+    head = "mean" if first.head is None else f"H{first.head + 1}"
+    parts = {"steps": (f"L{first.layer + 1}", head), "layers": (head,), "heads": (f"L{first.layer + 1}",)}[over]
+    return "_".join((first.file, *parts, over)) + ".gif"

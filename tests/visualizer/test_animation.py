@@ -247,3 +247,13 @@ def test_the_matrix_stays_in_place_from_frame_to_frame(tiny_lm):
         return cols.min(), rows.max()
     boxes = {matrix_box(f) for f in frames[1:]}          # (the first frame's one row may hold no colour at the left)
     assert len(boxes) == 1, boxes
+
+
+def test_an_animations_file_name_says_what_it_shows(tiny_lm):
+    """"attention-steps.gif" named neither the kind, the layer nor the head (QA as a teacher)."""
+    from visualizer.animation_actions import animation_name
+    trace = translate(tiny_lm, TEXT).trace
+    assert animation_name(animation_specs(trace, "cross", "steps", layer=1, head=0), "steps") == "cross_L2_H1_steps.gif"
+    assert animation_name(animation_specs(trace, "cross", "steps", 1, None), "steps") == "cross_L2_mean_steps.gif"
+    assert animation_name(animation_specs(trace, "enc_self", "layers", head=1), "layers") == "encoder_self_H2_layers.gif"
+    assert animation_name(animation_specs(trace, "dec_self", "heads", layer=0), "heads") == "decoder_self_L1_heads.gif"
