@@ -255,5 +255,6 @@ def test_an_animations_file_name_says_what_it_shows(tiny_lm):
     trace = translate(tiny_lm, TEXT).trace
     assert animation_name(animation_specs(trace, "cross", "steps", layer=1, head=0), "steps") == "cross_L2_H1_steps.gif"
     assert animation_name(animation_specs(trace, "cross", "steps", 1, None), "steps") == "cross_L2_mean_steps.gif"
-    assert animation_name(animation_specs(trace, "enc_self", "layers", head=1), "layers") == "encoder_self_H2_layers.gif"
+    layers = animation_specs(trace, "enc_self", "layers", head=1)
+    assert animation_name(layers, "layers") == "encoder_self_H2_layers.gif"
     assert animation_name(animation_specs(trace, "dec_self", "heads", layer=0), "heads") == "decoder_self_L1_heads.gif"
