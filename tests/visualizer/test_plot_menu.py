@@ -234,3 +234,24 @@ def test_ctrl_e_and_copy_give_the_heatmaps_screen_pixels_as_its_menu_does(window
         window.exports.copy_focused()
         assert QtWidgets.QApplication.clipboard().image().size() == sizes[ratio]
     assert sizes[2.0] == sizes[1.0] * 2
+
+
+def test_the_output_distributions_csv_names_its_columns(window, tmp_path):
+    """QA as a researcher: its CSV read "series,x,label,y" and "bars 1,0.0,<unk>,0.0953": which number was the
+    probability, and at which step and temperature, it did not say."""
+    from visualizer.plot_menu import widget_export
+    window.inputs.temperature.setValue(2.0)
+    panel = window.panels["output"]
+    window.state.update(step=1)
+    window.docking.render("output", force=True)
+    path = PlotMenu(panel.box, widget_export(panel.box)).save("csv", path=str(tmp_path / "out.csv"))
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    probs = window.trace.probs(1, 2.0)
+    assert len(rows) == len(panel.bar_ids) >= 3
+    for row in rows:
+        i = int(row["token_id"])
+        assert float(row["probability"]) == pytest.approx(probs[i]) and row["token"] == panel.label(i)
+        assert int(row["rank"]) == int((probs > probs[i]).sum()) + 1 and row["step"] == "1"
+        assert row["temperature"] == "2.0" and row["top_k"] == "0"
+    assert [int(r["rank"]) for r in rows[:3]] == [1, 2, 3]

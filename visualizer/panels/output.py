@@ -8,6 +8,9 @@ set_vocab() when a model is loaded; without them the bars are labelled with toke
 """
 from __future__ import annotations
 
+import csv
+import io
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -114,6 +117,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.box = PlotBox("next-token probabilities", "next token", "probability",
                            axisItems={"left": TokenAxis("left")}, min_height=MIN_HEIGHT, fixed_min_height=True)
         self.plot = self.box.item
+        self.box.table_csv = self.table_csv          # its plot menu's "Save numbers as CSV…"
         self.plot.invertY(True)                      # most probable at the top
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.72, width=[], brushes=[], pen=None)
         self.plot.addItem(self.bars)
@@ -280,6 +284,21 @@ class OutputPanel(QtWidgets.QWidget):
             self.chosen_rank = int(np.sum(probs > probs[self.chosen_id])) + 1
         self.shown = -1                              # laid out anew (_lay_out_bars)
         self._lay_out_bars()
+
+    def table_csv(self) -> str | None:
+        """The bars as a table a reader can follow: step, rank, token, its id, probability, and the temperature
+        and top-k it was drawn at. The plot's generic columns (series, x, label, y) read "bars 1,0.0,Elle,0.951",
+        with no word of which number was the probability (QA as a researcher)."""
+        if getattr(self, "bar_ids", None) is None or not len(self.bar_ids):
+            return None
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["step", "rank", "token", "token_id", "probability", "temperature", "top_k"])
+        for i, token in enumerate(self.bar_ids):
+            rank = int(np.sum(self.probs > self.probs[token])) + 1
+            w.writerow([self.step, rank, self.label(int(token)), int(token), repr(float(self.probs[token])),
+                        repr(float(self.temperature)), self.cut])
+        return buf.getvalue()
 
     def _fitting_count(self) -> int:
         """How many of the top-k bars the plot's height holds with their tokens at BAR_LABEL_SCALE of the axis'
