@@ -94,14 +94,6 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if metric == QtWidgets.QStyle.PixelMetric.PM_ToolBarExtensionExtent:
             return max(super().pixelMetric(metric, option, widget),
                        round(1.6 * QtGui.QFontMetrics(QtWidgets.QApplication.font()).height()))
-        # a check box or radio button as large as its text's capitals: Fusion's 13 pixels were a speck beside
-        # presentation mode's 20-point words (QA on HiDPI)
-        pm = QtWidgets.QStyle.PixelMetric
-        if metric in (pm.PM_IndicatorWidth, pm.PM_IndicatorHeight, pm.PM_ExclusiveIndicatorWidth,
-                      pm.PM_ExclusiveIndicatorHeight):
-            font = widget.font() if widget is not None else QtWidgets.QApplication.font()
-            return max(super().pixelMetric(metric, option, widget), round(0.8 * QtGui.QFontMetrics(font).capHeight()
-                                                                          + 0.3 * QtGui.QFontMetrics(font).height()))
         return super().pixelMetric(metric, option, widget)
 
     def standardIcon(self, icon, option=None, widget=None) -> QtGui.QIcon:

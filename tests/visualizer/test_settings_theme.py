@@ -113,23 +113,6 @@ def test_a_checked_box_of_the_dark_themes_has_a_tick_on_its_fill(qapp, qtbot, th
         apply_theme(qapp, "light", point_size=10)
 
 
-@pytest.mark.parametrize("theme", ["light", "high-contrast"])
-def test_check_boxes_grow_with_the_text(qapp, qtbot, theme):
-    """Fusion's 13-pixel box was a speck beside presentation mode's 20-point words (QA on HiDPI)."""
-    sizes = {}
-    try:
-        for points in (10, 20):
-            apply_theme(qapp, theme, point_size=points)
-            box = QtWidgets.QCheckBox("Mean over heads")
-            qtbot.addWidget(box)
-            metric = QtWidgets.QStyle.PixelMetric.PM_IndicatorWidth
-            sizes[points] = box.style().pixelMetric(metric, None, box)
-            assert sizes[points] >= 0.6 * box.fontMetrics().height()
-    finally:
-        apply_theme(qapp, "light", point_size=10)
-    assert sizes[20] > sizes[10] >= 13
-
-
 @pytest.mark.parametrize("theme", ["light", "dark", "high-contrast"])
 def test_the_field_with_the_keyboard_has_a_thick_frame_in_the_highlight_colour(qapp, qtbot, theme):
     """Focus was a 1-pixel blue line, and on a high-contrast drop-down list nothing at all (QA, keyboard only)."""
