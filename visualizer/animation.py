@@ -58,9 +58,10 @@ def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | Non
         rows = base.rows[: t + 1] + [""] * (len(base.rows) - t - 1)      # tokens not generated yet: unnamed
         # as keys too, where the keys are the rows' own tokens (a decoder's self-attention named them all)
         cols = rows[: len(base.cols)] + [""] * (len(base.cols) - len(rows)) if base.cols == base.rows else base.cols
-        # (its numbers bound to their words: the title broke at "step" in some frames and not in others, QA)
+        # the step on a line of its own, its numbers bound to their words: the title broke at "step" in some
+        # frames and not in others, and its first line moved (QA)
         frames.append(replace(base, mask=shown, rows=rows, cols=cols,
-                              title=f"{base.title} — step\u00a0{t}: predicting token\u00a0{t + 1}"))
+                              title=f"{base.title}\nstep\u00a0{t}: predicting token\u00a0{t + 1}"))
     return frames
 
 

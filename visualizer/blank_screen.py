@@ -23,7 +23,14 @@ class BlankScreen(QtWidgets.QWidget):
         self.setCursor(QtCore.Qt.CursorShape.BlankCursor)
         self.setAccessibleName("Blank screen: press any key to show the window again")
         self.hide()
+        self._floating: list[QtWidgets.QDockWidget] = []     # docks floated off the window, hidden while blank
         window.installEventFilter(self)
+        # the Layer and Head boxes take no letters, "." or ",": the blank keys pass them (clicked in class, they
+        # had the keyboard, and B did nothing; QA)
+        app = QtWidgets.QApplication.instance()
+        if getattr(app, "_keys_past_number_boxes", None) is None:
+            app._keys_past_number_boxes = _KeysPastNumberBoxes(app)
+            app.installEventFilter(app._keys_past_number_boxes)
 
     def show_colour(self, colour: str) -> None:
         """Blank the window in colour ("black" or "white"); the same colour again brings the view back."""
@@ -33,14 +40,23 @@ class BlankScreen(QtWidgets.QWidget):
         self.colour = colour
         self._focus = QtWidgets.QApplication.focusWidget()
         self.setGeometry(self.window.rect())
+        # a dock floated off the window is a window of its own: it stayed over the black (QA)
+        self._floating = [d for d in self.window.findChildren(QtWidgets.QDockWidget) if d.isFloating()
+                          and d.isVisible()]
+        for dock in self._floating:
+            dock.hide()
         self.show()
         self.raise_()
+        self.activateWindow()
         self.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
 
     def end(self) -> None:
         if not self.isVisible():
             return
         self.hide()
+        for dock in self._floating:
+            dock.show()
+        self._floating = []
         if self._focus is not None and self._focus.isVisible():
             self._focus.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
         self._focus = None
@@ -65,4 +81,20 @@ class BlankScreen(QtWidgets.QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.window and event.type() == QtCore.QEvent.Type.Resize:
             self.setGeometry(self.window.rect())
+        return False
+
+
+class _KeysPastNumberBoxes(QtCore.QObject):
+    """Lets the blank screen's keys (no modifier) past a focused whole-number spin box of a window in presentation
+    mode: the box would take them as typing, and it takes no letter, "." or ",". A decimal box (T = 1.00) keeps "."
+    and ","; a text field keeps them all."""
+
+    KEYS = {QtGui.QKeySequence(k)[0].key() for _, keys in BLANKS.values() for k in keys}
+
+    def eventFilter(self, watched, event) -> bool:
+        if (event.type() == QtCore.QEvent.Type.ShortcutOverride and isinstance(watched, QtWidgets.QSpinBox)
+                and event.modifiers() == QtCore.Qt.KeyboardModifier.NoModifier and event.key() in self.KEYS
+                and getattr(getattr(watched.window(), "presentation", None), "active", False)):
+            event.ignore()                        # not the box's: the window's shortcut takes it
+            return True
         return False

@@ -113,9 +113,8 @@ class ExportActions:
         from .export import write_bytes
         from .plotting.render import encode_png, laid_out_for_picture, whole_picture
         w = self.window
-        # (a panel with nothing to show, the Training step without a target, is no picture: its empty axes were)
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
-                 and name not in NOT_PICTURED and getattr(w.panels[name], "has_content", lambda: True)()}
+                 and name not in NOT_PICTURED}
         # every dock in front comes back to the front, a panel not pictured too (Head metrics was left behind LayerNorm)
         in_front = [dock for name, dock in w.docks.items() if not dock.isHidden() and not dock.visibleRegion().isEmpty()]
         written = []
@@ -125,6 +124,10 @@ class ExportActions:
                     dock.raise_()
                     QtWidgets.QApplication.processEvents()       # laid out at its tab's size
                 w.docking.render(name)           # a panel behind a tab may still show an older view
+                # a panel with nothing to show, the Training step without a target, is no picture (its empty axes
+                # were); asked once it shows this view (behind a tab it still said "no target", QA)
+                if not getattr(w.panels[name], "has_content", lambda: True)():
+                    continue
                 path = folder / panel_file(name)
                 with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH):
                     picture = whole_picture(w.panels[name])

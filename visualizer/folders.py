@@ -39,13 +39,17 @@ def with_type(path: str | Path, suffix: str) -> Path:
 
 
 def ask_open_file(parent, caption: str, folder: str, name_filter: str, suffix: str) -> str:
-    """An existing file's path from an open dialog ("" when cancelled); a name typed without suffix is taken with
-    it, as the save dialog writes it: "lesson" was "File not found" beside "lesson.json" (QA as a teacher)."""
+    """A file's path from an open dialog ("" when cancelled); a name typed without suffix is taken with it, as the
+    save dialog writes it: "lesson" was "File not found" beside "lesson.json", and "lesson 30.11" beside
+    "lesson 30.11.json" (QA as a teacher). A name that is no file comes back as typed: its opener says so."""
     dialog = QtWidgets.QFileDialog(parent, caption, folder, name_filter)
-    dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
+    dialog.setFileMode(QtWidgets.QFileDialog.FileMode.AnyFile)      # (ExistingFile refused "lesson 30.11" itself)
     dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptOpen)
-    dialog.setDefaultSuffix(suffix)
     try:
-        return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else ""
+        path = dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else ""
     finally:
         dialog.deleteLater()
+    typed = Path(path) if path else None
+    if typed is not None and not typed.exists() and typed.with_name(f"{typed.name}.{suffix}").is_file():
+        return str(typed.with_name(f"{typed.name}.{suffix}"))
+    return path

@@ -113,7 +113,7 @@ def print_notes(result, lm) -> None:
     if result.truncated:
         print(f"note: the text was cut to {model_length(lm)}", file=sys.stderr)
     if off := ablated_heads(result.trace):       # QA: `--ablate cross:all:all` printed its output with no word
-        print(f"note: {describe(off)}", file=sys.stderr)
+        print(f"note: {describe(off, result.trace.schema)}", file=sys.stderr)    # in the window's words (QA)
     for note in result_notes(result.trace, lm.cfg.max_len):
         print(f"note: {note}", file=sys.stderr)
 

@@ -388,8 +388,9 @@ class MainWindow(QtWidgets.QMainWindow):
         # and nothing on screen said so once the model list had closed (QA as a teacher)
         name, shape, summary = self.model_name, t.schema.describe(), model_summary(self.state.model_name)
         forms = [f"Model: {name} ({shape})", f"Model: {name}", name]        # longest first: the first that fits
-        if summary:
-            forms[:0] = [f"Model: {name} — {summary} · {shape}", f"Model: {name} — {summary}"]
+        if summary:        # (and its words before a colon: the seed example's summary left at 1024 × 768, QA)
+            cut = [f"Model: {name} — {summary.split(': ')[0]}"] if ": " in summary else []
+            forms[:0] = [f"Model: {name} — {summary} · {shape}", f"Model: {name} — {summary}", *cut]
         self.status_model.setText(forms[0], tuple(forms[1:]))
         self.status_model.setToolTip(f"{self.state.model_name}: {summary + '; ' if summary else ''}{shape}")
         self.status_tokens.setText(*token_count(t))

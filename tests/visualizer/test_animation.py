@@ -237,6 +237,7 @@ def test_the_matrix_stays_in_place_from_frame_to_frame(tiny_lm):
     from visualizer.animation import render_frames
     trace = translate(tiny_lm, "the cat sat on the mat with a very extraordinary elephant").trace
     specs = animation_specs(trace, "dec_self", "steps", layer=1, head=0)
+    assert all(s.title.split("\n")[0] == specs[0].title.split("\n")[0] for s in specs)   # the step on its own line
     assert all("step\u00a0" in s.title and "token\u00a0" in s.title for s in specs)
     frames = render_frames(specs, 600, 500)
 

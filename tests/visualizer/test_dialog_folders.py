@@ -56,19 +56,18 @@ def test_a_session_typed_without_its_type_in_the_open_dialog_opens(qtbot, tmp_pa
     from PySide6 import QtCore
 
     from visualizer.folders import ask_open_file
-    (tmp_path / "lesson.json").write_text("{}", encoding="utf-8")
-    typed = []
+    for name in ("lesson", "lesson 30.11"):                # a date in the name: Qt adds no suffix after a dot
+        (tmp_path / f"{name}.json").write_text("{}", encoding="utf-8")
+        typed = []
 
-    def type_lesson():
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        if not isinstance(dialog, QtWidgets.QFileDialog):
-            QtCore.QTimer.singleShot(50, type_lesson)
-            return
-        name = dialog.findChild(QtWidgets.QLineEdit, "fileNameEdit")
-        name.setText("lesson")
-        typed.append(True)
-        dialog.accept()
-    QtCore.QTimer.singleShot(50, type_lesson)
-    path = ask_open_file(None, "Open session", str(tmp_path), "Sessions (*.json)", "json")
-    assert path == str(tmp_path / "lesson.json")
-    assert typed
+        def type_name(name=name, typed=typed):
+            dialog = QtWidgets.QApplication.activeModalWidget()
+            if not isinstance(dialog, QtWidgets.QFileDialog):
+                QtCore.QTimer.singleShot(50, type_name)
+                return
+            dialog.findChild(QtWidgets.QLineEdit, "fileNameEdit").setText(name)
+            typed.append(True)
+            dialog.accept()
+        QtCore.QTimer.singleShot(50, type_name)
+        path = ask_open_file(None, "Open session", str(tmp_path), "Sessions (*.json)", "json")
+        assert path == str(tmp_path / f"{name}.json") and typed

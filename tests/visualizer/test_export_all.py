@@ -415,9 +415,9 @@ def test_the_training_step_is_pictured_only_with_a_target(qtbot, window, tmp_pat
     window.exports.export_all(str(tmp_path / "none"), "png")
     assert not (tmp_path / "none" / panel_file("training")).exists()
     assert (tmp_path / "none" / panel_file("layernorm")).exists()
+    window.docks["layernorm"].raise_()                 # behind a tab, it still showed "no target" (QA)
     window.inputs.target.setText("le chat")
     qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "teacher-forced" and not window.runs.runner.busy,
                     timeout=20000)
-    window.docking.render("training", force=True)
     window.exports.export_all(str(tmp_path / "given"), "png")
     assert (tmp_path / "given" / panel_file("training")).exists()

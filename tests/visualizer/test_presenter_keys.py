@@ -175,3 +175,29 @@ def test_started_in_presentation_mode_the_keyboard_is_on_the_heatmap(qtbot, tiny
         w.toggle_presentation()
         w.runs.runner.wait(10000)
     settle()
+
+
+def test_the_blank_keys_pass_the_layer_and_head_boxes_and_hide_a_floating_dock(qtbot, window):
+    """QA: with the Layer box clicked in class, B did nothing (the box took it as typing); a dock floated off the
+    window stayed over the black screen."""
+    box, blank, dock = window.attention.layer, window.menus.blank, window.docks["output"]
+    box.setFocus()
+    qtbot.keyClick(box, Key.Key_B)                                 # outside presentation mode: the box's
+    assert not blank.isVisible()
+    window.toggle_presentation()
+    try:
+        settle()
+        dock.setFloating(True)
+        dock.show()
+        window.activateWindow()                                    # (the floated dock took the activation)
+        qtbot.waitUntil(window.isActiveWindow)
+        box.setFocus()
+        qtbot.waitUntil(box.hasFocus)
+        qtbot.keyClick(box, Key.Key_B)
+        assert blank.isVisible() and dock.isHidden()
+        qtbot.keyClick(blank, Key.Key_Space)
+        assert not blank.isVisible() and dock.isVisible() and dock.isFloating()
+    finally:
+        dock.setFloating(False)
+        window.toggle_presentation()
+    settle()

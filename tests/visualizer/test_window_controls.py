@@ -101,6 +101,9 @@ def test_model_picker_lists_bundled_models_and_switches(qtbot, window, tiny_mode
     from model.assets import model_summary
     assert window.status_model.text().startswith(f"Model: seed-example — {model_summary('seed-example')} · ")
     assert model_summary("seed-example") in window.status_model.toolTip()
+    # and in a narrow status bar, its words before the colon (at 1024 × 768 it was left out, QA)
+    short = f"Model: seed-example — {model_summary('seed-example').split(': ')[0]}"
+    assert short in window.status_model._shorter
     from model.assets import model_summary              # what it is, said as it is chosen
     bar = window.statusBar()                     # (whole in the tooltip when the window is too narrow for it)
     assert bar.whole_message() == f"seed-example: {model_summary('seed-example')}"
