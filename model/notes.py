@@ -241,18 +241,18 @@ def first_place(schema, keys: list[str]) -> str:
 
 
 REPEATS = 3               # a block of words written this many times in a row is a loop
+MARK_REPEATS = 8          # … and a block of punctuation marks this many times (a GPT-2 wrote 20 dots; "!!!" is none)
 PHRASE_REPEATS = 2        # … and a block of two words or more this many ("es regnet es regnet?" went unsaid, QA),
 # when the text repeats no word but these: "Hand in hand in…", "What is done is done" ("Ce qui est fait est fait."),
 # "Call a spade a spade" repeat theirs on purpose
 GLUE_WORDS = frozenset("the a an and or of to in on at by for with from is are was it".split())
+BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
 
 def repeats_words(text: str) -> bool:
     """Whether a text has a word twice, but for GLUE_WORDS (casefolded)."""
     seen = Counter(w for w in words(text) if w not in GLUE_WORDS)
     return any(n > 1 for n in seen.values())
-MARK_REPEATS = 8          # … and a block of punctuation marks this many times (a GPT-2 wrote 20 dots; "!!!" is none)
-BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")    # a byte-fallback piece: no text of its own to name
 
 
 def worked_example(trace) -> str | None:
