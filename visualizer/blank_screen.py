@@ -26,11 +26,14 @@ class BlankScreen(QtWidgets.QWidget):
         self._floating: list[QtWidgets.QDockWidget] = []     # docks floated off the window, hidden while blank
         window.installEventFilter(self)
         # the Layer and Head boxes take no letters, "." or ",": the blank keys pass them (clicked in class, they
-        # had the keyboard, and B did nothing; QA)
-        app = QtWidgets.QApplication.instance()
-        if getattr(app, "_keys_past_number_boxes", None) is None:
-            app._keys_past_number_boxes = _KeysPastNumberBoxes(app)
-            app.installEventFilter(app._keys_past_number_boxes)
+        # had the keyboard, and B did nothing; QA). On the boxes alone, from presentation mode on: on the whole
+        # application it was a Python call at every event of every widget
+        self._number_keys = _KeysPastNumberBoxes(self)
+
+    def watch_number_boxes(self) -> None:
+        """The window's whole-number spin boxes let the blank keys past (installed again: Qt keeps one of each)."""
+        for box in self.window.findChildren(QtWidgets.QSpinBox):
+            box.installEventFilter(self._number_keys)
 
     def show_colour(self, colour: str) -> None:
         """Blank the window in colour ("black" or "white"); the same colour again brings the view back."""

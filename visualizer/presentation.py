@@ -31,6 +31,8 @@ class Presentation:
             act.setEnabled(on)
         actions.blank.end()
         if on:
+            actions.blank.watch_number_boxes()
+        if on:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
                             "details": actions.details.isChecked()}
             self.set_theme(theme or "high-contrast", remember=False)
