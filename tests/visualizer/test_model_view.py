@@ -49,6 +49,17 @@ def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes, sho
     assert panel.head_at(panel.plot.vb.mapViewToScene(gap)) is None
 
 
+def test_hover_leaves_out_the_end_token_a_causal_decoder_never_reads(panel, shapes, show_trace):
+    """QA: a decoder self head's read-out said "the end token nan%" (no query reads </s>)."""
+    trace = synthetic_trace(shapes["encoder-decoder"], seed=2)
+    show_trace(panel, trace, kind="dec_self")
+    panel._hovered(panel.plot.vb.mapViewToScene(panel.tile_rect(0, 0).center()))
+    m = next(r for r in trace_metrics(trace) if (r.kind, r.layer, r.head) == ("dec_self", 1, 1))
+    assert np.isnan(m.end_token)
+    assert "nan" not in panel.hover.text() and "end token" not in panel.hover.text()
+    assert f"on the first token {m.first_token:.0%}, punctuation {m.punctuation:.0%}" in panel.hover.text()
+
+
 def test_switched_off_heads_are_crossed_out(panel, shapes, show_trace):
     trace = synthetic_trace(shapes["encoder-only"])
     kind = trace.schema.kinds[0].name

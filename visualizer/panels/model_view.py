@@ -216,8 +216,9 @@ class ModelViewPanel(QtWidgets.QWidget):
         positional = not math.isnan(m.mean_distance)     # NaN in cross-attention: two sentences' positions
         text = (f"Layer {m.layer}, head {m.head}: entropy {m.entropy_bits:.2f} bits"
                 + (f", distance {m.mean_distance:.2f}" if positional else "")
-                + f", max {m.max_weight:.2f}; on the first token {m.first_token:.0%}, the end token {m.end_token:.0%}, "
-                  f"punctuation {m.punctuation:.0%}"
+                + f", max {m.max_weight:.2f}; on the first token {m.first_token:.0%}"
+                + ("" if math.isnan(m.end_token) else f", the end token {m.end_token:.0%}")   # a causal decoder never
+                + f", punctuation {m.punctuation:.0%}"                                      # reads </s> ("nan%", QA)
                 + (f", itself {m.diagonal:.0%}, the previous token {m.previous_token:.0%}" if positional else "")
                 + (" — switched off" if (m.layer - 1, m.head - 1) in self.crossed else ""))
         self.hover.setText(text)
