@@ -66,6 +66,24 @@ def test_lines_are_the_focused_heads_weights(panel, shaped_trace):
     assert np.allclose(np.nan_to_num(panel.lines_box.shown), np.where(mask, shaped_trace.attention(kind, 1).mean(0), 0))
 
 
+def test_lines_mean_leaves_out_the_heads_switched_off(panel, shaped_trace):
+    """QA: with 3 of 8 heads off, the lines' "mean of heads" was all 8 heads' mean; the attention panel's is the
+    mean of the heads on (and says so)."""
+    from copy import copy
+    kind = shaped_trace.schema.kinds[-1].name
+    trace = copy(shaped_trace)
+    trace.meta = {**shaped_trace.meta, "ablations": [f"{kind}:2:1", f"{kind}:2:3"]}
+    state = ViewState.for_trace(trace, kind=kind, layer=1, head=0)
+    panel.state = state
+    panel.mode.setCurrentIndex(LINES)
+    panel.mean.setChecked(True)
+    panel.render(trace, state)
+    w, mask = trace.attention(kind, 1), trace.mask(kind, 1)
+    on = [h for h in range(len(w)) if h not in (0, 2)]
+    assert np.allclose(np.nan_to_num(panel.lines_box.shown), np.where(mask, w[on].mean(0), 0))
+    assert panel.lines_box.title.endswith(f"mean of the {len(on)} heads on")
+
+
 def test_both_views_save_as_png_svg_and_csv(panel, trace, tmp_path):
     state = ViewState.for_trace(trace, kind="cross", layer=1, head=1)
     panel.state = state

@@ -102,7 +102,8 @@ class AttentionPanel(QtWidgets.QWidget):
         self.layer = QtWidgets.QSpinBox(prefix="Layer ", minimum=1, maximum=1)
         self.head = QtWidgets.QSpinBox(prefix="Head ", minimum=1, maximum=1)
         self.mean = QtWidgets.QCheckBox("Mean over heads")
-        self.mean.setToolTip("Show the mean of all heads' weights in the large heatmap")
+        self.mean.setToolTip("Show the mean of the heads' weights in the large heatmap "
+                             "(of the heads on, when some are switched off)")
         # colour options in one drop-down button: the colour scale and the colour map
         # (a push button: its menu arrow has room of its own; a tool button's touched "Colours", QA)
         self.colours = QtWidgets.QPushButton("Colours")

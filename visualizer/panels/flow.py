@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.ablation import ablated_heads
+from model.ablation import ablated_heads, mean_of_heads_on
 from model.analysis.rollout import self_attention_kinds, trace_rollout
 
 from .. import accessible
@@ -175,8 +175,11 @@ class FlowPanel(QtWidgets.QWidget):
         self.shown_kind = kind
         layer = min(state.layer, trace.n_layers(info.stack) - 1)
         weights = trace.attention(kind, layer)
-        matrix = weights.mean(0) if self.mean.isChecked() else weights[min(state.head, len(weights) - 1)]
-        which = "mean of heads" if self.mean.isChecked() else f"head {min(state.head, len(weights) - 1) + 1}"
+        if self.mean.isChecked():              # the heads on, as the attention panel's mean (QA: all 8 with 3 off)
+            matrix, which = mean_of_heads_on(weights, kind, layer, ablated_heads(trace))
+        else:
+            head = min(state.head, len(weights) - 1)
+            matrix, which = weights[head], f"head {head + 1}"
         rows, cols = trace.axis_tokens(kind)
         self.lines_box.show_lines(matrix, trace.mask(kind, layer), rows, cols,
                                   f"{info.title}, layer {layer + 1}, {which}")
