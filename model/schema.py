@@ -99,6 +99,8 @@ class Stack:
     embed_caption: str
     embed_equation: str
     by_step: bool = False    # its rows are generation steps (a decoder): row t predicts token t+1
+    embed_caption_off: str = ""     # the caption and equation of a run with its positions switched off ("": the
+    embed_equation_off: str = ""    # model adds none to its embedding, or a schema saved before they were written)
 
     def sublayer(self, key: str) -> Sublayer:
         for s in self.sublayers:
@@ -124,7 +126,8 @@ class AttentionKind:
 
 # a schema's words for the panels (titles, captions, equations), as opposed to the model's shape
 WORDING = frozenset({"title", "short", "name", "caption", "equation", "label", "stage_title", "token_noun",
-                     "embed_title", "embed_caption", "embed_equation", "output_title", "output_short",
+                     "embed_title", "embed_caption", "embed_equation", "embed_caption_off", "embed_equation_off",
+                     "output_title", "output_short",
                      "output_caption", "output_equation", "norm_equation"})
 
 
@@ -345,13 +348,17 @@ class Schema:
             label = label.removesuffix(f" → {self.norm_label}").removeprefix(f"{self.norm_label} → ")
         return label
 
-    def caption(self, stage: Stage) -> tuple[str, str, str]:
-        """(title, one-sentence explanation, equation) of a stage."""
+    def caption(self, stage: Stage, positional: bool = True) -> tuple[str, str, str]:
+        """(title, one-sentence explanation, equation) of a stage; positional=False: in a run with the positions
+        switched off (an embedding's caption had gone on saying "+ PE(i)", QA)."""
         if stage.stack == OUTPUT:
-            return self.title(stage), self.output_caption, self.output_equation
+            return self.output_title, self.output_caption, self.output_equation
         st = self.stack_of_stage(stage)
         if stage.stack == st.embed_stage:
-            return self.title(stage), st.embed_caption, st.embed_equation
+            if not positional and st.embed_caption_off:
+                return (st.embed_title.replace(" + positional encoding", " (positions off)"), st.embed_caption_off,
+                        st.embed_equation_off)
+            return st.embed_title, st.embed_caption, st.embed_equation
         sub = st.sublayer(stage.sublayer)
         return self.title(stage), sub.caption, sub.equation
 

@@ -464,7 +464,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _caption_html(self, stage, step: int | None = None) -> str:
         """The caption of a stage at a step (None: the one in view), at the compact level the caption was last
         written at."""
-        title, text, equation = self.state.schema.caption(stage)
+        title, text, equation = self.state.schema.caption(stage, self._positional())
         step_words = self._step_html(stage, step)
         middle = "" if self._compact >= 2 else f"{html.escape(text)}<br>"
         head, dash, where = title.rpartition(" — ")   # "— layer 1" on one line: a lone "1" wrapped at 1024 × 768
@@ -472,6 +472,10 @@ class MainWindow(QtWidgets.QMainWindow):
             else html.escape(title)
         return (f"<b>{shown}</b>{step_words}<br>{middle}"
                 f"<span style='font-family:serif;font-style:italic'>{equation_html(equation)}</span>")
+
+    def _positional(self) -> bool:
+        """Whether the run in view added its positions (the caption speaks of the run shown, as the map does)."""
+        return self.trace is None or self.trace.meta.get("positional") is not False
 
     def _step_html(self, stage, step: int | None = None) -> str:
         """The caption's words on a step (None: the one in view), at a decoder's stage."""
@@ -491,7 +495,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self._compact = self.compact_level()
         self.attention.focus.show_title(not self._compact)   # the caption and the selectors name it too
-        title, text, _ = self.state.schema.caption(self.state.stage)
+        title, text, _ = self.state.schema.caption(self.state.stage, self._positional())
         self.caption.setText(self._caption_html(self.state.stage))
         # room for the tallest stage's caption at this step: a walk with the remote moved the heatmap up and
         # down by 20 to 60 pixels at each press, as captions of three and five lines took turns (QA as a teacher)

@@ -161,6 +161,18 @@ class Shape:
                  "none": "the model is given no positions"}[self.positions]
         return (f"Each {noun} becomes a vector: its embedding; {where}.", f"{symbol}_{pos} = {scale}{table}[token_{pos}]")
 
+    def embedding_off(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
+        """(caption, equation) of a stack's embedding in a run with its positions switched off; ("", "") where the
+        model adds none to the embedding (rotary and relative positions are switched off further on)."""
+        if self.positions not in ("sinusoidal", "learned"):
+            return "", ""
+        scale = "√d_model · " if self.scale_embedding else ""
+        scaled = " scaled by √d_model" if self.scale_embedding else ""
+        added = "positional encoding" if self.positions == "sinusoidal" else "place's vector"
+        return (f"Each {noun} becomes a vector: its embedding{scaled}{self.after_sum}. The {added} is switched off in "
+                "this run: nothing in the vector says where the token stands.",
+                f"{symbol}_{pos} = {self.summed(f'{scale}{table}[token_{pos}]')}   (positions switched off)")
+
     def feed_forward(self, key: str, title: str, first: bool, x: str = "x") -> Sublayer:
         if self.ffn == GATED_MLP:
             inner, eq_name = f"({self.activation}({{x}} W_gate) ⊙ {{x}} W_up) W_down", "MLP"
@@ -186,13 +198,11 @@ class Shape:
 
 
 def _embed_texts(shape: Shape, tokens: str) -> dict:
-    if tokens == "src":
-        cap, eq = shape.embedding("source token", "x", "E", "i")
-        return dict(embed_stage="src_embed", embed_title="Source embedding + positional encoding",
-                    embed_caption=cap, embed_equation=eq)
-    cap, eq = shape.embedding("target token", "y", "E_y", "t")
-    return dict(embed_stage="tgt_embed", embed_title="Target embedding + positional encoding",
-                embed_caption=cap, embed_equation=eq)
+    words = ("source token", "x", "E", "i") if tokens == "src" else ("target token", "y", "E_y", "t")
+    (cap, eq), (cap_off, eq_off) = shape.embedding(*words), shape.embedding_off(*words)
+    return dict(embed_stage=f"{tokens}_embed",
+                embed_title=f"{'Source' if tokens == 'src' else 'Target'} embedding + positional encoding",
+                embed_caption=cap, embed_equation=eq, embed_caption_off=cap_off, embed_equation_off=eq_off)
 
 
 def _attention_sublayer(shape: Shape, key: str, kind: str, name: str, title: str, label: str, file: str,
@@ -228,10 +238,13 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
     enc = Stack("enc", "Encoder", n_enc, (enc_self, s.feed_forward("ffn", "Encoder feed-forward", True)),
                 "src", "source token", **_embed_texts(s, "src"))
     dec_cap, dec_eq = s.embedding("target token", "y", "E_y", "t")
+    dec_off = s.embedding_off("target token", "y", "E_y", "t")[1]
     dec = Stack("dec", "Decoder", n_dec, (dec_self, cross, s.feed_forward("ffn", "Decoder feed-forward", False, "y")),
                 "tgt", "decoder input token", "tgt_embed", "Target embedding + positional encoding",
                 "The translation so far, shifted right behind <s>, is embedded the same way.",
-                dec_eq.split(",   PE(")[0], by_step=True)
+                dec_eq.split(",   PE(")[0], by_step=True,
+                embed_caption_off="The translation so far, shifted right behind <s>, is embedded the same way, its "
+                                  "positions switched off too." if dec_off else "", embed_equation_off=dec_off)
     return Schema(family, ENCODER_DECODER, (enc, dec), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff,
                   s.norm, s.place, s.positions, dict(special or {}),
                   output_caption="A linear map to the target vocabulary and a softmax give the next token's "
@@ -249,9 +262,11 @@ def decoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
         f"Each token looks only at itself and the tokens before it: the future is masked. {s.then}",
         f"{s.scores} + M) V,  M_ij = −∞ for j > i;   " + s.around("MaskedMHA({x})"))
     cap, eq = s.embedding("token", "x", "E", "t")
+    cap_off, eq_off = s.embedding_off("token", "x", "E", "t")
     stack = Stack("dec", "Decoder", n_layers, (attn, s.feed_forward("ffn", "Feed-forward", True)), "tgt", "token",
                   "tgt_embed", "Token embedding" + (" + positional encoding" if s.positions in ("sinusoidal", "learned")
-                                                    else ""), cap, eq, by_step=True)
+                                                    else ""), cap, eq, by_step=True, embed_caption_off=cap_off,
+                  embed_equation_off=eq_off)
     return Schema(family, DECODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
                   s.place, s.positions, dict(special or {}), output_equation=s.output("x_{t+1} | x_≤t", "h_t", "E"),
                   norm_equation=NORM_EQUATIONS[s.norm], projection_bias=s.biases, **s.schema_args)
@@ -267,8 +282,10 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
         f"mixes their values. {s.then}",
         f"Attention(Q, K, V) = {s.scores}) V,   " + s.around("Concat(head₁…head_h) W_O"))
     cap, eq = s.embedding("token", "x", "E", "i")
+    cap_off, eq_off = s.embedding_off("token", "x", "E", "i")
     stack = Stack("enc", "Encoder", n_layers, (attn, s.feed_forward("ffn", "Feed-forward", True)), "src", "token",
-                  "src_embed", "Token embedding + positional encoding", cap, eq)
+                  "src_embed", "Token embedding + positional encoding", cap, eq, embed_caption_off=cap_off,
+                  embed_equation_off=eq_off)
     return Schema(family, ENCODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
                   s.place, s.positions, dict(special or {}), has_output=masked_lm,
                   output_title="Linear + softmax (masked-token predictions)",

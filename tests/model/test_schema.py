@@ -54,6 +54,25 @@ def test_three_shapes_round_trip_through_json_and_npz(tmp_path, shapes, name):
     assert back.schema == sc and sorted(back.arrays) == sorted(t.arrays)
 
 
+@pytest.mark.parametrize("name", ["decoder-only", "encoder-only", "encoder-decoder"])
+def test_an_embeddings_caption_with_the_positions_off_adds_none(shapes, name):
+    """With Positional encoding unticked the caption went on saying "x_i = √d_model · E[token_i] + PE(i)" (QA)."""
+    sc = shapes[name]
+    for st in sc.stacks:
+        on, off = sc.caption(Stage(st.embed_stage)), sc.caption(Stage(st.embed_stage), positional=False)
+        if sc.positions in ("sinusoidal", "learned"):
+            assert ("PE(" in on[2] or "P[" in on[2]) and "PE(" not in off[2] and "P[" not in off[2]
+            assert "switched off" in off[1] + off[2] and off[0].endswith("(positions off)")
+        else:                                         # rotary positions are not added to the embedding
+            assert off == on
+    # a schema written before these words were: the caption it has
+    data = sc.to_dict()
+    for st in data["stacks"]:
+        del st["embed_caption_off"], st["embed_equation_off"]
+    old, first = Schema.from_dict(data), Stage(sc.stacks[0].embed_stage)
+    assert old.caption(first, positional=False) == old.caption(first)
+
+
 def test_decoder_only_shape_has_one_causal_kind_and_shared_key_value_heads(shapes):
     sc = shapes["decoder-only"]
     assert sc.kind_names == ("self",) and sc.kind("self").causal and sc.norm == RMS_NORM

@@ -1293,9 +1293,14 @@ def test_positions_switched_off_show_in_the_map_and_in_a_compared_run(qtbot, win
     qtbot.waitUntil(lambda: all(arch.labels[s] == "Embedding (positions off)" for s in embeds))
     from visualizer.panels.compare import run_label
     assert "no positional encoding" in run_label(window.trace)
+    # the caption too: it said "x_i = √d_model · E[token_i] + PE(i)" with the positions off (QA as a lecturer)
+    window.state.update(stack=embeds[0].stack, layer=embeds[0].layer, sublayer=embeds[0].sublayer)
+    qtbot.waitUntil(lambda: "switched off" in window.caption.text())
+    assert "PE(" not in window.caption.text() and "(positions off)" in window.caption.text()
     window.state.update(positional=True)
     wait_idle(qtbot, window, lambda t: t.meta.get("positional") is True)
     qtbot.waitUntil(lambda: all(arch.labels[s] == "Embedding + positional encoding" for s in embeds))
+    assert "PE(i)" in window.caption.text() and "switched off" not in window.caption.text()
 
 
 def test_menus_have_distinct_alt_letters_and_alt_letters_lead_back_to_the_fields(qtbot, window):

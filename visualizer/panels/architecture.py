@@ -79,7 +79,7 @@ class ArchitectureMap(QtWidgets.QWidget):
             self._open_fold()
         self.highlighted = stage
         # what a screen reader says of it, where the keyboard now reaches it
-        accessible.name(self, "Architecture map", f"At {trace.schema.caption(stage)[0]}. Up and Down: the "
+        accessible.name(self, "Architecture map", f"At {trace.schema.caption(stage, not off)[0]}. Up and Down: the "
                         "previous or next stage; Left and Right: the previous or next layer; Home and End.")
         self.update()
 
@@ -306,7 +306,7 @@ class ArchitectureMap(QtWidgets.QWidget):
             self.setToolTip(f"<b>{html.escape(st.title)} layer {stage.layer + 1}</b><br>"
                             f"{html.escape(', '.join(s.name for s in st.sublayers))}. Click to open it.")
         elif stage is not None and self.schema is not None:
-            title, text, equation = self.schema.caption(stage)
+            title, text, equation = self.schema.caption(stage, not self.positions_off)
             self.setToolTip(f"<b>{html.escape(title)}</b><br>{html.escape(text)}<br><i>{equation_html(equation)}</i>")
         else:
             self.setToolTip("")
