@@ -214,12 +214,12 @@ def trace_run(lm: LoadedModel, src_ids: list[int], out_ids: list[int], meta: dic
 
 def _trace(lm: LoadedModel, src_ids: list[int], out_ids: list[int], record: dict, meta: dict | None) -> Trace:
     """The Trace of a complete record of the teacher-forced pass whose decoder read <s> + out_ids[:-1]."""
-    record["probs"] = torch.softmax(record["logits"], -1)
+    record["probs"] = torch.softmax(record["logits"].index_fill(-1, torch.tensor([PAD]), float("-inf")), -1)
     arrays = flatten_record(record)
     arrays["out_ids"] = np.asarray(out_ids, dtype=np.int64)
     return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces([BOS] + out_ids[:-1]), lm.tgt_tok.pieces(out_ids),
                  arrays, dict(meta or {}, model=lm.name, positional=bool(lm.model.positional),
-                              scale_scores=lm.cfg.scale_scores), lm.schema)
+                              scale_scores=lm.cfg.scale_scores, never_drawn=[PAD]), lm.schema)   # as decoding
 
 
 @dataclass

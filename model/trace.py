@@ -128,11 +128,20 @@ class Trace:
         i, logits = int(ids[step]), self.arrays.get("logits")
         return i if logits is not None and 0 <= i < logits.shape[-1] else None
 
+    @property
+    def never_drawn(self) -> tuple[int, ...]:
+        """Ids the run's decoding never draws, whatever their logits (the bundled models' <pad>): 0 in probs."""
+        meta = self.meta if isinstance(self.meta, dict) else {}
+        return tuple(int(i) for i in meta.get("never_drawn", ()))
+
     def probs(self, step: int, temperature: float = 1.0, top_k: int = 0) -> np.ndarray:
         """Next-token distribution at a generation step, under a temperature; with top_k, the distribution sampling
         draws from: the k largest logits kept (ties at the cut too), the rest 0, renormalised (as decoding.sample
-        and transformers' top-k do)."""
+        and transformers' top-k do). The ids never drawn are 0 (QA: <pad>'s 1e-4 put a sampled token a rank low)."""
         z = self.arrays["logits"][step].astype(np.float64) / max(float(temperature), 1e-6)
+        never = [i for i in self.never_drawn if 0 <= i < z.size]
+        if never and len(never) < z.size:
+            z[never] = -np.inf
         if 0 < top_k < z.size:
             z = np.where(z >= np.partition(z, z.size - top_k)[z.size - top_k], z, -np.inf)
         z = np.exp(z - z.max())

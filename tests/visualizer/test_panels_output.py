@@ -220,6 +220,26 @@ def test_a_sampled_run_with_top_k_shows_the_distribution_it_drew_from(panel, tin
     assert len(panel.bar_ids) >= 10 and "top&nbsp;k" not in panel.header.text()
 
 
+def test_plain_sampling_shows_the_distribution_it_drew_from_without_pad(panel, tiny_lm, vocab):
+    """decoding.sample never draws <pad> (its logit is −∞ there); the panel had shown p(<pad>) ≈ 1e-4 at T = 5,
+    and a sampled token's rank one lower than in the distribution drawn from (QA as a lecturer)."""
+    import torch
+    from model.tokenizer import PAD
+    settings = DecodingSettings(method="sample", temperature=5.0, seed=1)
+    tr = translate(tiny_lm, "the cat sat on the mat", settings).trace
+    assert tr.never_drawn == (PAD,)
+    for step in range(tr.n_steps):
+        panel.render(tr, ViewState.for_trace(tr, decoding=settings, stack="output", step=step))
+        logits = torch.tensor(tr["logits"][step], dtype=torch.float64) / 5.0
+        logits[PAD] = float("-inf")                           # as decoding.sample draws
+        drawn = torch.softmax(logits, -1).numpy()
+        np.testing.assert_allclose(panel.probs, drawn, rtol=1e-9, atol=0)
+        assert panel.probs[PAD] == 0
+        assert panel.chosen_rank == int(np.sum(drawn > drawn[panel.chosen_id])) + 1
+        assert f"uniform over {len(vocab) - 1} tokens" in panel.header.text()
+    np.testing.assert_allclose(tr["probs"][:, PAD], 0)           # the trace's own probs array too
+
+
 def test_small_probabilities_keep_two_significant_digits():
     from visualizer.panels.output import probability
     assert [probability(p) for p in (0.91949, 0.0148, 0.0012, 0.00019, 3.4e-9, 0.0)] == \

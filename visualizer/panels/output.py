@@ -146,6 +146,7 @@ class OutputPanel(QtWidgets.QWidget):
         self.temperature = 1.0
         self.cut = 0                                 # sampling's top-k, when the run sampled with one
         self.probs = np.zeros(0)                     # the whole distribution at the step, under the temperature
+        self._never_drawn: tuple[int, ...] = ()      # ids the decoding never draws (<pad>): 0 in probs
         self.top_ids = np.zeros(0, dtype=int)
         self.top_probs = np.zeros(0)
         self.top_labels: list[str] = []
@@ -267,7 +268,7 @@ class OutputPanel(QtWidgets.QWidget):
             self._taken = "given (prompt)"
         self.cut = sampling_cut(trace, state)
         probs = trace.probs(step, T, self.cut)
-        self.probs = probs
+        self.probs, self._never_drawn = probs, trace.never_drawn
         k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size)    # no bars of the cut
         order = top_k_ids(probs, k)
         self.top_ids, self.top_probs = order, probs[order]
@@ -412,7 +413,7 @@ class OutputPanel(QtWidgets.QWidget):
 
     def _header(self) -> None:
         V = self.probs.size
-        kept = int(np.count_nonzero(self.probs)) if self.cut else V
+        kept = int(np.count_nonzero(self.probs)) if self.cut else V - len(self._never_drawn)  # <pad>: never
         max_bits = float(np.log2(kept)) if kept > 1 else 0.0
         if self.chosen_id is not None:
             taken = (f"<span style='color:{VERMILLION}'>■</span> {escape(self._taken)} "
