@@ -80,6 +80,12 @@ class Shape:
             return f"out = {x} + {self.norm}({inner.format(x=f'{self.norm}({x})')})   (a norm before, one after)"
         return f"out = {x} + {inner.format(x=f'{self.norm}({x})')}"
 
+    @property
+    def concat_heads(self) -> str:
+        """The heads' outputs joined and projected, with the projection's bias where the model has one (the seed
+        model's b_O reaches 0.62, and the caption had left it out beside the FFN's b₁, b₂: QA as a lecturer)."""
+        return "Concat(head₁…head_h) W_O" + (" + b_O" if self.biases else "")
+
     def beside(self, inner: str) -> str:
         """A parallel layer's feed-forward sublayer: it adds f(Norm₂(x)) to h = x + Attention(Norm₁(x)), both read
         from the layer's input x."""
@@ -224,7 +230,7 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
         s, "self", ATTENTION_BIDIRECTIONAL, "enc_self", "Encoder self-attention", "Encoder self", "encoder_self",
         "Every source token looks at every source token: how much each one matters is the softmax of query·key "
         f"scores; the result mixes their values. {s.then}",
-        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around("Concat(head₁…head_h) W_O"))
+        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around(s.concat_heads))
     dec_self = _attention_sublayer(
         s, "self", ATTENTION_CAUSAL, "dec_self", "Decoder masked self-attention", "Decoder masked self",
         "decoder_self", "Each target token looks only at itself and the tokens before it: the future is masked.",
@@ -280,7 +286,7 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
         s, "self", ATTENTION_BIDIRECTIONAL, "self", "Self-attention", "Self", "self",
         "Every token looks at every token: how much each one matters is the softmax of query·key scores; the result "
         f"mixes their values. {s.then}",
-        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around("Concat(head₁…head_h) W_O"))
+        f"Attention(Q, K, V) = {s.scores}) V,   " + s.around(s.concat_heads))
     cap, eq = s.embedding("token", "x", "E", "i")
     cap_off, eq_off = s.embedding_off("token", "x", "E", "i")
     stack = Stack("enc", "Encoder", n_layers, (attn, s.feed_forward("ffn", "Feed-forward", True)), "src", "token",

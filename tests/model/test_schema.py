@@ -54,6 +54,15 @@ def test_three_shapes_round_trip_through_json_and_npz(tmp_path, shapes, name):
     assert back.schema == sc and sorted(back.arrays) == sorted(t.arrays)
 
 
+def test_the_attention_equation_adds_the_output_projections_bias_where_the_model_has_one(tiny_lm):
+    """The caption read LayerNorm(x + Concat(head₁…head_h) W_O) while the seed model adds b_O (QA)."""
+    from model.families.shapes import encoder_only
+    assert "W_O + b_O)" in tiny_lm.schema.caption(Stage("enc", 0, "self"))[2]
+    assert tiny_lm.model.encoder[0].self_attn.W_O.bias is not None
+    unbiased = encoder_only("t", 1, 16, 2, 32, biases=False)
+    assert "b_O" not in unbiased.caption(Stage("enc", 0, "self"))[2]
+
+
 @pytest.mark.parametrize("name", ["decoder-only", "encoder-only", "encoder-decoder"])
 def test_an_embeddings_caption_with_the_positions_off_adds_none(shapes, name):
     """With Positional encoding unticked the caption went on saying "x_i = √d_model · E[token_i] + PE(i)" (QA)."""
