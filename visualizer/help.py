@@ -116,7 +116,9 @@ token's computation.</p>
 weight; a click focuses a head. {t['flow']}: attention rollout (how much each position draws from each input
 token up to this layer) or the focused head as lines from query to key tokens. {t['embeddings']}: the token
 embeddings, the positional encodings and their sum (untick <b>Positional encoding</b> to see attention without
-word order). {t['layernorm']}: the mean and spread of each token's vector before and after Add &amp; Norm.
+positions: an encoder then reads the sentence as a bag of tokens, while a decoder's mask still orders its own).
+{t['layernorm']}: the mean μ and spread σ of each token's vector where the norm receives it, all its values
+before and after the norm, and the norm's γ and β per dimension.
 {t['training']}: give a Target translation and see its loss per token and one head's gradients; <b>One gradient
 step</b> changes every weight of the model in memory (a step of too large an η that would break it is not taken);
 <b>Reset weights</b> puts them back. The files of the model are never written.</p>

@@ -70,6 +70,10 @@ def test_the_guide_uses_the_tab_titles_and_the_conventions_of_the_panels():
         title = next(p.title for p in PANELS if p.name == name)
         assert title in text, title
     assert "Positions count from 0" in text and "##" in text and "␣" in text
+    # the LayerNorm tab shows μ and σ where the norm receives the vector, and histograms before and after it; with
+    # the positions off a decoder's mask still orders its tokens (the guide had said otherwise: QA as a lecturer)
+    assert "mean μ and spread σ of each token's vector where the norm receives it" in text
+    assert "a decoder's mask still orders its own" in text
 
 
 def test_about_carries_each_bundled_models_licence_and_attribution():
