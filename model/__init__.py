@@ -18,7 +18,7 @@ _WHERE = {
     "ModelLoadError": "assets", "bundled_models": "assets",
     "LoadedModel": "checkpoint", "load_model": "checkpoint", "save_model": "checkpoint",
     "load": "families", "family_for": "families",
-    "Translation": "decoding", "generate_steps": "decoding", "trace_run": "decoding", "translate": "families",
+    "Translation": "decoding", "generate_steps": "families", "trace_run": "decoding", "translate": "families",
     "Transformer": "transformer",
 }
 __all__ = sorted(_WHERE)

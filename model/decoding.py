@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -310,14 +310,6 @@ def heads_off(lm: LoadedModel, ablations: frozenset = NONE):
     finally:
         for module, _ in modules:
             module.ablated = ()
-
-
-def generate_steps(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingSettings()) -> Iterator[Trace]:
-    """One Trace per generated token: the t-th holds the decoder state after t+1 tokens were chosen."""
-    src = encode_source(lm, text)
-    out_ids = decode_ids(lm, src.ids, settings)
-    for t in range(1, len(out_ids) + 1):
-        yield trace_run(lm, src.ids, out_ids[:t], {"sentence": text, "step": t - 1})   # last row: step t-1
 
 
 @torch.no_grad()

@@ -3,6 +3,7 @@ its tokenizers and a traced run (sentence, decoding settings -> Translation whos
 
     load(name_or_folder)            a bundled name ('en-fr', 'seed-example') or any folder, whatever its family
     translate(lm, text, ...)        the family's traced run
+    generate_steps(lm, text, ...)   a Trace per token written, for every family
 
 A family is a module with NAME, recognises(config: dict) -> bool, open(folder, name) -> model and
 translate(lm, text, settings, target, positional, previous). Adding one is one module and one line in FAMILIES.
@@ -144,6 +145,25 @@ def check(name_or_folder: str | Path) -> None:
 def translate(lm, text: str, *args, **kwargs):
     """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
     return family(lm.family).translate(lm, text, *args, **kwargs)
+
+
+def generate_steps(lm, text: str, settings=None):
+    """One Trace per token the model writes, for any family: the t-th holds the state after t+1 tokens were chosen
+    (its rows those of the whole run's first t+1, its meta's "step" t). Each is the run forced through the tokens
+    chosen so far, labelled with the settings that chose them. (It had been the seed models' alone: a GPT-2 or T5
+    raised AttributeError, QA as a researcher.) An encoder-only model writes no tokens: ValueError saying so."""
+    from ..config import DecodingSettings
+    from ..trace import Trace
+    settings = settings or DecodingSettings()
+    refusal = writes_text(lm)
+    if refusal is not None:
+        raise ValueError(refusal)
+    whole = translate(lm, text, settings)
+    label = {"mode": settings.method, "decoding": whole.trace.meta.get("decoding", settings.describe())}
+    for t in range(1, len(whole.out_ids) + 1):
+        step = translate(lm, text, settings, forced_ids=whole.out_ids[:t]).trace
+        yield Trace(step.src_tokens, step.tgt_tokens, step.out_tokens, step.arrays,
+                    dict(step.meta, **label, step=t - 1, translation=whole.text), step.schema)
 
 
 def output_pieces(lm) -> list[str]:

@@ -227,6 +227,33 @@ def test_a_preview_is_the_input_part_of_the_full_run(generating):
                      preview=seen.append).trace.meta["mode"] == "teacher-forced" and len(seen) == 1  # nothing to wait for
 
 
+def test_generate_steps_gives_each_written_tokens_trace_for_every_family(generating):
+    """The README's generate_steps raised AttributeError on any Hugging Face model (QA as a researcher): it gives
+    one trace per written token, each the whole run's rows up to that token, labelled as the run was decoded."""
+    from model import generate_steps
+    family, folder, lm, _ = generating
+    settings = DecodingSettings(max_new=4)
+    whole = translate(lm, SENTENCE, settings)
+    steps = list(generate_steps(lm, SENTENCE, settings))
+    assert len(steps) == len(whole.out_ids) > 0
+    for t, trace in enumerate(steps):
+        rows = trace.n_steps
+        assert trace.meta["step"] == t and trace.meta["decoding"] == whole.trace.meta["decoding"] == "greedy"
+        assert trace.out_tokens == whole.trace.out_tokens[:rows] and rows == whole.trace.n_steps - len(steps) + t + 1
+        np.testing.assert_allclose(trace["logits"], whole.trace["logits"][:rows], atol=1e-4)
+        for info in lm.schema.kinds:                 # an encoder's rows are the source's, the same at every step
+            got, full = trace.attention(info.name, 1), whole.trace.attention(info.name, 1)
+            expected = full[:, :rows, :got.shape[2]] if info.by_step else full
+            np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_generate_steps_refuses_an_encoder_only_model_in_words(tmp_path_factory):
+    from model import generate_steps
+    lm = load(hf_tiny.build("bert", tmp_path_factory.mktemp("bert")))
+    with pytest.raises(ValueError, match="encoder-only model"):
+        next(generate_steps(lm, SENTENCE))
+
+
 def test_an_input_longer_than_the_model_is_cut_keeping_its_end_token(tmp_path_factory):
     """Marian reads a source ending in </s>: a source cut at the model's length keeps it, as the tokenizer cuts."""
     family, folder, lm, _ = _open("marian", tmp_path_factory)
