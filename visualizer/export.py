@@ -108,15 +108,25 @@ def title_sentence(text: str) -> str:
 RUN_FILE = "run.json"        # beside exported figures: the run they show
 
 
-def run_record(trace: Trace, model_name: str = "", temperature: float = 1.0, top_k: int = 0) -> str:
+def run_record(trace: Trace, model_name: str = "", temperature: float = 1.0, top_k: int = 0, lm=None,
+               figures: dict | None = None) -> str:
     """What a folder of exported figures shows, as JSON: the model, the sentence, the output, the decoding and the
     heads switched off (1-based, as --ablate spells them), and the training steps taken on the weights in memory
     when there were any. QA: the CSVs of a run with heads off had the same names and no word of them, and nothing
-    said which sentence or model they came from."""
+    said which sentence or model they came from. With lm: which weights exactly and the libraries' versions
+    (model/provenance.py); figures: how they were drawn (colour scale, colour map, size); and the tokens of the
+    figures' axes (a sliding window's or a long paste's cut showed nowhere else: QA as a researcher)."""
     from . import version
     record = {"format": "attention-visualizer-export/1", "app": version(), "model": lasting_name(model_name),
               "sentence": trace.meta.get("sentence", ""), "output": str(trace.meta.get("translation", "")),
               "decoding": trace.decoding, "heads_off": [spec_of(a) for a in sorted(ablated_heads(trace))]}
+    if lm is not None:
+        from model.provenance import model_provenance
+        record["model_details"] = model_provenance(lm)
+    if figures:
+        record["figures"] = figures
+    record["tokens"] = {name: list(tokens) for name, tokens in (("source", trace.src_tokens), ("decoder_input",
+                        trace.tgt_tokens), ("output", trace.out_tokens)) if tokens}
     if temperature != 1.0 or top_k:      # the output distribution pictured: softmax(logits / T), cut to top k
         record["output_distribution"] = {"temperature": float(temperature), **({"top_k": int(top_k)} if top_k else {})}
     if trace.meta.get("training_steps"):
@@ -124,6 +134,19 @@ def run_record(trace: Trace, model_name: str = "", temperature: float = 1.0, top
     if trace.meta.get("truncated"):      # the model read the sentence's start only (at its length)
         record["sentence_cut"] = True
     return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
+
+
+def figures_drawn(fmt: str, colour_scale: str, colormap: str | None = None, size=FIGURE_SIZE, scale: float = 1.0,
+                  titles: bool = True) -> dict:
+    """How the heatmaps were drawn, for run.json: the format and colour scale; the colour map and the figure's size
+    in pixels unless they are numbers (CSV); a PNG's scale."""
+    from .plotting.colormaps import COLORMAP
+    drawn: dict = {"format": fmt, "colour_scale": colour_scale}
+    if fmt != "csv":
+        drawn.update(colormap=colormap or COLORMAP, size=[int(v) for v in size], titles=titles)
+    if fmt == "png":
+        drawn["scale"] = float(scale)
+    return drawn
 
 
 def ready_folder(folder: str | Path) -> Path:
@@ -140,7 +163,7 @@ def ready_folder(folder: str | Path) -> Path:
 
 def write_run_record(folder: str | Path, trace: Trace, model_name: str = "", **shaping) -> Path:
     """RUN_FILE (run_record) written into folder (made if need be), beside the figures; its path. shaping:
-    run_record's temperature and top_k."""
+    run_record's temperature, top_k, lm and figures."""
     path = ready_folder(folder) / RUN_FILE
     write_text(path, run_record(trace, model_name, **shaping))
     return path

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_csv, heatmap_specs, other_files, writable,
-                     write_run_record, write_text)
+from .export import (RUN_FILE, ExportError, export_heatmaps, figures_drawn, heatmap_csv, heatmap_specs, other_files,
+                     writable, write_run_record, write_text)
 from .folders import remember, start_folder
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
@@ -81,7 +81,8 @@ class ExportActions:
         # and the temperature the Output panel's picture has (QA: T = 2 on screen, nothing said in run.json)
         output = w.panels.get("output")
         shaping = {"temperature": output.temperature, "top_k": output.cut} if output is not None else {}
-        record = write_run_record(folder, w.trace, w.state.model_name, **shaping)
+        drawn = figures_drawn(fmt, w.attention.colour_scale(), w.attention.colormap)
+        record = write_run_record(folder, w.trace, w.state.model_name, lm=w.lm, figures=drawn, **shaping)
         written = export_heatmaps(specs, folder, fmt, progress=progress, colormap=w.attention.colormap)
         self.last_total, self.last_heatmaps = len(specs), len(written)
         if progress is None or len(written) == len(specs):          # not cancelled

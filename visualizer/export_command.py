@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     draw_offscreen()                                     # works without a display
 
     from .export import (RUN_FILE, ExportError, export_heatmaps, heatmap_specs, other_files_note,
-                         write_run_record)
+                         figures_drawn, write_run_record)
 
     lm = load_model_arg(a.model)
     settings = run_settings(lm, a)
@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         with stops_between_steps():
             # the run they show first: an export stopped by a full disk or Ctrl+C left whole figures and nothing
             # that said what they show (QA as a researcher)
-            record = write_run_record(a.out, result.trace, a.model or lm.name)
+            drawn = figures_drawn(a.format, a.colour_scale, a.colormap, size, a.scale, titles=not a.no_title)
+            record = write_run_record(a.out, result.trace, a.model or lm.name, lm=lm, figures=drawn)
             written = export_heatmaps(specs, a.out, a.format, a.scale, colormap=a.colormap, size=size,
                                       progress=progress)
     except ExportError as e:

@@ -229,6 +229,28 @@ def test_a_run_with_heads_off_says_so_in_every_title_and_the_csv_is_that_run(tin
     assert "layer 2, mean of heads —" in means["cross_L2_mean"].title
 
 
+def test_run_json_names_the_weights_exactly_how_the_figures_were_drawn_and_their_tokens(tiny_model_dir, tiny_lm,
+                                                                                          tmp_path, run_command):
+    """QA as a researcher: two different weight files at one path gave the same run.json, which said nothing of the
+    colour map, scale or size drawn, nor of the tokens the model read."""
+    import hashlib
+    from importlib import metadata
+    code, _, _ = run_command(["export", "the cat sat on the mat", "--model", str(tiny_model_dir), "--out",
+                              str(tmp_path), "--colour-scale", "one", "--colormap", "magma", "--size", "450x380",
+                              "--no-title"])
+    assert code == 0
+    record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    weights = Path(tiny_model_dir) / "model.safetensors"
+    assert record["model_details"]["weights"] == [{"file": "model.safetensors", "bytes": weights.stat().st_size,
+                                                   "sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}]
+    assert record["model_details"]["versions"] == {"torch": metadata.version("torch")}
+    assert record["figures"] == {"format": "png", "colour_scale": "one", "colormap": "magma", "size": [450, 380],
+                                 "titles": False, "scale": 1.0}
+    trace = translate(tiny_lm, "the cat sat on the mat").trace
+    assert record["tokens"] == {"source": trace.src_tokens, "decoder_input": trace.tgt_tokens,
+                                "output": trace.out_tokens}
+
+
 @pytest.mark.parametrize("name, shown", [
     ("/home/ana/.cache/huggingface/hub/models--Helsinki-NLP--opus-mt-en-de/snapshots/0123abcd", "Helsinki-NLP/opus-mt-en-de"),
     ("/home/ana/models/my-run/model", "my-run/model"), ("Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-de"),

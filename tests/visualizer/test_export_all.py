@@ -240,6 +240,10 @@ def test_export_all_keeps_the_measured_effects_and_names_the_model_as_it_opens(q
     assert table == panel.table_csv() and "effect_logp" in table.splitlines()[0]
     record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert record["model"] == window.state.model_name and load(record["model"]).name == window.lm.name
+    # which weights, and how the figures were drawn (the window's colour scale and map)
+    assert [w["file"] for w in record["model_details"]["weights"]] == ["model.safetensors"]
+    assert record["figures"] == {"format": "csv", "colour_scale": window.attention.colour_scale()}
+    assert record["tokens"]["output"] == window.trace.out_tokens
 
 
 def test_export_all_ends_in_a_box_that_stays_and_an_unwritable_folder_is_refused_first(qtbot, window, tmp_path,
