@@ -360,6 +360,30 @@ def test_columns_turn_upright_before_any_is_left_out_and_lie_down_again(qtbot):
     assert a.visible_labels() == tokens
 
 
+@pytest.mark.parametrize("turned", [True, False])
+def test_a_long_last_label_is_drawn_not_dropped_past_the_axis_end(qtbot, turned):
+    """GPT-2's last column, "<0xFA>" turned upright, had no label and no word of it: pyqtgraph drops a label whose
+    flat text reaches 15 pixels past the axis' end, whatever the fitting chose. Every label chosen is drawn."""
+    tokens = ["The", "red", "c", "##ar", "is", "f", "##as", "##t", ".", "tired", "##B", "<0xE0>", "##X",
+              "<0xFA>", "<|endoftext|>"]
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    a = TokenAxis("bottom")
+    plot = widget.addPlot(axisItems={"bottom": a})
+    plot.setXRange(-0.5, len(tokens) - 0.5, padding=0)
+    a.set_labels(tokens)
+    widget.resize(330 if turned else 1400, 400)
+    widget.show()
+    qtbot.waitUntil(lambda: a.upright == turned, timeout=3000)
+    image = QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        drawn = [text.lstrip("\n") for _rect, _flags, text in a.generateDrawSpecs(painter)[2]]
+    finally:
+        painter.end()
+    assert drawn == a.visible_labels() == tokens
+
+
 def test_upright_columns_take_a_capped_share_of_a_short_plot_smaller_and_cut_to_fit(qtbot, monkeypatch):
     """At 1024 × 768 in presentation mode a 15-token sentence's upright "classroom" and "listening" took 100 of a
     260-pixel plot, and the rows kept 130 pixels. Upright labels now take at most UPRIGHT_SHARE of the plot's height:

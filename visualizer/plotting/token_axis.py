@@ -20,6 +20,7 @@ UPRIGHT_SHARE = 0.25
 # a marked label's string carries this from tickStrings to drawPicture (pyqtgraph drops the ticks outside the range
 # between the two, so their order does not say which label is which); a zero-width space, never drawn
 MARK = "\u200b"
+EDGE_MARGIN = 15             # pyqtgraph's room for a label past an axis' end (hideOverlappingLabels=False)
 
 
 @functools.lru_cache(maxsize=16)          # asked at every fit, that is at every paint of an axis
@@ -263,10 +264,24 @@ class TokenAxis(pg.AxisItem):
         self._drawing = self.fitted(self._length(), *self.range)
         self._drew_all = self._least_step() == 1 and len(self._drawing[1]) == len(self.labels)
         self.style["tickFont"] = self._drawing[0]
+        self._room_past_ends(*self._drawing[:2])
         try:
             return super().generateDrawSpecs(p)
         finally:
             self._drawing = None
+
+    def _room_past_ends(self, font: QtGui.QFont, shown: list[int]) -> None:
+        """pyqtgraph drops a label whose text, measured lying flat, reaches more than 15 pixels past the axis' ends
+        (its hideOverlappingLabels margin), fitted or not: GPT-2's last column, "<0xFA>" turned upright, showed no
+        label and no word of it (QA). The margin is half the widest label shown, as the item's bounds."""
+        metrics = QtGui.QFontMetricsF(font)
+        widest = max((metrics.horizontalAdvance(self.labels[i]) for i in shown if i < len(self.labels)), default=0)
+        if self.orientation in ("left", "right"):
+            widest = metrics.height()
+        margin = max(EDGE_MARGIN, int(np.ceil(widest / 2)) + 2)
+        if margin != self.style["hideOverlappingLabels"]:
+            self.prepareGeometryChange()
+            self.style["hideOverlappingLabels"] = margin
 
     def tickValues(self, minVal, maxVal, size):
         drawing = getattr(self, "_drawing", None)
