@@ -94,6 +94,13 @@ def step_counts(folder: str | Path) -> tuple[int, int]:
         return 0, 0
 
 
+def layers_held(names, stack: str) -> int:
+    """How many layers of a stack ("encoder") a weights file's tensor names hold: 1 + the largest i of "stack.i.…"."""
+    indices = [int(parts[1]) for parts in (k.split(".", 2) for k in names)
+               if len(parts) == 3 and parts[0] == stack and parts[1].isdigit()]
+    return max(indices) + 1 if indices else 0
+
+
 def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
     """Load a model folder, checking every tensor's name and shape; raises ModelLoadError."""
     folder = Path(folder)
@@ -119,6 +126,11 @@ def load_model(folder: str | Path, name: str | None = None) -> LoadedModel:
         state = load_file(str(w_path))
     except (SafetensorError, OSError, ValueError) as e:
         raise ModelLoadError(f"{w_path}: not a readable safetensors file ({str(e).splitlines()[0][:120]})") from None
+    for stack, key, held in (("encoder", "N_enc", layers_held(state, "encoder")),
+                             ("decoder", "N_dec", layers_held(state, "decoder"))):
+        if getattr(cfg, key) > held:        # before any layer is built: a config of 100,000,000 layers built them
+            raise ModelLoadError(           # all, even on the meta device, and took 23 GB (QA)
+                f"{cfg_path}: {key} is {getattr(cfg, key):,}, but {w_path.name} holds {held} {stack} layers")
     try:             # the shapes first, with no memory behind them: a config of absurd sizes (d_model 1048576)
         with torch.device("meta"):          # asked for 33 GB and read "unexpected RuntimeError" (QA)
             skeleton = Transformer(cfg)

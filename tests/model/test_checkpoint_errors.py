@@ -87,6 +87,19 @@ def test_unexpected_tensor(copy):
     expect_error(copy, WEIGHTS, "unexpected tensors", "decoder.9.extra")
 
 
+def test_a_config_of_more_layers_than_the_weights_hold_is_refused_before_any_is_built(copy, monkeypatch):
+    """A config.json claiming 100,000,000 layers built them all (23 GB, the machine stalled) before the weights were
+    found to lack them (QA). The layers the weights hold are counted first."""
+    import model.checkpoint as checkpoint
+    cfg = json.loads((copy / "config.json").read_text(encoding="utf-8"))
+    cfg["N_dec"] = 100_000_000
+    (copy / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    built = []
+    monkeypatch.setattr(checkpoint, "Transformer", lambda *a, **k: built.append(a) or pytest.fail("built"))
+    msg = expect_error(copy, "config.json", "N_dec is 100,000,000", f"{WEIGHTS} holds 2 decoder layers")
+    assert not built, msg
+
+
 def test_non_finite_weights(copy):
     def poison(state):
         state["decoder.1.norm2.gamma"][3] = float("nan")

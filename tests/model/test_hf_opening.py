@@ -61,14 +61,22 @@ SIZES = {"a count as words": ("n_layer", "two"), "no heads": ("n_head", 0), "no 
                                   "no layers", "only architectures", "a null tokenizer", "a bad generation config",
                                   "a missing shard", "a negative width", "a fractional count",
                                   "heads that do not split the width", "no head count", "a null head count",
-                                  "an empty weights file"])
+                                  "an empty weights file", "a layer's tensor missing", "a hundred million layers"])
 def test_bad_folders_are_one_line(gpt2_folder, tmp_path, case):
     from safetensors.torch import load_file, save_file
     folder = _copy(gpt2_folder, tmp_path / "m")
     weights = folder / "model.safetensors"
     if case == "a layer missing":       # transformers would fill them at random and say nothing
         save_file({k: v for k, v in load_file(weights).items() if ".h.1." not in k}, weights, {"format": "pt"})
-        expect = "weights lack 12 of the model's tensors (transformer.h.1."
+        expect = f"{folder / 'config.json'}: n_layer is 2, but the weights hold at most 1 layer"
+    elif case == "a layer's tensor missing":
+        save_file({k: v for k, v in load_file(weights).items() if k != "transformer.h.1.attn.c_attn.weight"},
+                  weights, {"format": "pt"})
+        expect = "weights lack 1 of the model's tensors (transformer.h.1.attn.c_attn.weight)"
+    elif case == "a hundred million layers":   # built layer after layer for minutes, to 23 GB (QA)
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "n_layer": 100_000_000}))
+        expect = f"{folder / 'config.json'}: n_layer is 100,000,000, but the weights hold at most 2 layers"
     elif case == "another model's weights":
         shutil.copy(hf_tiny.build("bert", tmp_path / "bert") / "model.safetensors", weights)
         expect = "they would be random"

@@ -80,8 +80,7 @@ def check_folder(folder: Path, auto: str = "AutoModel", source: str | None = Non
             raise ModelLoadError(f"{folder}: only pytorch_model.bin (a pickle, which can run code when loaded); this "
                                  f"app loads safetensors only: {convert_command(auto, source or str(folder))}")
         raise ModelLoadError(f"{folder}: no *.safetensors weights")
-    for path in weights:
-        check_safetensors(path)
+    check_layers(folder, [name for path in weights for name in check_safetensors(path)])
     marian = marian_files_missing(folder)
     if marian:
         raise ModelLoadError(marian)
@@ -135,8 +134,8 @@ def check_index(folder: Path) -> None:
                              "not in the folder")
 
 
-def check_safetensors(path: Path) -> None:
-    """A safetensors file whose header is valid JSON and whose tensors all lie inside the file."""
+def check_safetensors(path: Path) -> list[str]:
+    """A safetensors file whose header is valid JSON and whose tensors all lie inside the file: its tensors' names."""
     size = path.stat().st_size
     if size == 0:                            # "damaged header" did not say what to do (QA)
         raise ModelLoadError(f"{path}: the file is empty (0 bytes): copy the weights again")
@@ -152,6 +151,24 @@ def check_safetensors(path: Path) -> None:
     if 8 + n + end != size:
         raise ModelLoadError(f"{path}: truncated or damaged safetensors file ({size:,} bytes, its header "
                              f"describes {8 + n + end:,})")
+    return [k for k in header if k != "__metadata__"]
+
+
+LAYER_KEYS = ("n_layer", "n_layers", "num_hidden_layers", "num_layers", "num_decoder_layers", "encoder_layers",
+              "decoder_layers")
+
+
+def check_layers(folder: Path, names: list[str]) -> None:
+    """ModelLoadError when config.json gives a stack more layers than the weights can hold, before transformers builds
+    them: a GPT-2 of n_layer 100,000,000 built layer after layer for minutes, to 23 GB (QA). A layer's tensors are
+    numbered ("h.11.attn…", "block.5.layer.1…"), so no stack has more layers than 1 + the largest number in them."""
+    held = 1 + max((int(part) for name in names for part in name.split(".") if part.isdigit()), default=-1)
+    config = read_config(folder)
+    for key in LAYER_KEYS:
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > held:
+            raise ModelLoadError(f"{folder / 'config.json'}: {key} is {value:,}, but the weights hold "
+                                 f"{'no numbered layers' if held == 0 else f'at most {held} layer' + 's' * (held > 1)}")
 
 
 def check_memory(folder: Path, weight_bytes: int) -> None:
