@@ -292,6 +292,15 @@ def shape_config(cfg: ModelConfig) -> dict:
     return {k: v for k, v in cfg.__dict__.items() if k != "dropout"}
 
 
+def run_files(out: Path) -> list[str]:
+    """What of a training run a folder holds (its tokenizers, checkpoints, final model), as names to show."""
+    found = [name for name in (SRC_TOK, TGT_TOK) if (out / name).is_file()]
+    if any(p.is_file() and p.suffix in (".safetensors", ".json") for p in (out / "checkpoints").glob("*")):
+        found.append("checkpoints/")
+    found += [f"model/{p.name}" for p in sorted((out / "model").glob("*.safetensors"))]
+    return found
+
+
 def clean_stale_parts(run: Run) -> list[Path]:
     """Remove the temporary .part files a run killed mid-write left (never read: every write renames its own)."""
     stale = []
@@ -478,6 +487,16 @@ def _train(a, stop: Stop, started: list) -> int:
         raise UsageError("the training corpus holds no usable pairs")
     if a.init_from and not Path(a.init_from).is_dir():
         raise UsageError(f"--init-from {a.init_from}: not a model folder")
+    start = None
+    if a.init_from:              # read whole before --out is written: a damaged one had already replaced the run's
+        try:                     # tokenizers with its own, and that run could not --resume again (QA)
+            start = load_model(a.init_from)
+        except ModelLoadError as e:
+            raise UsageError(f"--init-from: {e}") from None
+    held = [] if a.resume or int(os.environ.get("RANK", "0")) else run_files(Path(a.out))
+    if held:                     # a new run there replaced the finished model and the checkpoints without a word (QA)
+        raise UsageError(f"--out {a.out} already holds a training run ({', '.join(held)}): continue it with "
+                         "--resume, give another --out, or remove the folder to start again there")
     run = Run(a)
     if run.main:
         stale = clean_stale_parts(run)
@@ -512,11 +531,7 @@ def _train(a, stop: Stop, started: list) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     init_steps = prior_updates = 0
-    if a.init_from:
-        try:
-            start = load_model(a.init_from)
-        except ModelLoadError as e:
-            raise UsageError(f"--init-from: {e}") from None
+    if start is not None:
         cfg = ModelConfig.from_dict({**start.cfg.__dict__, "dropout": a.dropout})
         schedule, prior_updates = step_counts(a.init_from)
         init_steps = a.init_steps if a.init_steps is not None else schedule

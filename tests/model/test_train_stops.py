@@ -43,6 +43,40 @@ def test_resume_with_another_d_model_is_one_line_and_keeps_the_checkpoints(tmp_p
     assert snapshot(out / "checkpoints") == before
 
 
+def test_a_new_run_into_a_folder_that_holds_one_is_refused_and_the_run_kept(tmp_path, capsys):
+    """A second train without --resume into the same --out replaced the finished model and the checkpoints without a
+    word (QA). It is refused, naming what is there; --resume goes on."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "2")[0] == 0
+    before = snapshot(out)
+    code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "2", "--d-model", "48")
+    assert code == 2 and err.splitlines()[-1] == (
+        f"error: --out {out} already holds a training run (tokenizer_src.json, tokenizer_tgt.json, checkpoints/, "
+        "model/model.safetensors): continue it with --resume, give another --out, or remove the folder to start "
+        "again there")
+    assert snapshot(out) == before
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0
+
+
+def test_a_damaged_init_from_is_refused_before_the_run_folder_is_touched(tmp_path, capsys, tiny_model_dir):
+    """A train --init-from a damaged model folder into a stopped run's folder copied that folder's tokenizers over
+    the run's before failing: the run could not --resume any more (QA)."""
+    import shutil
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "2")[0] == 0
+    (out / "model" / "model.safetensors").unlink()          # as a stopped run: checkpoints, no final model
+    broken = Path(shutil.copytree(tiny_model_dir, tmp_path / "broken"))
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    before = snapshot(out)
+    code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "2", "--init-from", broken)
+    assert code == 2 and "--init-from: " in err and "not a readable safetensors file" in err
+    assert snapshot(out) == before
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0
+
+
 def test_stale_part_files_are_removed_at_start(tmp_path, capsys):
     tsv = synthetic_tsv(tmp_path / "train.tsv")
     out = tmp_path / "run"
