@@ -233,6 +233,13 @@ def check_stop() -> None:
         raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
 
 
+def drop_stop() -> bool:
+    """Forget a stop stops_between_steps holds, after work it could no longer stop has finished whole (a folder
+    renamed into place): whether there was one."""
+    signum, _held["signal"] = _held["signal"], None
+    return signum is not None
+
+
 WRITE_ERRORS = {getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EIO", "EFBIG") if hasattr(errno, n)}
 STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
 

@@ -152,6 +152,30 @@ def test_a_disk_that_fills_up_leaves_nothing_and_keeps_the_old_folder(converted,
     assert code == 1 and entries(converted.parent) == ["hf"]
 
 
+def test_a_stop_during_the_swap_waits_for_it_and_leftovers_of_a_killed_run_are_cleared(converted, run_command,
+                                                                                        tiny_model_dir, monkeypatch):
+    """Ctrl+C while --force swapped the folders left a half-removed ".hf.….old" folder that no later run cleared, and
+    said "interrupted" over a finished folder (QA). The stop waits for the swap; a killed run's folders go next time."""
+    import shutil
+    import signal
+    from model.families.hf import to_marian
+    real = shutil.rmtree
+
+    def stopped_while_removing(path, *args, **kwargs):
+        if str(path).endswith(".old"):
+            signal.raise_signal(signal.SIGINT)       # Ctrl+C as the old folder is being removed
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(to_marian.shutil, "rmtree", stopped_while_removing)
+    code, out, _ = run_command(["convert", str(tiny_model_dir), "--to-hf", str(converted), "--force"])
+    assert code == 0 and out.strip().startswith(f"wrote {converted}") and entries(converted.parent) == ["hf"]
+    monkeypatch.setattr(to_marian.shutil, "rmtree", real)
+    for left in (".hf.k1ll3d.old/previous", ".hf.k1ll3d.part", ".hf.note.txt.d"):
+        (converted.parent / left).mkdir(parents=True)
+    (converted.parent / ".hf.note.txt").write_text("not ours")
+    code, _, _ = run_command(["convert", str(tiny_model_dir), "--to-hf", str(converted), "--force"])
+    assert code == 0 and entries(converted.parent) == [".hf.note.txt", ".hf.note.txt.d", "hf"]
+
+
 def test_without_transformers_it_says_how_to_install_it(run_command, tiny_model_dir, tmp_path, monkeypatch):
     from model import ModelLoadError
     from model.families.hf import to_marian

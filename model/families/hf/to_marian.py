@@ -28,6 +28,7 @@ than torch's 1e-5 (Marian's is fixed), a model of another family.
 """
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -294,6 +295,7 @@ def convert(lm, folder: str | Path, force: bool = False) -> Converted:
         raise ConvertFailed(f"{lm.name}: the converted model's logits differ from the app's by {difference:.3g} "
                            f"(more than {TOLERANCE:g}); nothing was written")
     parent = folder.absolute().parent
+    remove_leftovers(folder)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=parent))
     except OSError as e:
@@ -323,16 +325,31 @@ def _usual_permissions(folder: Path) -> None:
 
 
 def _replace(tmp: Path, folder: Path) -> None:
-    """Rename tmp to folder; an existing folder is moved aside first and removed once the new one is in place."""
-    if not folder.exists():
-        os.rename(tmp, folder)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.absolute().parent))
-    os.rename(folder, aside / "previous")
-    try:
-        os.rename(tmp, folder)
-    except BaseException:
-        os.rename(aside / "previous", folder)
-        raise
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
+    """Rename tmp to folder; an existing folder is moved aside first and removed once the new one is in place. A
+    stop (Ctrl+C, SIGTERM) waits for the swap, and is then dropped, the new folder being whole: one in its middle
+    had left a half-removed ".NAME.….old" folder and said "interrupted" over a finished folder (QA)."""
+    from ...command_line import drop_stop, stops_between_steps
+    with stops_between_steps():
+        if not folder.exists():
+            os.rename(tmp, folder)
+        else:
+            aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.absolute().parent))
+            os.rename(folder, aside / "previous")
+            try:
+                os.rename(tmp, folder)
+            except BaseException:
+                os.rename(aside / "previous", folder)
+                raise
+            finally:
+                shutil.rmtree(aside, ignore_errors=True)
+        drop_stop()
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """The folders this command builds beside folder and renames (".NAME.xxxx.part", ".NAME.xxxx.old"), left by a
+    run killed outright (SIGKILL, a power cut), removed; they are never another program's: their names are ours."""
+    parent = folder.absolute().parent
+    stale = [p for p in parent.glob(f".{glob.escape(folder.name)}.*") if p.is_dir() and p.suffix in (".part", ".old")]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return stale
