@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(f"nothing to animate: {why_blank(a.text)}")
     if not 0.1 <= a.fps <= 60:
         raise UsageError("--fps must be between 0.1 and 60")
-    from .animation import animation_specs, check_output, render_frames, write_animation
+    from .animation import animated_kind, animation_specs, check_output, render_frames, write_animation
     try:
         check_output(a.out)
     except ValueError as e:
@@ -70,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     layer, head = max(a.layer, 0), (0 if a.head == -1 else a.head)
     draw_offscreen()                                     # works without a display
     lm = load_model_arg(a.model)
+    try:
+        animated_kind(lm.schema, a.kind, a.over, layer, head)      # before the model runs and prints its notes
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     result = run_translation(lm, a.text, a.ablate, settings=run_settings(lm, a), target=a.target)
     trace = result.trace
     print_notes(result, lm)

@@ -20,33 +20,39 @@ FORMATS = (".gif", ".mp4")
 MIN_WIDTH = 400
 
 
+def animated_kind(schema, kind: str, over: str, layer: int = 0, head: int | None = 0):
+    """The schema's attention kind an animation shows, once its kind, layer and head are checked against the model's
+    shape (before the model runs: `animate --layer 99` printed the run's notes first, QA); ValueError in one line."""
+    try:
+        info = schema.kind_called(kind)
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
+    if over not in OVER:
+        raise ValueError(f"--over must be one of {', '.join(OVER)}")
+    n_layers = schema.stack(info.stack).n_layers
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"{info.name}: no layer {layer + 1} (it has {n_layers})")
+    if head is not None and not 0 <= head < schema.n_heads:
+        raise ValueError(f"{info.name}: no head {head + 1} (it has {schema.n_heads})")
+    if over == "steps" and not info.by_step:
+        raise ValueError(f"{info.title} has no generation steps (its rows are not a decoder's): animate over "
+                         "layers or heads")
+    return info
+
+
 def animation_specs(trace, kind: str, over: str, layer: int = 0, head: int | None = 0,
                     model_name: str = "", colour_scale: str = "layer") -> list[HeatmapSpec]:
     """The frames' heatmaps (layer and head 0-based; head None = mean of heads): over "heads" every head of the
     layer, over "layers" the head in every layer, over "steps" the head with the rows of steps 0..t only; each
     with the colour levels a still export of it has (colour_scale: COLOUR_SCALES).
     ValueError (one line) when the kind, layer or head does not exist, or the kind has no generation steps."""
-    schema = trace.schema
-    try:
-        info = schema.kind_called(kind)
-    except KeyError as e:
-        raise ValueError(e.args[0]) from None
+    info = animated_kind(trace.schema, kind, over, layer, head)
     kind = info.name
-    if over not in OVER:
-        raise ValueError(f"--over must be one of {', '.join(OVER)}")
-    n_layers = trace.n_layers(info.stack)
-    if not 0 <= layer < n_layers:
-        raise ValueError(f"{kind}: no layer {layer + 1} (it has {n_layers})")
-    if head is not None and not 0 <= head < trace.n_heads:
-        raise ValueError(f"{kind}: no head {head + 1} (it has {trace.n_heads})")
     specs = [s for s in heatmap_specs(trace, model_name, colour_scale=colour_scale) if s.kind == kind]
     if over == "heads":
         return [s for s in specs if s.layer == layer and s.head is not None]
     if over == "layers":
         return [s for s in specs if s.head == head]
-    if not info.by_step:
-        raise ValueError(f"{info.title} has no generation steps (its rows are not a decoder's): animate over "
-                         "layers or heads")
     base = next(s for s in specs if s.layer == layer and s.head == head)
     frames = []
     n = base.matrix.shape[0]

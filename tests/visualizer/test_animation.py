@@ -116,8 +116,13 @@ def test_a_kind_named_as_in_exported_file_names_animates_the_same_frames(tiny_lm
     (["--kind", "cross", "--over", "layers", "--layer", "2"], "--over layers shows every layer: --layer does not"),
     (["--kind", "cross", "--over", "heads", "--head", "2"], "--over heads shows every head: --head does not"),
     (["--kind", "cross", "--over", "heads", "--head", "mean"], "--over heads shows every head: --head does not"),
+    (["--kind", "cross", "--over", "steps", "--layer", "99"], "cross: no layer 99 (it has 2)"),
+    (["--kind", "bogus", "--over", "steps"], "unknown attention kind"),
 ])
-def test_bad_animations_are_one_line(run_command, tiny_model_dir, tmp_path, args, words):
+def test_bad_animations_are_one_line(run_command, tiny_model_dir, tmp_path, args, words, monkeypatch):
+    """...and refused before the model runs (--layer 99 printed the run's notes, then the error: QA)."""
+    from visualizer import animate_command
+    monkeypatch.setattr(animate_command, "run_translation", lambda *a, **k: pytest.fail("the model ran"))
     code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), *args, "--out",
                                 str(tmp_path / "a.gif")])
     assert code == 2 and words in err
