@@ -54,6 +54,9 @@ DATA = {
 }
 
 
+OWN = "own"          # --data for a corpus of one's own, described by --data-note and --licence
+
+
 def train_log(run: Path) -> list[str]:
     """The lines of the run's train.log (none without one)."""
     log = run / "train.log"
@@ -128,7 +131,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m model.model_card", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--run", required=True, help="the training run folder (for train.log)")
-    p.add_argument("--data", required=True, choices=sorted(DATA))
+    p.add_argument("--data", required=True, choices=[*sorted(DATA), OWN],
+                   help=f"the bundled models' data sets, or {OWN} for a corpus of your own (with --data-note)")
+    p.add_argument("--data-note", default="", help=f"with --data {OWN}: what the corpus is (source, size, how made)")
+    p.add_argument("--licence", default="", help=f"with --data {OWN}: the corpus' licence and attribution")
     p.add_argument("--title", default="")
     p.add_argument("--tsv")
     p.add_argument("--src")
@@ -136,6 +142,10 @@ def main(argv=None) -> int:
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--extra", default="", help="markdown appended to the card (e.g. a baseline comparison)")
     a = p.parse_args(argv)
+    if a.data == OWN and not a.data_note.strip():      # (a bundled data set's licence was the only choice: a card
+        p.error(f"--data {OWN} needs --data-note: what the corpus is")       # of one's own corpus claimed it, QA)
+    if a.data != OWN and (a.data_note or a.licence):
+        p.error(f"--data-note and --licence describe a corpus of your own: give them with --data {OWN}")
     lm = load(a.model)
     corpus = read_tsv(a.tsv) if a.tsv else read_aligned(a.src, a.ref)
     sources, refs = group_references(corpus.src, corpus.tgt)
@@ -150,12 +160,16 @@ def main(argv=None) -> int:
         print(rows[-1], file=sys.stderr, flush=True)
     examples = translate_all(lm, CLASSROOM, a.beam)
     cfg = lm.cfg
-    data, licence = DATA[a.data]
+    if a.data == OWN:
+        data, licence = a.data_note.strip(), a.licence.strip() or "Licence and attribution: not given (--licence)."
+        made = "trained with Attention Visualizer (`python -m model.train`)."
+    else:
+        data, licence = DATA[a.data]
+        made = "trained from scratch on\nthis project's 2-core CPU machine, bundled with Attention Visualizer for teaching."
     size_mb = (Path(a.model) / WEIGHTS).stat().st_size / 1e6
     card = f"""# {a.title or lm.name}
 
-A small encoder-decoder transformer ("Attention Is All You Need", post-LayerNorm), trained from scratch on
-this project's 2-core CPU machine, bundled with Attention Visualizer for teaching.
+A small encoder-decoder transformer ("Attention Is All You Need", post-LayerNorm), {made}
 
 ## Data and licence
 - {data}

@@ -79,3 +79,27 @@ def test_the_card_says_how_many_sentences_the_word_counts_come_from(tmp_path):
     WordCounts.of(["The cat sat.", "A dog sat.", "The cat sat."]).save(tmp_path)
     assert word_counts_line(tmp_path).startswith("\n- `training_words.tsv`: in how many of the 2 source sentences it "
                                                  "learnt from each of their 5 words comes")
+
+
+def test_a_card_of_ones_own_corpus_says_what_it_is_and_claims_no_bundled_licence(tmp_path, tiny_model_dir, capsys):
+    """The card took --data from the bundled data sets only: a teacher's Esperanto model's card said "English →
+    French sentence pairs of the Tatoeba Project … CC-BY 2.0 FR" and "bundled with Attention Visualizer" (QA)."""
+    import shutil
+
+    import pytest
+
+    from model.model_card import main
+    model = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    (tmp_path / "test.tsv").write_text("the cat sat\tle chat\nthe dog runs\tle chien court\n", encoding="utf-8")
+    base = ["--model", str(model), "--run", str(tmp_path), "--tsv", str(tmp_path / "test.tsv"), "--beam", "1"]
+    with pytest.raises(SystemExit):
+        main([*base, "--data", "own"])
+    assert "--data own needs --data-note" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--data", "multi30k-en-de", "--licence", "CC0"])
+    assert main([*base, "--data", "own", "--data-note", "2,200 English → Esperanto pairs written for my course.",
+                 "--licence", "CC0, by the course's teacher."]) == 0
+    card = (model / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "- 2,200 English → Esperanto pairs written for my course.\n- CC0, by the course's teacher." in card
+    assert "trained with Attention Visualizer (`python -m model.train`)." in card
+    assert "Tatoeba" not in card and "bundled" not in card and "CC-BY" not in card
