@@ -50,6 +50,9 @@ def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         source, tab, accepted = line.partition("\t")
+        if "\t" in accepted:           # (the second TAB was taken as part of a translation, never right: QA)
+            raise UsageError(f"{path}:{n}: {line.count(chr(9)) + 1} TAB-separated fields, 2 expected (English and "
+                             "the accepted translations separated by |)")
         answers = alternatives(accepted)
         if not tab or not source.strip() or not answers:
             raise UsageError(f"{path}:{n}: expected English<TAB>accepted translations separated by |")

@@ -84,6 +84,7 @@ def test_a_miss_names_the_words_the_model_never_read_in_training(trained_model, 
     ("", "no sentences to check"),
     ("the cat\n", ":1: expected English<TAB>accepted translations separated by |"),
     ("the cat\t | \n", ":1: expected English<TAB>"),
+    ("# a list\nthe cat\tle chat\tun chat\n", ":2: 3 TAB-separated fields, 2 expected"),    # as evaluate says (QA)
 ])
 def test_malformed_check_files_are_one_line(run_command, tmp_path, content, words, tiny_model_dir):
     path = tmp_path / "c.tsv"
