@@ -3,6 +3,7 @@ metrics, animate and convert."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from model.command_line import ArgumentParser, CommandError, UsageError, command, model_argument, writable_file
 
@@ -42,6 +43,8 @@ def app_main(argv: list[str]) -> int:
     find_display(headless)
     if a.screenshot:
         writable_file(a.screenshot, "--screenshot")
+        if Path(a.screenshot).suffix.lower() != ".png":      # (PNG bytes went into "x.jpg" without a word: QA)
+            raise UsageError(f"--screenshot {a.screenshot}: the screenshot is a PNG; give a name ending in .png")
     unread = None                 # a window's --session that cannot be read: the window opens afresh and says so
     if a.session:                 # (a launcher shows no terminal); a screenshot's stops here
         try:

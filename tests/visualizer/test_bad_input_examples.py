@@ -322,6 +322,14 @@ def test_screenshot_of_a_session_whose_model_is_missing_exits_1(run_command, tmp
     assert not (tmp_path / "shot.png").exists()
 
 
+def test_a_screenshot_named_other_than_png_is_refused(run_command, tmp_path):
+    """PNG bytes were written into "x.jpg" and the command said "saved x.jpg" (QA)."""
+    code, out, err = run_command(["--sentence", "hi", "--screenshot", str(tmp_path / "x.jpg")], check=False)
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        f"error: --screenshot {tmp_path / 'x.jpg'}: the screenshot is a PNG; give a name ending in .png")
+    assert not (tmp_path / "x.jpg").exists()
+
+
 def test_headless_run_never_opens_a_dialog(qapp, monkeypatch, capsys):
     """What would wait for a person (a message box, a dialog's exec) ends a headless run with one line, exit 1."""
     from PySide6 import QtWidgets
