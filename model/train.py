@@ -517,7 +517,7 @@ def _train(a, stop: Stop, started: list) -> int:
                          f"{max(1, a.max_tokens * n_batches // run.world)}) or fewer processes")
     if too_long:
         print(f"warning: skipped {too_long} pair(s) longer than --max-len {a.max_len} tokens", file=sys.stderr)
-    run.log(f"corpus: {len(corpus)} pairs read, {len(corpus.problems)} malformed skipped, "
+    run.log(f"corpus: {len(corpus) + len(corpus.problems)} lines read, {len(corpus.problems)} malformed skipped, "
             f"{too_long} longer than {a.max_len} tokens skipped, {len(pairs)} used")
     if valid is not None:
         valid_pairs, _, _ = encode_pairs(valid, src_tok, tgt_tok, a.max_len)
@@ -551,6 +551,9 @@ def _train(a, stop: Stop, started: list) -> int:
             run.log(f"--resume: no readable checkpoint in {run.ckpt_dir}; starting from step 0")
         else:
             step, epoch, batch_pos, elapsed = info["step"], info["epoch"], info["batch_pos"], info["elapsed"]
+            if a.steps and step >= a.steps:     # (it trained one step more, to 601 of --steps 40: QA)
+                raise UsageError(f"--resume: the run in {run.out} is at step {step:,} already; give --steps above "
+                                 "it to train on")
             run.log(f"resumed at step {step} (epoch {epoch}, {elapsed / 60:.1f} min trained)")
     train_model = model
     if run.ddp:
@@ -600,12 +603,15 @@ def _train(a, stop: Stop, started: list) -> int:
                     left = ""
                     if budget_s:
                         left = f"{max(0.0, budget_s - elapsed) / 60:.1f}min"
-                    bar.set_postfix_str(f"loss {loss_value:.3f} tok/s {tok_s:,.0f} lr {opt.param_groups[0]['lr']:.2e}"
+                    # the training loss is label-smoothed, the validation's is not (0.832 beside 0.076 read as a
+                    # gap between them: QA)
+                    bar.set_postfix_str(f"{'smoothed ' if a.label_smoothing else ''}loss {loss_value:.3f} tok/s {tok_s:,.0f} lr {opt.param_groups[0]['lr']:.2e}"
                                         + (f" left {left}" if left else ""), refresh=False)
                     bar.update(1)
                 if now - t_window > 60:
                     tokens_seen, t_window = 0, now
-                    run.log(f"step {step} epoch {epoch} loss {loss_value:.3f} tok/s {tok_s:,.0f} "
+                    run.log(f"step {step} epoch {epoch} {'smoothed ' if a.label_smoothing else ''}loss "
+                            f"{loss_value:.3f} tok/s {tok_s:,.0f} "
                             f"trained {elapsed / 60:.1f} min")
                 if run.main and step % a.eval_every == 0:
                     if valid is not None:
@@ -644,6 +650,9 @@ def _train(a, stop: Stop, started: list) -> int:
         bar.close()
     if run.main:
         n = average_checkpoints(run, model, a.average)
+        if 0 < n < a.average:            # (it said "average of 1" and no more: QA)
+            run.log(f"notice: {n} checkpoint{'s' if n != 1 else ''} to average of --average {a.average}: the run "
+                    "saved no more (--ckpt-minutes sets how often it saves)")
         final = run.out / "model"
         if a.baseline:
             final.mkdir(parents=True, exist_ok=True)

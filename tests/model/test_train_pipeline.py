@@ -88,7 +88,9 @@ def test_malformed_lines_are_named_and_counted(tmp_path, capsys):
     assert f"{bad}:2: no TAB between source and target" in err
     assert f"{bad}:4: empty source or target" in err
     assert "skipped 40 malformed line(s)" in err
-    assert "40 malformed skipped" in (tmp_path / "r" / "train.log").read_text()
+    # read − skipped = used (QA: "823 pairs read, 4 malformed skipped, 1 longer … skipped, 822 used" did not add up)
+    assert "corpus: 80 lines read, 40 malformed skipped, 0 longer than 128 tokens skipped, 40 used" in \
+        (tmp_path / "r" / "train.log").read_text()
     assert train_main(["--tsv", str(bad), "--out", str(tmp_path / "s"), "--steps", "2", "--strict", *TINY]) == 2
     assert f"{bad}:2: no TAB" in capsys.readouterr().err
 

@@ -49,6 +49,9 @@ def test_a_new_run_into_a_folder_that_holds_one_is_refused_and_the_run_kept(tmp_
     tsv = synthetic_tsv(tmp_path / "train.tsv")
     out = tmp_path / "run"
     assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "2")[0] == 0
+    # (one checkpoint of the five --average asks by default: said, where it had said "average of 1" alone, QA)
+    assert "notice: 1 checkpoint to average of --average 5: the run saved no more" in \
+        (out / "train.log").read_text(encoding="utf-8")
     before = snapshot(out)
     code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "2", "--d-model", "48")
     assert code == 2 and err.splitlines()[-1] == (
@@ -56,6 +59,12 @@ def test_a_new_run_into_a_folder_that_holds_one_is_refused_and_the_run_kept(tmp_
         "model/model.safetensors): continue it with --resume, give another --out, or remove the folder to start "
         "again there")
     assert snapshot(out) == before
+    # a --resume to a step the run has passed changes nothing (it trained one step more: QA)
+    code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "1", "--resume")
+    assert code == 2 and err.splitlines()[-1] == (f"error: --resume: the run in {out} is at step 2 already; give "
+                                                  "--steps above it to train on")
+    after = snapshot(out)
+    assert after.pop("train.log").startswith(before.pop("train.log")) and after == before
     assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0
 
 
