@@ -161,9 +161,11 @@ def beam_search(model: Transformer, src_ids: list[int], max_new: int, k: int = 4
         V = logp.shape[-1]
         keep_rows, keep_tok, keep_score = [], [], []
         prefixes = beams[:, 1:].tolist() if tree is not None else None
-        for s, idx in zip(top.values.tolist(), top.indices.tolist()):
+        for rank, (s, idx) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
             row, tok = divmod(idx, V)
-            if tree is not None:
+            if tok == EOS and rank >= k:     # an end below the beam's k best is no hypothesis of it (fairseq,
+                continue                     # transformers): five such ends stopped the search before the greedy
+            if tree is not None:             # path, alive at log p −0.4, could end (QA: worse than greedy)
                 tree.add(prefixes[row], tok, float(logp[row, tok]), step, ended=tok == EOS)
             if tok == EOS:
                 finished.append((penalised(s, step + 1), beams[row, 1:].tolist() + [EOS]))

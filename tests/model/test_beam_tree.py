@@ -134,3 +134,34 @@ def test_fates_of_a_hand_made_search():
     assert tree.nodes[b].cum == pytest.approx(math.log(0.3))
     assert tree.nodes[b].score == pytest.approx(math.log(0.3) / (7 / 6) ** 0.6)
     assert rec.done([99]).chosen == -1 and "not among" in rec.done([99]).note
+
+
+class MarkovStub:
+    """A decoder whose next-token log-probabilities depend on the last token alone (a table), for beam searches
+    whose every step is known: decode gives the tokens one-hot, the generator reads the table's rows."""
+
+    def __init__(self, table: dict[int, dict[int, float]], vocab: int = 8):
+        self.logp = torch.full((vocab, vocab), -50.0)
+        for last, row in table.items():
+            for token, lp in row.items():
+                self.logp[last, token] = lp
+
+    def encode(self, src):
+        return torch.zeros(1, src.shape[1], 1), torch.ones(1, 1, src.shape[1], dtype=torch.bool)
+
+    def decode(self, tgt, memory, src_mask, cache=None):
+        return torch.nn.functional.one_hot(tgt, self.logp.shape[0]).float()
+
+    def generator(self, y):
+        return y @ self.logp
+
+
+def test_an_end_ranked_below_the_beam_does_not_finish_a_hypothesis():
+    """QA: five ends ranked k+1…2k of the 2k candidates finished the search while the greedy path, alive at log p
+    −0.4, never ended: beam 5 wrote a worse translation than greedy. Only ends within the k best count (fairseq,
+    transformers). Here (k = 2) B→</s> ranks 2nd and A→</s> 3rd at step 1: A C </s> (−0.3) must win."""
+    from model.transformer import BOS, EOS
+    A, B, C, X = 4, 5, 6, 7
+    stub = MarkovStub({BOS: {A: -0.1, B: -2.5}, A: {C: -0.1, EOS: -6.0}, B: {EOS: -0.2, X: -9.0},
+                       C: {EOS: -0.1}, X: {EOS: -0.1}})
+    assert beam_search(stub, [A, EOS], max_new=5, k=2, use_cache=False) == [A, C, EOS]
