@@ -8,6 +8,7 @@ import re
 # _{t+1} and ^(2i/d): the braces or brackets hold the whole script; _k, _out, _≤t, _ij: a run of letters, digits
 # and ≤ (not ᵀ, which is already a superscript character: K_encᵀ is K, subscript enc, then ᵀ)
 FRACTION_SLASH = "\u2044"
+WORD_JOINER = "\u2060"      # no line break here, and nothing drawn
 _SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|([A-Za-z0-9≤]+))")
 
 
@@ -23,6 +24,8 @@ def equation_html(text: str, whole_sides: bool = False) -> str:
             inner = _SCRIPT.sub(tag, inner.replace("/", FRACTION_SLASH))
         return f"<{name}>{inner}</{name}>"
     shown = _SCRIPT.sub(tag, html.escape(text, quote=False))
+    # no line break after an ellipsis: "Concat(head₁…" ended a line, "head_h) W_O + b_O)" began the next
+    shown = shown.replace("…", "…" + WORD_JOINER)
     if whole_sides:
         shown = "= ".join(side.replace(" ", "&nbsp;") for side in shown.split("= "))
     return shown

@@ -25,7 +25,7 @@ def test_the_rest_is_escaped_and_every_schema_equation_keeps_its_text():
         plain = out
         for tag in ("<sub>", "</sub>", "<sup>", "</sup>"):
             plain = plain.replace(tag, "")
-        plain = plain.replace("\u2044", "/")
+        plain = plain.replace("\u2044", "/").replace("\u2060", "")
         assert "_" not in plain and "^" not in plain, eq
         assert plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == (
             eq.replace("{", "").replace("}", "").replace("_", "").replace("^(2k/dmodel)", "2k/dmodel").replace("^", "")), eq
@@ -47,3 +47,18 @@ def test_a_norms_equation_breaks_after_its_equals_sign_only(qapp):
         # a width that holds the right side but not the whole: two lines, the right side whole on the second
         right_width = label.fontMetrics().horizontalAdvance(eq.split("= ", 1)[1])
         assert label.heightForWidth(right_width + 30) < 2.6 * one_line, eq
+
+
+def test_no_line_breaks_after_an_ellipsis(qapp):
+    """A caption ended a line with "Concat(head₁…" and began the next with "head_h) W_O + b_O)"."""
+    from PySide6 import QtGui
+    doc = QtGui.QTextDocument()
+    doc.setDefaultFont(QtGui.QFont("serif", 15))
+    doc.setHtml(equation_html("out = x + Concat(head₁…head_h) W_O + b_O"))
+    metrics = QtGui.QFontMetricsF(doc.defaultFont())
+    doc.setTextWidth(metrics.horizontalAdvance("out = x + Concat(head₁…") + 12)
+    doc.documentLayout().documentSize()             # laid out now
+    block = doc.firstBlock()
+    lines = [block.text()[line.textStart(): line.textStart() + line.textLength()].strip("\u2060 ")
+             for line in (block.layout().lineAt(i) for i in range(block.layout().lineCount()))]
+    assert len(lines) > 1 and not any(line.endswith("…") for line in lines), lines
