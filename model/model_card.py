@@ -54,6 +54,7 @@ DATA = {
 }
 
 
+POSITIONS = {"sinusoidal": "sinusoidal positions", "learned": "learned positions", "none": "no positions"}
 OWN = "own"          # --data for a corpus of one's own, described by --data-note and --licence
 
 
@@ -177,12 +178,13 @@ A small encoder-decoder transformer ("Attention Is All You Need", post-LayerNorm
 
 ## Model
 - {cfg.N_enc} encoder + {cfg.N_dec} decoder layers, d_model {cfg.d_model}, {cfg.h} heads (d_k {cfg.d_k}), FFN {cfg.d_ff},
-  sinusoidal positions, max length {cfg.max_len} tokens; {vocabulary(cfg)}.
+  {POSITIONS.get(cfg.pe, f"{cfg.pe} positions")}, max length {cfg.max_len} tokens; {vocabulary(cfg)}.
 - {lm.model.num_parameters():,} parameters; weights stored as {'float16' if size_mb * 1e6 < lm.model.num_parameters() * 3 else 'float32'}
   safetensors, {size_mb:.1f} MB.{trained_updates(Path(a.model))}{word_counts_line(Path(a.model))}
 
 ## Training
-Adam (0.9, 0.98), warm-up + inverse-square-root schedule, label smoothing 0.1, dropout {cfg.dropout},
+Adam (0.9, 0.98), warm-up + inverse-square-root schedule, label smoothing (0.1 unless `--label-smoothing` set
+it), dropout {cfg.dropout},
 token-sized length-bucketed batches, gradient clipping 1.0, last checkpoints averaged
 (`python -m model.train`; see the README). From the training log:
 

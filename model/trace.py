@@ -132,7 +132,10 @@ class Trace:
     def never_drawn(self) -> tuple[int, ...]:
         """Ids the run's decoding never draws, whatever their logits (the bundled models' <pad>): 0 in probs."""
         meta = self.meta if isinstance(self.meta, dict) else {}
-        return tuple(int(i) for i in meta.get("never_drawn", ()))
+        ids = meta.get("never_drawn")
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            return ()                         # none said, or a damaged file's (null, 3): every id may be drawn
+        return tuple(ids)
 
     def probs(self, step: int, temperature: float = 1.0, top_k: int = 0) -> np.ndarray:
         """Next-token distribution at a generation step, under a temperature; with top_k, the distribution sampling

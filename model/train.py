@@ -326,6 +326,28 @@ def _checkpoint_candidates(ckpt_dir: Path) -> list[tuple[Path, dict | None]]:
     return ([named] if named else []) + others
 
 
+def check_steps_left(run: Run, step: int) -> None:
+    """UsageError when a --resume's run is at --steps or past it already (it trained one step more, to 601 of
+    --steps 40: QA)."""
+    if run.a.steps and step >= run.a.steps:
+        raise UsageError(f"--resume: the run in {run.out} is at step {step:,} already; give --steps above it to "
+                         "train on")
+
+
+def newest_step(ckpt_dir: Path) -> int | None:
+    """The step of the newest checkpoint whose counters can be read, without reading its tensors (None: none)."""
+    from safetensors import SafetensorError, safe_open
+    for path, info in _checkpoint_candidates(ckpt_dir):
+        try:
+            if info is None:
+                with safe_open(str(path), framework="pt") as f:
+                    info = json.loads((f.metadata() or {})["info"])
+            return int(info["step"])
+        except (SafetensorError, OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
 def load_state(run: Run, model, opt):
     """Load the newest readable checkpoint; a damaged one is skipped with a notice (the previous good one is
     used). UsageError when the checkpoints were made by a model of another shape."""
@@ -498,6 +520,8 @@ def _train(a, stop: Stop, started: list) -> int:
         raise UsageError(f"--out {a.out} already holds a training run ({', '.join(held)}): continue it with "
                          "--resume, give another --out, or remove the folder to start again there")
     run = Run(a)
+    if a.resume and (reached := newest_step(run.ckpt_dir)) is not None:
+        check_steps_left(run, reached)          # before the log says a word of this run
     if run.main:
         stale = clean_stale_parts(run)
         if stale:
@@ -551,9 +575,7 @@ def _train(a, stop: Stop, started: list) -> int:
             run.log(f"--resume: no readable checkpoint in {run.ckpt_dir}; starting from step 0")
         else:
             step, epoch, batch_pos, elapsed = info["step"], info["epoch"], info["batch_pos"], info["elapsed"]
-            if a.steps and step >= a.steps:     # (it trained one step more, to 601 of --steps 40: QA)
-                raise UsageError(f"--resume: the run in {run.out} is at step {step:,} already; give --steps above "
-                                 "it to train on")
+            check_steps_left(run, step)
             run.log(f"resumed at step {step} (epoch {epoch}, {elapsed / 60:.1f} min trained)")
     train_model = model
     if run.ddp:

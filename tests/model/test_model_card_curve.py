@@ -103,3 +103,4 @@ def test_a_card_of_ones_own_corpus_says_what_it_is_and_claims_no_bundled_licence
     assert "- 2,200 English → Esperanto pairs written for my course.\n- CC0, by the course's teacher." in card
     assert "trained with Attention Visualizer (`python -m model.train`)." in card
     assert "Tatoeba" not in card and "bundled" not in card and "CC-BY" not in card
+    assert "sinusoidal positions" in card          # the model's own (QA: every card said so, whatever --pe was)

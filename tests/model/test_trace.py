@@ -166,3 +166,13 @@ def test_every_key_named_in_docs_math_exists(forced):
     missing = sorted(k for k in keys if k.replace("{l}", "1") not in arrays               # a leaf, or a
                      and not any(a.startswith(k.replace("{l}", "1") + ".") for a in arrays))   # sublayer prefix
     assert missing == []
+
+
+@pytest.mark.parametrize("damaged", [None, 3, ["0"], [True], "0"])
+def test_a_damaged_never_drawn_leaves_every_id_drawable(tiny_lm, damaged):
+    """A hand-edited or damaged saved trace's "never_drawn" (null, a number) raised TypeError at every probs() (QA);
+    it is read as none, and probs is the plain softmax."""
+    t = translate(tiny_lm, "the dog runs").trace
+    t.meta["never_drawn"] = damaged
+    z = np.exp(t["logits"][0].astype(np.float64) - t["logits"][0].max())
+    assert t.never_drawn == () and np.allclose(t.probs(0), z / z.sum())

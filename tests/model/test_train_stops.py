@@ -63,8 +63,7 @@ def test_a_new_run_into_a_folder_that_holds_one_is_refused_and_the_run_kept(tmp_
     code, err = train(capsys, "--tsv", tsv, "--out", out, "--steps", "1", "--resume")
     assert code == 2 and err.splitlines()[-1] == (f"error: --resume: the run in {out} is at step 2 already; give "
                                                   "--steps above it to train on")
-    after = snapshot(out)
-    assert after.pop("train.log").startswith(before.pop("train.log")) and after == before
+    assert snapshot(out) == before                        # its log too (QA: it had added the corpus lines)
     assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0
 
 

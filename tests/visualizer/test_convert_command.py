@@ -169,11 +169,13 @@ def test_a_stop_during_the_swap_waits_for_it_and_leftovers_of_a_killed_run_are_c
     code, out, _ = run_command(["convert", str(tiny_model_dir), "--to-hf", str(converted), "--force"])
     assert code == 0 and out.strip().startswith(f"wrote {converted}") and entries(converted.parent) == ["hf"]
     monkeypatch.setattr(to_marian.shutil, "rmtree", real)
-    for left in (".hf.k1ll3d.old/previous", ".hf.k1ll3d.part", ".hf.note.txt.d"):
+    # ours: tempfile.mkdtemp's 8 characters between the name and .part or .old; not another folder's ("hf.v2"'s),
+    # nor a user's ".hf.backup.old"
+    for left in (".hf.k1ll3d_x.old/previous", ".hf.k1ll3d_y.part", ".hf.v2.k1ll3d_z.part", ".hf.backup.old"):
         (converted.parent / left).mkdir(parents=True)
     (converted.parent / ".hf.note.txt").write_text("not ours")
     code, _, _ = run_command(["convert", str(tiny_model_dir), "--to-hf", str(converted), "--force"])
-    assert code == 0 and entries(converted.parent) == [".hf.note.txt", ".hf.note.txt.d", "hf"]
+    assert code == 0 and entries(converted.parent) == [".hf.backup.old", ".hf.note.txt", ".hf.v2.k1ll3d_z.part", "hf"]
 
 
 def test_without_transformers_it_says_how_to_install_it(run_command, tiny_model_dir, tmp_path, monkeypatch):

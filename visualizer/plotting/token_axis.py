@@ -94,6 +94,7 @@ class TokenAxis(pg.AxisItem):
         self._fits.clear()
         self._fit_sets.clear()                # fitted at another size
         super().setTickFont(self.base_font)
+        self._room_past_ends()
 
     def set_labels(self, labels, positions=None, max_labels: int | None = None) -> None:
         """Label i at coordinate positions[i] (default: i); positions must increase. At most max_labels drawn."""
@@ -106,6 +107,7 @@ class TokenAxis(pg.AxisItem):
         if key not in self._fit_sets and len(self._fit_sets) >= 4:
             self._fit_sets.pop(next(iter(self._fit_sets)))
         self._fits = self._fit_sets.setdefault(key, {})
+        self._room_past_ends()
         self.picture = None
         self.update()
 
@@ -264,20 +266,19 @@ class TokenAxis(pg.AxisItem):
         self._drawing = self.fitted(self._length(), *self.range)
         self._drew_all = self._least_step() == 1 and len(self._drawing[1]) == len(self.labels)
         self.style["tickFont"] = self._drawing[0]
-        self._room_past_ends(*self._drawing[:2])
         try:
             return super().generateDrawSpecs(p)
         finally:
             self._drawing = None
 
-    def _room_past_ends(self, font: QtGui.QFont, shown: list[int]) -> None:
+    def _room_past_ends(self) -> None:
         """pyqtgraph drops a label whose text, measured lying flat, reaches more than 15 pixels past the axis' ends
         (its hideOverlappingLabels margin), fitted or not: GPT-2's last column, "<0xFA>" turned upright, showed no
-        label and no word of it (QA). The margin is half the widest label shown, as the item's bounds."""
-        metrics = QtGui.QFontMetricsF(font)
-        widest = max((metrics.horizontalAdvance(self.labels[i]) for i in shown if i < len(self.labels)), default=0)
-        if self.orientation in ("left", "right"):
-            widest = metrics.height()
+        label and no word of it (QA). The margin is half the widest label at the set size (the fitted ones are no
+        wider), set with the labels or the font, not while painting."""
+        metrics = QtGui.QFontMetricsF(self.base_font)
+        widest = metrics.height() if self.orientation in ("left", "right") else \
+            max((metrics.horizontalAdvance(label) for label in self.labels), default=0.0)
         margin = max(EDGE_MARGIN, int(np.ceil(widest / 2)) + 2)
         if margin != self.style["hideOverlappingLabels"]:
             self.prepareGeometryChange()

@@ -349,7 +349,8 @@ def remove_leftovers(folder: Path) -> list[Path]:
     """The folders this command builds beside folder and renames (".NAME.xxxx.part", ".NAME.xxxx.old"), left by a
     run killed outright (SIGKILL, a power cut), removed; they are never another program's: their names are ours."""
     parent = folder.absolute().parent
-    stale = [p for p in parent.glob(f".{glob.escape(folder.name)}.*") if p.is_dir() and p.suffix in (".part", ".old")]
+    ours = re.compile(rf"\.{re.escape(folder.name)}\.[a-z0-9_]{{8}}\.(part|old)")     # tempfile.mkdtemp's names
+    stale = [p for p in parent.glob(f".{glob.escape(folder.name)}.*") if p.is_dir() and ours.fullmatch(p.name)]
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return stale
