@@ -41,7 +41,11 @@ def test_loss_gradients_step_and_reset(qtbot, tiny_model_dir):
     expected = GradientStepper(load(tiny_model_dir)).evaluate(s.sentence, s.target, "cross", 1, 1)
     np.testing.assert_allclose(panel.losses, expected.token_losses, rtol=1e-5)
     ids = lm.tgt_tok.encode(s.target) + [EOS]                           # the reference and </s>, teacher-forced
-    nats = [-np.log(tr.probs(t)[i]) for t, i in enumerate(ids)]         # natural log of the trace's softmax
+    # natural log of the softmax over every logit, as training takes it (the Output panel's probs leave out <pad>,
+    # which decoding never draws: trace.never_drawn)
+    logits = tr["logits"].astype(np.float64)
+    log_z = np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1)) + logits.max(-1)
+    nats = [log_z[t] - logits[t, i] for t, i in enumerate(ids)]
     np.testing.assert_allclose(panel.losses, nats, rtol=1e-4)
     assert "nats" in panel.status.text() and "nats" in panel.loss_plot.getAxis("left").labelText
     np.testing.assert_allclose(panel.grad_images["W_K"].image, expected.grads["W_K"], rtol=1e-4, atol=1e-7)
