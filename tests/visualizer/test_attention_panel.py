@@ -553,3 +553,17 @@ def test_a_head_that_computed_nan_leaves_its_layers_other_heads_their_colours(tr
     assert head_levels(weights, "head")[0] == (0.0, 1.0)                 # nothing finite: 0 to 1
     weights[:] = np.inf
     assert head_levels(weights, "layer")[1] == (0.0, 1.0)
+
+
+def test_a_token_its_axis_holds_twice_keeps_its_position_in_the_short_read_outs(qtbot, window, panel):
+    """The seed example's decoder reads "<s> sat sat sat …": at 1366 × 768 the read-out "“sat” (predicting “sat”)
+    → “sat”" named no cell (QA as a student). A repeated token keeps its position; a token once on its axis not."""
+    window.state.update(target="le le chat", kind="dec_self", layer=0, head=0)
+    qtbot.waitUntil(lambda: window.trace is not None and window.trace.meta.get("mode") == "teacher-forced"
+                    and panel.focus.rows[:3] == ["<s>", "le", "le"], timeout=20000)
+    panel._hovered(scene_pos(panel.focus, 2, 1))
+    weight = panel.hover.toolTip().rsplit("weight ", 1)[-1]
+    nxt = window.trace.out_tokens[2]
+    assert f"“le” at 2 (next “{nxt}”) → “le” at 1: {weight}" in panel.hover._shorter
+    panel._hovered(scene_pos(panel.focus, 2, 0))
+    assert any(form.startswith("“le” at 2 (next") and "→ “<s>”:" in form for form in panel.hover._shorter)

@@ -535,14 +535,17 @@ class AttentionPanel(QtWidgets.QWidget):
         # the shorter forms keep what the row predicts as long as they can (QA: at 1280 × 720 only the short form
         # showed, and it had lost it)
         shorter = [f"“{query}” (position {r}{ahead}) → “{key}” (position {c}): {weight}"]
+        # a token its axis holds twice keeps its position in the shorter forms: the seed example's decoder reads
+        # "<s> sat sat sat …", and "“sat” (predicting “sat”) → “sat”" named no cell (QA as a student)
+        q = f"“{query}”" + (f" at {r}" if self.focus.rows.count(query) > 1 else "")
+        k = f"“{key}”" + (f" at {c}" if self.focus.cols.count(key) > 1 else "")
         if nxt is not None:
-            shorter.append(f"“{query}” (predicting “{nxt}”) → “{key}”: {weight}")
+            shorter.append(f"{q} (predicting “{nxt}”) → {k}: {weight}")
             # "→" points at the key in every form: "“.”→“</s>” · “mat”" read as the key "</s>" (QA)
-            shorter.append(f"“{query}” (next “{nxt}”) → “{key}”: {weight}")
+            shorter.append(f"{q} (next “{nxt}”) → {k}: {weight}")
             # at three digits before the prediction is let go (QA as a teacher at 1024 × 768: it was lost first)
-            shorter.append(f"“{query}” (next “{nxt}”) → “{key}” "
-                           + ("masked" if masked else f"{float(value):.3g}"))
-        self.hover.setText(text, shorter=(*shorter, f"“{query}” → “{key}”: {weight}", tight))
+            shorter.append(f"{q} (next “{nxt}”) → {k} " + ("masked" if masked else f"{float(value):.3g}"))
+        self.hover.setText(text, shorter=(*shorter, f"{q} → {k}: {weight}", tight))
 
     def _clicked(self, event) -> None:
         self.focus_head_at(event.scenePos())
