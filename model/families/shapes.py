@@ -141,7 +141,8 @@ class Shape:
         return shared + (f"; N_q, N_k: an {self.norm} of each head's query and key (γ of their own)"
                          if self.qk_norm else "") + \
             (f"; c = {self.score_cap:g}: the scores capped softly" if self.score_cap else "") + \
-            (f"; s = {self.score_scalar:g}: the model's scale for q·kᵀ, not d_k" if self.score_scalar else "")
+            (f"; s = {self.score_scalar:g}: the model's scale for q·kᵀ, not d_k" if self.score_scalar else "") + \
+            ("; the scores not divided by √d_k" if not self.scale else "")   # (read as a typo of the paper's: QA)
 
     def embedding(self, noun: str, symbol: str, table: str, pos: str) -> tuple[str, str]:
         """(caption, equation) of a stack's embedding."""

@@ -165,6 +165,6 @@ def test_t5s_equations_say_what_it_computes():
     from model.schema import Stage
     sc = t5.schema_of_config({"model_type": "t5", "num_layers": 2, "d_model": 32, "num_heads": 4, "d_kv": 8})
     eq = {k.name: sc.caption(Stage(k.stack, 0, k.sublayer))[2] for k in sc.kinds}
-    assert all("√d_k" not in e for e in eq.values())
+    assert all("/ √d_k" not in e and "the scores not divided by √d_k" in e for e in eq.values())
     assert "+ B_rel" in eq["enc_self"] and "+ B_rel" in eq["dec_self"] and "B_rel" not in eq["cross"]
     assert [k.name for k in sc.kinds if sc.bias_keys(k.name)] == ["enc_self", "dec_self"]

@@ -40,7 +40,9 @@ def test_a_seed_model_that_does_not_scale_its_scores_has_no_sqrt_dk_in_its_capti
                                 scale_scores=scaled))
         equations = [sc.caption(Stage(st.key, 0, sub.key))[2] for st in sc.stacks for sub in st.sublayers
                      if sub.kind.startswith("attention")]
-        assert len(equations) == 3 and all(("√d_k" in eq) == scaled for eq in equations), equations
+        assert len(equations) == 3 and all(("/ √d_k" in eq) == scaled for eq in equations), equations
+        # said, not only left out (a student read softmax(QKᵀ) V as a typo of the paper's formula: QA)
+        assert all(("the scores not divided by √d_k" in eq) != scaled for eq in equations), equations
 
 
 @pytest.mark.parametrize("name", ["decoder-only", "encoder-only", "encoder-decoder"])
