@@ -437,3 +437,13 @@ def test_a_dock_shorter_than_the_chart_shows_its_axis_with_fewer_bars_and_a_two_
     assert panel.box.minimumHeight() == MIN_HEIGHT and panel.minimumSizeHint().height() <= room    # no scrolling
     qtbot.waitUntil(lambda: panel.height() <= room)
     assert 3 <= panel.shown < len(panel.top_ids) and not scroll.verticalScrollBar().isVisible()
+
+
+def test_a_vocabulary_smaller_than_the_bars_shows_no_bar_for_pad(panel):
+    """The seed example's ten tokens showed a bar "<pad> 0.000" once <pad> was left out of the distribution."""
+    from model import load
+    lm = load("seed-example")
+    tr = translate(lm, "The cat sat on the mat").trace
+    panel.set_vocab(lm.tgt_tok.pieces(range(lm.tgt_tok.vocab_size)))
+    panel.render(tr, ViewState.for_trace(tr, stack="output", step=0))
+    assert "<pad>" not in panel.top_labels and len(panel.top_ids) == lm.tgt_tok.vocab_size - 1

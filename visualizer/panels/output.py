@@ -269,7 +269,8 @@ class OutputPanel(QtWidgets.QWidget):
         self.cut = sampling_cut(trace, state)
         probs = trace.probs(step, T, self.cut)
         self.probs, self._never_drawn = probs, trace.never_drawn
-        k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size)    # no bars of the cut
+        # no bars of the cut, nor of the ids never drawn (the seed example's ten tokens showed "<pad> 0.000")
+        k = min(self.top_k, int(np.count_nonzero(probs)) if self.cut else probs.size - len(self._never_drawn))
         order = top_k_ids(probs, k)
         self.top_ids, self.top_probs = order, probs[order]
         self.top_labels = [self.label(int(i)) for i in order]
