@@ -285,3 +285,15 @@ def test_a_short_colour_bar_holds_as_many_numbers_as_it_has_room_for(qtbot):
     line = QtGui.QFontMetricsF(box.colorbar.axis.style["tickFont"]).height()
     assert numbers()[0] == "0" and numbers()[-1] == "0.93"
     assert len(numbers()) * 1.6 * line <= box.colorbar.getAxis("left").height() or len(numbers()) == 2
+
+
+def test_a_histograms_mean_never_reads_minus_zero(panel, qtbot):
+    """The seed example's normed values averaged −0.0002: the title read "mean -0.00" (QA as a student)."""
+    from model import load
+    tr = translate(load("seed-example"), "The cat sat on the mat").trace
+    after = tr.get("enc", 0, "self", "ln_out").astype(np.float64).mean()
+    assert -0.005 < after < 0                            # the case at hand: a mean that rounds to "-0.00"
+    panel.render(tr, ViewState.for_trace(tr, stack="enc", layer=0, sublayer="self"))
+    qtbot.waitUntil(lambda: "after" in panel._hist_titles, timeout=3000)
+    figures = panel._hist_titles["after"][1]
+    assert "mean -0.00" not in figures and f"mean {round(after, 2) + 0.0:.2f}" in figures

@@ -236,6 +236,7 @@ class LayerNormPanel(GridPanel):
         def histogram_update(key, curve, plot):
             edges, counts, mean, std = stats[key]
             name = reads if key == "before" else ("LN(v)" if schema.norm == LAYER_NORM else f"{schema.norm}(v)")
+            mean = round(float(mean), 2) + 0.0        # "mean -0.00" after the norm, read as a sign (QA)
             self._hist_titles[key] = (f"{key}: {name}", f"all {T}×{d} values · mean {mean:.2f} · std {std:.2f}")
 
             def update():
