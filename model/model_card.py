@@ -166,7 +166,8 @@ def main(argv=None) -> int:
         made = "trained with Attention Visualizer (`python -m model.train`)."
     else:
         data, licence = DATA[a.data]
-        made = "trained from scratch on\nthis project's 2-core CPU machine, bundled with Attention Visualizer for teaching."
+        made = ("trained from scratch on\nthis project's 2-core CPU machine, bundled with Attention Visualizer for "
+                "teaching.")
     size_mb = (Path(a.model) / WEIGHTS).stat().st_size / 1e6
     card = f"""# {a.title or lm.name}
 

@@ -627,7 +627,9 @@ def _train(a, stop: Stop, started: list) -> int:
                         left = f"{max(0.0, budget_s - elapsed) / 60:.1f}min"
                     # the training loss is label-smoothed, the validation's is not (0.832 beside 0.076 read as a
                     # gap between them: QA)
-                    bar.set_postfix_str(f"{'smoothed ' if a.label_smoothing else ''}loss {loss_value:.3f} tok/s {tok_s:,.0f} lr {opt.param_groups[0]['lr']:.2e}"
+                    smoothed = "smoothed " if a.label_smoothing else ""
+                    bar.set_postfix_str(f"{smoothed}loss {loss_value:.3f} tok/s {tok_s:,.0f} "
+                                        f"lr {opt.param_groups[0]['lr']:.2e}"
                                         + (f" left {left}" if left else ""), refresh=False)
                     bar.update(1)
                 if now - t_window > 60:

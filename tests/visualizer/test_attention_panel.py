@@ -556,8 +556,9 @@ def test_a_head_that_computed_nan_leaves_its_layers_other_heads_their_colours(tr
 
 
 def test_a_token_its_axis_holds_twice_keeps_its_position_in_the_short_read_outs(qtbot, window, panel):
-    """The seed example's decoder reads "<s> sat sat sat …": at 1366 × 768 the read-out "“sat” (predicting “sat”)
-    → “sat”" named no cell (QA as a student). A repeated token keeps its position; a token once on its axis not."""
+    """The seed example's decoder reads "<s> sat sat sat …": at 1366 × 768 the read-out "“sat” (predicting
+    “sat”) → “sat”" named no cell (QA as a student). A repeated token keeps its position; a token once on its
+    axis not."""
     window.state.update(target="le le chat", kind="dec_self", layer=0, head=0)
     qtbot.waitUntil(lambda: window.trace is not None and window.trace.meta.get("mode") == "teacher-forced"
                     and panel.focus.rows[:3] == ["<s>", "le", "le"], timeout=20000)
