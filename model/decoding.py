@@ -221,7 +221,8 @@ def _trace(lm: LoadedModel, src_ids: list[int], out_ids: list[int], record: dict
     arrays["out_ids"] = np.asarray(out_ids, dtype=np.int64)
     return Trace(lm.src_tok.pieces(src_ids), lm.tgt_tok.pieces([BOS] + out_ids[:-1]), lm.tgt_tok.pieces(out_ids),
                  arrays, dict(meta or {}, model=lm.name, positional=bool(lm.model.positional),
-                              scale_scores=lm.cfg.scale_scores, never_drawn=[PAD]), lm.schema)   # as decoding
+                              scale_scores=lm.cfg.scale_scores, never_drawn=[PAD],      # as decoding draws
+                              norm_eps=lm.cfg.ln_eps), lm.schema)
 
 
 @dataclass

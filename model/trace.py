@@ -129,6 +129,12 @@ class Trace:
         return i if logits is not None and 0 <= i < logits.shape[-1] else None
 
     @property
+    def norm_eps(self) -> float | None:
+        """The ε the model's norms add to the variance, where the run recorded it (None: not known)."""
+        value = (self.meta if isinstance(self.meta, dict) else {}).get("norm_eps")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    @property
     def never_drawn(self) -> tuple[int, ...]:
         """Ids the run's decoding never draws, whatever their logits (the bundled models' <pad>): 0 in probs."""
         meta = self.meta if isinstance(self.meta, dict) else {}

@@ -542,3 +542,12 @@ def test_a_pre_norm_stages_title_puts_the_norm_first_as_its_box_does(tmp_path_fa
     ffn = gemma2.stacks[0].sublayers[1].title
     assert gemma2.title(Stage("dec", 1, "ffn")) == f"RMSNorm → {ffn} → RMSNorm — layer 2"
     assert load("en-fr").schema.title(Stage("dec", 0, "self")) == "Decoder masked self-attention + Add & Norm — layer 1"
+
+
+def test_a_run_records_the_epsilon_its_norms_add(tmp_path_factory):
+    """The LayerNorm tab and the Math tab give ε's value (QA as a student): GPT-2's layer_norm_epsilon, Llama's
+    rms_norm_eps; Marian names none (torch's default), and the trace says nothing rather than guess."""
+    for family, key in (("gpt2", "layer_norm_epsilon"), ("llama", "rms_norm_eps"), ("marian", None)):
+        _, _, lm, result = _open(family, tmp_path_factory)
+        expected = getattr(lm.model.config, key) if key else None
+        assert result.trace.norm_eps == expected, family

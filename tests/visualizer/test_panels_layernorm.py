@@ -47,7 +47,7 @@ def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
     assert ("Encoder" if stack == "enc" else "Decoder") in header
     assert {"self": "self-attention", "cross": "cross-attention", "ffn": "feed-forward"}[sub] in header
     d = v.shape[-1]                                    # σ as the header defines it: the variance divided by d
-    assert f"σ = √(var + ε) over the {d} dimensions" in header and f"(the variance ÷ {d}, not {d - 1})" in header
+    assert f"σ = √(var + ε) over the {d} dimensions" in header and f"(the variance ÷ {d}, not {d - 1}; ε = " in header
 
 
 @pytest.mark.parametrize("stack,expected", [("src_embed", ("enc", 0, "self")), ("tgt_embed", ("dec", 0, "self")),
@@ -297,3 +297,11 @@ def test_a_histograms_mean_never_reads_minus_zero(panel, qtbot):
     qtbot.waitUntil(lambda: "after" in panel._hist_titles, timeout=3000)
     figures = panel._hist_titles["after"][1]
     assert "mean -0.00" not in figures and f"mean {round(after, 2) + 0.0:.2f}" in figures
+
+
+def test_the_header_gives_epsilons_value(panel, tiny_lm):
+    """σ = √(var + ε) without ε's value anywhere (QA as a student): the run records it, the header gives it."""
+    tr = translate(tiny_lm, "the cat sat").trace
+    assert tr.norm_eps == tiny_lm.cfg.ln_eps
+    panel.render(tr, ViewState.for_trace(tr, stack="enc", layer=0, sublayer="self"))
+    assert panel.short_header.parts[1].endswith(f"(the variance ÷ 16, not 15; ε = {tiny_lm.cfg.ln_eps:g})")

@@ -252,10 +252,11 @@ class InspectorPanel(QtWidgets.QWidget):
         post, centred = sc.norm_place == NORM_AFTER, sc.norm == LAYER_NORM
         ln_token = trace.tokens(sc.stack(stack).tokens)[i]
         d = "d<sub>model</sub>"
+        eps = f"; ε = {trace.norm_eps:g}" if trace.norm_eps is not None else ""
         spread = (f"μ = mean(v) = {num(ln.mu)}, σ = √(mean((v − μ)²) + ε) = {num(ln.sigma)}   (means over the {d} "
-                  "dimensions; the biased variance, divided by d<sub>model</sub>, not d<sub>model</sub> − 1)"
+                  f"dimensions; the biased variance, divided by d<sub>model</sub>, not d<sub>model</sub> − 1{eps})"
                   if centred else f"σ = √(mean(v²) + ε) = {num(ln.sigma)}   (the root mean square over the {d} "
-                  "dimensions)")
+                  f"dimensions{eps})")
         n = "(v − μ)/σ" if centred else "v/σ"
         where = "Add &amp; Norm after" if post else sc.norm + " before"
         return (f"<h3>{where} this sublayer, token {tok(ln_token)} at position {i}</h3>"

@@ -286,7 +286,10 @@ class LayerNormPanel(GridPanel):
         where = f"Add &amp; Norm after {sublayer}" if schema.norm_place == NORM_AFTER else f"{schema.norm} before {sublayer}"
         v = schema.norm_input(st.sublayer(sub).is_attention)
         spread = "μ and σ = √(var + ε)" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
-        biased = f" (the variance ÷ {d}, not {d - 1})" if schema.norm == LAYER_NORM else ""
+        eps = self._shown_trace.norm_eps         # its value, where the run recorded it (it was nowhere: QA)
+        notes = ([f"the variance ÷ {d}, not {d - 1}"] if schema.norm == LAYER_NORM else []) + \
+            ([f"ε = {eps:g}"] if eps is not None else [])
+        biased = f" ({'; '.join(notes)})" if notes else ""
         step_text = (f" &nbsp; <span style='color:{VERMILLION}'>■</span> generation step {highlight}"
                      if highlight is not None else "")
         self.short_header.set(f"<b>{st.title} layer {layer + 1} · {where}</b>{step_text}"

@@ -527,6 +527,19 @@ def continuation_ids(tok, text: str, ids: list[int], target: str) -> list[int]:
     return list(tok(glue + target, add_special_tokens=False)["input_ids"])
 
 
+EPS_KEYS = ("layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps", "norm_eps")   # the families' names for ε
+
+
+def norm_eps(config) -> float | None:
+    """The ε a model's norms add to the variance, where its config gives it (Marian's and BART's take torch's
+    default and name none: None)."""
+    for key in EPS_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
 def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettings(), target: str | None = None,
         positional: bool | None = None, previous=None, forced_ids: list[int] | None = None, preview=None,
         ablations: frozenset = frozenset()):
@@ -565,6 +578,7 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "positional": bool(lm.positional),
             "lowercases": lm.src_tok.lowercases, "truncated": truncated, "unknown": unknown_parts(tok, text),
+            **({"norm_eps": eps} if (eps := norm_eps(lm.model.config)) is not None else {}),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
         t = previous.trace
