@@ -47,7 +47,8 @@ def test_statistics_equal_the_trace(panel, trace, stack, layer, sub):
     assert ("Encoder" if stack == "enc" else "Decoder") in header
     assert {"self": "self-attention", "cross": "cross-attention", "ffn": "feed-forward"}[sub] in header
     d = v.shape[-1]                                    # σ as the header defines it: the variance divided by d
-    assert f"σ = √(var + ε) over the {d} dimensions" in header and f"(the variance ÷ {d}, not {d - 1}; ε = " in header
+    assert f"σ = √(var + ε) over the {d} dimensions" in header
+    assert f"(the variance ÷ {d}, not {d - 1}; ε = " in header
 
 
 @pytest.mark.parametrize("stack,expected", [("src_embed", ("enc", 0, "self")), ("tgt_embed", ("dec", 0, "self")),
