@@ -105,18 +105,22 @@ class Trace:
         return len(self.tokens(self.schema.output_stack.tokens))
 
     @property
+    def _meta(self) -> dict:
+        """meta, or {} where a damaged saved trace holds something else there."""
+        return self.meta if isinstance(self.meta, dict) else {}
+
+    @property
     def decoding(self) -> str:
         """How the output rows were chosen, as a run's label and a figure's title give it: "greedy", "beam 4",
         "sampled, T = 0.8, seed 3", "given target" (older saved traces: their mode)."""
-        meta = self.meta if isinstance(self.meta, dict) else {}
+        meta = self._meta
         mode = str(meta.get("mode", ""))
         return str(meta.get("decoding") or ("given target" if mode == "teacher-forced" else mode))
 
     def prompt_rows(self) -> int:
         """Output rows whose token a decoder-only model's prompt gave (rows 0 … n − 2 of an n-token prompt predict
         its 2nd … nth token: nothing chose them); 0 for other models."""
-        meta = self.meta if isinstance(self.meta, dict) else {}
-        return max(int(meta.get("prompt_tokens", 0) or 0) - 1, 0)
+        return max(int(self._meta.get("prompt_tokens", 0) or 0) - 1, 0)
 
     def out_id(self, step: int) -> int | None:
         """The vocabulary id of the token row `step` stands for (out_tokens[step]), when the run recorded it: two
@@ -131,14 +135,13 @@ class Trace:
     @property
     def norm_eps(self) -> float | None:
         """The ε the model's norms add to the variance, where the run recorded it (None: not known)."""
-        value = (self.meta if isinstance(self.meta, dict) else {}).get("norm_eps")
+        value = self._meta.get("norm_eps")
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     @property
     def never_drawn(self) -> tuple[int, ...]:
         """Ids the run's decoding never draws, whatever their logits (the bundled models' <pad>): 0 in probs."""
-        meta = self.meta if isinstance(self.meta, dict) else {}
-        ids = meta.get("never_drawn")
+        ids = self._meta.get("never_drawn")
         if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             return ()                         # none said, or a damaged file's (null, 3): every id may be drawn
         return tuple(ids)

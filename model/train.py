@@ -587,6 +587,7 @@ def _train(a, stop: Stop, started: list) -> int:
                mininterval=2.0)
     last_ckpt = time.monotonic()
     tokens_seen, t_window = 0, time.monotonic()
+    smoothed = "smoothed " if a.label_smoothing else ""     # the training loss's, not the validation's (QA)
     done = False
     started.append(True)            # from here on the folder is the run's, whatever happens
     try:
@@ -625,17 +626,13 @@ def _train(a, stop: Stop, started: list) -> int:
                     left = ""
                     if budget_s:
                         left = f"{max(0.0, budget_s - elapsed) / 60:.1f}min"
-                    # the training loss is label-smoothed, the validation's is not (0.832 beside 0.076 read as a
-                    # gap between them: QA)
-                    smoothed = "smoothed " if a.label_smoothing else ""
                     bar.set_postfix_str(f"{smoothed}loss {loss_value:.3f} tok/s {tok_s:,.0f} "
                                         f"lr {opt.param_groups[0]['lr']:.2e}"
                                         + (f" left {left}" if left else ""), refresh=False)
                     bar.update(1)
                 if now - t_window > 60:
                     tokens_seen, t_window = 0, now
-                    run.log(f"step {step} epoch {epoch} {'smoothed ' if a.label_smoothing else ''}loss "
-                            f"{loss_value:.3f} tok/s {tok_s:,.0f} "
+                    run.log(f"step {step} epoch {epoch} {smoothed}loss {loss_value:.3f} tok/s {tok_s:,.0f} "
                             f"trained {elapsed / 60:.1f} min")
                 if run.main and step % a.eval_every == 0:
                     if valid is not None:

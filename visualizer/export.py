@@ -23,7 +23,7 @@ from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.trace import Trace
 
 from .figure_size import FIGURE_SIZE
-from .plotting.colormaps import colour_levels
+from .plotting.colormaps import COLORMAP, colour_levels
 from .text_safety import isolate
 
 FORMATS = ("png", "svg", "pdf", "csv")
@@ -140,7 +140,6 @@ def figures_drawn(fmt: str, colour_scale: str, colormap: str | None = None, size
                   titles: bool = True) -> dict:
     """How the heatmaps were drawn, for run.json: the format and colour scale; the colour map and the figure's size
     in pixels unless they are numbers (CSV); a PNG's scale."""
-    from .plotting.colormaps import COLORMAP
     drawn: dict = {"format": fmt, "colour_scale": colour_scale}
     if fmt != "csv":
         drawn.update(colormap=colormap or COLORMAP, size=[int(v) for v in size], titles=titles)
