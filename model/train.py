@@ -264,7 +264,7 @@ def encode_pairs(corpus, src_tok, tgt_tok, max_len):
     return pairs, too_long, texts
 
 
-def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float):
+def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float, stopped: bool = False):
     """A resumable checkpoint: weights and Adam state in safetensors, counters in JSON."""
     tensors = {f"model.{k}": v.detach().to("cpu", copy=True).contiguous() for k, v in model.state_dict().items()}
     names = {id(p): n for n, p in model.named_parameters()}
@@ -278,13 +278,31 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
         tensors.pop(f"model.{key}", None)
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
     info = {"step": step, "epoch": epoch, "batch_pos": batch_pos, "elapsed": elapsed,
-            "file": path.name, "rng": random.getstate()[1][0], "config": shape_config(model.cfg)}
+            "file": path.name, "rng": random.getstate()[1][0], "config": shape_config(model.cfg),
+            "stopped": stopped}
     # the counters also go in the checkpoint itself: a damaged newer one falls back on it (see load_state)
     atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"info": json.dumps(info)}))
     atomic_write(run.ckpt_dir / "last.json", lambda tmp: Path(tmp).write_text(json.dumps(info), encoding="utf-8"))
-    keep = sorted(run.ckpt_dir.glob("step*.safetensors"))[: -max(run.a.average, 2)]
-    for old in keep:
-        old.unlink()
+    kept = set(checkpoints_to_average(run.ckpt_dir)[-max(run.a.average, 2):])
+    for old in run.ckpt_dir.glob("step*.safetensors"):
+        if old not in kept:
+            old.unlink()
+
+
+def checkpoints_to_average(ckpt_dir: Path) -> list[Path]:
+    """The checkpoints, oldest first, less each one a signal's stop saved that a newer one follows: the run
+    resumed from it, and it is a step or two past the periodic one before it (averaged, both weighted that moment
+    twice). The newest is always kept: a run resumes from it."""
+    from safetensors import SafetensorError, safe_open
+    files = sorted(ckpt_dir.glob("step*.safetensors"))
+
+    def stopped(path: Path) -> bool:
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                return json.loads((f.metadata() or {})["info"]).get("stopped") is True
+        except (SafetensorError, OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+    return [f for f in files[:-1] if not stopped(f)] + files[-1:]
 
 
 def shape_config(cfg: ModelConfig) -> dict:
@@ -392,7 +410,7 @@ def load_state(run: Run, model, opt):
 
 
 def average_checkpoints(run: Run, model, n: int):
-    files = sorted(run.ckpt_dir.glob("step*.safetensors"))[-n:]
+    files = checkpoints_to_average(run.ckpt_dir)[-n:]
     if not files:
         return 0
     from safetensors import SafetensorError
@@ -646,7 +664,7 @@ def _train(a, stop: Stop, started: list) -> int:
                     flag = torch.tensor([int(out_of_time), stop.signum]); dist.broadcast(flag, 0)
                     out_of_time, stopping = bool(flag[0]), int(flag[1])
                 if run.main and (now - last_ckpt > a.ckpt_minutes * 60 or out_of_time or stopping):
-                    save_state(run, model, opt, step, epoch, batch_pos, elapsed)
+                    save_state(run, model, opt, step, epoch, batch_pos, elapsed, stopped=bool(stopping))
                     last_ckpt = now
                 if stopping:
                     stop.signum = stopping

@@ -181,6 +181,11 @@ def test_a_signal_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
                           env=env, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"resumed at step {info['step']}" in log.read_text(encoding="utf-8")
+    # the stop's checkpoint, a step or two past the periodic one before it in a longer run, is resumed from and
+    # then left out of the average (it weighted that moment twice), and removed
+    left = [p.name for p in (out / "checkpoints").glob("step*.safetensors")]
+    assert left == [f"step{info['step'] + 2:07d}.safetensors"]
+    assert "notice: 1 checkpoint to average of --average 5" in log.read_text(encoding="utf-8")
 
 
 def test_torchrun_on_a_corpus_too_small_for_its_processes_stops_at_once(tmp_path):
