@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .schema import LAYER_NORM, NORM_AFTER
+from .top_k import top_k_ids
 from .trace import Trace
 
 
@@ -117,5 +118,5 @@ def output_equation(trace: Trace, step: int, k: int = 5, temperature: float = 1.
     as the output panel shows it)."""
     logits = trace["logits"][step]
     probs = trace.probs(step, temperature, top_k)
-    top = np.argsort(-probs)[:k]
+    top = top_k_ids(probs, k)
     return OutputEquation(step, top, logits[top], probs[top], trace.out_tokens[step], temperature)

@@ -191,7 +191,7 @@ def test_every_stage_step_and_odd_state_renders(panel, tiny_lm):
 
 
 def test_top_k_ids_orders_like_a_stable_sort():
-    from visualizer.panels.output import top_k_ids
+    from model.top_k import top_k_ids
     rng = np.random.default_rng(0)
     for _ in range(500):
         probs = rng.integers(0, 4, int(rng.integers(1, 40))).astype(float)   # many ties

@@ -13,6 +13,7 @@ from PySide6 import QtWidgets
 from model.ablation import ablated_heads, describe
 from model.assets import short_name
 from model.text import probability
+from model.top_k import top_k_ids
 
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
@@ -256,7 +257,7 @@ class ComparePanel(QtWidgets.QWidget):
             s = min(max(t.prompt_rows() + in_b if in_b >= 0 else step, 0), t.n_steps - 1)
             temperature, cut = shapings[name]
             p = t.probs(s, temperature, cut)
-            best = np.argsort(-p)[:TOP]
+            best = top_k_ids(p, TOP)
             words = ", ".join(f"{html.escape(self._piece(t, i))} {probability(p[i])}" for i in best)
             k = s - t.prompt_rows()
             which = "" if not t.prompt_rows() else " (in its prompt)" if k < 0 else f" (its new token {k + 1})"

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.text import probability
+from model.top_k import top_k_ids
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
@@ -74,17 +75,6 @@ def nice_limit(p_max: float) -> float:
     """The x range: a round number a little above the largest bar."""
     target = min(1.0, p_max * 1.12)
     return next((v for v in NICE_LIMITS if v >= target), 1.0)
-
-
-def top_k_ids(probs: np.ndarray, k: int) -> np.ndarray:
-    """The k largest entries' ids, largest first, ties by id (as a stable sort of -probs), without sorting all."""
-    if k <= 0:
-        return np.zeros(0, dtype=int)
-    if k >= probs.size:
-        return np.argsort(-probs, kind="stable")
-    cut = np.partition(probs, probs.size - k)[probs.size - k]      # the k-th largest value
-    ids = np.flatnonzero(probs >= cut)                              # ties at the cut: all of them, in id order
-    return ids[np.argsort(-probs[ids], kind="stable")][:k]
 
 
 def word_start(text: str, cut: str) -> str:
