@@ -101,6 +101,7 @@ class Stack:
     by_step: bool = False    # its rows are generation steps (a decoder): row t predicts token t+1
     embed_caption_off: str = ""     # the caption and equation of a run with its positions switched off ("": the
     embed_equation_off: str = ""    # model adds none to its embedding, or a schema saved before they were written)
+    stream: str = "x"        # its vectors' letter in captions and the Math tab: "y" for the paper's decoder
 
     def sublayer(self, key: str) -> Sublayer:
         for s in self.sublayers:
@@ -125,7 +126,7 @@ class AttentionKind:
 
 
 # a schema's words for the panels (titles, captions, equations), as opposed to the model's shape
-WORDING = frozenset({"title", "short", "name", "caption", "equation", "label", "stage_title", "token_noun",
+WORDING = frozenset({"title", "short", "name", "caption", "equation", "label", "stage_title", "token_noun", "stream",
                      "embed_title", "embed_caption", "embed_equation", "embed_caption_off", "embed_equation_off",
                      "output_title", "output_short",
                      "output_caption", "output_equation", "norm_equation"})
@@ -260,13 +261,16 @@ class Schema:
         return head // self.gqa_group
 
     # --- positions a model uses besides an added p ------------------------------------------------
-    def norm_input(self, attention: bool) -> str:
-        """What the norm of a sublayer (an attention one or not) reads, as the panels write it."""
+    def norm_input(self, stack: str, sublayer: str) -> str:
+        """What the norm of a stack's sublayer reads, as the panels write it (in the stack's letter: y + Sublayer(y)
+        in the paper's decoder, as its captions)."""
+        st = self.stack(stack)
+        x = st.stream
         if self.norm_place == NORM_AFTER:
-            return "v = x + Sublayer(x)"
-        if self.parallel_residual and not attention:
-            return "v = x, the layer's input (the attention's too: a parallel residual)"
-        return "v = x, the residual stream"
+            return f"v = {x} + Sublayer({x})"
+        if self.parallel_residual and not st.sublayer(sublayer).is_attention:
+            return f"v = {x}, the layer's input (the attention's too: a parallel residual)"
+        return f"v = {x}, the residual stream"
 
     def rotary_keys(self, stack: str) -> RotaryKeys | None:
         """Where a Trace keeps a stack's rotary tables; None when the model's positions are not rotary."""
@@ -291,6 +295,10 @@ class Schema:
             out.append(Stage(st.embed_stage))
             out += [Stage(st.key, l, s.key) for l in range(st.n_layers) for s in st.sublayers]
         return out + ([Stage(OUTPUT)] if self.has_output else [])
+
+    def stream(self, tokens: str) -> str:
+        """The letter of the vectors made from a token list ("src", "tgt"): the captions' x or y."""
+        return next((st.stream for st in self.stacks if st.tokens == tokens), "x")
 
     def stack_of_stage(self, stage: Stage) -> Stack:
         """The stack a stage belongs to: its own, the one an embedding feeds, or the output's."""

@@ -204,8 +204,11 @@ class Shape:
                         ffn_def + (self.beside(inner) if self.parallel else self.around(inner, x)))
 
 
+DECODER_STREAM = "y"        # the paper's decoder's vectors, y where the encoder's are x
+
+
 def _embed_texts(shape: Shape, tokens: str) -> dict:
-    words = ("source token", "x", "E", "i") if tokens == "src" else ("target token", "y", "E_y", "t")
+    words = ("source token", "x", "E", "i") if tokens == "src" else ("target token", DECODER_STREAM, "E_y", "t")
     (cap, eq), (cap_off, eq_off) = shape.embedding(*words), shape.embedding_off(*words)
     return dict(embed_stage=f"{tokens}_embed",
                 embed_title=f"{'Source' if tokens == 'src' else 'Target'} embedding + positional encoding",
@@ -235,23 +238,25 @@ def encoder_decoder(family: str, n_enc: int, n_dec: int, d_model: int, n_heads: 
     dec_self = _attention_sublayer(
         s, "self", ATTENTION_CAUSAL, "dec_self", "Decoder masked self-attention", "Decoder masked self",
         "decoder_self", "Each target token looks only at itself and the tokens before it: the future is masked.",
-        f"{s.scores} + M) V,  M_ij = −∞ for j > i;   " + s.around("MaskedMHA({x})", "y"))
+        f"{s.scores} + M) V,  M_ij = −∞ for j > i;   " + s.around("MaskedMHA({x})", DECODER_STREAM))
     cross = _attention_sublayer(
         s, "cross", ATTENTION_CROSS, "cross", "Cross-attention", "Cross (decoder → encoder)", "cross",
         "Each target token asks the encoder's output which source words matter now: queries from the decoder, "
         "keys and values from the encoder (memory).",
-        f"softmax(Q_dec K_encᵀ{s.scale}) V_enc,   " + s.around("MHA({x}, memory)", "y"),
+        f"softmax(Q_dec K_encᵀ{s.scale}) V_enc,   " + s.around("MHA({x}, memory)", DECODER_STREAM),
         stage_title="Decoder cross-attention")
     enc = Stack("enc", "Encoder", n_enc, (enc_self, s.feed_forward("ffn", "Encoder feed-forward", True)),
                 "src", "source token", **_embed_texts(s, "src"))
-    dec_cap, dec_eq = s.embedding("target token", "y", "E_y", "t")
-    dec_off = s.embedding_off("target token", "y", "E_y", "t")[1]
-    dec = Stack("dec", "Decoder", n_dec, (dec_self, cross, s.feed_forward("ffn", "Decoder feed-forward", False, "y")),
+    dec_cap, dec_eq = s.embedding("target token", DECODER_STREAM, "E_y", "t")
+    dec_off = s.embedding_off("target token", DECODER_STREAM, "E_y", "t")[1]
+    dec_ffn = s.feed_forward("ffn", "Decoder feed-forward", False, DECODER_STREAM)
+    dec = Stack("dec", "Decoder", n_dec, (dec_self, cross, dec_ffn),
                 "tgt", "decoder input token", "tgt_embed", "Target embedding + positional encoding",
                 "The translation so far, shifted right behind <s>, is embedded the same way.",
                 dec_eq.split(",   PE(")[0], by_step=True,
                 embed_caption_off="The translation so far, shifted right behind <s>, is embedded the same way, its "
-                                  "positions switched off too." if dec_off else "", embed_equation_off=dec_off)
+                                  "positions switched off too." if dec_off else "", embed_equation_off=dec_off,
+                stream=DECODER_STREAM)
     return Schema(family, ENCODER_DECODER, (enc, dec), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff,
                   s.norm, s.place, s.positions, dict(special or {}),
                   output_caption="A linear map to the target vocabulary and a softmax give the next token's "

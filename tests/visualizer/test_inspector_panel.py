@@ -77,7 +77,11 @@ def test_cross_attention_keys_are_the_memorys_projections_with_their_bias(qtbot,
     html = panel.html
     assert "k<sub>j</sub> = m<sub>j</sub> · W<sub>K</sub> + b<sub>K</sub>" in html
     assert "v<sub>j</sub> = m<sub>j</sub> · W<sub>V</sub> + b<sub>V</sub>" in html
-    assert "q<sub>i</sub> = x<sub>i</sub> · W<sub>Q</sub> + b<sub>Q</sub>" in html
+    # the decoder's vectors are y, as the captions write them (LayerNorm(y + MHA(y, memory))): x here had read as
+    # the encoder's (a student)
+    assert "q<sub>i</sub> = y<sub>i</sub> · W<sub>Q</sub> + b<sub>Q</sub>" in html
+    assert "y<sub>i</sub> (output of the previous sublayer)" in html and "LayerNorm(y + MHA(y, memory))" in \
+        tr.schema.caption(s.stage)[2]
     attn = tiny_lm.model.decoder[1].cross_attn
     d_k = tr.schema.d_k
     memory = torch.tensor(tr["enc.out"])
@@ -182,6 +186,9 @@ def test_layernorm_sigma_is_the_biased_spread_it_says_and_positions_count_from_0
     assert any(abs(x - sigma) < 1e-5 for x in numbers(panel.html))
     assert panel.query.itemText(1) == f"position 1: {tr.src_tokens[1]}"
     assert f"token <b>{tr.src_tokens[1]}</b> at position 1" in panel.html
+    assert "v = x + Sublayer(x)" in panel.html
+    panel, s = math_panel(qtbot, tr, stack="dec", layer=0, sublayer="cross")      # the decoder's letter
+    assert "v = y + Sublayer(y)" in panel.html and "x + Sublayer" not in panel.html
 
 
 @pytest.mark.parametrize("theme", ["high-contrast", "dark", "light"])

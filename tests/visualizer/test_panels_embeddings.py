@@ -58,6 +58,11 @@ def test_target_side_shows_the_decoder_input(panel, trace, stack):
         np.testing.assert_array_equal(panel.maps[key].shown, trace[f"tgt.{key}"].astype(np.float32))
     assert panel.similarity.shown.shape == (trace.n_steps, trace.n_steps)
     assert "decoder input" in panel.header.text()
+    # y, as the captions write the decoder's vectors (y_t = √d_model · E_y[token_t] + PE(t)); x had read as the
+    # encoder's (a student)
+    assert "<i>y = e + p</i>" in panel.header.text() and panel.maps["x"].title.startswith("sum y = e + p")
+    assert "similarity of y" in panel.similarity.title and "y_t = " in trace.schema.caption(
+        trace.schema.stages()[len(trace.schema.stacks[0].sublayers) * trace.schema.stacks[0].n_layers + 1])[2]
 
 
 def test_sinusoids_follow_the_dimension_chooser(panel, trace):

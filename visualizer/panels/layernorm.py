@@ -231,7 +231,7 @@ class LayerNormPanel(GridPanel):
         stats = {"before": self.stats.of(v), "after": self.stats.of(out)}
         self.hist = {key: got[:2] for key, got in stats.items()}
 
-        reads = schema.norm_input(schema.stack(stack).sublayer(sub).is_attention)
+        reads = schema.norm_input(stack, sub)
 
         def histogram_update(key, curve, plot):
             edges, counts, mean, std = stats[key]
@@ -284,7 +284,7 @@ class LayerNormPanel(GridPanel):
         tokens = st.token_noun + ("s" if T != 1 else "")
         sublayer = st.sublayer(sub).name
         where = f"Add &amp; Norm after {sublayer}" if schema.norm_place == NORM_AFTER else f"{schema.norm} before {sublayer}"
-        v = schema.norm_input(st.sublayer(sub).is_attention)
+        v = schema.norm_input(stack, sub)
         spread = "μ and σ = √(var + ε)" if schema.norm == LAYER_NORM else "μ, and the root mean square as σ,"
         eps = self._shown_trace.norm_eps         # its value, where the run recorded it (it was nowhere: QA)
         notes = ([f"the variance ÷ {d}, not {d - 1}"] if schema.norm == LAYER_NORM else []) + \
