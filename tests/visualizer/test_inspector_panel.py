@@ -8,6 +8,7 @@ import pytest
 from PySide6 import QtCore, QtGui
 
 from model import load, translate
+from visualizer.equation_text import equation_html
 from visualizer.panels.inspector import InspectorPanel
 from visualizer.state import ViewState
 
@@ -317,3 +318,18 @@ def test_the_numbers_take_the_theme_back_after_presentation_mode(qtbot, window):
     qtbot.wait(200)
     text = panel.view.palette().color(QtGui.QPalette.ColorRole.Text)
     assert number_colour() == text.name() and text.lightness() < 60          # dark numbers on the light page
+
+
+def test_the_output_page_starts_at_the_vector_the_linear_map_reads(qtbot, tiny_lm):
+    """The linear + softmax page began at the logits (a student): it shows h_t, the decoder's output at the step,
+    and the output layer's equation; h_t times the tied embedding table gives the logits the table lists."""
+    tr = translate(tiny_lm, "the dog runs", target="le chien court").trace
+    panel, s = math_panel(qtbot, tr, stack="output", sublayer="", step=1)
+    h = tr["dec.out"][1]
+    assert "h<sub>t</sub> = the decoder's output at step 1" in panel.html
+    assert equation_html(tr.schema.output_equation) in panel.html
+    shown = numbers(panel.html.split("h<sub>t</sub> = ", 1)[1].split("</p>", 1)[0])
+    np.testing.assert_allclose(shown, h[:len(shown)], atol=1e-7)
+    gen = tiny_lm.model.generator                                      # logits = h_t W_out (+ b_out)
+    bias = gen.bias.detach().numpy() if gen.bias is not None else 0.0
+    np.testing.assert_allclose(h @ gen.weight.detach().numpy().T + bias, tr["logits"][1], atol=1e-4)

@@ -278,7 +278,16 @@ class InspectorPanel(QtWidgets.QWidget):
             f"<tr><td>{tok(vocab[t] if vocab and t < len(vocab) else str(t))}</td><td>{num(l)}</td>"
             f"<td>{num(p, shown=probability(float(p)))}</td></tr>"
             for t, l, p in zip(eq.top_ids, eq.top_logits, eq.top_probs))
-        return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>"
+        sc = trace.schema                 # the page starts at what the linear map reads, not at the logits (a student)
+        st = sc.output_stack
+        h = trace.arrays.get(f"{st.key}.out")
+        reads = ""
+        if h is not None and i < len(h):
+            sym = "h<sub>t</sub>" if st.by_step else "h<sub>i</sub>"
+            reads = (f"<p class=eq>{sym} = the {st.title.lower()}'s output at {'step' if st.by_step else 'position'} "
+                     f"{i}, what the linear map reads = {vec(h[i])}</p>"
+                     f"<p class=eq>{equation_html(sc.output_equation)}</p>")
+        return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>{reads}"
                 f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}"
                 + (f", over the top k = {cut} logits (the others 0: sampling never draws them)" if cut else "")
                 + "</p>"
