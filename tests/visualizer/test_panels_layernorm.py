@@ -306,3 +306,30 @@ def test_the_header_gives_epsilons_value(panel, tiny_lm):
     assert tr.norm_eps == tiny_lm.cfg.ln_eps
     panel.render(tr, ViewState.for_trace(tr, stack="enc", layer=0, sublayer="self"))
     assert panel.short_header.parts[1].endswith(f"(the variance ÷ 16, not 15; ε = {tiny_lm.cfg.ln_eps:g})")
+
+
+def test_axes_of_things_counted_tick_whole_numbers_only(panel, qtbot):
+    """The seed example's 2 dimensions were ticked 0, 0.5 and 1, and its histograms' counts 0.5 and 1.5 (a student
+    asked what dimension 0.5 was): dimensions, counts, positions tick at whole numbers, the values as before."""
+    from model import load
+    from visualizer.panels.embeddings import EmbeddingsPanel
+    tr = translate(load("seed-example"), "The cat sat on the mat").trace
+    panel.render(tr, ViewState.for_trace(tr, stack="enc", layer=0, sublayer="self"))
+    embeddings = EmbeddingsPanel()
+    qtbot.addWidget(embeddings)
+    embeddings.resize(900, 800)
+    embeddings.show()
+    embeddings.render(tr, ViewState.for_trace(tr, stack="src_embed"))
+    qtbot.wait(50)
+
+    def ticks(axis) -> list[float]:
+        lo, hi = axis.range
+        return [v for _, values in axis.tickValues(lo, hi, axis.width() or axis.height() or 400) for v in values]
+    counted = [panel.gamma_plot.item.getAxis("bottom"), panel.beta_plot.item.getAxis("bottom"),
+               panel.before_plot.item.getAxis("left"), panel.after_plot.item.getAxis("left"),
+               *(m.item.getAxis("bottom") for m in embeddings.maps.values())]
+    for axis in counted:
+        shown = ticks(axis)
+        assert shown and all(float(v).is_integer() for v in shown), (axis.labelText, shown)
+    values = ticks(panel.after_plot.item.getAxis("bottom"))          # LN(v)'s values keep their fractions
+    assert any(not float(v).is_integer() for v in values)

@@ -63,7 +63,7 @@ class EmbeddingsPanel(GridPanel):
         self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
         self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "
                             "their columns are marked on the heatmap of p.")
-        self.dim_label = dim_label = WrappedLabel()   # on two lines in a narrow dock: on one it made the panel
+        self.dim_label = dim_label = WrappedLabel(one_line=True)  # two lines in a narrow dock: one made the panel
         dim_label.setText("Sinusoids from dimension d =")   # 365 pixels wide, scrolled sideways at 1024 × 768 (QA)
         dim_label.setBuddy(self.dim)
         accessible.name(self.dim, "Sinusoids from dimension d")
@@ -94,7 +94,8 @@ class EmbeddingsPanel(GridPanel):
             line.setVisible(False)
             self.maps["pe"].item.addItem(line)
             self.dim_marks.append(line)
-        self.waves = PlotBox("positional encoding across positions", "p value", "position", min_height=200)
+        self.waves = PlotBox("positional encoding across positions", "p value", "position", min_height=200,
+                             whole=("bottom",))
         self.wave_legend = QtWidgets.QLabel()         # beside the plot, so it never hides a curve
         self.wave_legend.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.wave_legend.setWordWrap(True)

@@ -144,14 +144,14 @@ class LayerNormPanel(GridPanel):
         self.mu_plot.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#777777", width=1)))
         self.sigma_plot.item.addItem(self.sigma_bars)
         self.sigma_plot.item.addItem(self.sigma_mark)
-        self.before_plot = PlotBox("before: values of v = x + Sublayer(x)", "count", "value")
-        self.after_plot = PlotBox("after: values of LN(v)", "count", "value")
+        self.before_plot = PlotBox("before: values of v = x + Sublayer(x)", "count", "value", whole=("left",))
+        self.after_plot = PlotBox("after: values of LN(v)", "count", "value", whole=("left",))
         self.before_curve = self.before_plot.item.plot(stepMode="center", fillLevel=0, pen=pg.mkPen(BLUE, width=2),
                                                        brush=pg.mkBrush(0, 114, 178, 90))
         self.after_curve = self.after_plot.item.plot(stepMode="center", fillLevel=0, pen=pg.mkPen(GREEN, width=2),
                                                      brush=pg.mkBrush(0, 158, 115, 90))
-        self.gamma_plot = PlotBox("γ (scale), per dimension", "γ", "dimension")
-        self.beta_plot = PlotBox("β (shift), per dimension", "β", "dimension")
+        self.gamma_plot = PlotBox("γ (scale), per dimension", "γ", "dimension", whole=("bottom",))
+        self.beta_plot = PlotBox("β (shift), per dimension", "β", "dimension", whole=("bottom",))
         self.gamma_plot.item.addItem(pg.InfiniteLine(pos=1, angle=0, pen=pg.mkPen("#777777", width=1,
                                                                                     style=pg.QtCore.Qt.PenStyle.DashLine)))
         self.beta_plot.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#777777", width=1,

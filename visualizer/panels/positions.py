@@ -47,7 +47,7 @@ class RotaryPlots:
         self.table = HeatmapBox("cos(position × θᵢ)", "token (position)",
                                 "dimension pair i", col_tokens=False, bar_label="cos")
         self.theta = PlotBox("θᵢ per pair: radians per position", "θᵢ (log axis)",
-                             "dimension pair i", min_height=220)
+                             "dimension pair i", min_height=220, whole=("bottom",))
         self.theta.item.setLogMode(y=True)
         self.curve = self.theta.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
                                           symbolBrush=PALETTE[0], symbolPen=None, name="theta_i")
@@ -135,7 +135,7 @@ class BiasPlots:
     def __init__(self):
         self.table = BiasHeatmap()
         self.by_offset = PlotBox("the bias by offset j − i", "bias", "key offset j − i",
-                                 min_height=220)
+                                 min_height=220, whole=("bottom",))
         self.by_offset.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1)))
         self.curve = self.by_offset.item.plot(pen=pg.mkPen(PALETTE[0], width=3), symbol="o", symbolSize=8,
                                               symbolBrush=PALETTE[0], symbolPen=None, name="bias")

@@ -36,17 +36,30 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str | None = None, bott
     set_title(plot, title, foreground)
 
 
+class WholeNumberAxis(pg.AxisItem):
+    """An axis of things counted (dimensions, positions, counts): ticks at whole numbers only. The seed example's
+    two dimensions were ticked 0, 0.5 and 1 (a student asked what dimension 0.5 was)."""
+
+    def tickSpacing(self, minVal, maxVal, size):
+        levels = [(spacing, offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size)
+                  if spacing >= 1 and float(spacing).is_integer()]
+        return levels or [(1.0, 0.0)]
+
+
 class PlotBox(pg.PlotWidget):
     """A PlotWidget with projector-sized fonts and a sensible minimum size."""
 
     text_size_changed = QtCore.Signal(float)           # the ticks' new size in points (text_pt)
 
     def __init__(self, title: str = "", left: str | None = None, bottom: str | None = None,
-                 axisItems: dict | None = None, min_height: int = 220, fixed_min_height: bool = False):
+                 axisItems: dict | None = None, min_height: int = 220, fixed_min_height: bool = False,
+                 whole: tuple[str, ...] = ()):
         """fixed_min_height: the least height stays min_height at any text size (a chart that shrinks its own
-        labels to its rows, as the output distribution does, rather than scroll)."""
+        labels to its rows, as the output distribution does, rather than scroll). whole: the sides ("left",
+        "bottom") whose numbers count things, ticked at whole numbers only."""
         bg, fg = PLOT_BACKGROUND, PLOT_FOREGROUND      # in every theme, and whether or not the CLI set a theme
-        super().__init__(background=bg, axisItems=axisItems or {}, enableMenu=False)   # no menu built
+        axisItems = {**{side: WholeNumberAxis(side) for side in whole}, **(axisItems or {})}
+        super().__init__(background=bg, axisItems=axisItems, enableMenu=False)   # no menu built
         self.foreground, self.background = fg, bg
         # one paint of the whole view per frame: cheaper than several partial ones when every item changes
         self.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
@@ -166,11 +179,9 @@ class HeatmapBox(PlotBox):
                  col_tokens: bool = True, colormap: str = SIGNED_COLORMAP, bar_label: str = "value",
                  min_height: int = 280):
         # 280 px: in a narrow dock a smaller heatmap's rows lose their token labels (its scroll area scrolls)
-        axes = {}
-        if row_tokens:
-            axes["left"] = TokenAxis("left")
-        if col_tokens:
-            axes["bottom"] = TokenAxis("bottom")
+        axes = {}                         # rows and columns are tokens, or numbered: whole numbers either way
+        for side, tokens in (("left", row_tokens), ("bottom", col_tokens)):
+            axes[side] = TokenAxis(side) if tokens else WholeNumberAxis(side)
         super().__init__(title, row_label, col_label, axisItems=axes, min_height=min_height)
         self.row_label, self.col_label, self.bar_label = row_label, col_label, bar_label
         self.figure_title = None          # () -> the title of its exported figure (None: the one on screen)
