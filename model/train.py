@@ -319,6 +319,20 @@ def run_files(out: Path) -> list[str]:
     return found
 
 
+def keep_earlier_log(out: Path) -> Path | None:
+    """A new run's folder that holds an earlier run's train.log alone (its other files removed): the log is renamed
+    train.log.1 (or the next number free), so that this run's log, which the model card reads its curve from, is
+    not appended to it."""
+    log = out / "train.log"
+    if not log.is_file():
+        return None
+    n = 1
+    while (out / f"train.log.{n}").exists():
+        n += 1
+    log.rename(out / f"train.log.{n}")
+    return out / f"train.log.{n}"
+
+
 def clean_stale_parts(run: Run) -> list[Path]:
     """Remove the temporary .part files a run killed mid-write left (never read: every write renames its own)."""
     stale = []
@@ -540,6 +554,10 @@ def _train(a, stop: Stop, started: list) -> int:
     run = Run(a)
     if a.resume and (reached := newest_step(run.ckpt_dir)) is not None:
         check_steps_left(run, reached)          # before the log says a word of this run
+    if run.main and not a.resume:
+        kept = keep_earlier_log(run.out)
+        if kept:
+            run.log(f"an earlier run's train.log was kept as {kept.name}: this log is this run's alone")
     if run.main:
         stale = clean_stale_parts(run)
         if stale:

@@ -212,3 +212,20 @@ def test_an_out_folder_that_cannot_be_made_is_a_usage_error(tmp_path, capsys):
     assert train_main(["--tsv", str(tsv), "--out", "/proc/av-run", "--steps", "1", *TINY]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: --out /proc/av-run: /proc is not writable"           # tried: os.access says yes to root
+
+
+def test_a_new_run_beside_an_earlier_runs_log_alone_keeps_it_apart(tmp_path, capsys):
+    """A folder holding only an earlier run's train.log took a new run, which appended to it, and the model card
+    then read both runs' validation lines as one curve. The earlier log is kept as train.log.1, untouched."""
+    tsv = synthetic_tsv(tmp_path / "train.tsv")
+    out = tmp_path / "run"
+    out.mkdir()
+    earlier = "step 1000 valid loss 2.000 BLEU 30.00 chrF 50.00 | an earlier run\n"
+    (out / "train.log").write_text(earlier, encoding="utf-8")
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "2")[0] == 0
+    assert (out / "train.log.1").read_text(encoding="utf-8") == earlier
+    log = (out / "train.log").read_text(encoding="utf-8")
+    assert "| an earlier run" not in log and "kept as train.log.1" in log and "finished: 2 steps" in log
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0     # a resume appends
+    assert "finished: 2 steps" in (out / "train.log").read_text(encoding="utf-8")
+    assert not (out / "train.log.2").exists()
