@@ -34,6 +34,25 @@ def isolate(text: str) -> str:
 
 
 RIGHT_TO_LEFT = {"R", "AL", "AN", "RLE", "RLO", "LRE", "LRO", "PDF", "RLI", "LRI", "FSI", "PDI"}
+LRM = "\u200e"
+
+
+def model_order(text: str) -> str:
+    """Tokens as the model reads them, left to right, where right-to-left letters are among them: a left-to-right
+    mark before the text and after each run of right-to-left letters, so that the digits and brackets after one
+    stay after it. A GPT-2 piece "ש<0xD7>" (a letter and a byte) was drawn ">0xD7ש<" on its axis, and a bar's
+    "א (#116)" as ")#116א (" (QA). Each run of Hebrew or Arabic letters still reads right to left within itself;
+    text without such letters comes back as it is."""
+    if not any(unicodedata.bidirectional(c) in ("R", "AL") for c in text):
+        return text
+    out, in_run = [LRM], False
+    for c in text:
+        rtl = unicodedata.bidirectional(c) in ("R", "AL")
+        if in_run and not rtl:
+            out.append(LRM)
+        out.append(c)
+        in_run = rtl
+    return "".join(out + ([LRM] if in_run else []))
 
 
 def unbreakable_html(text: str) -> str:

@@ -854,3 +854,25 @@ def test_a_heatmap_without_its_title_keeps_room_for_its_colour_bars_top_number_a
     title = QtGui.QFontMetricsF(axis.label.font()).height()
     assert axis.width() >= widest + axis.style["tickTextOffset"][0] + 0.8 * axis.label.boundingRect().height() \
         + 0.2 * title
+
+
+@pytest.mark.parametrize("token,first,then", [("\u05e9<0xD7>", "\u05e9", "<"), ("\u05d0 (#116)", "\u05d0", "("),
+                                              ("<0xD7>\u05e9\u05dc", "<", "\u05e9"), ("##\u05e8", "#", "\u05e8")])
+def test_token_labels_with_right_to_left_letters_read_in_the_models_order(qapp, token, first, then):
+    """A GPT-2 piece "ש<0xD7>" was drawn ">0xD7ש<" on its axis, and an output bar's "א (#116)" as ")#116א (" (QA):
+    laid out as drawn, what the model reads first stands left of what it reads next; Latin-only labels unchanged."""
+    a, _ = axis("bottom", [token, "cat"])
+    drawn = a.tickStrings([0.0, 1.0], 1.0, 1.0)
+    assert drawn[1] == "cat" and drawn[0].replace("\u200e", "") == token
+
+    def x_of(text: str, index: int) -> float:
+        layout = QtGui.QTextLayout(text, tick_font(12))
+        layout.beginLayout()
+        line = layout.createLine()
+        layout.endLayout()
+        return line.cursorToX(index)[0]
+    shown = drawn[0]
+    i, j = shown.index(first), shown.index(then, shown.index(first) + 1)
+    assert x_of(shown, i) < x_of(shown, j)
+    raw_i, raw_j = token.index(first), token.index(then, token.index(first) + 1)
+    assert token.startswith("<") or not x_of(token, raw_i) < x_of(token, raw_j)      # unmarked, the order was lost

@@ -22,6 +22,7 @@ from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
 from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font
 from ..plotting.token_axis import TokenAxis
+from ..text_safety import model_order
 from .widgets import header_label
 
 TOP_K = 10
@@ -383,7 +384,8 @@ class OutputPanel(QtWidgets.QWidget):
             prefix = prefix if len(prefix) <= 40 else "…" + prefix[-39:]
             self.title = f"Step {t}: predicting token {t + 1} after “{prefix}”"
             # numbers bound to their words: a narrow dock wrapped "predicting token" and "3" alone (QA in class)
-            self.box.set_title(f"Step&nbsp;{t}: predicting token&nbsp;{t + 1}<br>after “{escape(self._fitted(prefix))}”")
+            shown = escape(model_order(self._fitted(prefix)))      # the pieces in the model's order (QA: Hebrew)
+            self.box.set_title(f"Step&nbsp;{t}: predicting token&nbsp;{t + 1}<br>after “{shown}”")
         else:                                          # an encoder's head predicts each position's own token
             here = self._tgt_tokens[t] if t < len(self._tgt_tokens) else ""
             self.title = f"Position {t}: what the model would put at “{here}”"

@@ -8,6 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from ..text_safety import LRM, model_order
 from .colormaps import MARKED
 from .text import MIN_LABEL_PT, THINNED_SCALE, scaled_fonts, short, tick_font
 
@@ -293,7 +294,7 @@ class TokenAxis(pg.AxisItem):
         out = []
         for j, v in enumerate(values):
             i = int(np.argmin(np.abs(self.positions - v))) if len(self.positions) else -1
-            label = self.labels[i] if i >= 0 and abs(self.positions[i] - v) < 1e-6 else ""
+            label = model_order(self.labels[i]) if i >= 0 and abs(self.positions[i] - v) < 1e-6 else ""
             if label and i in self.marked:
                 label += MARK
             out.append("\n" + label if self.staggered and j % 2 else label)    # every other label one line lower
@@ -390,11 +391,11 @@ class TokenAxis(pg.AxisItem):
 
     def marked_labels(self) -> list[str]:
         """The marked labels drawn at the axis' current size, in order (for tests)."""
-        return [t.lstrip("\n").replace(MARK, "") for t in self._drawn_strings() if MARK in t]
+        return [t.lstrip("\n").replace(MARK, "").replace(LRM, "") for t in self._drawn_strings() if MARK in t]
 
     def visible_labels(self) -> list[str]:
         """The labels drawn at the axis' current size (for tests and screenshots)."""
-        return [t.lstrip("\n").replace(MARK, "") for t in self._drawn_strings()]
+        return [t.lstrip("\n").replace(MARK, "").replace(LRM, "") for t in self._drawn_strings()]
 
     def _drawn_strings(self) -> list[str]:
         lo, hi = self.range
