@@ -12,6 +12,7 @@ from typing import Iterable
 
 from .command_line import ArgumentParser, UsageError, command, writable_folder
 from .files import atomic_write
+from .text import clean_text
 
 FILE = "training_words.tsv"
 RARE = 3                  # a word in fewer training sentences than this is named in the note ("mat", in 4 of
@@ -140,7 +141,10 @@ def rare_words_meta(lm, text: str) -> dict:
     counts = getattr(lm, "training_words", None)
     if counts is None:
         return {}
-    return {"rare_words": [[w, n] for w, n in counts.rare(text)], "training_sentences": counts.sentences}
+    # the words the model reads, not the characters typed: "ca\u200dr" (a zero-width joiner inside) is read "car",
+    # fullwidth "ｒｅｄ" and "𝒻𝒶𝓈𝓉" "red" and "fast", and the note had named "ca" and "fa" as never seen (QA)
+    read = clean_text(text)
+    return {"rare_words": [[w, n] for w, n in counts.rare(read)], "training_sentences": counts.sentences}
 
 
 @command

@@ -176,3 +176,16 @@ def test_the_command_refuses_a_missing_folder_or_file_in_one_line(tmp_path, caps
     assert words_main([str(tmp_path), str(tmp_path / "none.tsv")]) == 2
     assert "none.tsv: cannot be read as UTF-8 text" in capsys.readouterr().err
     assert not (tmp_path / FILE).exists()
+
+
+def test_the_note_judges_the_words_the_model_reads_not_the_characters_typed(tiny_model_dir, tmp_path):
+    """A zero-width joiner inside "car", fullwidth "ｒｅｄ" and mathematical "𝒻𝒶𝓈𝓉" reach the model as car, red and
+    fast (NFKC, format characters removed); the note had named "ca", "fa" and "ｒｅｄ" as never seen (QA)."""
+    folder = tmp_path / "tiny"
+    shutil.copytree(tiny_model_dir, folder)
+    WordCounts(50, {"the": 40, "car": 30, "is": 30, "fast": 9, "red": 12}).save(folder)
+    lm = load(folder)
+    for typed in ("the ca\u200dr is fa\u200cst", "the \uff52\uff45\uff44 car is \U0001d4bb\U0001d4b6\U0001d4c8\U0001d4c9",
+                  "the car is fast\u00ad"):
+        assert translate(lm, typed).trace.meta["rare_words"] == [], typed
+    assert translate(lm, "the ca\u200dr is slow").trace.meta["rare_words"] == [["slow", 0]]
