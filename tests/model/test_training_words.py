@@ -185,7 +185,7 @@ def test_the_note_judges_the_words_the_model_reads_not_the_characters_typed(tiny
     shutil.copytree(tiny_model_dir, folder)
     WordCounts(50, {"the": 40, "car": 30, "is": 30, "fast": 9, "red": 12}).save(folder)
     lm = load(folder)
-    for typed in ("the ca\u200dr is fa\u200cst", "the \uff52\uff45\uff44 car is \U0001d4bb\U0001d4b6\U0001d4c8\U0001d4c9",
-                  "the car is fast\u00ad"):
+    fancy_fast = "\U0001d4bb\U0001d4b6\U0001d4c8\U0001d4c9"
+    for typed in ("the ca\u200dr is fa\u200cst", f"the \uff52\uff45\uff44 car is {fancy_fast}", "the car is fast\u00ad"):
         assert translate(lm, typed).trace.meta["rare_words"] == [], typed
     assert translate(lm, "the ca\u200dr is slow").trace.meta["rare_words"] == [["slow", 0]]
