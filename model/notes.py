@@ -93,11 +93,18 @@ def unknown_pieces(trace) -> str | None:
 MAX_NAMED = 5              # unknown parts of an input a note names
 
 
+LONGEST_QUOTED = 32          # characters of a word a note quotes whole; a longer one keeps its two ends
+
+
 def quoted(text: str) -> str:
     """“text”, with right-to-left text isolated (U+2068 … U+2069) from the note around it: the bidi algorithm drew
-    “ש”, “ל” as ”ל“ ,”ש“ (QA)."""
+    “ש”, “ל” as ”ל“ ,”ש“ (QA). A word longer than LONGEST_QUOTED keeps its ends around “…”: a note quoting a
+    160-letter word ran past the window's edge, cut there mid-word with its end and the claim after it (QA)."""
     if text and all(unicodedata.category(c) in ("Cf", "Cc", "Mn", "Zs", "Zl", "Zp") for c in text):
         return " ".join(f"U+{ord(c):04X}" for c in text)       # an invisible one by its code point, not “”
+    if len(text) > LONGEST_QUOTED:
+        keep = (LONGEST_QUOTED - 1) // 2
+        text = f"{text[:keep]}…{text[-keep:]}"
     rtl = any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)
     return f"“\u2068{text}\u2069”" if rtl else f"“{text}”"
 
@@ -157,7 +164,7 @@ def rare_word_at(trace, which: str, i: int) -> str | None:
         return None
     many = f"{trace.meta.get('training_sentences') or 0:,}"
     amount = "none" if found[0] == 0 else f"only {found[0]}"
-    return f"“{word}” is in {amount} of the model's {many} training sentences"
+    return f"{quoted(word)} is in {amount} of the model's {many} training sentences"
 
 
 def _spelled(trace, which: str) -> list[str]:
