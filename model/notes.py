@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
-from .text import probability
+from .text import DIRECTION_CONTROLS, probability
 from .training_words import words
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
@@ -329,6 +329,18 @@ ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "prof", "jr", "sr", "mt", "vs", 
                  "u.s", "u.k", "a.m", "p.m", "mme", "mlle", "m"}
 
 
+def direction_controls(trace) -> str | None:
+    """A note when the text holds invisible direction controls: "The red \u202ecar is\u202c fast." shows as "The red
+    si rac fast." in the field, while the model reads "car is", as the axes show (QA)."""
+    found = dict.fromkeys(DIRECTION_CONTROLS.findall(str(trace.meta.get("sentence", ""))))
+    if not found or trace.meta.get("partial"):
+        return None
+    names = ", ".join(f"U+{ord(c):04X}" for c in found)
+    which = "an invisible direction control" if len(found) == 1 else "invisible direction controls"
+    return (f"The text holds {which} ({names}): the field shows part of it in another order than it was typed; "
+            "the model reads it as typed, in the axes' order.")
+
+
 def several_sentences(trace) -> str | None:
     """A note when a translator is given several sentences (a paste): it learned from one at a time, and merged
     three into one wrong translation. A break counts after . ! or ? that ends a part of two or more words and
@@ -626,7 +638,7 @@ def result_notes(trace, max_len: int) -> list[str]:
     early = None if cut else stopped_early(trace)             # a translation cut at its limit did not stop early
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
-             unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
+             direction_controls(trace), unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), forced_end(trace), cut, None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -21,6 +21,7 @@ from model.ablation import ablated_heads, describe, mean_of_heads_on, spec as sp
 from model.assets import lasting_name, short_name
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.trace import Trace
+from model.text import DIRECTION_CONTROLS
 
 from .figure_size import FIGURE_SIZE
 from .plotting.colormaps import COLORMAP, colour_levels
@@ -97,8 +98,10 @@ TITLE_CHARS = 100           # a figure's title quotes a sentence up to this long
 
 
 def title_sentence(text: str) -> str:
-    """A sentence as a figure's title quotes it: whole up to TITLE_CHARS, else cut at a word before it, with "…"."""
-    text = " ".join(text.split())
+    """A sentence as a figure's title quotes it: whole up to TITLE_CHARS, else cut at a word before it, with "…";
+    in the order it was typed, which the axes show (direction controls left out: U+202E had drawn "car is" of the
+    title as "si rac", QA)."""
+    text = " ".join(DIRECTION_CONTROLS.sub("", text).split())
     if len(text) <= TITLE_CHARS:
         return text
     cut = text[:TITLE_CHARS - 1]

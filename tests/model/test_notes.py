@@ -367,3 +367,16 @@ def test_an_end_token_forced_at_the_length_limit_is_said_and_not_called_a_hesita
     lm.model.generation_config.forced_eos_token_id = None          # the same run, nothing forced: no such note
     free = translate(lm, "the cat sat on the mat", DecodingSettings(max_new=4)).trace
     assert "forced_end" not in free.meta and forced_end(free) is None
+
+
+def test_invisible_direction_controls_are_named_and_left_out_of_figure_titles(tiny_lm):
+    """"The red \\u202ecar is\\u202c fast." shows as "The red si rac fast." in the field and had in figure titles,
+    while the model reads "car is" (QA): a note names the controls (tests/visualizer/test_export.py: the titles)."""
+    from model.notes import direction_controls, result_notes
+    typed = "the red \u202ecar is\u202c fast"
+    trace = translate(tiny_lm, typed).trace
+    note = direction_controls(trace)
+    assert note == ("The text holds invisible direction controls (U+202E, U+202C): the field shows part of it in "
+                    "another order than it was typed; the model reads it as typed, in the axes' order.")
+    assert note in result_notes(trace, tiny_lm.cfg.max_len)
+    assert direction_controls(translate(tiny_lm, "the red car is fast").trace) is None

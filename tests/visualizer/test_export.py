@@ -576,3 +576,10 @@ def test_a_language_models_figures_say_how_many_of_their_rows_it_wrote(tmp_path)
     assert title.endswith(f"— “the cat sat on” + {rows - prompt} tokens it wrote (gpt2)")
     given = translate(lm, "the cat sat on", DecodingSettings(max_new=1)).trace        # the prompt's rows only
     assert len(given.tgt_tokens) == prompt and "it wrote" not in heatmap_specs(given, "gpt2")[0].title
+
+
+def test_a_title_quotes_the_sentence_without_its_direction_controls():
+    """U+202E had drawn "car is" of a figure's title as "si rac" while the axes read "car is" (QA)."""
+    from visualizer.export import title_sentence
+    assert title_sentence("The red \u202ecar is\u202c fast.") == "The red car is fast."
+    assert title_sentence("I said \u2067שלום\u2069 to him.") == "I said שלום to him."
