@@ -264,6 +264,8 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
             "decoding": "given target" if forced else settings.describe(), "truncated": src.truncated,
             "positional": bool(lm.model.positional), "lowercases": lm.src_tok.lowercases,
             "unknown": src.unknown,
+            # a given target's too: the note had counted them and named none (QA)
+            **({"unknown_target": lm.tgt_tok.unknown_parts(target)} if target and forced_ids is None else {}),
             # the words the encoder read: a long paste's cut words are not the model's to know
             **rare_words_meta(lm, lm.src_tok.decode(src.ids[:-1]) if src.truncated else text),
             "ablations": [spec(a) for a in sorted(ablations)]}

@@ -76,6 +76,8 @@ def unknown_pieces(trace) -> str | None:
     # a given target's unknown piece reads "�" in the translation's line (QA: the note said "<unk>" only)
     shown = f"shown as {unk}" + (", and as � in the text" if n_target else "")
     counts = Counter(str(u) for u in trace.meta.get("unknown") or []) if n else Counter()
+    if n_target:                 # the target's unknown parts named too (it counted them and named none, QA)
+        counts.update(str(u) for u in trace.meta.get("unknown_target") or [])
     distinct = list(counts)                     # in the order they came
     named = distinct[:MAX_NAMED]
     if named:                    # a teacher was told about emoji when the unknown characters were “ß” and “ä”

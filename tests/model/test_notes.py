@@ -153,7 +153,9 @@ def test_unknown_pieces_of_a_given_target_are_counted_apart_from_the_input(tiny_
         "2 pieces of the given target are unknown to the model (shown as <unk>, and as � in the text): ")
     assert "�" in run.text                           # where the translation's line shows them (QA)
     both = translate_seed(tiny_lm, "the 😀 cat", target="le chat 😀").trace
-    assert unknown_pieces(both).startswith("1 piece of the input and 1 piece of the given target are unknown")
+    assert unknown_pieces(both) == ("1 piece of the input and 1 piece of the given target are unknown to the model "
+                                     "(shown as <unk>, and as � in the text): “😀” (2 times) is outside its "
+                                     "vocabulary: the model reads <unk> for it.")
     assert unknown_pieces(translate_seed(tiny_lm, "the cat", target="le chat").trace) is None
 
 
@@ -171,9 +173,9 @@ def test_a_hugging_face_models_unknown_words_are_named_and_a_given_targets_count
                                      "outside its vocabulary: the model reads <unk> for it.")
     if family != "bert":                        # a masked-word model takes no target
         given = translate(lm, "the cat", DecodingSettings(), target="zzz qqq").trace
-        assert given.meta["unknown"] == [] and unknown_pieces(given).startswith(
-            "2 pieces of the given target are unknown to the model (shown as <unk>, and as � in the text): words and "
-            "characters outside its vocabulary")
+        assert given.meta["unknown"] == [] and unknown_pieces(given) == (      # named, as the input's (QA)
+            "2 pieces of the given target are unknown to the model (shown as <unk>, and as � in the text): “zzz”, "
+            "“qqq” are outside its vocabulary: the model reads the same <unk> for each.")
 
 
 def test_a_masked_word_model_is_never_said_to_repeat_itself(tmp_path):

@@ -578,6 +578,8 @@ def run(lm, mm: ModelMap, text: str, settings: DecodingSettings = DecodingSettin
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,
             "decoding": "given target" if forced else settings.describe(), "positional": bool(lm.positional),
             "lowercases": lm.src_tok.lowercases, "truncated": truncated, "unknown": unknown_parts(tok, text),
+            **({"unknown_target": unknown_parts(lm.target_tokenizer if schema.layout == ENCODER_DECODER else tok,
+                                                target)} if forced and forced_ids is None else {}),
             **({"norm_eps": eps} if (eps := norm_eps(lm.model.config)) is not None else {}),
             "ablations": [spec(a) for a in sorted(ablations)]}
     if previous is not None and previous.run == key:
