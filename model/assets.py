@@ -61,7 +61,9 @@ def lasting_name(name: str) -> str:
     path made absolute (model_folder takes an existing path before a bundled name); a bundled name, a hub id and an
     absolute path as they are."""
     path = Path(name)
-    return str(path.resolve()) if not path.is_absolute() and path.is_dir() else name
+    if path.is_absolute() or not path.is_dir() or model_folder(name) != path:
+        return name      # a bundled name stays one beside a folder of that name that is no model (an export's: QA)
+    return str(path.resolve())
 
 
 def short_name(name: str) -> str:

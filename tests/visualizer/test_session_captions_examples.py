@@ -169,6 +169,12 @@ def test_a_session_finds_its_model_folder_from_any_folder(tmp_path, monkeypatch,
     assert read_session(lesson / "saved.json")["model_name"] == str((lesson / "my model").resolve())
     (lesson / "s.json").write_text(json.dumps({"format": FORMAT, "model": "en-fr", "sentence": "x"}), encoding="utf-8")
     assert read_session(lesson / "s.json")["model_name"] == "en-fr"     # a bundled name stays a name
+    # … beside a folder of that name that is no model, an export's: it had been saved as that folder's path, and the
+    # session could not be opened again (QA)
+    (lesson / "en-fr").mkdir()
+    (lesson / "en-fr" / "cross_L1_H1.png").write_bytes(b"")
+    monkeypatch.chdir(lesson)
+    assert lasting_name("en-fr") == "en-fr" and lasting_name("./en-fr") == str((lesson / "en-fr").resolve())
 
 
 def test_a_model_opened_by_a_relative_path_is_kept_absolute(qtbot, window, tmp_path, monkeypatch, tiny_model_dir):
