@@ -151,6 +151,8 @@ def app_main(argv: list[str]) -> int:
                                        else None)
             window.run_failed.connect(failed)
         if a.presentation:
+            if a.screenshot and a.size:       # the picture's size is the screen's (offscreen's is 800 × 800)
+                window.presentation.screen_size = a.size
             window.toggle_presentation(a.theme)           # the theme asked for, or presentation's own
         else:
             window.show()

@@ -19,6 +19,9 @@ class Presentation:
         self.window = window
         self._before: dict | None = None      # what presentation mode changed: font size, theme, details, layout
         self.theme = window.settings.get("theme")     # the theme on screen (high-contrast in class, unless chosen)
+        # a screen of this size (a --screenshot's --size) instead of the real one: offscreen, whose screen is
+        # 800 × 800, `--presentation --size 1280x720` had given an 803 × 800 picture (QA)
+        self.screen_size: tuple[int, int] | None = None
 
     def toggle(self, theme: str | None = None) -> None:
         """Into presentation mode (in the high-contrast theme, or theme: `--theme dark --presentation` had opened
@@ -36,11 +39,12 @@ class Presentation:
             self._before = {"font": QtWidgets.QApplication.font().pointSizeF(), "theme": w.settings.get("theme"),
                             "details": actions.details.isChecked()}
             self.set_theme(theme or "high-contrast", remember=False)
-            self.set_font_size(presentation_point_size(w.screen().geometry().height()))
+            height = self.screen_size[1] if self.screen_size else w.screen().geometry().height()
+            self.set_font_size(presentation_point_size(height))
             actions.details.setChecked(False)      # room for the plots; View menu brings the controls back
             self._before["layout"] = w.saveState()
             self._before["geometry"] = w.geometry()
-            w.showFullScreen()
+            self._full_screen()
             QtCore.QTimer.singleShot(0, self._size_docks)
             focus = w.focusWidget()        # (the one it will have once shown: --presentation enters before)
             if focus is None or isinstance(focus, QtWidgets.QLineEdit):
@@ -84,7 +88,14 @@ class Presentation:
 
     def keep_full_screen(self) -> None:
         """Full screen again if presentation mode is on and a restored layout left it."""
-        if self.active and not self.window.isFullScreen():
+        if self.active and not self.window.isFullScreen() and not self.screen_size:
+            self._full_screen()
+
+    def _full_screen(self) -> None:
+        if self.screen_size:
+            self.window.resize(*self.screen_size)
+            self.window.show()
+        else:
             self.window.showFullScreen()
 
     def _size_docks(self) -> None:
