@@ -5,16 +5,17 @@
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
 from pathlib import Path
 
+from .assets import ModelLoadError
 from .checkpoint import CARD, WEIGHTS, step_counts
+from .command_line import ArgumentParser, UsageError, command
 from .families import load
 from .training_words import FILE as WORDS_FILE, RARE, read_word_counts
-from .data import read_aligned, read_tsv
+from .data import CorpusError, read_aligned, read_tsv
 from .evaluate import group_references, score, translate_all
 
 CLASSROOM = ["The cat sat on the mat.", "The red car is fast.", "I love you.", "Where is the station?",
@@ -128,8 +129,9 @@ def training_summary(run: Path) -> str:
     return "\n".join(f"    {l}" for l in lines) or "    (no training log)"
 
 
+@command
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m model.model_card", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="python -m model.model_card", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--run", required=True, help="the training run folder (for train.log)")
     p.add_argument("--data", required=True, choices=[*sorted(DATA), OWN],
@@ -137,9 +139,9 @@ def main(argv=None) -> int:
     p.add_argument("--data-note", default="", help=f"with --data {OWN}: what the corpus is (source, size, how made)")
     p.add_argument("--licence", default="", help=f"with --data {OWN}: the corpus' licence and attribution")
     p.add_argument("--title", default="")
-    p.add_argument("--tsv")
-    p.add_argument("--src")
-    p.add_argument("--ref")
+    p.add_argument("--tsv", help="the test set, English TAB reference per line (or --src and --ref)")
+    p.add_argument("--src", help="the test set's source sentences, one a line (with --ref)")
+    p.add_argument("--ref", help="their references, line by line (with --src)")
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--extra", default="", help="markdown appended to the card (e.g. a baseline comparison)")
     a = p.parse_args(argv)
@@ -147,8 +149,13 @@ def main(argv=None) -> int:
         p.error(f"--data {OWN} needs --data-note: what the corpus is")       # of one's own corpus claimed it, QA)
     if a.data != OWN and (a.data_note or a.licence):
         p.error(f"--data-note and --licence describe a corpus of your own: give them with --data {OWN}")
-    lm = load(a.model)
-    corpus = read_tsv(a.tsv) if a.tsv else read_aligned(a.src, a.ref)
+    if not a.tsv and not (a.src and a.ref):      # (read_aligned(None, None) had ended in a traceback: QA)
+        p.error("give the test set the card scores: --tsv FILE, or --src FILE --ref FILE")
+    try:
+        lm = load(a.model)
+        corpus = read_tsv(a.tsv) if a.tsv else read_aligned(a.src, a.ref)
+    except (ModelLoadError, CorpusError) as e:
+        raise UsageError(str(e)) from None
     sources, refs = group_references(corpus.src, corpus.tgt)
     rows = []
     for beam in sorted({1, a.beam}):          # --beam 1: greedy only

@@ -86,17 +86,20 @@ def test_a_card_of_ones_own_corpus_says_what_it_is_and_claims_no_bundled_licence
     French sentence pairs of the Tatoeba Project … CC-BY 2.0 FR" and "bundled with Attention Visualizer" (QA)."""
     import shutil
 
-    import pytest
-
     from model.model_card import main
     model = shutil.copytree(tiny_model_dir, tmp_path / "model")
     (tmp_path / "test.tsv").write_text("the cat sat\tle chat\nthe dog runs\tle chien court\n", encoding="utf-8")
     base = ["--model", str(model), "--run", str(tmp_path), "--tsv", str(tmp_path / "test.tsv"), "--beam", "1"]
-    with pytest.raises(SystemExit):
-        main([*base, "--data", "own"])
+    assert main([*base, "--data", "own"]) == 2
     assert "--data own needs --data-note" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main([*base, "--data", "multi30k-en-de", "--licence", "CC0"])
+    assert main([*base, "--data", "multi30k-en-de", "--licence", "CC0"]) == 2
+    # without a test set: one line, exit 2 (read_aligned(None, None) had ended in a traceback: QA)
+    no_test = [a for a in base if a not in ("--tsv", str(tmp_path / "test.tsv"))]
+    assert main([*no_test, "--data", "own", "--data-note", "x"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == ("error: give the test set the card scores: --tsv FILE, or "
+                                                        "--src FILE --ref FILE (see python -m model.model_card --help)")
+    assert main([*base[:1], str(tmp_path / "nowhere"), *base[2:], "--data", "own", "--data-note", "x"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
     assert main([*base, "--data", "own", "--data-note", "2,200 English → Esperanto pairs written for my course.",
                  "--licence", "CC0, by the course's teacher."]) == 0
     card = (model / "MODEL_CARD.md").read_text(encoding="utf-8")
