@@ -225,7 +225,8 @@ def last_session(settings) -> dict | None:
 
 def read_session_arg(path: str, must_have_model: bool) -> dict:
     """--session checked before the window opens: UsageError when the file is not a valid session; with
-    must_have_model (a headless run), CommandError when its model folder is missing."""
+    must_have_model (a headless run), UsageError too when its model folder is missing or cannot be opened, as for
+    --model (exit 2: it had been 1, QA)."""
     from model.assets import bundled_models, model_folder
 
     from .session import SessionError, read_session
@@ -235,7 +236,7 @@ def read_session_arg(path: str, must_have_model: bool) -> dict:
         raise UsageError(str(e)) from None
     folder = model_folder(changes["model_name"])
     if must_have_model and folder is not None and not folder.is_dir():
-        raise CommandError(f"{path}: the session's model {changes['model_name']!r} is neither a bundled model "
+        raise UsageError(f"{path}: the session's model {changes['model_name']!r} is neither a bundled model "
                            f"({', '.join(bundled_models())}) nor a model folder")
     if must_have_model and folder is not None:
         from model.assets import ModelLoadError
@@ -243,7 +244,7 @@ def read_session_arg(path: str, must_have_model: bool) -> dict:
         try:
             check(folder)
         except ModelLoadError as e:
-            raise CommandError(f"{path}: the session's model cannot be opened ({e})") from None
+            raise UsageError(f"{path}: the session's model cannot be opened ({e})") from None
     return changes
 
 

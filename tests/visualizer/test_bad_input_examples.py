@@ -314,11 +314,16 @@ def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
     assert read_session(path)["sentence"] == "the cat"
 
 
-def test_screenshot_of_a_session_whose_model_is_missing_exits_1(run_command, tmp_path):
+def test_screenshot_of_a_session_whose_model_is_missing_or_broken_exits_2_as_for_model(run_command, tmp_path):
+    """A model folder that cannot be opened is a usage error (2) given by --model; given by a session it was 1 (QA)."""
     path = tmp_path / "s.json"
     path.write_text(json.dumps(dict(SESSION, model=str(tmp_path / "gone"))), encoding="utf-8")
     code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
-    assert code == 1 and "the session's model" in err and "is neither a bundled model" in err
+    assert code == 2 and "the session's model" in err and "is neither a bundled model" in err
+    (tmp_path / "broken").mkdir()
+    path.write_text(json.dumps(dict(SESSION, model=str(tmp_path / "broken"))), encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 2 and "the session's model cannot be opened" in err
     assert not (tmp_path / "shot.png").exists()
 
 
@@ -469,5 +474,5 @@ def test_a_session_whose_model_has_no_weights_is_named_for_that(run_command, tmp
     path = tmp_path / "s.json"
     path.write_text(json.dumps(dict(SESSION, model=str(folder), ablations=["cross:9:1"])), encoding="utf-8")
     code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
-    assert code == 1 and "model.safetensors" in err and "ablations" not in err
+    assert code == 2 and "model.safetensors" in err and "ablations" not in err
     assert not (tmp_path / "shot.png").exists()
