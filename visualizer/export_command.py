@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = run_settings(lm, a)
     result = run_translation(lm, a.text, a.ablate, settings=settings, target=a.target)
     print_notes(result, lm)
+    # the output first: an export stopped before its last figure had left no line saying what it translated (QA);
+    # --prompt-only's one new token is no continuation to speak of: the figures leave it out ("continuation: re", QA)
+    if not a.prompt_only and (line := output_line(result)) is not None:
+        print(line, flush=True)
     app = None
     if a.format != "csv":
         from PySide6 import QtWidgets
@@ -103,9 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         written.append(record)
     if note := other_files_note(a.out, written):
         print(f"note: {note}", file=sys.stderr)
-    # --prompt-only's one new token is no continuation to speak of: the figures leave it out ("continuation: re", QA)
-    if not a.prompt_only and (line := output_line(result)) is not None:
-        print(line)
     print(f"exported {len(written)} files to {a.out}")      # the last line, as README says
     del app
     return 0

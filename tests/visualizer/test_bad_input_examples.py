@@ -88,6 +88,8 @@ def test_an_export_stopped_keeps_whole_figures_and_run_json(run_command, monkeyp
     assert code == 130 and "Traceback" not in err, err
     record = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
     assert record["sentence"] == "the cat"
+    # what it translated is said before the figures, so a stopped export says it too (it came after them, QA)
+    assert out.startswith(f"translation: {record['output']}")
     if stop_after == "first":
         assert len(figures) == 1 and "note: 1 of " in err and f"was written to {out_dir} with run.json" in err
     else:
