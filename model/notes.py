@@ -95,6 +95,7 @@ def unknown_pieces(trace) -> str | None:
 MAX_NAMED = 5              # unknown parts of an input a note names
 
 
+VISIBLE_CONTROLS = str.maketrans({"\t": "⇥", "\n": "↵", "\r": "␍"})
 LONGEST_QUOTED = 32          # characters of a word a note quotes whole; a longer one keeps its two ends
 
 
@@ -104,6 +105,7 @@ def quoted(text: str) -> str:
     160-letter word ran past the window's edge, cut there mid-word with its end and the claim after it (QA)."""
     if text and all(unicodedata.category(c) in ("Cf", "Cc", "Mn", "Zs", "Zl", "Zp") for c in text):
         return " ".join(f"U+{ord(c):04X}" for c in text)       # an invisible one by its code point, not “”
+    text = text.translate(VISIBLE_CONTROLS)          # a tab inside a piece had been quoted “ x” (QA)
     if len(text) > LONGEST_QUOTED:
         keep = (LONGEST_QUOTED - 1) // 2
         text = f"{text[:keep]}…{text[-keep:]}"

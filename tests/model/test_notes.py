@@ -275,6 +275,7 @@ def test_invisible_characters_inside_a_word_leave_it_whole():
     assert clean_text("I \u2764\ufe0f pizza") == "I \u2764 pizza"      # an emoji's variation selector goes too
     from model.notes import quoted
     assert (quoted("\u0301"), quoted("ä")) == ("U+0301", "“ä”")        # an invisible one named by its code point
+    assert quoted("\tx") == "“⇥x”" and quoted("a\nb") == "“a↵b”"       # a tab had been quoted “ x” (QA)
     assert clean_text("\u00ad\u200b \u2060") == ""
 
 
