@@ -186,13 +186,15 @@ def test_the_note_judges_the_words_the_model_reads_not_the_characters_typed(tiny
     WordCounts(50, {"the": 40, "car": 30, "is": 30, "fast": 9, "red": 12}).save(folder)
     lm = load(folder)
     fancy_fast = "\U0001d4bb\U0001d4b6\U0001d4c8\U0001d4c9"
-    for typed in ("the ca\u200dr is fa\u200cst", f"the \uff52\uff45\uff44 car is {fancy_fast}", "the car is fast\u00ad"):
+    for typed in ("the ca\u200dr is fa\u200cst", f"the \uff52\uff45\uff44 car is {fancy_fast}",
+                  "the car is fast\u00ad"):
         assert translate(lm, typed).trace.meta["rare_words"] == [], typed
     assert translate(lm, "the ca\u200dr is slow").trace.meta["rare_words"] == [["slow", 0]]
 
 
 def test_a_very_long_word_is_quoted_by_its_two_ends(tiny_model_dir, tmp_path):
-    """A 160-letter word (40 here: the tiny model reads no more), quoted whole, ran the note past the window's edge, cut there with the claim after it (QA):
+    """A 160-letter word (40 here: the tiny model reads no more), quoted whole, ran the note past the window's edge,
+    cut there with the claim after it (QA):
     the note keeps its two ends around “…” and says the rest as before."""
     folder = tmp_path / "tiny"
     shutil.copytree(tiny_model_dir, folder)
