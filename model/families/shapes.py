@@ -301,7 +301,11 @@ def encoder_only(family: str, n_layers: int, d_model: int, n_heads: int, d_ff: i
     return Schema(family, ENCODER_ONLY, (stack,), d_model, n_heads, s.n_kv_heads, d_model // n_heads, d_ff, s.norm,
                   s.place, s.positions, dict(special or {}), has_output=masked_lm,
                   output_title="Linear + softmax (masked-token predictions)",
-                  output_caption="A linear map to the vocabulary and a softmax give each position's token "
+                  # the masked-LM head's transform (a dense layer, the activation and a norm) before the map to
+                  # the vocabulary: BERT's, RoBERTa's and DistilBERT's alike (the equation had left it out)
+                  output_caption="A dense layer, " + s.activation + " and " + s.norm + " on each position's vector, "
+                                 "then a linear map to the vocabulary and a softmax, give each position's token "
                                  "probabilities: what the model would put there.",
-                  output_equation=s.output("x_i | x", "h_i", "E"), norm_equation=NORM_EQUATIONS[s.norm],
+                  output_equation=s.output("x_i | x", f"{s.norm}({s.activation}(h_i W_T + b_T))", "E"),
+                  norm_equation=NORM_EQUATIONS[s.norm],
                   projection_bias=s.biases, **s.schema_args)

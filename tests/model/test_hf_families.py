@@ -551,3 +551,18 @@ def test_a_run_records_the_epsilon_its_norms_add(tmp_path_factory):
         _, _, lm, result = _open(family, tmp_path_factory)
         expected = getattr(lm.model.config, key) if key else None
         assert result.trace.norm_eps == expected, family
+
+
+@pytest.mark.parametrize("family", hf_tiny.ENCODER_ONLY)
+def test_a_masked_word_models_output_equation_has_its_heads_transform(family, tmp_path_factory):
+    """P(x_i | x) = softmax(h_i W_out + b_out) left out the masked-LM head's dense layer, GELU and LayerNorm: the
+    equation names them (the vocabulary map alone does not take the trace's last-layer output to its logits)."""
+    _, _, lm, run = _open(family, tmp_path_factory)
+    trace = run.trace
+    assert "LayerNorm(GELU(h_i W_T + b_T))" in trace.schema.output_equation
+    assert "A dense layer, GELU and LayerNorm" in trace.schema.output_caption
+    head = lm.model.get_output_embeddings()
+    h = torch.tensor(trace["enc.out"])
+    with torch.no_grad():
+        direct = head(h).numpy()                                   # the vocabulary map alone, on h itself
+    assert not np.allclose(direct, trace["logits"], atol=1e-3)    # so something sits between h and the map

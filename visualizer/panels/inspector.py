@@ -285,7 +285,7 @@ class InspectorPanel(QtWidgets.QWidget):
         if h is not None and i < len(h):
             sym = "h<sub>t</sub>" if st.by_step else "h<sub>i</sub>"
             reads = (f"<p class=eq>{sym} = the {st.title.lower()}'s output at {'step' if st.by_step else 'position'} "
-                     f"{i}, what the linear map reads = {vec(h[i])}</p>"
+                     f"{i}, what the output layer reads = {vec(h[i])}</p>"
                      f"<p class=eq>{equation_html(sc.output_equation)}</p>")
         return (f"<h3>Step {i}: logits → softmax → {tok(eq.chosen)}</h3>{reads}"
                 f"<p class=eq>P(y) = softmax(logits / T), T = {num(eq.temperature, 2)}"
