@@ -157,15 +157,12 @@ def test_the_controls_and_notes_follow_the_text_size_both_ways(qtbot):
     assert all(w.font().pointSizeF() == 19.6 for w in sized)
 
 
-def test_the_dimension_chooser_is_one_line_where_there_is_room_and_two_in_a_narrow_dock(panel, qtbot):
-    """"Dimensions from d" and "=" took two lines beside 700 empty pixels; in a narrow dock the label still wraps
-    (on one line it had made the panel 365 pixels wide, scrolled sideways at 1024 × 768)."""
+def test_the_dimension_choosers_label_keeps_d_and_its_equals_sign_together(panel):
+    """"Dimensions from d" and "=" were the word-wrapped label's two lines (a student): "d =" is bound together,
+    and the label still wraps in a narrow dock (on one line it had made the panel 365 pixels wide at 1024 × 768)."""
     from model import load
     tr = translate(load("seed-example"), "The cat sat on the mat").trace
     panel.render(tr, ViewState.for_trace(tr, stack="src_embed"))
     label = panel.dim_label
-    one_line = label.fontMetrics().height()
-    qtbot.waitUntil(lambda: label.height() < 2 * one_line and label.width() >= label.fontMetrics().horizontalAdvance(
-        "Dimensions from d ="))
-    assert label.text() == "Dimensions from d ="
-    assert label.minimumSizeHint().width() < label.fontMetrics().horizontalAdvance("Dimensions from d =")
+    assert label.text() == "Dimensions from d\u00a0=" and label.wordWrap()
+    assert label.minimumSizeHint().width() < label.fontMetrics().horizontalAdvance(label.text())

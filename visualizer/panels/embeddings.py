@@ -56,6 +56,10 @@ def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
     return pe
 
 
+# "d =" bound together: a word-wrapped label took "Dimensions from d" and "=" as its two lines (QA)
+SINUSOIDS_FROM, DIMENSIONS_FROM = "Sinusoids from dimension d\u00a0=", "Dimensions from d\u00a0="
+
+
 class EmbeddingsPanel(GridPanel):
     def __init__(self, parent=None):
         super().__init__(parent)           # (GridPanel: the header, whose detail a short dock tooltips)
@@ -63,8 +67,8 @@ class EmbeddingsPanel(GridPanel):
         self.dim = QtWidgets.QSpinBox(minimum=0, maximum=0, singleStep=2)
         self.dim.setToolTip(f"The sinusoid plot shows dimensions d … d+{N_WAVES - 1} of the positional encoding; "
                             "their columns are marked on the heatmap of p.")
-        self.dim_label = dim_label = WrappedLabel(one_line=True)  # two lines in a narrow dock: one made the panel
-        dim_label.setText("Sinusoids from dimension d =")   # 365 pixels wide, scrolled sideways at 1024 × 768 (QA)
+        self.dim_label = dim_label = WrappedLabel()   # on two lines in a narrow dock: on one it made the panel
+        dim_label.setText(SINUSOIDS_FROM)   # 365 pixels wide, scrolled sideways at 1024 × 768 (QA)
         dim_label.setBuddy(self.dim)
         accessible.name(self.dim, "Sinusoids from dimension d")
         self.rotary, self.bias = RotaryPlots(), BiasPlots()
@@ -222,7 +226,7 @@ class EmbeddingsPanel(GridPanel):
         scaled = "scaled token embedding e" if trace.schema.scale_embedding else "token embedding e"
         self.maps["embedding"].set_title(scaled if self.mode == "added"
                                          else f"token embedding e (= {x_}: nothing added)")
-        self.dim_label.setText("Dimensions from d =" if self.learned else "Sinusoids from dimension d =")
+        self.dim_label.setText(DIMENSIONS_FROM if self.learned else SINUSOIDS_FROM)
         self._show_positions()
         self.dim.blockSignals(True)
         self.dim.setMaximum(max(0, d - 1))

@@ -186,19 +186,9 @@ class WrappedLabel(QtWidgets.QLabel):
     width of its own guessing, and a narrow dock cut the LayerNorm panel's three-line note through its third line
     (QA)."""
 
-    def __init__(self, parent=None, one_line: bool = False):
-        """one_line: ask for the room of the text on one line, wrapping only where the layout has less (a word-wrapped
-        label asks for a guessed width: "Dimensions from d" and "=" took two lines beside 700 empty pixels)."""
+    def __init__(self, parent=None):
         super().__init__(parent)
         self.setWordWrap(True)
-        self.one_line = one_line
-
-    def sizeHint(self) -> QtCore.QSize:
-        hint = super().sizeHint()
-        if not self.one_line:
-            return hint
-        width = self.fontMetrics().horizontalAdvance(self.text()) + 2 * self.margin() + 2
-        return QtCore.QSize(width, max(hint.height(), self.heightForWidth(width)))
 
     def _fit(self) -> None:
         if self.width() > 0:
