@@ -876,3 +876,35 @@ def test_token_labels_with_right_to_left_letters_read_in_the_models_order(qapp, 
     assert x_of(shown, i) < x_of(shown, j)
     raw_i, raw_j = token.index(first), token.index(then, token.index(first) + 1)
     assert token.startswith("<") or not x_of(token, raw_i) < x_of(token, raw_j)      # unmarked, the order was lost
+
+
+@pytest.mark.parametrize("n_layers", [24, 32])
+def test_a_map_of_many_layers_folds_those_before_and_after_the_current_one_into_two_boxes(qtbot, n_layers):
+    """24 or 32 layers at 1366 × 768 (11 pt, a 230 × 669 dock): a box a layer was 7-point text and ran past the
+    dock's foot, the current layer's off it at layer 20 (QA). The layers before the current one fold into one box
+    and those after it into another; a click on either opens its nearest layer; every box is inside the dock."""
+    from model.families.shapes import decoder_only
+    schema = decoder_only("gpt2", n_layers, 64, 16, 256)
+    state = ViewState(schema=schema)
+    arch = ArchitectureMap(state)
+    qtbot.addWidget(arch)
+    font = arch.font()
+    font.setPointSize(11)
+    arch.setFont(font)
+    arch.resize(230, 669)
+    trace = type("T", (), {"schema": schema, "meta": {}})()
+    state.go_to(Stage("dec", 19, "self"))
+    arch.render(trace, state)
+    assert_labels_fit_their_boxes(arch)
+    assert arch.box_font.pointSizeF() >= 0.75 * 11
+    assert sorted(arch.labels[st] for st in arch.folded) == ["Layers 1–19", f"Layers 21–{n_layers}"]
+    assert Stage("dec", 19, "self") in arch.boxes and Stage("dec", 19, "self") not in arch.folded
+    before = next(st for st in arch.folded if arch.labels[st] == "Layers 1–19")
+    qtbot.mouseClick(arch, QtCore.Qt.MouseButton.LeftButton, pos=arch.boxes[before].center().toPoint())
+    assert state.stage == Stage("dec", 18, "self")                       # the nearest layer of the range
+    arch.render(trace, state)
+    assert sorted(arch.labels[st] for st in arch.folded) == ["Layers 1–18", f"Layers 20–{n_layers}"]
+    state.go_to(Stage(OUTPUT))
+    arch.render(trace, state)
+    assert [arch.labels[st] for st in arch.folded] == [f"Layers 1–{n_layers - 1}"]
+    assert_labels_fit_their_boxes(arch)

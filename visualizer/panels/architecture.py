@@ -19,6 +19,8 @@ from .widgets import FocusMark
 EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
 TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
 FOLD_BELOW = 0.75       # … and below this share even without it, the layers other than the current one fold
+NO_FOLD, LAYER_FOLD, RANGE_FOLD = 0, 1, 2     # every layer whole; a box a layer; the layers before and after in one
+RANGE_FROM = 12         # layers a stack above which small per-layer boxes fold into two ranges (as too many to fit)
 LAYER_COLOUR = "#eeeeee"        # a folded layer's box
 LAST_LAYER = 1 << 30            # open_layer at the output: each stack's last (clamped to its layers)
 # box colours by what a sublayer computes (attention, cross-attention, feed-forward)
@@ -38,6 +40,7 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.highlighted: Stage | None = None
         self.schema: Schema | None = None
         self.folded: set[Stage] = set()          # boxes that stand for a whole folded layer (its first sublayer's)
+        self.fold_labels: dict[Stage, tuple[str, range]] = {}     # a box of several layers: its label, its layers
         self.open_layer = 0                      # the layer that keeps its sublayers while the others are folded
         self._folds: dict[int, dict] = {}        # open layer -> its fold laid out (and drawn), at this size and font
         self.positions_off = False               # the run's positional encodings are switched off
@@ -83,7 +86,8 @@ class ArchitectureMap(QtWidgets.QWidget):
                         "previous or next stage; Left and Right: the previous or next layer; Home and End.")
         self.update()
 
-    FOLD_FIELDS = ("boxes", "frames", "folded", "labels", "box_font", "small_font", "head_font", "_picture")
+    FOLD_FIELDS = ("boxes", "frames", "folded", "fold_labels", "labels", "box_font", "small_font", "head_font",
+                   "_picture")
 
     def _relayout(self) -> None:
         """_layout, the folds kept before dropped: a new size, font, model or positions switch."""
@@ -109,19 +113,37 @@ class ArchitectureMap(QtWidgets.QWidget):
         """Place the boxes, then pick one font size at which every label fits its box (big fonts, narrow docks);
         fold the layers but the current one when even the short labels would be too small to read; a fold is kept
         for the next visit to its layer (see _relayout)."""
-        self._place(fold=False)
-        if self.schema is not None and self.schema.n_layers > 1 \
-                and self.box_font.pointSizeF() < FOLD_BELOW * self.font().pointSizeF():
-            unfolded = self.box_font.pointSizeF()
-            self._place(fold=True)
-            if self.box_font.pointSizeF() <= unfolded:      # the dock's width, not its height, set the size
-                self._place(fold=False)
+        if self.schema is None:                          # nothing to draw before the first trace
+            self._place(fold=NO_FOLD)
+            return
+        readable = FOLD_BELOW * self.font().pointSizeF()
+        n = self.schema.n_layers
+        self._place(fold=NO_FOLD)
+        if n > 1 and (self.box_font.pointSizeF() < readable or not self._fits()):
+            unfolded, fitted = self.box_font.pointSizeF(), self._fits()
+            self._place(fold=LAYER_FOLD)
+            if n > 2 and (not self._fits() or (self.box_font.pointSizeF() < readable and n > RANGE_FROM)):
+                # a box a layer still too small or too many (24 or 32 layers: 7-point boxes, and boxes past the
+                # dock's foot, QA): the layers before the current one in one box, those after it in another
+                by_layer, fitted_by_layer = self.box_font.pointSizeF(), self._fits()
+                self._place(fold=RANGE_FOLD)
+                if fitted_by_layer and self.box_font.pointSizeF() <= by_layer:
+                    self._place(fold=LAYER_FOLD)
+            if fitted and self.box_font.pointSizeF() <= unfolded:   # the dock's width, not its height, set the size
+                self._place(fold=NO_FOLD)
         self._keep_fold()
 
-    def _place(self, fold: bool) -> None:
+    def _fits(self) -> bool:
+        """Whether every box lies inside the widget (a box's least height, 14 pixels, can push them off its foot)."""
+        return all(r.bottom() <= self.height() + 0.5 for r in self.boxes.values())
+
+    def _place(self, fold: int) -> None:
+        """The boxes: every layer's sublayers (NO_FOLD); each layer but the open one as one box (LAYER_FOLD); the
+        layers before the open one as one box and those after it as another (RANGE_FOLD)."""
         self.boxes.clear()
         self.frames.clear()
         self.folded = set()
+        self.fold_labels = {}
         w, h = self.width(), self.height()
         m = 6
         base = QtGui.QFont(self.font())
@@ -141,22 +163,31 @@ class ArchitectureMap(QtWidgets.QWidget):
 
         # a parallel residual's sublayers read the same input: side by side, on one row (GPT-NeoX, Phi)
         per_layer = 1 if sc.parallel_residual else None
-        rows = max(1 + (st.n_layers - 1 + (per_layer or len(st.sublayers)) if fold
+        def shown(st) -> list[int]:        # the layers drawn: each its own box or frame, or one for a range
+            if fold != RANGE_FOLD:
+                return list(range(st.n_layers))
+            o = opened(st)
+            return [l for l in (o - 1, o, o + 1) if 0 <= l < st.n_layers]
+        n_folded = max(len(shown(st)) - 1 for st in sc.stacks) if fold else 0
+        rows = max(1 + (len(shown(st)) - 1 + (per_layer or len(st.sublayers)) if fold
                         else st.n_layers * (per_layer or len(st.sublayers)))
                    + (st is sc.output_stack and sc.has_output) for st in sc.stacks)
         layers = 1 if fold else sc.n_layers
-        box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows - 6 * fold * (sc.n_layers - 1))
-                    / rows)
+        box_h = max(14.0, (h - head - m - (frame_label + 12) * layers - 16 - 3 * rows - 6 * n_folded) / rows)
         for col, st in enumerate(sc.stacks):
             x = m + col * (col_w + m)
             y = head
             self.boxes[Stage(st.embed_stage)] = QtCore.QRectF(x, y, col_w, box_h)
             y += box_h + 8
-            for l in range(st.n_layers):
+            for l in shown(st):
                 if fold and l != opened(st):
-                    first = Stage(st.key, l, st.sublayers[0].key)
+                    first = Stage(st.key, l, st.sublayers[0].key)    # the nearest layer of a range: a click's
                     self.boxes[first] = QtCore.QRectF(x, y, col_w, box_h)
                     self.folded.add(first)
+                    if fold == RANGE_FOLD:
+                        lo, hi = (0, l) if l < opened(st) else (l, st.n_layers - 1)
+                        self.fold_labels[first] = (f"Layers {lo + 1}–{hi + 1}" if hi > lo else f"Layer {lo + 1}",
+                                                   range(lo, hi + 1))
                     y += box_h + 9
                     continue
                 top = y
@@ -177,7 +208,8 @@ class ArchitectureMap(QtWidgets.QWidget):
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
         # an embedding's label says when the positions are switched off (it read "… + positional encoding", QA)
         on = not self.positions_off
-        self.labels = {st: f"Layer {st.layer + 1}" if st in self.folded else sc.short(st, on) for st in self.boxes}
+        self.labels = {st: (self.fold_labels[st][0] if st in self.fold_labels else f"Layer {st.layer + 1}")
+                       if st in self.folded else sc.short(st, on) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
             (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
         if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
@@ -303,8 +335,14 @@ class ArchitectureMap(QtWidgets.QWidget):
         stage = self.stage_at(event.position())
         if stage in self.folded:
             st = self.schema.stack(stage.stack)
-            self.setToolTip(f"<b>{html.escape(st.title)} layer {stage.layer + 1}</b><br>"
-                            f"{html.escape(', '.join(s.name for s in st.sublayers))}. Click to open it.")
+            if stage in self.fold_labels:
+                span = self.fold_labels[stage][1]
+                self.setToolTip(f"<b>{html.escape(st.title)} layers {span[0] + 1} to {span[-1] + 1}</b><br>"
+                                f"{html.escape(', '.join(s.name for s in st.sublayers))} in each. Click to open "
+                                f"layer {stage.layer + 1}; ← → step through the layers.")
+            else:
+                self.setToolTip(f"<b>{html.escape(st.title)} layer {stage.layer + 1}</b><br>"
+                                f"{html.escape(', '.join(s.name for s in st.sublayers))}. Click to open it.")
         elif stage is not None and self.schema is not None:
             title, text, equation = self.schema.caption(stage, not self.positions_off)
             self.setToolTip(f"<b>{html.escape(title)}</b><br>{html.escape(text)}<br><i>{equation_html(equation)}</i>")
