@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .export import (RUN_FILE, ExportError, export_heatmaps, figures_drawn, heatmap_csv, heatmap_specs, other_files,
                      writable, write_run_record, write_text)
 from .folders import remember, start_folder
+from .panels.registry import PANELS
 from .plot_menu import PlotExport, PlotMenu, install_plot_menus
 
 
@@ -130,7 +131,7 @@ class ExportActions:
                 if not getattr(w.panels[name], "has_content", lambda: True)():
                     continue
                 path = folder / panel_file(name)
-                with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH):
+                with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH if name in WIDE else 0):
                     picture = whole_picture(w.panels[name])
                 write_bytes(path, encode_png(picture))
                 written.append(path)
@@ -190,12 +191,13 @@ def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
 
 
 PANEL_PICTURE_WIDTH = 900       # Export all's panel pictures: at least this wide, whatever their docks' widths
+# … but the architecture map, a column of boxes, at its dock's
+WIDE = {entry.name for entry in PANELS if entry.scrolls or entry.roomy}
 NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)
 
 
 def panel_file(name: str) -> str:
     """Export all's file for a panel, named as its tab is ("panel_math.png", not the code's "panel_inspector")."""
-    from .panels.registry import PANELS
     title = next((p.title for p in PANELS if p.name == name), name)
     return f"panel_{re.sub(r'[^a-z0-9]+', '_', title.lower()).strip('_')}.png"
 

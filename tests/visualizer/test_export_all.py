@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from visualizer.export import heatmap_specs, read_heatmap_csv
 from visualizer.export_actions import panel_file
@@ -425,3 +425,28 @@ def test_the_training_step_is_pictured_only_with_a_target(qtbot, window, tmp_pat
                     timeout=20000)
     window.exports.export_all(str(tmp_path / "given"), "png")
     assert (tmp_path / "given" / panel_file("training")).exists()
+
+
+def test_the_model_views_picture_is_wide_and_shows_no_metrics_of_a_head_hovered_before(qtbot, window, tmp_path):
+    """The Model view, straight in its dock (no scroll area), was pictured at the dock's 409 × 360, and the metrics
+    of the head last hovered stayed under it, into the picture (QA). Its picture is 900 wide at least, the panel
+    back at its size after, and the text under it the hint once the pointer has left the heads."""
+    from visualizer.export_actions import PANEL_PICTURE_WIDTH
+    from visualizer.panels.model_view import HOVER_HINT
+    show_sentence(qtbot, window, "the little girl is eating an apple")
+    window.resize(1366, 768)
+    window.docks["model_view"].raise_()
+    qtbot.waitUntil(lambda: "model_view" in window.panels and window.panels["model_view"].shape[0] > 0)
+    panel = window.panels["model_view"]
+    before = panel.size()
+    assert before.width() < PANEL_PICTURE_WIDTH
+    panel._hovered(panel.plot.vb.mapViewToScene(panel.tile_rect(1, 1).center()))
+    assert panel.hover.text().startswith("Layer 2, head 2:")
+    panel._hovered(panel.plot.vb.mapViewToScene(QtCore.QPointF(-50, -50)))      # the pointer off the heads
+    assert panel.hover.text() == HOVER_HINT
+    window.exports.export_all(str(tmp_path), "png")
+    image = QtGui.QImage(str(tmp_path / panel_file("model_view")))
+    assert image.width() >= PANEL_PICTURE_WIDTH * image.devicePixelRatio()
+    qtbot.waitUntil(lambda: panel.size() == before)
+    arch = QtGui.QImage(str(tmp_path / panel_file("architecture")))
+    assert arch.width() < PANEL_PICTURE_WIDTH * arch.devicePixelRatio()          # a column of boxes, at its dock's

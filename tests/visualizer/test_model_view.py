@@ -98,3 +98,30 @@ def test_the_focus_frame_on_the_grids_edge_is_shown_whole(panel, shapes, show_tr
     frame = panel.frame.rect()
     assert frame == panel.tile_rect(L - 1, 0).adjusted(-0.5, -0.5, 0.5, 0.5)
     assert x0 < frame.left() and frame.right() < x1 and y0 < frame.top() and frame.bottom() < y1
+
+
+def test_row_and_column_labels_of_many_layers_and_heads_never_overlap(shown_panel, show_trace, qtbot):
+    """24 layers × 16 heads in a 400 × 380 dock: "L10" … "L24" piled up and the columns read "H9H10H11…" (QA).
+    Every k-th label is drawn where all would overlap, the focused layer's and head's always; a roomy panel draws all."""
+    from PySide6 import QtGui
+
+    from model.families.shapes import decoder_only
+    from visualizer.plotting.text import tick_font
+    trace = synthetic_trace(decoder_only("gpt2", 24, 64, 16, 256), tgt_tokens=["<s>"] + [f"w{i}" for i in range(20)])
+    panel = shown_panel(ModelViewPanel, 400, 380)
+    show_trace(panel, trace, kind=trace.schema.kinds[0].name, layer=19, head=9)
+    qtbot.wait(20)
+    metrics = QtGui.QFontMetricsF(tick_font(9))
+    vb = panel.plot.vb
+    for side, labels_at, room in (("left", lambda p: vb.mapViewToScene(QtCore.QPointF(0, p)).y(), metrics.height()),
+                                  ("top", lambda p: vb.mapViewToScene(QtCore.QPointF(p, 0)).x(),
+                                   metrics.horizontalAdvance("H16"))):
+        ticks = panel.plot.getAxis(side)._tickLevels[0]
+        places = [labels_at(p) for p, _ in ticks]
+        assert all(b - a >= room for a, b in zip(places, places[1:])), (side, ticks)
+        assert len(ticks) < (24 if side == "left" else 16)
+    assert "L20" in [t for _, t in panel.plot.getAxis("left")._tickLevels[0]]
+    assert "H10" in [t for _, t in panel.plot.getAxis("top")._tickLevels[0]]
+    panel.resize(1400, 1300)
+    qtbot.waitUntil(lambda: panel.label_steps == (1, 1))
+    assert len(panel.plot.getAxis("left")._tickLevels[0]) == 24

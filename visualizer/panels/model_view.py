@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
 from model.analysis.metrics import trace_metrics
@@ -21,6 +21,9 @@ from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colou
 from ..plotting.text import tick_font
 from ..plotting.titles import set_title
 from .widgets import KindPicker, WrappedLabel
+
+
+HOVER_HINT = "Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own largest weight."
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -83,8 +86,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crosses.setZValue(20)
         self.plot.addItem(self.crosses)
         self.hover = WrappedLabel()        # as tall as its text: four lines in a class's narrow dock were cut (QA)
-        self.hover.setText("Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own "
-                           "largest weight.")
+        self.hover.setText(HOVER_HINT)
         self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -104,6 +106,12 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crossed: list[tuple[int, int]] = []  # (layer, head) of the switched-off heads of the kind shown
         self.canvas.scene().sigMouseClicked.connect(lambda ev: self._clicked(ev.scenePos()))
         self.canvas.scene().sigMouseMoved.connect(self._hovered)
+        self.label_steps = (1, 1)                # every row's and column's label drawn, or every k-th
+        self.plot.vb.sigResized.connect(self._label_axes)
+
+    def leaveEvent(self, event) -> None:
+        self.hover.setText(HOVER_HINT)
+        super().leaveEvent(event)
 
     def view_key(self, state):
         return (state.kind, state.layer, state.head)
@@ -168,6 +176,8 @@ class ModelViewPanel(QtWidgets.QWidget):
             self.frame.setVisible(True)
         else:
             self.frame.setVisible(False)
+        if self.label_steps != (1, 1):           # the focused layer and head keep their labels
+            self._label_axes()
 
     def _draw(self, trace, kind: str) -> None:
         info = trace.schema.kind(kind)
@@ -187,9 +197,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         # on the grid's edge (1% of an 8-token grid is a third of a cell)
         m = max(1.0, 0.01 * max(rgba.shape[:2]))
         self.plot.vb.setRange(xRange=(-m, rgba.shape[1] + m), yRange=(-m, rgba.shape[0] + m), padding=0)
-        g = self.gap
-        self.plot.getAxis("left").setTicks([[(l * (Tq + g) + Tq / 2, f"L{l + 1}") for l in range(L)], []])
-        self.plot.getAxis("top").setTicks([[(h * (Tk + g) + Tk / 2, f"H{h + 1}") for h in range(H)], []])
+        self._label_axes()
         off = sorted((l, h) for k, l, h in ablated_heads(trace) if k == kind and l < L and h < H)
         xs, ys = [], []
         for l, h in off:
@@ -202,6 +210,29 @@ class ModelViewPanel(QtWidgets.QWidget):
         self._metrics = {}
         set_title(self.plot, f"{info.title}: {L} layers × {H} heads", "k", 10)   # never wider than the dock
 
+    def _label_axes(self) -> None:
+        """L1 … and H1 … on the rows and columns, every k-th where all would overlap: with 24 layers and 16 heads
+        in a dock the labels piled up ("H9H10H11…", QA); the focused head's layer and head keep theirs."""
+        L, H, Tq, Tk = self.shape
+        if not L:
+            return
+        g = self.gap
+        rect = self.plot.vb.viewRect()
+        px = self.plot.vb.width() / max(rect.width(), 1e-9), self.plot.vb.height() / max(rect.height(), 1e-9)
+        metrics = QtGui.QFontMetricsF(tick_font(9))
+        row_step = max(1, math.ceil(1.15 * metrics.height() / max((Tq + g) * px[1], 1e-9)))
+        col_step = max(1, math.ceil((metrics.horizontalAdvance(f"H{H}") + 6) / max((Tk + g) * px[0], 1e-9)))
+        keep_l, keep_h = getattr(self.state, "layer", -1), getattr(self.state, "head", -1)
+
+        def shown(i: int, step: int, keep: int) -> bool:
+            near = step > 1 and keep >= 0 and i != keep and abs(i - keep) < step   # room for the kept one's label
+            return (i == keep or i % step == 0) and not near
+        self.plot.getAxis("left").setTicks([[(l * (Tq + g) + Tq / 2, f"L{l + 1}") for l in range(L)
+                                             if shown(l, row_step, keep_l)], []])
+        self.plot.getAxis("top").setTicks([[(h * (Tk + g) + Tk / 2, f"H{h + 1}") for h in range(H)
+                                            if shown(h, col_step, keep_h)], []])
+        self.label_steps = (row_step, col_step)
+
     def metrics_of(self, layer: int, head: int):
         if not self._metrics:
             self._metrics = {m.key: m for m in trace_metrics(self.trace) if m.kind == self.shown_kind}
@@ -209,8 +240,9 @@ class ModelViewPanel(QtWidgets.QWidget):
 
     def _hovered(self, scene_pos) -> None:
         where = self.head_at(scene_pos)
-        if where is None:
-            self.canvas.setToolTip("")
+        if where is None:           # off the heads: the hint again (a head's metrics stayed, into Export all's
+            self.canvas.setToolTip("")                                                      # picture too, QA)
+            self.hover.setText(HOVER_HINT)
             return
         m = self.metrics_of(*where)
         positional = not math.isnan(m.mean_distance)     # NaN in cross-attention: two sentences' positions

@@ -81,7 +81,17 @@ def laid_out_for_picture(panel: QtWidgets.QWidget, least_width: int):
     parent = panel.parentWidget()
     holder = parent.parentWidget() if parent is not None else None
     if not isinstance(holder, QtWidgets.QScrollArea) or holder.widget() is not panel or not holder.widgetResizable():
-        yield
+        # a panel straight in its dock (the Model view, the Beam tree): resized for the picture, its layout puts it
+        # back at the next event (its picture had been the dock's 409 × 360, QA)
+        before = panel.size()
+        if panel.width() < least_width and panel.isVisible():
+            panel.resize(least_width, max(panel.height(), round(least_width * 0.8)))
+            QtWidgets.QApplication.sendPostedEvents()
+        try:
+            yield
+        finally:
+            if panel.size() != before:
+                panel.resize(before)
         return
     holder.setWidgetResizable(False)
     try:
