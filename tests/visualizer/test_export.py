@@ -585,3 +585,44 @@ def test_a_title_quotes_the_sentence_without_its_direction_controls():
     from visualizer.export import title_sentence
     assert title_sentence("The red \u202ecar is\u202c fast.") == "The red car is fast."
     assert title_sentence("I said \u2067שלום\u2069 to him.") == "I said שלום to him."
+
+
+def test_a_long_causal_heads_svg_strokes_its_hatch_across_cells_and_fills_a_colour_at_once(qapp):
+    """A 128-token causal head's SVG was 5 MB (a square and its own group a cell, four hatch strokes a masked cell:
+    2 GB for a 24-layer model's export, QA). The hatch strokes run whole across the masked cells they cross, the
+    cells of a colour are one path, and the picture is the same: hatch strokes exactly where cells are masked."""
+    from PySide6 import QtGui
+    from visualizer.plotting.vector_cells import HATCH_OFFSETS, colour_paths, hatch_segments
+    n = 128
+    masked = np.triu(np.ones((n, n), bool), 1)
+    strokes = hatch_segments(masked)
+    assert len(strokes) <= len(HATCH_OFFSETS) * 2 * n                  # one a line (it was 4 a masked cell)
+    for line in strokes[::37]:                                          # each stroke lies on masked cells only
+        for t in np.linspace(0.02, 0.98, 25):
+            p = line.pointAt(t)
+            assert masked[int(np.floor(p.y() + 0.5)), int(np.floor(p.x() + 0.5))]
+    cells = np.zeros((4, 5), bool)
+    cells[0, 2:] = cells[1, 4] = True                                   # padding-like, and a lone cell
+    ink = QtGui.QImage(500, 400, QtGui.QImage.Format.Format_RGB32)
+    ink.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(ink)
+    painter.scale(100, 100)
+    painter.translate(0.5, 0.5)
+    painter.setPen(QtGui.QPen(QtGui.QColor("black"), 0))
+    painter.drawLines(hatch_segments(cells))
+    painter.end()
+    for r in range(4):
+        for c in range(5):
+            block = [QtGui.QColor(ink.pixel(c * 100 + x, r * 100 + y)).red() for x in range(5, 95, 3)
+                     for y in range(5, 95, 3)]
+            assert (min(block) < 128) == bool(cells[r, c]), (r, c)
+    rgba = np.zeros((3, 4, 4), np.uint8)
+    rgba[..., 3] = 255
+    rgba[0, :2, 0] = rgba[2, 1:, 0] = 200                               # two colours, and one masked cell
+    rgba[1, 3, 3] = 0
+    paths = colour_paths(rgba)
+    assert set(paths) == {(200, 0, 0, 255), (0, 0, 0, 255)}
+    red = paths[(200, 0, 0, 255)]
+    assert red.contains(QtCore.QPointF(0.4, 0)) and red.contains(QtCore.QPointF(2.9, 2)) and \
+        not red.contains(QtCore.QPointF(2, 0))
+    assert not any(p.contains(QtCore.QPointF(3, 1)) for p in paths.values())      # the masked cell: no fill

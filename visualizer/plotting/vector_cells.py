@@ -3,15 +3,18 @@
 On screen the matrix is an image of one pixel a cell, drawn unsmoothed, over a hatch pattern where cells are masked.
 Written into an SVG or a PDF that image stays a tiny bitmap (6 × 22 pixels) with a "do not smooth" hint that many
 viewers ignore, so the whole heatmap came out blurred, and the hatch pattern became a bitmap too (grey smears). Here
-each cell is a filled square and each masked cell a few hatch lines, so that a figure is sharp at any size.
+each cell is a filled square and the masked cells are hatched with lines, so that a figure is sharp at any size.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 SEAM = 0.02          # each square reaches this far into its right and lower neighbours: no hairline seams between
 HATCH = (0.4, 0.8, 1.2, 1.6)   # the hatch lines of a masked cell: x + y = s inside the unit square ("/" strokes)
+HATCH_OFFSETS = tuple(sorted({round(s % 1, 6) for s in HATCH}))     # … as lines u + v = n + these across the matrix
 
 
 class VectorCells(QtWidgets.QGraphicsItem):
@@ -28,31 +31,60 @@ class VectorCells(QtWidgets.QGraphicsItem):
         return QtCore.QRectF(-0.5, -0.5, cols + SEAM, rows + SEAM)
 
     def paint(self, painter: QtGui.QPainter, option=None, widget=None) -> None:
-        rows, cols = self.pixels.shape[:2]
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
-        masked = []
-        for r in range(rows):
-            for c in range(cols):
-                red, green, blue, alpha = (int(v) for v in self.pixels[r, c])
-                if alpha == 0:
-                    masked.append((r, c))
-                    continue
-                painter.fillRect(QtCore.QRectF(c - 0.5, r - 0.5, 1 + SEAM, 1 + SEAM),
-                                 QtGui.QColor(red, green, blue, alpha))
-        if masked:
+        for rgba, path in colour_paths(self.pixels).items():
+            painter.fillPath(path, QtGui.QColor(*rgba))
+        masked = self.pixels[:, :, 3] == 0
+        if masked.any():
             pen = QtGui.QPen(self.hatch, 0.75)
             pen.setCosmetic(True)                     # a line a pixel (a point in a PDF) wide at any scale
             painter.setPen(pen)
-            painter.drawLines([line for r, c in masked for line in hatch_lines(r, c)])
+            painter.drawLines(hatch_segments(masked))
 
 
-def hatch_lines(r: int, c: int) -> list[QtCore.QLineF]:
-    """The hatch strokes of cell (r, c), each clipped to the cell by hand (a clip path a cell would bloat the file)."""
-    x0, y0 = c - 0.5, r - 0.5
+def colour_paths(pixels: np.ndarray) -> dict[tuple[int, int, int, int], QtGui.QPainterPath]:
+    """One path a colour, of the cells in it (a row's run of cells of one colour as one rectangle), masked cells
+    (alpha 0) left out: a square a cell, each in its own group, made a 65-token head's SVG 1 MB (QA: 2 GB for a
+    24-layer model's export). Each rectangle reaches SEAM into its right and lower neighbours, and overlaps fill
+    once (winding fill)."""
+    rows, cols = pixels.shape[:2]
+    packed = pixels.astype(np.uint32) @ np.array([1 << 24, 1 << 16, 1 << 8, 1], dtype=np.uint32)
+    paths: dict[tuple[int, int, int, int], QtGui.QPainterPath] = {}
+    for r in range(rows):
+        row = packed[r]
+        starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+        ends = np.concatenate((starts[1:], [cols]))
+        for start, end in zip(starts, ends):
+            rgba = tuple(int(v) for v in pixels[r, start])
+            if rgba[3] == 0:
+                continue
+            path = paths.get(rgba)
+            if path is None:
+                path = paths[rgba] = QtGui.QPainterPath()
+                path.setFillRule(QtCore.Qt.FillRule.WindingFill)
+            path.addRect(QtCore.QRectF(start - 0.5, r - 0.5, end - start + SEAM, 1 + SEAM))
+    return paths
+
+
+def hatch_segments(masked: np.ndarray) -> list[QtCore.QLineF]:
+    """The hatch strokes over the masked cells ((rows, cols) True where masked), each stroke whole across the
+    masked cells it runs through in a row: the strokes a cell had made a 128-token causal head's SVG 5 MB (32,604
+    lines, QA). The same lines as a cell's own four ("/" strokes at x + y = 0.4, 0.8, 1.2 and 1.6 inside it): in
+    the matrix's own units u = x + 0.5, v = y + 0.5, the lines u + v = n + 0.2, 0.4, 0.6, 0.8."""
+    rows, cols = masked.shape
     lines = []
-    for s in HATCH:
-        if s <= 1:
-            lines.append(QtCore.QLineF(x0 + s, y0, x0, y0 + s))
-        else:
-            lines.append(QtCore.QLineF(x0 + 1, y0 + s - 1, x0 + s - 1, y0 + 1))
+    for total in (n + f for n in range(rows + cols) for f in HATCH_OFFSETS):
+        lo, hi = max(0.0, total - rows), min(float(cols), total)
+        if hi - lo < 1e-9:
+            continue
+        # where the line crosses a column's or a row's edge between its two ends, and the cell each piece lies in
+        cuts = np.unique(np.concatenate(([lo, hi], np.arange(math.floor(lo) + 1, math.ceil(hi)),
+                                         total - np.arange(math.floor(total - hi) + 1, math.ceil(total - lo)))))
+        mids = (cuts[:-1] + cuts[1:]) / 2
+        inside = masked[np.clip(np.floor(total - mids).astype(int), 0, rows - 1),
+                        np.clip(np.floor(mids).astype(int), 0, cols - 1)]
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], inside.astype(np.int8), [0]))))
+        for start, end in zip(edges[::2], edges[1::2]):                 # each run of masked pieces: one stroke
+            u0, u1 = cuts[start], cuts[end]
+            lines.append(QtCore.QLineF(u1 - 0.5, total - u1 - 0.5, u0 - 0.5, total - u0 - 0.5))
     return lines
