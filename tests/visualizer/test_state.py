@@ -107,3 +107,14 @@ def test_a_window_started_with_an_empty_sentence_opens_with_an_empty_box():
     assert ViewState.at_start("en-fr", "").sentence == ""
     assert ViewState.at_start("en-fr").sentence == ViewState().sentence != ""
     assert ViewState.at_start("en-fr", "the cat").sentence == "the cat"
+
+
+def test_a_text_long_enough_for_a_1024_position_model_is_read_whole_in_the_window():
+    """The window cut every text at 2,000 characters, about 400 tokens: a 1024-position model's last positions
+    were out of reach there while `translate` read 896 tokens of the same text (QA). It reads 8,000 now."""
+    from visualizer.state import MAX_CHARS
+    text = "The old library in the centre of our town was built more than a hundred years ago. " * 60   # 5,100
+    s = ViewState(sentence=text)
+    assert MAX_CHARS == 8000 and s.run_fields()[0] == text and not s.cut_chars
+    s.sentence = text * 2
+    assert len(s.run_fields()[0]) == MAX_CHARS and s.cut_chars
