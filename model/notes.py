@@ -207,6 +207,14 @@ def nothing_written(trace) -> str | None:
             "untrained weights do this.")
 
 
+def cut_to_length(schema, length: str, truncated: int) -> str:
+    """What the window and the commands say of a text cut to the model's length, naming it as the model reads it:
+    a sentence (a translator), a prompt (a decoder-only model) or a text (a masked-word model). The commands had said
+    "the text was cut to …" in lower case, the window "The sentence is longer …" of a prompt too (QA)."""
+    what = {DECODER_ONLY: "prompt", ENCODER_ONLY: "text"}.get(schema.layout, "sentence")
+    return f"The {what} is longer than {length}: the last {truncated} token(s) were cut."
+
+
 def model_length(lm) -> str:
     """"the model's 128 tokens", and what sets that length where its positions do not (a local or sliding attention
     window: see the Hugging Face families' cut_by)."""

@@ -109,9 +109,9 @@ def print_notes(result, lm) -> None:
     """The notes a result calls for, on stderr ("note: …"), as the window shows them under the translation; first
     that the text was cut to the model's length (what every command then shows or measures is the cut text's)."""
     from model.ablation import ablated_heads, describe
-    from model.notes import model_length, result_notes
+    from model.notes import cut_to_length, model_length, result_notes
     if result.truncated:
-        print(f"note: the text was cut to {model_length(lm)}", file=sys.stderr)
+        print(f"note: {cut_to_length(result.trace.schema, model_length(lm), result.truncated)}", file=sys.stderr)
     if off := ablated_heads(result.trace):       # QA: `--ablate cross:all:all` printed its output with no word
         print(f"note: {describe(off, result.trace.schema)}", file=sys.stderr)    # in the window's words (QA)
     for note in result_notes(result.trace, lm.cfg.max_len):

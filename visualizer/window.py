@@ -21,7 +21,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
-from model.notes import LOWERCASE, first_step, model_length, rare_words, reads_lowercase, result_notes
+from model.notes import LOWERCASE, cut_to_length, first_step, model_length, rare_words, reads_lowercase, result_notes
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 from model.text import blank, why_blank
 from model.threads import one_torch_thread
@@ -367,7 +367,7 @@ class MainWindow(QtWidgets.QMainWindow):
             notes.append(f"Only the first {MAX_CHARS} characters are used.")
         if result.truncated:
             length = model_length(self.lm) if self.lm is not None else f"the model's {max_len} tokens"
-            notes.append(f"The sentence is longer than {length}: the last {result.truncated} token(s) were cut.")
+            notes.append(cut_to_length(t.schema, length, result.truncated))
         if blank(self.state.sentence):
             # its claim first: the compact window shows the words before the colon (QA read "The sentence is
             # empty…" beside "Les choses sont faites." as a translation invented for no reason)

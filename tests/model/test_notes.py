@@ -383,3 +383,17 @@ def test_invisible_direction_controls_are_named_and_left_out_of_figure_titles(ti
                     "another order than it was typed; the model reads it as typed, in the axes' order.")
     assert note in result_notes(trace, tiny_lm.cfg.max_len)
     assert direction_controls(translate(tiny_lm, "the red car is fast").trace) is None
+
+
+def test_a_cut_text_is_named_as_the_model_reads_it():
+    """The window said "The sentence is longer …" of a decoder-only model's prompt, the commands "the text was cut
+    to …" in lower case (QA): one sentence for both, naming a translator's sentence, a prompt or a masked-word text."""
+    from model.families.shapes import decoder_only, encoder_decoder, encoder_only
+    from model.notes import cut_to_length
+    said = {layout.__name__: cut_to_length(layout("x", 2, 32, 4, 64) if layout is not encoder_decoder
+                                           else layout("x", 2, 2, 32, 4, 64), "the model's 64 tokens", 3)
+            for layout in (decoder_only, encoder_decoder, encoder_only)}
+    assert said == {"decoder_only": "The prompt is longer than the model's 64 tokens: the last 3 token(s) were cut.",
+                    "encoder_decoder": "The sentence is longer than the model's 64 tokens: the last 3 token(s) were "
+                                       "cut.",
+                    "encoder_only": "The text is longer than the model's 64 tokens: the last 3 token(s) were cut."}
