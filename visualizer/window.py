@@ -200,7 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docking.dock()
         # each squeezed (large text, a narrow window) takes its shorter form, then "…": their full widths together
         # made a 1024-pixel presentation window 1198 pixels wide beside a switched-off head's name (QA)
-        self.status_notice = ElidedLabel(tone="warning", bold=True)
+        self.status_notice = ElidedLabel(tone="warning", bold=True, keeps_shortest=True)
         self.status_notice.setVisible(False)
         self.status_model = ElidedLabel()     # squeezed, it drops the shape, then the word "Model"
         self.status_tokens = ElidedLabel(keeps_shortest=True)
@@ -378,12 +378,10 @@ class MainWindow(QtWidgets.QMainWindow):
             notes += [f"{n} {underlined}" if n == rare else n for n in result_notes(t, max_len)]
         self._notes, self._notes_whole = notes, False
         self._set_notice()
-        cut = []
-        if cut_chars or result.truncated:
-            cut.append(f"input cut at {max_len} tokens" if result.truncated else
-                       f"input cut at {MAX_CHARS} characters")
-        self.status_notice.setText(" · ".join(cut))
-        self.status_notice.setVisible(bool(cut))
+        # in fewer words where the bar is squeezed, never cut inside its number ("input cut at 12…", QA)
+        limit = f"{max_len} tokens" if result.truncated else f"{MAX_CHARS:,} characters"
+        self.status_notice.setText(f"input cut at {limit}", (f"cut at {limit}",))
+        self.status_notice.setVisible(bool(cut_chars or result.truncated))
         # what a bundled model learnt from, first: a class typed questions to en-de, a model of picture captions,
         # and nothing on screen said so once the model list had closed (QA as a teacher)
         name, shape, summary = self.model_name, t.schema.describe(), model_summary(self.state.model_name)
