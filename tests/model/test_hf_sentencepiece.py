@@ -244,3 +244,11 @@ def test_an_opus_mt_folder_without_one_of_its_tokenizer_files_names_it(gone, tmp
     assert "\n" not in msg and msg.startswith(f"{folder}: its Marian (OPUS-MT) tokenizer needs source.spm, target.spm "
                                               "and vocab.json")
     assert f"; {' and '.join(gone)} {'is' if len(gone) == 1 else 'are'} missing" in msg
+
+
+def test_a_given_targets_unknown_piece_reads_as_the_tokenizer_spaces_it(tmp_path_factory):
+    """An unknown piece was read "�" between spaces added around it: a T5's "אמרתי" with an unknown letter read
+    "א � רתי" (QA). It is decoded with its neighbours, spaced as the tokenizer spaces them."""
+    lm = load(_folder("t5-spm", tmp_path_factory))
+    run = translate(lm, SENTENCE, DecodingSettings(), target="le chat😀noir")
+    assert "<unk>" in run.trace.out_tokens and run.text == "le chat�noir"

@@ -154,8 +154,16 @@ class HFTokenizer:
         unk = self.tok.unk_token_id
         if unk is not None and unk in ids and unk not in {self.tok.eos_token_id, self.tok.bos_token_id,
                                                           self.tok.pad_token_id}:
-            cut = ids.index(unk)
-            return " ".join(filter(None, (self.decode(ids[:cut]), "�", self.decode(ids[cut + 1:]))))
+            # decoded with its neighbours, as the tokenizer spaces them: joined with spaces, a T5's "אמרתי" with an
+            # unknown letter read "א � רתי" (QA)
+            mark = self.tok.unk_token
+            if self.vocab is not None:
+                text = self.tok.convert_tokens_to_string([t for t, i in zip(self.tokens(ids), ids)
+                                                          if t and (i == unk or t not in self._special)])
+            else:
+                special = set(self.tok.all_special_ids) - {unk}
+                text = self.tok.decode([i for i in ids if i not in special], skip_special_tokens=False)
+            return text.replace(mark, "�").strip()
         if self.vocab is not None:
             return self.tok.convert_tokens_to_string([t for t in self.tokens(ids) if t and t not in self._special])
         return self.tok.decode(ids, skip_special_tokens=True).strip()
