@@ -568,3 +568,42 @@ def test_a_token_its_axis_holds_twice_keeps_its_position_in_the_short_read_outs(
     assert f"“le” at 2 (next “{nxt}”) → “le” at 1: {weight}" in panel.hover._shorter
     panel._hovered(scene_pos(panel.focus, 2, 0))
     assert any(form.startswith("“le” at 2 (next") and "→ “<s>”:" in form for form in panel.hover._shorter)
+
+
+def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_it_whole(qtbot, window, panel):
+    """A 128-token head had a pixel a cell at 1366 × 768 and no zoom (QA): the wheel zooms in on the focused head
+    (the small heads never), the read-out names the cell under the pointer in the zoomed view, another head keeps the
+    zoom, the arrow keys move the view with the cell they read, and a double-click shows the matrix whole."""
+    from PySide6 import QtGui, QtWidgets
+    from test_window_controls import wait_idle
+    words = " ".join(["the cat sat on the mat"] * 8)
+    window.inputs.sentence.setText(words)
+    wait_idle(qtbot, window, lambda t: t.meta["sentence"] == words)
+    window.state.update(kind="enc_self", layer=0, head=0)
+    qtbot.wait(50)
+    vb = panel.focus.plot.vb
+    assert not panel.focus.zoomed and not any(hp.plot.vb.state["mouseEnabled"][0] for hp in panel.small)
+    centre = vb.mapViewToScene(QtCore.QPointF(10, 10))
+    at = panel.canvas.mapFromScene(centre)
+    for _ in range(6):
+        wheel = QtGui.QWheelEvent(QtCore.QPointF(at), QtCore.QPointF(panel.canvas.mapToGlobal(at)), QtCore.QPoint(),
+                                  QtCore.QPoint(0, 120), QtCore.Qt.MouseButton.NoButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier, QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+        QtWidgets.QApplication.sendEvent(panel.canvas.viewport(), wheel)
+    qtbot.waitUntil(lambda: panel.focus.zoomed)
+    (x0, x1), (y0, y1) = vb.viewRange()
+    assert x0 < 10 < x1 and y0 < 10 < y1 and x1 - x0 < 0.6 * len(window.trace.src_tokens)
+    panel._hovered(vb.mapViewToScene(QtCore.QPointF(11, 9)))
+    rows, cols = window.trace.axis_tokens("enc_self")
+    assert panel.hover.text().startswith(f"query “{rows[9]}” (position 9) → key “{cols[11]}” (position 11)")
+    window.state.update(head=1)                                        # another head: the same cells in view
+    qtbot.wait(20)
+    assert vb.viewRange()[0] == [x0, x1]
+    panel.canvas.setFocus()
+    for _ in range(len(cols)):                                         # the keyboard reads its way to the last column
+        panel.step_cell(0, 1)
+    assert vb.viewRange()[0][1] >= len(cols) - 1.5
+    double = type("Click", (), {"double": lambda self: True, "scenePos": lambda self: vb.mapViewToScene(
+        QtCore.QPointF(*vb.viewRect().center().toTuple()))})()
+    panel._clicked(double)                                             # a double-click on the focused head
+    assert not panel.focus.zoomed and window.state.head == 1

@@ -35,8 +35,10 @@ LABELS_HIDDEN_HINT = ("Some tokens have no label here: hover over a cell to read
 ALONE_HIDDEN_HINT = ("Some tokens have no label even here: hover over a cell to read its tokens, or make the text "
                      "smaller (Ctrl+−).", ("Some labels are hidden: hover over a cell, or Ctrl+−.",
                                           "Labels hidden: hover, or Ctrl+−.", "Ctrl+−: more labels"))
-HOVER_HINT = ("Hover over a cell to read its exact weight; F1 explains the window.",      # (Help ▸ How to read)
-              ("Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
+HOVER_HINT = ("Hover over a cell to read its exact weight; the wheel zooms in (double-click: all); F1 explains the "
+              "window.",                                                                   # (Help ▸ How to read)
+              ("Hover over a cell to read its exact weight; F1 explains the window.",
+               "Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
 
 
 def stand_in(schema, stack: str, sublayer: str, info, layer: int) -> tuple[str, ...]:
@@ -148,6 +150,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.canvas = Canvas()
         self.canvas.setBackground("w")
         self.focus = Heatmap(self.canvas.addPlot(row=0, col=0, enableMenu=False), font_size=12)
+        self.focus.set_zoomable(True)             # the wheel zooms in on a long sentence's cells; double-click: whole
         self.colorbar = self.focus.add_colorbar("attention weight", width=16)
         self.grid = self.canvas.addLayout(row=0, col=1)     # the small heads: beside the focused one, or under it
         # the focused head takes three quarters of the width, whatever its title (a share that followed the
@@ -434,6 +437,7 @@ class AttentionPanel(QtWidgets.QWidget):
         else:
             r = min(max(cell[0] + d_row, 0), shape[0] - 1)
             c = min(max(cell[1] + d_col, 0), shape[1] - 1)
+        self.focus.show_cell(r, c)                    # zoomed in: the view follows the cell read
         self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(c, r))
         self._read_out(self._pointer)
         self._mark_cell((r, c))
@@ -548,6 +552,10 @@ class AttentionPanel(QtWidgets.QWidget):
         self.hover.setText(text, shorter=(*shorter, f"{q} → {k}: {weight}", tight))
 
     def _clicked(self, event) -> None:
+        double = getattr(event, "double", lambda: False)()
+        if double and self.focus.plot.sceneBoundingRect().contains(event.scenePos()):
+            self.focus.show_whole()
+            return
         self.focus_head_at(event.scenePos())
 
     def focus_head_at(self, scene_pos) -> None:

@@ -93,6 +93,7 @@ class Heatmap:
         self.cols: list[str] = []
         self.levels: tuple[float, float] | None = None
         self._shape = None
+        self.zoomable = False                   # the wheel zooms and a drag pans (set_zoomable)
         self._max_labels = None
         self._row: int | None = None
 
@@ -281,6 +282,8 @@ class Heatmap:
         if shape_changed:
             if self.hatch is not None:
                 self.hatch.setRect(self._cells())
+            if self.zoomable:
+                self._zoom_limits()
             # both ranges at once: one range change, one update of the axes
             self.plot.vb.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5),
                                   padding=self.padding)
@@ -297,6 +300,45 @@ class Heatmap:
                     axis.set_labels(labels, max_labels=most)
         if title is not None and title != self._title:
             self.set_title(title)               # setting a title relays out the plot: only when it changes
+
+    # --- zoom (the attention panel's focused head) ---------------------------------------------------------
+    def set_zoomable(self, on: bool) -> None:
+        """The wheel zooms in on the matrix and a drag pans it, within the matrix and down to a few cells: a
+        128-token head had a pixel a cell, and hitting one to read it was guesswork (QA). A new shape shows it
+        whole; another head or step of the same shape keeps the zoom."""
+        self.zoomable = on
+        self.plot.setMouseEnabled(x=on, y=on)
+        if on:
+            self._zoom_limits()
+
+    def _zoom_limits(self) -> None:
+        rows, cols = self._shape if self._shape is not None else (1, 1)
+        pad_x, pad_y = self.padding * cols, self.padding * rows
+        self.plot.vb.setLimits(xMin=-0.5 - pad_x, xMax=cols - 0.5 + pad_x, yMin=-0.5 - pad_y,
+                               yMax=rows - 0.5 + pad_y, minXRange=min(cols, 4), minYRange=min(rows, 4))
+
+    @property
+    def zoomed(self) -> bool:
+        """Whether part of the matrix is out of view (the wheel zoomed in)."""
+        if self._shape is None:
+            return False
+        (x0, x1), (y0, y1) = self.plot.vb.viewRange()
+        rows, cols = self._shape
+        return x0 > -0.5 + 1e-6 or x1 < cols - 0.5 - 1e-6 or y0 > -0.5 + 1e-6 or y1 < rows - 0.5 - 1e-6
+
+    def show_whole(self) -> None:
+        """The whole matrix in view again."""
+        if self._shape is not None:
+            rows, cols = self._shape
+            self.plot.vb.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5), padding=self.padding)
+
+    def show_cell(self, row: int, col: int) -> None:
+        """A zoomed view moved so that the cell (row, col) is in it (the arrow keys read one out of view)."""
+        (x0, x1), (y0, y1) = self.plot.vb.viewRange()
+        dx = min(0.0, col - 0.5 - x0) + max(0.0, col + 0.5 - x1)
+        dy = min(0.0, row - 0.5 - y0) + max(0.0, row + 0.5 - y1)
+        if dx or dy:
+            self.plot.vb.setRange(xRange=(x0 + dx, x1 + dx), yRange=(y0 + dy, y1 + dy), padding=0)
 
     def mark_labels(self, rows=(), cols=()) -> None:
         """Underline the labels of these rows and columns in the warning colour (a rare word's pieces)."""
