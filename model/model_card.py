@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .assets import ModelLoadError
+from .assets import MODELS_DIR, ModelLoadError
 from .checkpoint import CARD, WEIGHTS, step_counts
 from .command_line import ArgumentParser, UsageError, command
 from .families import load
@@ -173,8 +173,10 @@ def main(argv=None) -> int:
         made = "trained with Attention Visualizer (`python -m model.train`)."
     else:
         data, licence = DATA[a.data]
+        # "bundled" only of a bundled model's folder: a teacher's own run on a bundled data set's file was called so
+        bundled = Path(a.model).resolve().parent == MODELS_DIR.resolve()
         made = ("trained from scratch on\nthis project's 2-core CPU machine, bundled with Attention Visualizer for "
-                "teaching.")
+                "teaching." if bundled else "trained with Attention Visualizer (`python -m model.train`).")
     size_mb = (Path(a.model) / WEIGHTS).stat().st_size / 1e6
     card = f"""# {a.title or lm.name}
 

@@ -107,3 +107,7 @@ def test_a_card_of_ones_own_corpus_says_what_it_is_and_claims_no_bundled_licence
     assert "trained with Attention Visualizer (`python -m model.train`)." in card
     assert "Tatoeba" not in card and "bundled" not in card and "CC-BY" not in card
     assert "sinusoidal positions" in card          # the model's own (QA: every card said so, whatever --pe was)
+    # a run of one's own on a bundled data set's file is no bundled model either (QA)
+    assert main([*base, "--data", "tatoeba-en-fr"]) == 0
+    card = (model / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "Tatoeba" in card and "bundled" not in card and "trained with Attention Visualizer" in card
