@@ -187,3 +187,20 @@ def test_without_transformers_it_says_how_to_install_it(run_command, tiny_model_
     monkeypatch.setattr(to_marian, "transformers", missing)
     code, _, err = run_command(["convert", str(tiny_model_dir), "--to-hf", str(tmp_path / "hf")])
     assert code == 1 and "pip install" in err and not (tmp_path / "hf").exists()
+
+
+def test_without_transformers_convert_says_what_to_install_before_it_loads_the_model(run_command, monkeypatch,
+                                                                                     tmp_path):
+    """It loaded the model for 4 s, then said "opening Hugging Face models needs the transformers package" (QA):
+    convert writes one, and says so first, as a usage error."""
+    import importlib.util
+
+    import visualizer.translate_command as translate_command
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a))
+    monkeypatch.setattr(translate_command, "load_model_arg", lambda *a: pytest.fail("the model was loaded"))
+    code, _, err = run_command(["convert", "en-fr", "--to-hf", str(tmp_path / "out")], check=False)
+    assert code == 2 and err.splitlines()[-1] == (
+        "error: convert writes a folder for the transformers package, which is not installed: "
+        'pip install -e ".[hf]"')
+    assert not (tmp_path / "out").exists()
