@@ -10,8 +10,8 @@ from model.text import blank, why_blank
 
 from .export_command import colour_arguments
 from .headless import draw_offscreen
-from .translate_command import (BEAM_HELP, ablate_arg, load_model_arg, print_notes, run_settings, run_translation,
-                                target_arg)
+from .translate_command import (ABLATE_HELP, BEAM_HELP, ablate_arg, load_model_arg, print_notes, run_settings,
+                                run_translation, target_arg)
 
 
 def layer_arg(text: str) -> int:
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
-                   help="switch a head off (repeatable; 'all' for every layer or head)")
+                   help=ABLATE_HELP)
     a = p.parse_args(argv)
     if blank(a.text):
         raise UsageError(f"nothing to animate: {why_blank(a.text)}")

@@ -81,7 +81,7 @@ def check_output(path: str | Path) -> Path:
         try:
             import imageio_ffmpeg  # noqa: F401
         except ImportError:
-            raise ValueError("MP4 needs imageio's ffmpeg writer (pip install imageio-ffmpeg); "
+            raise ValueError('MP4 needs imageio\'s ffmpeg writer: pip install -e ".[video]" (imageio-ffmpeg); '
                              "a .gif needs nothing more") from None
     return path
 

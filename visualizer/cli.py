@@ -275,4 +275,10 @@ def main(argv: list[str] | None = None) -> int:
             return check(rest)
         from .export_command import main as export
         return export(rest)
+    if argv and not argv[0].startswith("-"):          # the window takes options only: a mistyped subcommand
+        import difflib                                  # ("unrecognized arguments: translat I have a car.", QA)
+        near = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1)
+        raise UsageError(f"{argv[0]!r} is no subcommand{f' (did you mean {near[0]}?)' if near else ''}: the "
+                         f"subcommands are {', '.join(SUBCOMMANDS)}, and the window takes options only (see "
+                         "attention-visualizer --help)")
     return app_main(argv)

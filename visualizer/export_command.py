@@ -11,8 +11,8 @@ from model.text import blank, why_blank
 from .figure_size import FIGURE_SIZE, MIN_SIZE
 from .headless import draw_offscreen
 from .plotting.colormaps import COLORMAP, COLORMAPS, COLOUR_SCALES
-from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line, print_notes,
-                                 run_settings, run_translation, target_arg)
+from .translate_command import (ABLATE_HELP, BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, output_line,
+                                print_notes, run_settings, run_translation, target_arg)
 
 
 def colour_arguments(p) -> None:
@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
                        description="Export every attention head of every kind and layer for a sentence.")
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
-    p.add_argument("--format", default="png", choices=["png", "svg", "pdf", "csv"])
+    p.add_argument("--format", default="png", choices=["png", "svg", "pdf", "csv"],
+                   help="the figures' format (default png; csv: the numbers, a masked cell left empty)")
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
     p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
-                   help="switch a head off, 1-based, as translate does (repeatable); the figures' titles name them")
+                   help=f"{ABLATE_HELP}; the figures' titles name them")
     a = p.parse_args(argv)
     if blank(a.text):
         raise UsageError(f"nothing to export: {why_blank(a.text, 'sentence')}")

@@ -9,8 +9,8 @@ from model.command_line import (ArgumentParser, CommandError, UsageError, beam_w
 from model.ablation import ablated_heads
 from model.text import blank, why_blank
 
-from .translate_command import (BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, print_notes, run_settings,
-                                 run_translation, target_arg)
+from .translate_command import (ABLATE_HELP, BEAM_HELP, PROMPT_ONLY_HELP, ablate_arg, load_model_arg, print_notes,
+                                run_settings, run_translation, target_arg)
 
 
 @command
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prompt-only", action="store_true", help=PROMPT_ONLY_HELP)
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
-                   help="switch a head off (repeatable; 'all' for every layer or head)")
+                   help=ABLATE_HELP)
     p.add_argument("--effects", action="store_true",
                    help="also measure each head's effect on the output: the head switched off alone, the output "
                         "forced the same, the mean change in its tokens' log-probability (column effect_logp, nats; "

@@ -34,6 +34,10 @@ def target_arg(text: str) -> str:
     return text
 
 
+# one help for every command's --ablate (metrics and animate had not said that layers and heads count from 1, QA)
+ABLATE_HELP = "switch a head off; layers and heads from 1, 'all' for every one (repeatable; e.g. cross:all:all)"
+
+
 def ablate_arg(text: str):
     """An argparse type for --ablate: KIND:LAYER:HEAD, 1-based, 'all' for every layer or head."""
     try:
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     model_argument(p)
     p.add_argument("--beam", type=beam_width, default=1, help=BEAM_HELP)
     p.add_argument("--ablate", action="append", default=[], type=ablate_arg, metavar="KIND:LAYER:HEAD",
-                   help="switch a head off, 1-based (repeatable; 'all' for every layer or head, e.g. cross:all:all)")
+                   help=ABLATE_HELP)
     p.add_argument("--tree", action="store_true",
                    help="also print the beam search's tree: every hypothesis kept or finished, with its log p")
     a = p.parse_args(argv)

@@ -179,7 +179,7 @@ def test_mp4_without_ffmpeg_says_what_to_install(run_command, tiny_model_dir, tm
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)          # as if it were not installed
     code, _, err = run_command(["animate", TEXT, "--model", str(tiny_model_dir), "--over", "layers",
                                 "--kind", "enc_self", "--out", str(tmp_path / "a.mp4")])
-    assert code == 2 and "pip install imageio-ffmpeg" in err
+    assert code == 2 and 'pip install -e ".[video]"' in err
 
 
 def test_a_file_that_cannot_grow_is_one_line_and_no_traceback(tiny_model_dir, tmp_path):

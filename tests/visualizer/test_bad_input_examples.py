@@ -478,3 +478,12 @@ def test_a_session_whose_model_has_no_weights_is_named_for_that(run_command, tmp
     code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
     assert code == 2 and "model.safetensors" in err and "ablations" not in err
     assert not (tmp_path / "shot.png").exists()
+
+
+def test_a_mistyped_subcommand_is_named_with_the_one_meant(run_command):
+    """"translat" read as the window's text: "unrecognized arguments: translat I have a car." (QA)."""
+    code, _, err = run_command(["translat", "I have a car."], check=False)
+    assert code == 2 and err.splitlines()[-1].startswith(
+        "error: 'translat' is no subcommand (did you mean translate?): the subcommands are train, evaluate, translate")
+    code, _, err = run_command(["hello"], check=False)
+    assert code == 2 and "'hello' is no subcommand: the subcommands are" in err
