@@ -34,6 +34,7 @@ NORM_KINDS = (LAYER_NORM, RMS_NORM)
 
 POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY = "encoder-decoder", "decoder-only", "encoder-only"
+DECODER_STREAM = "y"        # the paper's decoder's vectors (an encoder-decoder's "dec" stack), y where the encoder's are x
 LAYOUTS = (ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY)
 # what a model of each layout writes, as the window's label and the commands name it
 OUTPUT_WORDS = {ENCODER_DECODER: "translation", DECODER_ONLY: "continuation", ENCODER_ONLY: "filled in"}
@@ -421,7 +422,10 @@ class Schema:
     def from_dict(cls, data: dict) -> "Schema":
         """Raises ValueError (with the field named) on anything malformed."""
         try:
-            stacks = tuple(Stack(**{**st, "sublayers": tuple(Sublayer(**s) for s in st["sublayers"])})
+            # a schema saved before stacks had their letter (a bundled start frame): the paper's decoder's is y
+            paper_decoder = {"stream": DECODER_STREAM} if data.get("layout") == ENCODER_DECODER else {}
+            stacks = tuple(Stack(**{**(paper_decoder if st.get("key") == "dec" else {}), **st,
+                                    "sublayers": tuple(Sublayer(**s) for s in st["sublayers"])})
                            for st in data["stacks"])
             return cls(**{**data, "stacks": stacks, "special": dict(data.get("special", {}))})
         except (KeyError, TypeError) as e:

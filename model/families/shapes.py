@@ -10,9 +10,9 @@ always describe the model that is open. Nothing here imports torch.
 """
 from __future__ import annotations
 
-from ..schema import (ATTENTION_BIDIRECTIONAL, ATTENTION_CAUSAL, ATTENTION_CROSS, DECODER_ONLY, ENCODER_DECODER,
-                      ENCODER_ONLY, FEED_FORWARD, GATED_MLP, LAYER_NORM, NORM_AFTER, RMS_NORM, Schema, Stack,
-                      Sublayer)
+from ..schema import (ATTENTION_BIDIRECTIONAL, ATTENTION_CAUSAL, ATTENTION_CROSS, DECODER_ONLY, DECODER_STREAM,
+                      ENCODER_DECODER, ENCODER_ONLY, FEED_FORWARD, GATED_MLP, LAYER_NORM, NORM_AFTER, RMS_NORM, Schema,
+                      Stack, Sublayer)
 
 NORM_EQUATIONS = {LAYER_NORM: "LayerNorm(v) = γ ⊙ (v − μ) / σ + β",
                   RMS_NORM: "RMSNorm(v) = γ ⊙ v / √(mean(v²) + ε)"}
@@ -202,9 +202,6 @@ class Shape:
         return Sublayer(key, self.ffn, title, short,
                         "feed-forward", caption,
                         ffn_def + (self.beside(inner) if self.parallel else self.around(inner, x)))
-
-
-DECODER_STREAM = "y"        # the paper's decoder's vectors, y where the encoder's are x
 
 
 def _embed_texts(shape: Shape, tokens: str) -> dict:

@@ -54,6 +54,12 @@ def test_three_shapes_round_trip_through_json_and_npz(tmp_path, shapes, name):
     t.save_npz(tmp_path / "t.npz")
     back = Trace.load_npz(tmp_path / "t.npz")
     assert back.schema == sc and sorted(back.arrays) == sorted(t.arrays)
+    # saved before stacks had their letter (the bundled start frames): the paper's decoder's is y, the others' x
+    older = json.loads(json.dumps(sc.to_dict()))
+    for st in older["stacks"]:
+        del st["stream"]
+    assert Schema.from_dict(older) == sc and [st.stream for st in sc.stacks] == (
+        ["x", "y"] if name == "encoder-decoder" else ["x"])
 
 
 def test_the_attention_equation_adds_the_output_projections_bias_where_the_model_has_one(tiny_lm):
