@@ -47,7 +47,10 @@ def model_order(text: str) -> str:
         return text
     out, in_run = [LRM], False
     for c in text:
-        rtl = unicodedata.bidirectional(c) in ("R", "AL")
+        kind = unicodedata.bidirectional(c)
+        # a vowel mark or a joiner (NSM, BN) goes with the letter before it: a mark between them had scrambled
+        # "שָׁלוֹם" and disjoined "مَرْحَبًا" (QA)
+        rtl = kind in ("R", "AL") or (in_run and kind in ("NSM", "BN"))
         if in_run and not rtl:
             out.append(LRM)
         out.append(c)
