@@ -592,11 +592,14 @@ def test_a_long_causal_heads_svg_strokes_its_hatch_across_cells_and_fills_a_colo
     2 GB for a 24-layer model's export, QA). The hatch strokes run whole across the masked cells they cross, the
     cells of a colour are one path, and the picture is the same: hatch strokes exactly where cells are masked."""
     from PySide6 import QtGui
-    from visualizer.plotting.vector_cells import HATCH_OFFSETS, colour_paths, hatch_segments
+    from visualizer.plotting.vector_cells import HATCH_SPACING, colour_paths, hatch_segments
     n = 128
     masked = np.triu(np.ones((n, n), bool), 1)
     strokes = hatch_segments(masked)
-    assert len(strokes) <= len(HATCH_OFFSETS) * 2 * n                  # one a line (it was 4 a masked cell)
+    assert len(strokes) <= 2 * n / HATCH_SPACING                        # one a line (it was 4 a masked cell)
+    # as dense as a cell's own four strokes were: their length, 3.39 cell widths a cell
+    length = sum(line.length() for line in strokes) / masked.sum()
+    assert length == pytest.approx((0.4 + 0.8 + 0.8 + 0.4) * 2 ** 0.5, rel=0.05)
     for line in strokes[::37]:                                          # each stroke lies on masked cells only
         for t in np.linspace(0.02, 0.98, 25):
             p = line.pointAt(t)
@@ -620,6 +623,7 @@ def test_a_long_causal_heads_svg_strokes_its_hatch_across_cells_and_fills_a_colo
     rgba[..., 3] = 255
     rgba[0, :2, 0] = rgba[2, 1:, 0] = 200                               # two colours, and one masked cell
     rgba[1, 3, 3] = 0
+    assert colour_paths(np.zeros((3, 0, 4), np.uint8)) == {} and hatch_segments(np.zeros((3, 0), bool)) == []
     paths = colour_paths(rgba)
     assert set(paths) == {(200, 0, 0, 255), (0, 0, 0, 255)}
     red = paths[(200, 0, 0, 255)]

@@ -13,8 +13,8 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 SEAM = 0.02          # each square reaches this far into its right and lower neighbours: no hairline seams between
-HATCH = (0.4, 0.8, 1.2, 1.6)   # the hatch lines of a masked cell: x + y = s inside the unit square ("/" strokes)
-HATCH_OFFSETS = tuple(sorted({round(s % 1, 6) for s in HATCH}))     # … as lines u + v = n + these across the matrix
+HATCH_SPACING = 0.4   # "/" strokes u + v = 0.4, 0.8, … across the matrix: four or five through a cell, as the four
+                      # a cell had of its own (x + y = 0.4, 0.8, 1.2, 1.6 inside it)
 
 
 class VectorCells(QtWidgets.QGraphicsItem):
@@ -48,6 +48,8 @@ def colour_paths(pixels: np.ndarray) -> dict[tuple[int, int, int, int], QtGui.QP
     24-layer model's export). Each rectangle reaches SEAM into its right and lower neighbours, and overlaps fill
     once (winding fill)."""
     rows, cols = pixels.shape[:2]
+    if not rows or not cols:
+        return {}
     packed = pixels.astype(np.uint32) @ np.array([1 << 24, 1 << 16, 1 << 8, 1], dtype=np.uint32)
     paths: dict[tuple[int, int, int, int], QtGui.QPainterPath] = {}
     for r in range(rows):
@@ -69,11 +71,11 @@ def colour_paths(pixels: np.ndarray) -> dict[tuple[int, int, int, int], QtGui.QP
 def hatch_segments(masked: np.ndarray) -> list[QtCore.QLineF]:
     """The hatch strokes over the masked cells ((rows, cols) True where masked), each stroke whole across the
     masked cells it runs through in a row: the strokes a cell had made a 128-token causal head's SVG 5 MB (32,604
-    lines, QA). The same lines as a cell's own four ("/" strokes at x + y = 0.4, 0.8, 1.2 and 1.6 inside it): in
-    the matrix's own units u = x + 0.5, v = y + 0.5, the lines u + v = n + 0.2, 0.4, 0.6, 0.8."""
+    lines, QA). In the matrix's own units u = x + 0.5, v = y + 0.5, the lines u + v = HATCH_SPACING · m, as dense
+    as a cell's own four strokes were."""
     rows, cols = masked.shape
     lines = []
-    for total in (n + f for n in range(rows + cols) for f in HATCH_OFFSETS):
+    for total in HATCH_SPACING * np.arange(1, math.ceil((rows + cols) / HATCH_SPACING)):
         lo, hi = max(0.0, total - rows), min(float(cols), total)
         if hi - lo < 1e-9:
             continue
