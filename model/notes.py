@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
-from .text import DIRECTION_CONTROLS, probability
+from .text import DIRECTION_CONTROLS, REORDERING_CONTROLS, VISIBLE_CONTROLS, probability
 from .training_words import words
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
@@ -95,7 +95,6 @@ def unknown_pieces(trace) -> str | None:
 MAX_NAMED = 5              # unknown parts of an input a note names
 
 
-VISIBLE_CONTROLS = str.maketrans({"\t": "⇥", "\n": "↵", "\r": "␍"})
 LONGEST_QUOTED = 32          # characters of a word a note quotes whole; a longer one keeps its two ends
 
 
@@ -105,7 +104,7 @@ def quoted(text: str) -> str:
     160-letter word ran past the window's edge, cut there mid-word with its end and the claim after it (QA)."""
     if text and all(unicodedata.category(c) in ("Cf", "Cc", "Mn", "Zs", "Zl", "Zp") for c in text):
         return " ".join(f"U+{ord(c):04X}" for c in text)       # an invisible one by its code point, not “”
-    text = text.translate(VISIBLE_CONTROLS)          # a tab inside a piece had been quoted “ x” (QA)
+    text = text.translate(str.maketrans(VISIBLE_CONTROLS))      # a tab inside a piece had been quoted “ x” (QA)
     if len(text) > LONGEST_QUOTED:
         keep = (LONGEST_QUOTED - 1) // 2
         text = f"{text[:keep]}…{text[-keep:]}"
@@ -344,8 +343,9 @@ ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "prof", "jr", "sr", "mt", "vs", 
 def direction_controls(trace) -> str | None:
     """A note when the text holds invisible direction controls: "The red \u202ecar is\u202c fast." shows as "The red
     si rac fast." in the field, while the model reads "car is", as the axes show (QA)."""
-    found = dict.fromkeys(DIRECTION_CONTROLS.findall(str(trace.meta.get("sentence", ""))))
-    if not found or trace.meta.get("partial"):
+    sentence = str(trace.meta.get("sentence", ""))
+    found = dict.fromkeys(DIRECTION_CONTROLS.findall(sentence))
+    if not REORDERING_CONTROLS.search(sentence) or trace.meta.get("partial"):
         return None
     names = ", ".join(f"U+{ord(c):04X}" for c in found)
     which = "an invisible direction control" if len(found) == 1 else "invisible direction controls"

@@ -6,8 +6,13 @@ import re
 import unicodedata
 
 CONTROL = re.compile(r"[\u0000-\u001f\u007f-\u009f]")
-# embeddings, overrides and isolates: invisible, they show the text after them in another order than it is read
+# embeddings, overrides and isolates: invisible, they may show the text after them in another order than it is read
 DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# … those that turn text right to left (an embedding, an override, an isolate): "car is" shown as "si rac"; the
+# left-to-right ones and the ends around plain Latin text reorder nothing (a note said they did, QA)
+REORDERING_CONTROLS = re.compile("[\u202b\u202e\u2067]")
+# a control character in a piece, as the panels and notes show it
+VISIBLE_CONTROLS = {"\n": "↵", "\t": "⇥", "\r": "␍"}
 # Invisible format characters, which join or mark inside a word, never part it: the soft hyphen (web pages, PDFs and
 # word processors put them in long words: "tea\u00adcher" reached en-fr as "tea <unk> ##cher", "Le thé de la
 # réception"), zero-width space, non-joiner and joiner, bidirectional marks, the word joiner and the BOM. They were

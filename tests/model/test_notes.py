@@ -383,6 +383,8 @@ def test_invisible_direction_controls_are_named_and_left_out_of_figure_titles(ti
                     "another order than it was typed; the model reads it as typed, in the axes' order.")
     assert note in result_notes(trace, tiny_lm.cfg.max_len)
     assert direction_controls(translate(tiny_lm, "the red car is fast").trace) is None
+    # left-to-right controls, and isolates around Latin text (a note's own quotes, pasted back), reorder nothing
+    assert direction_controls(translate(tiny_lm, "the \u2066red\u2069 car \u2068is\u2069 fast").trace) is None
 
 
 def test_a_cut_text_is_named_as_the_model_reads_it():

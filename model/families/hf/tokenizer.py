@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 from ...assets import ModelLoadError, reason
+from ...text import VISIBLE_CONTROLS
 from ...tokenizer import WORD_START, reads_in_lowercase
 from .folder import INSTALL, transformers
 
@@ -182,12 +183,9 @@ def unknown_parts(tok, text: str) -> list[str]:
     return [text[a:b] for i, (a, b) in zip(enc["input_ids"], enc["offset_mapping"]) if i == unk and b > a]
 
 
-CONTROLS = {"\n": "↵", "\t": "⇥", "\r": "␍"}
-
-
 def visible(text: str) -> str:
     """A piece's text with its control characters readable: a line break as ↵, a tab as ⇥, others as <0x01>."""
-    return "".join(CONTROLS.get(c, f"<0x{ord(c):02X}>") if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) and c != " "
+    return "".join(VISIBLE_CONTROLS.get(c, f"<0x{ord(c):02X}>") if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) and c != " "
                    else c for c in text)
 
 
