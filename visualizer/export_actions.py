@@ -191,7 +191,8 @@ def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
 
 
 PANEL_PICTURE_WIDTH = 900       # Export all's panel pictures: at least this wide, whatever their docks' widths
-# … but the architecture map, a column of boxes, at its dock's
+# … those that can be laid out wider: in a scroll area, or roomy (a grid or table); the architecture map, a column
+# of boxes, keeps its dock's size
 WIDE = {entry.name for entry in PANELS if entry.scrolls or entry.roomy}
 NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)
 

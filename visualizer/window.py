@@ -364,7 +364,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._set_translation(result)
         notes = []
         if cut_chars:
-            notes.append(f"Only the first {MAX_CHARS} characters are used.")
+            notes.append(f"Only the first {MAX_CHARS:,} characters are used.")
         if result.truncated:
             length = model_length(self.lm) if self.lm is not None else f"the model's {max_len} tokens"
             notes.append(cut_to_length(t.schema, length, result.truncated))

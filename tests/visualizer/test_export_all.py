@@ -432,7 +432,7 @@ def test_the_model_views_picture_is_wide_and_shows_no_metrics_of_a_head_hovered_
     of the head last hovered stayed under it, into the picture (QA). Its picture is 900 wide at least, the panel
     back at its size after, and the text under it the hint once the pointer has left the heads."""
     from visualizer.export_actions import PANEL_PICTURE_WIDTH
-    from visualizer.panels.model_view import HOVER_HINT
+    from visualizer.panels.model_view import MODEL_VIEW_HINT
     show_sentence(qtbot, window, "the little girl is eating an apple")
     window.resize(1366, 768)
     window.docks["model_view"].raise_()
@@ -443,7 +443,7 @@ def test_the_model_views_picture_is_wide_and_shows_no_metrics_of_a_head_hovered_
     panel._hovered(panel.plot.vb.mapViewToScene(panel.tile_rect(1, 1).center()))
     assert panel.hover.text().startswith("Layer 2, head 2:")
     panel._hovered(panel.plot.vb.mapViewToScene(QtCore.QPointF(-50, -50)))      # the pointer off the heads
-    assert panel.hover.text() == HOVER_HINT
+    assert panel.hover.text() == MODEL_VIEW_HINT
     window.exports.export_all(str(tmp_path), "png")
     image = QtGui.QImage(str(tmp_path / panel_file("model_view")))
     assert image.width() >= PANEL_PICTURE_WIDTH * image.devicePixelRatio()

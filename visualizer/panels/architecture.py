@@ -122,7 +122,8 @@ class ArchitectureMap(QtWidgets.QWidget):
         if n > 1 and (self.box_font.pointSizeF() < readable or not self._fits()):
             unfolded, fitted = self.box_font.pointSizeF(), self._fits()
             self._place(fold=LAYER_FOLD)
-            if n > 2 and (not self._fits() or (self.box_font.pointSizeF() < readable and n > RANGE_FROM)):
+            small = self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF()    # (7 pt of 9: QA)
+            if n > 2 and (not self._fits() or (small and n > RANGE_FROM)):
                 # a box a layer still too small or too many (24 or 32 layers: 7-point boxes, and boxes past the
                 # dock's foot, QA): the layers before the current one in one box, those after it in another
                 by_layer, fitted_by_layer = self.box_font.pointSizeF(), self._fits()

@@ -200,7 +200,7 @@ class EmbeddingsPanel(GridPanel):
             hm.show_matrix(self.arrays[key], self.tokens, None, self.levels[key])
         self.similarity.show_matrix(self.arrays["similarity"], self.tokens, self.tokens, (-1.0, 1.0))
         st = next(st for st in trace.schema.stacks if st.tokens == side)
-        x_ = st.stream                    # the captions' letter: y on the paper's decoder side (a student: x here)
+        letter = st.stream                    # the captions' letter: y on the paper's decoder side (a student: x here)
         who = ("Source sentence (encoder input)" if st.tokens == "src" and len(trace.schema.stacks) > 1
                else "Target side: decoder input &lt;s&gt; y₁ … yₙ" if len(trace.schema.stacks) > 1
                else f"{st.title} input")
@@ -208,24 +208,25 @@ class EmbeddingsPanel(GridPanel):
         if self.mode == "added":
             e_term, p_term = (equation_html(t) for t in trace.schema.embedding_terms(positional=self.positional))
             segment = ", &nbsp; s = S[0] (segment 0's vector, not shown)" if trace.schema.segment else ""
-            self.short_header.set(f"{count}<i>{x_} = {trace.schema.sum_term()}</i>, &nbsp; e = {e_term}, &nbsp; "
+            self.short_header.set(f"{count}<i>{letter} = {trace.schema.sum_term()}</i>, &nbsp; e = {e_term}, &nbsp; "
                                   f"p = {p_term}"
                                   + (" (switched off)" if not self.positional else " (learned)" if self.learned else "")
                                   + segment,
                                   f"(each map's colours run from −m to +m: m = {self.levels['embedding'][1]:.3g} "
-                                  f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for {x_})")
+                                  f"for e, {self.levels['pe'][1]:.3g} for p, {self.levels['x'][1]:.3g} for {letter})")
         else:
             e_term = equation_html(trace.schema.embedding_terms()[0])          # Gemma's is scaled
-            self.short_header.set(f"{count}<i>{x_} = e</i> = {e_term}",
+            self.short_header.set(f"{count}<i>{letter} = e</i> = {e_term}",
                                   f"(colours from −{self.levels['embedding'][1]:.3g} to "
                                   f"+{self.levels['embedding'][1]:.3g})")
-        self.maps["x"].set_title(f"{'sum ' if not trace.schema.embedding_norm else ''}{x_} = {trace.schema.sum_term()}")
-        self.similarity.set_title(f"cosine similarity of {x_}, token by token")
+        summed = "sum " if not trace.schema.embedding_norm else ""
+        self.maps["x"].set_title(f"{summed}{letter} = {trace.schema.sum_term()}")
+        self.similarity.set_title(f"cosine similarity of {letter}, token by token")
         off = " — OFF: all zeros" if not self.positional else ""
         self.maps["pe"].set_title(f"{self._p_name()} p{off}")
         scaled = "scaled token embedding e" if trace.schema.scale_embedding else "token embedding e"
         self.maps["embedding"].set_title(scaled if self.mode == "added"
-                                         else f"token embedding e (= {x_}: nothing added)")
+                                         else f"token embedding e (= {letter}: nothing added)")
         self.dim_label.setText(DIMENSIONS_FROM if self.learned else SINUSOIDS_FROM)
         self._show_positions()
         self.dim.blockSignals(True)

@@ -150,19 +150,19 @@ class InspectorPanel(QtWidgets.QWidget):
         toks = trace.tokens(p)
         e, pe, x = trace[f"{p}.embedding"][i], trace[f"{p}.pe"][i], trace[f"{p}.x"][i]
         head = f"<h3>Input of token {tok(toks[i])} at position {i}</h3>"
-        x_ = trace.schema.stream(p)                   # y on the paper's decoder side, as the captions write it
+        letter = trace.schema.stream(p)                   # y on the paper's decoder side, as the captions write it
         later = {"rotary": "q and k of every head are rotated by position × θ in each attention sublayer",
                  "relative": "each head adds a bias by relative position to q·kᵀ"}.get(trace.schema.positions)
         if later:
             e_term = equation_html(trace.schema.embedding_terms()[0])          # Gemma's is scaled
-            return (head + f"<p class=eq>{x_} = {e_term} = {vec(x)}</p><p>No position is added here: {later} "
+            return (head + f"<p class=eq>{letter} = {e_term} = {vec(x)}</p><p>No position is added here: {later} "
                     "(see the Embeddings panel).</p>")
         positional = bool(trace.meta.get("positional", True))
         e_term, p_term = trace.schema.embedding_terms(str(i), positional)
         off = "" if positional else " (the positional encoding is switched off)"
         return (head + f"<p class=eq>e = {e_term} = {vec(e)}</p>"
                 f"<p class=eq>p = {p_term}{off} = {vec(pe)}</p>"
-                f"<p class=eq>{x_} = {trace.schema.sum_term()} = {vec(x)}</p>"
+                f"<p class=eq>{letter} = {trace.schema.sum_term()} = {vec(x)}</p>"
                 + ("<p>s = S[0]: the vector of segment (token type) 0, which every token here is in.</p>"
                    if trace.schema.segment else ""))
 
@@ -171,16 +171,16 @@ class InspectorPanel(QtWidgets.QWidget):
         d_k = trace.schema.d_k
         out = [f"<h3>{trace.schema.kind(kind).title}, layer {layer + 1}, head {head + 1}: query {tok(eq.query_token)}</h3>"]
         sc = trace.schema                        # pre-norm: the projections read the normalised stream
-        x_ = sc.stack(sc.kind(kind).stack).stream     # y in the paper's decoder, as the captions write it
+        letter = sc.stack(sc.kind(kind).stack).stream     # y in the paper's decoder, as the captions write it
         added = sc.positions not in ("rotary", "relative")          # else positions enter q·kᵀ
         if eq.embedding is not None and not added:
-            out.append(f"<p class=eq>{x_}<sub>i</sub> = e<sub>i</sub> (no position is added) = {vec(eq.x)}</p>")
+            out.append(f"<p class=eq>{letter}<sub>i</sub> = e<sub>i</sub> (no position is added) = {vec(eq.x)}</p>")
         elif eq.embedding is not None:
-            out.append(f"<p class=eq>{x_}<sub>i</sub> = e<sub>i</sub> + p<sub>i</sub> = {vec(eq.embedding)} + "
+            out.append(f"<p class=eq>{letter}<sub>i</sub> = e<sub>i</sub> + p<sub>i</sub> = {vec(eq.embedding)} + "
                        f"{vec(eq.pe)} = {vec(eq.x)}</p>")
         else:
-            out.append(f"<p class=eq>{x_}<sub>i</sub> (output of the previous sublayer) = {vec(eq.x)}</p>")
-        xi = f"{x_}<sub>i</sub>" if sc.norm_place == NORM_AFTER else f"{sc.norm}({x_}<sub>i</sub>)"
+            out.append(f"<p class=eq>{letter}<sub>i</sub> (output of the previous sublayer) = {vec(eq.x)}</p>")
+        xi = f"{letter}<sub>i</sub>" if sc.norm_place == NORM_AFTER else f"{sc.norm}({letter}<sub>i</sub>)"
         cross = sc.stack(sc.kind(kind).stack).sublayer(sc.kind(kind).sublayer).kind == ATTENTION_CROSS
         xj = "m<sub>j</sub>" if cross else xi.replace("<sub>i</sub>", "<sub>j</sub>")    # cross: the memory's
         b = {w: f" + b<sub>{w}</sub>" if sc.projection_bias else "" for w in "QKV"}

@@ -23,7 +23,8 @@ from ..plotting.titles import set_title
 from .widgets import KindPicker, WrappedLabel
 
 
-HOVER_HINT = "Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own largest weight."
+MODEL_VIEW_HINT = ("Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own largest "
+                   "weight.")
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -86,7 +87,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crosses.setZValue(20)
         self.plot.addItem(self.crosses)
         self.hover = WrappedLabel()        # as tall as its text: four lines in a class's narrow dock were cut (QA)
-        self.hover.setText(HOVER_HINT)
+        self.hover.setText(MODEL_VIEW_HINT)
         self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -110,7 +111,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.plot.vb.sigResized.connect(self._label_axes)
 
     def leaveEvent(self, event) -> None:
-        self.hover.setText(HOVER_HINT)
+        self.hover.setText(MODEL_VIEW_HINT)
         super().leaveEvent(event)
 
     def view_key(self, state):
@@ -242,7 +243,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         where = self.head_at(scene_pos)
         if where is None:           # off the heads: the hint again (a head's metrics stayed, into Export all's
             self.canvas.setToolTip("")                                                      # picture too, QA)
-            self.hover.setText(HOVER_HINT)
+            self.hover.setText(MODEL_VIEW_HINT)
             return
         m = self.metrics_of(*where)
         positional = not math.isnan(m.mean_distance)     # NaN in cross-attention: two sentences' positions
