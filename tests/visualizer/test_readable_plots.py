@@ -908,3 +908,12 @@ def test_a_map_of_many_layers_folds_those_before_and_after_the_current_one_into_
     arch.render(trace, state)
     assert [arch.labels[st] for st in arch.folded] == [f"Layers 1–{n_layers - 1}"]
     assert_labels_fit_their_boxes(arch)
+
+
+def test_vowel_marks_and_joiners_stay_in_their_right_to_left_run():
+    """A left-to-right mark went between each letter and its vowel mark: "שָׁלוֹם" was drawn scrambled and
+    "مَرْحَبًا" disjoined (QA). A word with marks or a joiner is one run: marks only at its two ends."""
+    from visualizer.text_safety import LRM, model_order
+    for word in ("שָׁלוֹם", "مَرْحَبًا", "می\u200cخواهم"):
+        assert model_order(word) == f"{LRM}{word}{LRM}"
+    assert model_order("שָׁ<0xD7>") == f"{LRM}שָׁ{LRM}<0xD7>"
