@@ -603,6 +603,19 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     for _ in range(len(cols)):                                         # the keyboard reads its way to the last column
         panel.step_cell(0, 1)
     assert vb.viewRange()[0][1] >= len(cols) - 1.5
+    # from the keyboard: − out, + in around the cell the arrow keys read, 0 whole (a remote has no wheel)
+    from PySide6 import QtTest
+    width = vb.viewRange()[0][1] - vb.viewRange()[0][0]
+    QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Minus)
+    assert vb.viewRange()[0][1] - vb.viewRange()[0][0] == pytest.approx(2 * width, rel=0.01)
+    QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Plus, QtCore.Qt.KeyboardModifier.ShiftModifier)
+    assert vb.viewRange()[0][1] - vb.viewRange()[0][0] == pytest.approx(width, rel=0.01)
+    (x0, x1), _ = vb.viewRange()
+    assert x0 <= len(cols) - 1 <= x1                                   # around the cell read: still in view
+    QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_0)
+    assert not panel.focus.zoomed
+    QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Equal)
+    assert panel.focus.zoomed
     double = type("Click", (), {"double": lambda self: True, "scenePos": lambda self: vb.mapViewToScene(
         QtCore.QPointF(*vb.viewRect().center().toTuple()))})()
     panel._clicked(double)                                             # a double-click on the focused head

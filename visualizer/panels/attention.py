@@ -35,8 +35,8 @@ LABELS_HIDDEN_HINT = ("Some tokens have no label here: hover over a cell to read
 ALONE_HIDDEN_HINT = ("Some tokens have no label even here: hover over a cell to read its tokens, or make the text "
                      "smaller (Ctrl+−).", ("Some labels are hidden: hover over a cell, or Ctrl+−.",
                                           "Labels hidden: hover, or Ctrl+−.", "Ctrl+−: more labels"))
-HOVER_HINT = ("Hover over a cell to read its exact weight; the wheel zooms in (double-click: all); F1 explains the "
-              "window.",                                                                   # (Help ▸ How to read)
+HOVER_HINT = ("Hover over a cell to read its exact weight; the wheel or + zooms in (double-click or 0: all); F1 "
+              "explains the window.",                                                                   # (Help ▸ How to read)
               ("Hover over a cell to read its exact weight; F1 explains the window.",
                "Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
 
@@ -70,6 +70,8 @@ def weight_text(w: float) -> str:
     under half a millionth, which six decimals write 0.000000 (a masked-looking 9.5 × 10⁻¹⁵ read as exactly 0)."""
     return f"{w:.6f}" if w == 0 or abs(w) >= 5e-7 else powers_of_ten(w, 3)
 
+ZOOM_KEYS = {QtCore.Qt.Key.Key_Plus: 0.5, QtCore.Qt.Key.Key_Equal: 0.5, QtCore.Qt.Key.Key_Minus: 2.0,
+             QtCore.Qt.Key.Key_0: None}        # the view's size times this; None: the whole matrix
 ARROWS = {QtCore.Qt.Key.Key_Up: (-1, 0), QtCore.Qt.Key.Key_Down: (1, 0), QtCore.Qt.Key.Key_Left: (0, -1),
           QtCore.Qt.Key.Key_Right: (0, 1)}
 
@@ -423,7 +425,23 @@ class AttentionPanel(QtWidgets.QWidget):
               and event.key() in ARROWS and event.modifiers() == QtCore.Qt.KeyboardModifier.NoModifier):
             self.step_cell(*ARROWS[event.key()])
             return True
+        elif (watched is self.canvas and event.type() == QtCore.QEvent.Type.KeyPress
+              and event.key() in ZOOM_KEYS and not event.modifiers() & ~(QtCore.Qt.KeyboardModifier.KeypadModifier
+                                                                          | QtCore.Qt.KeyboardModifier.ShiftModifier)):
+            self.zoom_key(ZOOM_KEYS[event.key()])
+            return True
         return super().eventFilter(watched, event)
+
+    def zoom_key(self, factor: float | None) -> None:
+        """+ and − on the heatmap zoom in and out around the cell the arrow keys read (else the view's middle), 0
+        shows it whole: the wheel alone left a keyboard or a presenter's remote without the zoom."""
+        if factor is None:
+            self.focus.show_whole()
+            return
+        cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
+        self.focus.zoom_by(factor, cell)
+        if cell is not None:             # the read-out stays on its cell, wherever the zoom moved it
+            self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(cell[1], cell[0]))
 
     def step_cell(self, d_row: int, d_col: int) -> None:
         """Arrow keys on the heatmap (it has the keyboard): read the next cell out, as the pointer does. A keyboard

@@ -332,6 +332,13 @@ class Heatmap:
             rows, cols = self._shape
             self.plot.vb.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5), padding=self.padding)
 
+    def zoom_by(self, factor: float, cell: tuple[int, int] | None = None) -> None:
+        """The view's size times factor (0.5: twice as close), around a cell or the view's middle, within the
+        matrix (the limits set_zoomable gave)."""
+        vb = self.plot.vb
+        centre = QtCore.QPointF(cell[1], cell[0]) if cell is not None else vb.viewRect().center()
+        vb.scaleBy(s=(factor, factor), center=centre)
+
     def show_cell(self, row: int, col: int) -> None:
         """A zoomed view moved so that the cell (row, col) is in it (the arrow keys read one out of view)."""
         (x0, x1), (y0, y1) = self.plot.vb.viewRange()
