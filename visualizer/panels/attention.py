@@ -35,8 +35,9 @@ LABELS_HIDDEN_HINT = ("Some tokens have no label here: hover over a cell to read
 ALONE_HIDDEN_HINT = ("Some tokens have no label even here: hover over a cell to read its tokens, or make the text "
                      "smaller (Ctrl+−).", ("Some labels are hidden: hover over a cell, or Ctrl+−.",
                                           "Labels hidden: hover, or Ctrl+−.", "Ctrl+−: more labels"))
+# (F1: Help ▸ How to read this window)
 HOVER_HINT = ("Hover over a cell to read its exact weight; the wheel or + zooms in (double-click or 0: all); F1 "
-              "explains the window.",                                                                   # (Help ▸ How to read)
+              "explains the window.",
               ("Hover over a cell to read its exact weight; F1 explains the window.",
                "Hover over a cell to read its exact weight.", "Hover a cell: its weight.", "Hover: weight"))
 
