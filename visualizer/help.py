@@ -95,7 +95,8 @@ information from. <b>Hatched</b> cells are masked: in a decoder a token may not 
 Tokens <u>underlined</u> in orange on its axes are pieces of a word the model read in fewer than 3 of its
 training sentences (the note under the translation names it): what it does with them is a guess.
 Hover over a cell to read its exact weight (or, with the heatmap focused by Tab, walk its cells with the arrow
-keys). The small heatmaps beside the large one (under it in a narrow
+keys). A long sentence's cells are small: the mouse wheel, or + and −, zoom in on them, a drag moves them, and a
+double-click or 0 shows the whole heatmap again. The small heatmaps beside the large one (under it in a narrow
 window) are the heads of the same layer: click one to look at it closely, or tick <b>Mean over heads</b>. By
 default one colour scale spans all heads of a layer, so that heads compare (<b>Colours</b> changes that).</p>
 <h3>Tokens</h3>
