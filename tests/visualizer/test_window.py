@@ -7,6 +7,7 @@ from PySide6 import QtCore
 
 from model import translate
 from visualizer.actions import STEPS
+from visualizer.state import MAX_CHARS
 
 
 def wait_for_sentence(qtbot, window, text, timeout=20000):
@@ -233,7 +234,7 @@ def test_rapid_typing_renders_only_the_newest_sentence(qtbot, window):
                                   "مرحبا بالعالم", "שלום עולם", "e\u0301 \u202eRTL override\u202c"])
 def test_bad_input_never_raises(qtbot, window, text):
     window.inputs.sentence.setText(text)
-    wait_for_sentence(qtbot, window, text[:2000])
+    wait_for_sentence(qtbot, window, text[:MAX_CHARS])
     assert window.trace.src_tokens[-1] == "</s>"
     assert len(window.trace.src_tokens) <= window.lm.cfg.max_len
     if len(text) > 1000:
