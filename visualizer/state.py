@@ -236,6 +236,12 @@ class ViewState:
             s.sentence = sentence
         return s
 
+    def attention_layer(self, n_layers: int) -> int:
+        """The layer whose attention the view shows, of a stack of n_layers: at the output the last (the output
+        stage has no layer of its own; the linear map reads the last layer's result), else the state's (the
+        attention panel and the Model view alike: the Model view had framed layer 1 at the output, QA)."""
+        return n_layers - 1 if self.stack == OUTPUT else min(self.layer, n_layers - 1)
+
     def run_fields(self) -> tuple:
         """(text, target, decoding, positional): what a model run reads (text cut to MAX_CHARS)."""
         return self.sentence[:MAX_CHARS], self.target, self.decoding, self.positional

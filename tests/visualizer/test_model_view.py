@@ -125,3 +125,15 @@ def test_row_and_column_labels_of_many_layers_and_heads_never_overlap(shown_pane
     panel.resize(1400, 1300)
     qtbot.waitUntil(lambda: panel.label_steps == (1, 1))
     assert len(panel.plot.getAxis("left")._tickLevels[0]) == 24
+
+
+def test_at_the_output_the_last_layers_head_is_framed_as_the_attention_panel_shows_it(panel, shapes, show_trace):
+    """At linear + softmax the attention panel shows the last layer (the one the linear map reads), and the Model
+    view framed layer 1 (QA in class)."""
+    from model.schema import OUTPUT
+    trace = synthetic_trace(shapes["encoder-decoder"], seed=3)
+    kind = trace.schema.kinds[-1].name
+    state = show_trace(panel, trace, kind=kind, head=2, stack=OUTPUT, sublayer="", layer=0)
+    last = trace.n_layers(trace.schema.kind(kind).stack) - 1
+    assert state.attention_layer(last + 1) == last
+    assert panel.frame.isVisible() and panel.frame.rect().center() == panel.tile_rect(last, 2).center()

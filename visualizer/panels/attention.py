@@ -328,7 +328,7 @@ class AttentionPanel(QtWidgets.QWidget):
         n_layers = trace.n_layers(info.stack)
         # at the output the last layer, whose result the linear map reads (the output stage has no layer of its own)
         at_output = state.stack == OUTPUT
-        layer = n_layers - 1 if at_output else min(state.layer, n_layers - 1)
+        layer = state.attention_layer(n_layers)
         weights = trace.attention(kind, layer)                      # (H, Tq, Tk)
         mask = trace.mask(kind, layer)
         rows, cols = trace.axis_tokens(kind)

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.ablation import ablated_heads
 from model.analysis.metrics import trace_metrics
+from model.schema import OUTPUT
 
 from .. import accessible
 from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colours, rgba_image
@@ -115,7 +116,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         super().leaveEvent(event)
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.head)
+        return (state.kind, state.layer, state.stack == OUTPUT, state.head)    # (the output shows the last layer)
 
     # --- reading back (tests) -------------------------------------------------------------------
     @property
@@ -171,8 +172,9 @@ class ModelViewPanel(QtWidgets.QWidget):
         if self._shown is None or self._shown[0] is not trace or self._shown[1] != kind:
             self._draw(trace, kind)
         L = self.shape[0]
-        if state.kind == kind and 0 <= state.layer < L:
-            self.frame.setRect(self.tile_rect(state.layer, min(state.head, self.shape[1] - 1)).adjusted(
+        layer = state.attention_layer(L)
+        if state.kind == kind and 0 <= layer < L:
+            self.frame.setRect(self.tile_rect(layer, min(state.head, self.shape[1] - 1)).adjusted(
                 -0.5, -0.5, 0.5, 0.5))
             self.frame.setVisible(True)
         else:
@@ -223,7 +225,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         metrics = QtGui.QFontMetricsF(tick_font(9))
         row_step = max(1, math.ceil(1.15 * metrics.height() / max((Tq + g) * px[1], 1e-9)))
         col_step = max(1, math.ceil((metrics.horizontalAdvance(f"H{H}") + 6) / max((Tk + g) * px[0], 1e-9)))
-        keep_l, keep_h = getattr(self.state, "layer", -1), getattr(self.state, "head", -1)
+        keep_l, keep_h = self.state.attention_layer(L), self.state.head
 
         def shown(i: int, step: int, keep: int) -> bool:
             near = step > 1 and keep >= 0 and i != keep and abs(i - keep) < step   # room for the kept one's label
