@@ -572,12 +572,14 @@ class MainWindow(QtWidgets.QMainWindow):
         link = f" <a href='{'more' if cut else 'less'}' style='color:{tone_colour('warning')}'>" \
                f"[{'more' if cut else 'less'}]</a>" if cuttable else ""
         others = f" · and {rest} more note{'s' if rest > 1 else ''}" if rest else ""
-        text = " · ".join(map(claim, notes[:len(notes) - rest])) + others if cut else " ".join(notes)
+        claims = " · ".join(map(claim, notes[:len(notes) - rest]))
+        text = claims + others if cut else " ".join(notes)
         if cut and level >= 2:          # one line at most (the heatmap had 70 pixels for 12 rows under three)
             metrics = QtGui.QFontMetrics(self.inputs.notice.font())
-            room = self.inputs.notice.contentsRect().width() - metrics.horizontalAdvance(" [more]") - 8
+            room = self.inputs.notice.contentsRect().width() - metrics.horizontalAdvance(f"{others} [more]") - 8
             if room > 100:              # (laid out: a window not shown yet keeps the claims)
-                text = word_cut(metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room), text)
+                # the claims cut, the count of the other notes kept (cut with them, 4 notes read as one, QA)
+                text = word_cut(metrics.elidedText(claims, QtCore.Qt.TextElideMode.ElideRight, room), claims) + others
         self._notice_fit = self._notice_key() if cut and level >= 2 else None
         fmt = QtCore.Qt.TextFormat
         self.inputs.notice.setTextFormat(fmt.RichText if link else fmt.PlainText)

@@ -1529,3 +1529,20 @@ def test_a_run_that_takes_long_greys_the_translation_and_says_so_until_it_shows(
     wait_idle(qtbot, window, lambda t: t.meta["sentence"] == "the cat runs")
     qtbot.wait(STALE_MS + 100)
     assert label.isEnabled() and status.text().startswith("updated")
+
+
+def test_a_note_cut_to_one_line_keeps_the_count_of_the_others(qtbot, window, monkeypatch):
+    """In class at 720p four notes read "1 piece of the input is unknown to the… [more]": the count of the other
+    three was cut with the first note's claim (QA). The claim is cut, the count kept."""
+    import html
+    window.resize(1024, 768)
+    qtbot.wait(50)
+    window._notes = ["1 piece of the input is unknown to the model (shown as <unk>), and another very long phrase "
+                     "that goes on and on for the width of a projector's line: it is an emoji.", "Two: b.", "Three: c.",
+                     "Four: d."]
+    monkeypatch.setattr(window, "compact_level", lambda: 2)
+    window._set_notice()
+    notice = window.inputs.notice
+    line = html.unescape(notice.text().split(" <a href='more'")[0])
+    assert line.startswith("1 piece of the input") and line.endswith("… · and 3 more notes")
+    assert notice.fontMetrics().horizontalAdvance(line + " [more]") <= notice.contentsRect().width()
