@@ -593,6 +593,8 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     qtbot.waitUntil(lambda: panel.focus.zoomed)
     (x0, x1), (y0, y1) = vb.viewRange()
     assert x0 < 10 < x1 and y0 < 10 < y1 and x1 - x0 < 0.6 * len(window.trace.src_tokens)
+    # every row and column in view has its label: no hint that some are hidden (it said so, QA)
+    assert panel.focus.labels_hidden() is False
     panel._hovered(vb.mapViewToScene(QtCore.QPointF(11, 9)))
     rows, cols = window.trace.axis_tokens("enc_self")
     assert panel.hover.text().startswith(f"query “{rows[9]}” (position 9) → key “{cols[11]}” (position 11)")

@@ -400,7 +400,11 @@ class Heatmap:
         for name in ("left", "bottom"):
             axis = self.plot.getAxis(name)
             labels = getattr(axis, "labels", None)
-            if labels and axis.max_labels != 0 and axis.isVisible() and len(axis.visible_labels()) < len(labels):
+            if not labels or axis.max_labels == 0 or not axis.isVisible():
+                continue
+            lo, hi = axis.range                  # zoomed in: the rows and columns in view (QA: every one in view had
+            in_view = sum(lo <= p <= hi for p in axis.positions)          # its label, and the hint said not)
+            if len(axis.visible_labels()) < min(len(labels), in_view):
                 return True
         return False
 
