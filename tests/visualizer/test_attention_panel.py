@@ -605,6 +605,16 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     for _ in range(len(cols)):                                         # the keyboard reads its way to the last column
         panel.step_cell(0, 1)
     assert vb.viewRange()[0][1] >= len(cols) - 1.5
+    # another head keeps the cell the keys read, framed and read out (it went, and the next key started again from
+    # the first cell: QA, a lecturer comparing one cell across heads); the pointer leaving the canvas keeps it too
+    read = panel.focus.cell_at(panel._pointer)
+    window.state.update(head=2)
+    qtbot.wait(20)
+    assert panel.focus.cell_at(panel._pointer) == read and panel._cell_marks[0].isVisible()
+    assert panel.hover.text().startswith(f"query “{rows[read[0]]}” (position {read[0]})")
+    QtWidgets.QApplication.sendEvent(panel.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    panel.step_cell(0, -1)
+    assert panel.focus.cell_at(panel._pointer) == (read[0], read[1] - 1)
     # from the keyboard: − out, + in around the cell the arrow keys read, 0 whole (a remote has no wheel)
     from PySide6 import QtTest
     width = vb.viewRange()[0][1] - vb.viewRange()[0][0]
@@ -613,7 +623,7 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Plus, QtCore.Qt.KeyboardModifier.ShiftModifier)
     assert vb.viewRange()[0][1] - vb.viewRange()[0][0] == pytest.approx(width, rel=0.01)
     (x0, x1), _ = vb.viewRange()
-    assert x0 <= len(cols) - 1 <= x1                                   # around the cell read: still in view
+    assert x0 <= panel.focus.cell_at(panel._pointer)[1] <= x1         # around the cell read: still in view
     QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_0)
     assert not panel.focus.zoomed
     QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Equal)

@@ -171,6 +171,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self.hover.setText(*self.hint)
         self._pointer = None                  # the scene position of the last hover
         self._cell_marks = None               # the frame of the cell the arrow keys read (made at the first)
+        self._key_cell: tuple[int, int] | None = None    # that cell, until the pointer reads one
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -418,7 +419,7 @@ class AttentionPanel(QtWidgets.QWidget):
         return shown is not None and shown[0] is trace and shown[1] == key
 
     def eventFilter(self, watched, event) -> bool:
-        if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave:
+        if watched is self.canvas and event.type() == QtCore.QEvent.Type.Leave and self._key_cell is None:
             self._pointer = None       # the read-out of the cell it last read goes: it stayed, and was taken for
             self.hover.setText(*self.hint)       # the cell of a stage that has none (QA as a student)
             self._mark_cell(None)
@@ -457,6 +458,7 @@ class AttentionPanel(QtWidgets.QWidget):
             r = min(max(cell[0] + d_row, 0), shape[0] - 1)
             c = min(max(cell[1] + d_col, 0), shape[1] - 1)
         self.focus.show_cell(r, c)                    # zoomed in: the view follows the cell read
+        self._key_cell = (r, c)
         self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(c, r))
         self._read_out(self._pointer)
         self._mark_cell((r, c))
@@ -516,7 +518,16 @@ class AttentionPanel(QtWidgets.QWidget):
         """Read the cell under the pointer now, or show the hint if it is off the canvas: a menu closed by a click
         elsewhere, or a save dialog, sends the canvas no Leave, and the last cell's weight stayed (QA)."""
         pos = self.canvas.mapFromGlobal(QtGui.QCursor.pos())
-        if self.canvas.rect().contains(pos):
+        cell, shape = self._key_cell, self.focus.shown.shape if self.focus.shown is not None else (0, 0)
+        if cell is not None and not (cell[0] < shape[0] and cell[1] < shape[1]):
+            cell = self._key_cell = None                 # a shorter sentence: the pointer's reading again
+        if cell is not None:
+            # the cell the arrow keys read stays read in another head, layer or step (it went, and the next key
+            # started again from the first cell: QA, a lecturer comparing one cell across heads)
+            self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(cell[1], cell[0]))
+            self._read_out(self._pointer)
+            self._mark_cell(cell)
+        elif self.canvas.rect().contains(pos):
             self._hovered(self.canvas.mapToScene(pos))
         else:
             self._pointer = None
@@ -524,6 +535,7 @@ class AttentionPanel(QtWidgets.QWidget):
             self._mark_cell(None)
 
     def _hovered(self, pos) -> None:
+        self._key_cell = None                   # the pointer reads now
         self._pointer = pos
         self._read_out(pos)
         self._mark_cell(None)
