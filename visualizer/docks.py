@@ -246,19 +246,24 @@ class Docks:
             bar.setElideMode(QtCore.Qt.TextElideMode.ElideNone)
             bar.setUsesScrollButtons(True)
 
+    def size_columns(self) -> None:
+        """The side columns at their default shares of the window's width: a sixth and 30% (the map at least 230
+        pixels, 18% on a screen under 1280): at 1024 pixels the old floors (230 and 360) left the heatmap's column
+        434 pixels. Presentation mode sets them too (see presentation.py)."""
+        w = self.window.width()
+        right = self.docks.get("output") or self.docks.get("layernorm")
+        if right is not None and "architecture" in self.docks:
+            self.window.resizeDocks([self.docks["architecture"], right],
+                                    [max(w // 6, min(230, int(0.18 * w))), int(0.3 * w)],
+                                    QtCore.Qt.Orientation.Horizontal)
+
     def size_docks(self) -> None:
         self.readable_tabs()
         self.widths.remember_soon()          # the sizes set here, or the user's restored layout
         if self.restored:
             return
-        w, h = self.window.width(), self.window.height()
-        right = self.docks.get("output") or self.docks.get("layernorm")
-        if right is not None:
-            # a sixth and 30% of the width (the map at least 230 pixels, 18% on a screen under 1280): at 1024 pixels
-            # the old floors (230 and 360) left the heatmap's column 434 pixels
-            self.window.resizeDocks([self.docks["architecture"], right],
-                                    [max(w // 6, min(230, int(0.18 * w))), int(0.3 * w)],
-                                    QtCore.Qt.Orientation.Horizontal)
+        h = self.window.height()
+        self.size_columns()
         if "output" in self.docks and "layernorm" in self.docks:
             # a short window (1366x768) gives the output distribution 58% of the column: at 40% its ten bars
             # scrolled, at 50% its axis

@@ -100,8 +100,13 @@ class Presentation:
 
     def _size_docks(self) -> None:
         """In class the prediction matters more than LayerNorm statistics: the output panel gets 60% of the right
-        column, so that its bars and their tokens can be read at the large font."""
+        column, so that its bars and their tokens can be read at the large font; the columns their default widths."""
         w, docks = self.window, self.window.docks
+        if self.active:
+            # the columns at their default shares: entered from a layout laid out at the normal text size, the
+            # class's larger text had widened the right column to 545 of 1280 pixels and left the heatmap a strip
+            # (entered with --presentation it had 387; QA)
+            w.docking.size_columns()
         if self.active and "output" in docks and "layernorm" in docks:
             h = w.height()
             w.resizeDocks([docks["output"], docks["layernorm"]], [int(h * 0.6), int(h * 0.4)],

@@ -366,6 +366,19 @@ def test_presentation_mode_twice_puts_the_docks_back_at_their_widths(qtbot, wind
     qtbot.waitUntil(lambda: abs(output.width() - before) <= 2)
 
 
+def test_presentation_mode_gives_the_side_columns_their_default_shares(qtbot, window):
+    """Entered from the window's layout at the normal text size, the class's larger text widened the right column
+    to 545 of 1280 pixels, and the small heads went under a short heatmap; entered with --presentation it had 387
+    (QA at a 720p projector). Presentation mode sets the columns to the default layout's shares."""
+    window.presentation.screen_size = (1280, 720)       # the projector (offscreen's own screen is 800 × 800)
+    window.resize(1280, 720)
+    qtbot.wait(100)
+    window.toggle_presentation()
+    output = window.docks["output"]
+    qtbot.waitUntil(lambda: abs(output.width() - 0.3 * window.width()) <= 0.03 * window.width())
+    window.toggle_presentation()
+
+
 def test_presentation_mode_twice_leaves_no_old_tab_bar_and_the_chips_and_title_come_back(qtbot, window):
     """QA: after F11 twice the class's dock tab bar (its large text) stayed drawn over the LayerNorm panel beside
     the restored one, and the translation's token chips and the heatmap's title stayed hidden (the compact level
