@@ -34,7 +34,8 @@ NORM_KINDS = (LAYER_NORM, RMS_NORM)
 
 POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY = "encoder-decoder", "decoder-only", "encoder-only"
-DECODER_STREAM = "y"        # the paper's decoder's vectors (an encoder-decoder's "dec" stack), y where the encoder's are x
+# the paper's decoder's vectors (an encoder-decoder's "dec" stack): y, where the encoder's are x
+DECODER_STREAM = "y"
 LAYOUTS = (ENCODER_DECODER, DECODER_ONLY, ENCODER_ONLY)
 # what a model of each layout writes, as the window's label and the commands name it
 OUTPUT_WORDS = {ENCODER_DECODER: "translation", DECODER_ONLY: "continuation", ENCODER_ONLY: "filled in"}

@@ -197,7 +197,8 @@ def test_without_transformers_convert_says_what_to_install_before_it_loads_the_m
 
     import visualizer.translate_command as translate_command
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "transformers" else real(name, *a))
     monkeypatch.setattr(translate_command, "load_model_arg", lambda *a: pytest.fail("the model was loaded"))
     code, _, err = run_command(["convert", "en-fr", "--to-hf", str(tmp_path / "out")], check=False)
     assert code == 2 and err.splitlines()[-1] == (

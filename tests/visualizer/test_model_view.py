@@ -102,7 +102,8 @@ def test_the_focus_frame_on_the_grids_edge_is_shown_whole(panel, shapes, show_tr
 
 def test_row_and_column_labels_of_many_layers_and_heads_never_overlap(shown_panel, show_trace, qtbot):
     """24 layers × 16 heads in a 400 × 380 dock: "L10" … "L24" piled up and the columns read "H9H10H11…" (QA).
-    Every k-th label is drawn where all would overlap, the focused layer's and head's always; a roomy panel draws all."""
+    Every k-th label is drawn where all would overlap, the focused layer's and head's always; a roomy panel draws
+    all."""
     from PySide6 import QtGui
 
     from model.families.shapes import decoder_only

@@ -222,20 +222,28 @@ def test_a_narrow_map_on_a_projector_drops_the_repeated_norm_step_to_keep_its_te
     assert gpt.short(ffn).startswith("LayerNorm → ") and gpt.terse(ffn) == gpt.short(ffn).split(" → ", 1)[1]
 
 
-def projector_map(qtbot):
-    """A 5 + 5-layer map in presentation mode at 720p (14 pt, a 230 px by 600 px dock), rendered at the first
-    stage: (schema, state, map, a stand-in trace)."""
-    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
+def drawn_map(qtbot, schema, points: int, height: int, stage: Stage | None = None):
+    """A map of schema in a 230-pixel-wide dock of this height, its text at these points, rendered at a stage (the
+    first): (state, map, a stand-in trace)."""
     state = ViewState(schema=schema)
     arch = ArchitectureMap(state)
     qtbot.addWidget(arch)
     font = arch.font()
-    font.setPointSize(14)
+    font.setPointSize(points)
     arch.setFont(font)
-    arch.resize(230, 600)
+    arch.resize(230, height)
     trace = type("T", (), {"schema": schema, "meta": {}})()
+    if stage is not None:
+        state.go_to(stage)
     arch.render(trace, state)
-    return schema, state, arch, trace
+    return state, arch, trace
+
+
+def projector_map(qtbot):
+    """A 5 + 5-layer map in presentation mode at 720p (14 pt, a 230 px by 600 px dock), rendered at the first
+    stage: (schema, state, map, a stand-in trace)."""
+    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
+    return (schema, *drawn_map(qtbot, schema, 14, 600))
 
 
 def test_a_five_layer_map_on_a_720p_projector_folds_the_other_layers_and_follows_the_current_one(qtbot):
@@ -884,17 +892,8 @@ def test_a_map_of_many_layers_folds_those_before_and_after_the_current_one_into_
     dock's foot, the current layer's off it at layer 20 (QA). The layers before the current one fold into one box
     and those after it into another; a click on either opens its nearest layer; every box is inside the dock."""
     from model.families.shapes import decoder_only
-    schema = decoder_only("gpt2", n_layers, 64, 16, 256)
-    state = ViewState(schema=schema)
-    arch = ArchitectureMap(state)
-    qtbot.addWidget(arch)
-    font = arch.font()
-    font.setPointSize(11)
-    arch.setFont(font)
-    arch.resize(230, 669)
-    trace = type("T", (), {"schema": schema, "meta": {}})()
-    state.go_to(Stage("dec", 19, "self"))
-    arch.render(trace, state)
+    state, arch, trace = drawn_map(qtbot, decoder_only("gpt2", n_layers, 64, 16, 256), 11, 669,
+                                   Stage("dec", 19, "self"))
     assert_labels_fit_their_boxes(arch)
     assert arch.box_font.pointSizeF() >= 0.75 * 11
     assert sorted(arch.labels[st] for st in arch.folded) == ["Layers 1–19", f"Layers 21–{n_layers}"]
