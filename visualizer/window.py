@@ -604,6 +604,14 @@ class MainWindow(QtWidgets.QMainWindow):
         if (watched is self.inputs.notice and event.type() in (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.FontChange)
                 and getattr(self, "_notice_fit", None) not in (None, self._notice_key())):
             QtCore.QTimer.singleShot(0, self, self._set_notice)     # (dropped if the window is gone first)
+        if (watched is self.inputs.notice and event.type() == QtCore.QEvent.Type.KeyPress
+                and event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter, QtCore.Qt.Key.Key_Space)):
+            # Return on the notes line opens them, as on their [more] link: the first Tab stop is the line, and
+            # Return there did nothing until a second Tab reached the link (QA in class)
+            link = next((name for name in ("more", "less") if f"href='{name}'" in self.inputs.notice.text()), None)
+            if link is not None:
+                self.inputs.notice.linkActivated.emit(link)
+                return True
         return super().eventFilter(watched, event)
 
     def _notice_key(self) -> tuple[int, float]:

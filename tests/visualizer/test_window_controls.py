@@ -1561,3 +1561,18 @@ def test_a_note_cut_to_one_line_keeps_the_count_of_the_others(qtbot, window, mon
     line = html.unescape(notice.text().split(" <a href='more'")[0])
     assert line.startswith("1 piece of the input") and line.endswith("… · and 3 more notes")
     assert notice.fontMetrics().horizontalAdvance(line + " [more]") <= notice.contentsRect().width()
+
+
+def test_return_on_the_notes_line_opens_the_notes_as_its_link_does(qtbot, window, monkeypatch):
+    """The first Tab stop is the notes line, where Return did nothing until a second Tab reached [more] (QA)."""
+    from PySide6 import QtTest
+    window._notes = ["One: a.", "Two: b.", "Three: c.", "Four: d."]
+    monkeypatch.setattr(window, "compact_level", lambda: 1)
+    window._set_notice()
+    notice = window.inputs.notice
+    assert "href='more'" in notice.text()
+    notice.setFocus()
+    QtTest.QTest.keyClick(notice, QtCore.Qt.Key.Key_Return)
+    assert "href='less'" in notice.text() and notice.text().startswith("One: a. Two: b.")
+    QtTest.QTest.keyClick(notice, QtCore.Qt.Key.Key_Space)
+    assert "href='more'" in notice.text()
