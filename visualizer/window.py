@@ -909,8 +909,9 @@ def token_count(trace) -> tuple[str, tuple[str, ...]]:
         pieces, given = text_pieces(trace)
         return (f"{len(pieces)} tokens ({given} prompt, {len(pieces) - given} continuation)",
                 (f"{len(pieces)} tokens",))
+    # (the short form had read "37 / 40 tokens", as "37 of 40", on a class's projector: QA)
     return (f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens",
-            (f"{len(trace.src_tokens)} / {len(trace.out_tokens)} tokens",))
+            (f"{len(trace.src_tokens)} in, {len(trace.out_tokens)} out",))
 
 
 def blank_note(t, typed: str) -> str:

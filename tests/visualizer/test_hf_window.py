@@ -69,6 +69,8 @@ def test_the_window_shows_transformers_own_attention_for_every_layer_and_head(qt
             "encoder-decoder": f"{len(t.src_tokens)} source / {len(t.out_tokens)} output tokens",
             "decoder-only": f"{n} tokens ({given} prompt, {n - given} continuation)",
             "encoder-only": f"{len(t.src_tokens)} tokens"}[layout]
+        if layout == "encoder-decoder":       # squeezed, it reads "8 in, 9 out" ("8 / 9 tokens" read as 8 of 9: QA)
+            assert w.status_tokens._shorter == (f"{len(t.src_tokens)} in, {len(t.out_tokens)} out",)
         assert ("[greedy]" in w.inputs.translation.label.text()) == (layout != "encoder-only")
         if layout == "decoder-only":                       # the prompt's chips grey: the model did not write them
             w.resize(1500, 1000)
