@@ -593,8 +593,10 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     qtbot.waitUntil(lambda: panel.focus.zoomed)
     (x0, x1), (y0, y1) = vb.viewRange()
     assert x0 < 10 < x1 and y0 < 10 < y1 and x1 - x0 < 0.6 * len(window.trace.src_tokens)
-    # every row and column in view has its label: no hint that some are hidden (it said so, QA)
-    assert panel.focus.labels_hidden() is False
+    rows_axis = panel.focus.plot.getAxis("left")                    # rows in view, fewer labelled: the hint says so
+    low, high = sorted(rows_axis.range)
+    if len(rows_axis.visible_labels()) < sum(low <= p <= high for p in rows_axis.positions):
+        assert panel.focus.labels_hidden() is True
     panel._hovered(vb.mapViewToScene(QtCore.QPointF(11, 9)))
     rows, cols = window.trace.axis_tokens("enc_self")
     assert panel.hover.text().startswith(f"query “{rows[9]}” (position 9) → key “{cols[11]}” (position 11)")
@@ -624,11 +626,45 @@ def test_the_wheel_zooms_in_on_the_focused_heads_cells_and_a_double_click_shows_
     assert vb.viewRange()[0][1] - vb.viewRange()[0][0] == pytest.approx(width, rel=0.01)
     (x0, x1), _ = vb.viewRange()
     assert x0 <= panel.focus.cell_at(panel._pointer)[1] <= x1         # around the cell read: still in view
+    for _ in range(4):                                                 # in close: a handful of cells in view
+        QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Plus, QtCore.Qt.KeyboardModifier.ShiftModifier)
+    # every row and column in view has its label: no hint that some are hidden (it said so, QA); the rows' range
+    # comes high to low (the axis inverted), and had counted none in view (QA)
+    qtbot.wait(20)
+    rows_axis = panel.focus.plot.getAxis("left")
+    assert rows_axis.range[0] > rows_axis.range[1]
+    assert panel.focus.labels_hidden() is False
     QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_0)
     assert not panel.focus.zoomed
+    assert panel.focus.labels_hidden() is True                         # 49 rows in 300 pixels: some unlabelled
     QtTest.QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Equal)
     assert panel.focus.zoomed
     double = type("Click", (), {"double": lambda self: True, "scenePos": lambda self: vb.mapViewToScene(
         QtCore.QPointF(*vb.viewRect().center().toTuple()))})()
     panel._clicked(double)                                             # a double-click on the focused head
     assert not panel.focus.zoomed and window.state.head == 1
+
+
+def test_the_keys_go_on_from_their_cell_after_the_view_moved_and_start_again_in_another_kind(qtbot, window, panel):
+    """The next arrow key and + − worked from the point the cell had been read at: after a resize or another kind
+    it fell on another cell or none, and Right went down a row or back to the first cell (QA). A stage without
+    attention shows its note, not the cell; another kind or sentence starts the keys again."""
+    window.state.update(kind="enc_self", layer=0, head=0)
+    qtbot.wait(20)
+    panel.canvas.setFocus()
+    for d in ((0, 1), (0, 1), (1, 0), (1, 0)):                       # the first press reads the first cell
+        panel.step_cell(*d)
+    assert panel._key_cell == (2, 1)
+    window.state.update(head=1)
+    window.resize(window.width() - 150, window.height() - 100)       # the view's layout moves under the cell
+    qtbot.wait(100)
+    panel.step_cell(0, 1)
+    assert panel._key_cell == (2, 2) and panel.focus.cell_at(panel._pointer) == (2, 2)
+    window.state.update(sublayer="ffn")                              # no attention here: the stage's note
+    qtbot.waitUntil(lambda: panel._key_cell is None and panel.hover.text().startswith("The feed-forward"))
+    window.state.update(sublayer="self")
+    panel.step_cell(0, 1)                                            # from the first cell again
+    assert panel._key_cell == (0, 0)
+    window.state.update(kind="cross")                                # other rows and columns: start again
+    qtbot.wait(20)
+    assert panel._key_cell is None

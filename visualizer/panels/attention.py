@@ -172,6 +172,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._pointer = None                  # the scene position of the last hover
         self._cell_marks = None               # the frame of the cell the arrow keys read (made at the first)
         self._key_cell: tuple[int, int] | None = None    # that cell, until the pointer reads one
+        self._key_trace, self._key_kind = None, ""       # the run and kind it was read in
         below = QtWidgets.QHBoxLayout()
         below.addWidget(self.hover, 1)
         below.addWidget(self.mean)
@@ -387,6 +388,11 @@ class AttentionPanel(QtWidgets.QWidget):
             accessible.name(self.canvas, f"Attention heatmap: {title}",
                             strongest_keys(np.where(mask, focused, np.nan), rows, cols))
             self._focus_shown = (trace, focus_key)
+            # the arrow keys' cell is kept through another head, layer or step; another sentence, model or kind has
+            # other rows and columns: the keys start again there (QA)
+            if trace is not self._key_trace or kind != self._key_kind:
+                self._key_cell = None
+            self._key_trace, self._key_kind = trace, kind
             # the cell under the pointer where it is now: without a Leave (the pointer moved off while typing, on
             # some window systems) the old position's cell was read, a cell no pointer was on (QA)
             self.read_under_pointer()
@@ -409,6 +415,10 @@ class AttentionPanel(QtWidgets.QWidget):
         which column was "garden"); else the hint."""
         hidden = ALONE_HIDDEN_HINT if self.alone else LABELS_HIDDEN_HINT
         hint = self._stage_hint or (hidden if self.focus.labels_hidden() else HOVER_HINT)
+        if self._stage_hint and self._key_cell is not None:    # a stage without attention: its note, not a cell
+            self._key_cell = None                              # of the stand-in the keys read before (QA)
+            self._mark_cell(None)
+            self._pointer = None
         if hint != self.hint:
             self.hint = hint
             self._read_out(self._pointer, stale=True)
@@ -440,7 +450,7 @@ class AttentionPanel(QtWidgets.QWidget):
         if factor is None:
             self.focus.show_whole()
             return
-        cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
+        cell = self._current_cell()
         self.focus.zoom_by(factor, cell)
         if cell is not None:             # the read-out stays on its cell, wherever the zoom moved it
             self._pointer = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(cell[1], cell[0]))
@@ -451,7 +461,7 @@ class AttentionPanel(QtWidgets.QWidget):
         shape = self.focus.shown.shape if self.focus.shown is not None else (0, 0)
         if not shape[0] or not shape[1]:
             return
-        cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
+        cell = self._current_cell()
         if cell is None:
             r, c = min(max(self.focus.framed_row or 0, 0), shape[0] - 1), 0
         else:
@@ -464,12 +474,22 @@ class AttentionPanel(QtWidgets.QWidget):
         self._mark_cell((r, c))
         accessible.announce(self.canvas, self.hover.text())      # a screen reader says the cell too
 
+    def _current_cell(self) -> tuple[int, int] | None:
+        """The cell read now: the arrow keys' (kept through a change of head, layer or step, whatever the view's
+        layout did to the point it was read at: a resize or another kind had moved the next key elsewhere, QA),
+        else the one under the pointer's last position."""
+        if self._key_cell is not None:
+            return self._key_cell
+        return self.focus.cell_at(self._pointer) if self._pointer is not None else None
+
     def keyboard_point(self) -> QtCore.QPoint:
         """Where the plot menu opens from the keyboard (Menu, Shift+F10): at the cell the arrow keys read, which
         comes back after it (restore_cell), else at the focused heatmap's middle (the canvas' middle could be a
         small head's, and the menu would have focused that one)."""
-        self._kept_cell = self.focus.cell_at(self._pointer) if self._pointer is not None else None
-        where = self._pointer if self._kept_cell is not None else self.focus.plot.sceneBoundingRect().center()
+        self._kept_cell = self._current_cell()
+        kept = self._kept_cell
+        where = self.focus.plot.vb.mapViewToScene(QtCore.QPointF(kept[1], kept[0])) if kept is not None \
+            else self.focus.plot.sceneBoundingRect().center()
         return self.canvas.mapFromScene(where)
 
     def restore_cell(self) -> None:

@@ -402,8 +402,9 @@ class Heatmap:
             labels = getattr(axis, "labels", None)
             if not labels or axis.max_labels == 0 or not axis.isVisible():
                 continue
-            lo, hi = axis.range                  # zoomed in: the rows and columns in view (QA: every one in view had
-            in_view = sum(lo <= p <= hi for p in axis.positions)          # its label, and the hint said not)
+            lo, hi = sorted(axis.range)          # zoomed in: the rows and columns in view (QA: every one in view had
+            in_view = sum(lo - 0.5 <= p <= hi + 0.5 for p in axis.positions)   # its label, and the hint said not;
+            # the rows' range comes high to low, the axis inverted, and had counted none: QA)
             if len(axis.visible_labels()) < min(len(labels), in_view):
                 return True
         return False
