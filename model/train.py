@@ -289,18 +289,28 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
             old.unlink()
 
 
+def stored_info(path: Path) -> dict:
+    """The counters a checkpoint keeps in its own metadata, read without its tensors (SafetensorError, OSError,
+    ValueError, KeyError or TypeError for one that cannot be read)."""
+    from safetensors import safe_open
+    with safe_open(str(path), framework="pt") as f:
+        info = json.loads((f.metadata() or {})["info"])
+    if not isinstance(info, dict):
+        raise TypeError("the checkpoint's counters are no record")
+    return info
+
+
 def checkpoints_to_average(ckpt_dir: Path) -> list[Path]:
     """The checkpoints, oldest first, less each one a signal's stop saved that a newer one follows: the run
     resumed from it, and it is a step or two past the periodic one before it (averaged, both weighted that moment
     twice). The newest is always kept: a run resumes from it."""
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError
     files = sorted(ckpt_dir.glob("step*.safetensors"))
 
     def stopped(path: Path) -> bool:
         try:
-            with safe_open(str(path), framework="pt") as f:
-                return json.loads((f.metadata() or {})["info"]).get("stopped") is True
-        except (SafetensorError, OSError, ValueError, KeyError, TypeError, AttributeError):
+            return stored_info(path).get("stopped") is True
+        except (SafetensorError, OSError, ValueError, KeyError, TypeError):
             return False
     return [f for f in files[:-1] if not stopped(f)] + files[-1:]
 
@@ -368,13 +378,10 @@ def check_steps_left(run: Run, step: int) -> None:
 
 def newest_step(ckpt_dir: Path) -> int | None:
     """The step of the newest checkpoint whose counters can be read, without reading its tensors (None: none)."""
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError
     for path, info in _checkpoint_candidates(ckpt_dir):
         try:
-            if info is None:
-                with safe_open(str(path), framework="pt") as f:
-                    info = json.loads((f.metadata() or {})["info"])
-            return int(info["step"])
+            return int((info if info is not None else stored_info(path))["step"])
         except (SafetensorError, OSError, ValueError, KeyError, TypeError):
             continue
     return None
@@ -383,14 +390,12 @@ def newest_step(ckpt_dir: Path) -> int | None:
 def load_state(run: Run, model, opt):
     """Load the newest readable checkpoint; a damaged one is skipped with a notice (the previous good one is
     used). UsageError when the checkpoints were made by a model of another shape."""
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in model.cfg.shared_keys}
     for path, info in _checkpoint_candidates(run.ckpt_dir):
         try:
-            with safe_open(str(path), framework="pt") as f:
-                meta = f.metadata() or {}
             if info is None:
-                info = json.loads(meta["info"])
+                info = stored_info(path)
             tensors = load_file(str(path))
             step = int(info["step"])
             counters = {k: info[k] for k in ("step", "epoch", "batch_pos", "elapsed")}

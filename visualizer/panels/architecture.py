@@ -39,8 +39,8 @@ class ArchitectureMap(QtWidgets.QWidget):
         self.frames: list[tuple[str, str, QtCore.QRectF]] = []      # (label, short label, frame)
         self.highlighted: Stage | None = None
         self.schema: Schema | None = None
-        self.folded: set[Stage] = set()          # boxes that stand for a whole folded layer (its first sublayer's)
-        self.fold_labels: dict[Stage, tuple[str, range]] = {}     # a box of several layers: its label, its layers
+        # the boxes that stand for folded layers (keyed by a layer's first sublayer): their labels and layers
+        self.fold_labels: dict[Stage, tuple[str, range]] = {}
         self.open_layer = 0                      # the layer that keeps its sublayers while the others are folded
         self._folds: dict[int, dict] = {}        # open layer -> its fold laid out (and drawn), at this size and font
         self.positions_off = False               # the run's positional encodings are switched off
@@ -86,8 +86,12 @@ class ArchitectureMap(QtWidgets.QWidget):
                         "previous or next stage; Left and Right: the previous or next layer; Home and End.")
         self.update()
 
-    FOLD_FIELDS = ("boxes", "frames", "folded", "fold_labels", "labels", "box_font", "small_font", "head_font",
-                   "_picture")
+    FOLD_FIELDS = ("boxes", "frames", "fold_labels", "labels", "box_font", "small_font", "head_font", "_picture")
+
+    @property
+    def folded(self):
+        """The boxes that stand for one folded layer or a range of them."""
+        return self.fold_labels.keys()
 
     def _relayout(self) -> None:
         """_layout, the folds kept before dropped: a new size, font, model or positions switch."""
@@ -143,7 +147,6 @@ class ArchitectureMap(QtWidgets.QWidget):
         layers before the open one as one box and those after it as another (RANGE_FOLD)."""
         self.boxes.clear()
         self.frames.clear()
-        self.folded = set()
         self.fold_labels = {}
         w, h = self.width(), self.height()
         m = 6
@@ -184,11 +187,9 @@ class ArchitectureMap(QtWidgets.QWidget):
                 if fold and l != opened(st):
                     first = Stage(st.key, l, st.sublayers[0].key)    # the nearest layer of a range: a click's
                     self.boxes[first] = QtCore.QRectF(x, y, col_w, box_h)
-                    self.folded.add(first)
-                    if fold == RANGE_FOLD:
-                        lo, hi = (0, l) if l < opened(st) else (l, st.n_layers - 1)
-                        self.fold_labels[first] = (f"Layers {lo + 1}–{hi + 1}" if hi > lo else f"Layer {lo + 1}",
-                                                   range(lo, hi + 1))
+                    lo, hi = (l, l) if fold != RANGE_FOLD else (0, l) if l < opened(st) else (l, st.n_layers - 1)
+                    self.fold_labels[first] = (f"Layers {lo + 1}–{hi + 1}" if hi > lo else f"Layer {lo + 1}",
+                                               range(lo, hi + 1))
                     y += box_h + 9
                     continue
                 top = y
@@ -209,8 +210,7 @@ class ArchitectureMap(QtWidgets.QWidget):
                 self.boxes[Stage(OUTPUT)] = QtCore.QRectF(x, y + 2, col_w, box_h)
         # an embedding's label says when the positions are switched off (it read "… + positional encoding", QA)
         on = not self.positions_off
-        self.labels = {st: (self.fold_labels[st][0] if st in self.fold_labels else f"Layer {st.layer + 1}")
-                       if st in self.folded else sc.short(st, on) for st in self.boxes}
+        self.labels = {st: self.fold_labels[st][0] if st in self.folded else sc.short(st, on) for st in self.boxes}
         self.box_font = self._fitting_font(QtGui.QFont(self.font()), [
             (r.adjusted(3, 2, -3, -2), self.labels[st]) for st, r in self.boxes.items()])
         if self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF():
@@ -336,8 +336,8 @@ class ArchitectureMap(QtWidgets.QWidget):
         stage = self.stage_at(event.position())
         if stage in self.folded:
             st = self.schema.stack(stage.stack)
-            if stage in self.fold_labels:
-                span = self.fold_labels[stage][1]
+            span = self.fold_labels[stage][1]
+            if len(span) > 1:
                 self.setToolTip(f"<b>{html.escape(st.title)} layers {span[0] + 1} to {span[-1] + 1}</b><br>"
                                 f"{html.escape(', '.join(s.name for s in st.sublayers))} in each. Click to open "
                                 f"layer {stage.layer + 1}; ← → step through the layers.")

@@ -284,9 +284,7 @@ class Heatmap:
                 self.hatch.setRect(self._cells())
             if self.zoomable:
                 self._zoom_limits()
-            # both ranges at once: one range change, one update of the axes
-            self.plot.vb.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5),
-                                  padding=self.padding)
+            self.show_whole()
             if self.row_box.isVisible():
                 self.highlight_row(self._row)
             if self.crossed:
@@ -327,7 +325,7 @@ class Heatmap:
         return x0 > -0.5 + 1e-6 or x1 < cols - 0.5 - 1e-6 or y0 > -0.5 + 1e-6 or y1 < rows - 0.5 - 1e-6
 
     def show_whole(self) -> None:
-        """The whole matrix in view again."""
+        """The whole matrix in view (again), both ranges at once: one range change, one update of the axes."""
         if self._shape is not None:
             rows, cols = self._shape
             self.plot.vb.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5), padding=self.padding)
