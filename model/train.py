@@ -264,8 +264,10 @@ def encode_pairs(corpus, src_tok, tgt_tok, max_len):
     return pairs, too_long, texts
 
 
-def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float, stopped: bool = False):
-    """A resumable checkpoint: weights and Adam state in safetensors, counters in JSON."""
+def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elapsed: float,
+               off_schedule: bool = False):
+    """A resumable checkpoint: weights and Adam state in safetensors, counters in JSON. `off_schedule`: saved by a
+    stop or the run's end between two periodic saves (see checkpoints_to_average)."""
     tensors = {f"model.{k}": v.detach().to("cpu", copy=True).contiguous() for k, v in model.state_dict().items()}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
@@ -279,11 +281,14 @@ def save_state(run: Run, model, opt, step: int, epoch: int, batch_pos: int, elap
     path = run.ckpt_dir / f"step{step:07d}.safetensors"
     info = {"step": step, "epoch": epoch, "batch_pos": batch_pos, "elapsed": elapsed,
             "file": path.name, "rng": random.getstate()[1][0], "config": shape_config(model.cfg),
-            "stopped": stopped}
+            "off_schedule": off_schedule}
     # the counters also go in the checkpoint itself: a damaged newer one falls back on it (see load_state)
     atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"info": json.dumps(info)}))
     atomic_write(run.ckpt_dir / "last.json", lambda tmp: Path(tmp).write_text(json.dumps(info), encoding="utf-8"))
+    # kept: those the final average takes, and the newest two whatever they are (the one before the newest is
+    # where a run resumes if the newest is damaged; see load_state)
     kept = set(checkpoints_to_average(run.ckpt_dir)[-max(run.a.average, 2):])
+    kept |= set(sorted(run.ckpt_dir.glob("step*.safetensors"))[-2:])
     for old in run.ckpt_dir.glob("step*.safetensors"):
         if old not in kept:
             old.unlink()
@@ -301,18 +306,21 @@ def stored_info(path: Path) -> dict:
 
 
 def checkpoints_to_average(ckpt_dir: Path) -> list[Path]:
-    """The checkpoints, oldest first, less each one a signal's stop saved that a newer one follows: the run
-    resumed from it, and it is a step or two past the periodic one before it (averaged, both weighted that moment
-    twice). The newest is always kept: a run resumes from it."""
+    """The checkpoints, oldest first, less each one saved off the periodic schedule (by a signal's stop or the end
+    of --steps or --minutes) that a newer one follows: the run resumed from it, and it may be a step or two past
+    the periodic one before it (averaged, both weighted that moment twice). A stop on the step of a periodic save
+    is that save, and stays. The newest is always kept: a run resumes from it. ("stopped": a signal's checkpoint
+    saved before this rule had its name.)"""
     from safetensors import SafetensorError
     files = sorted(ckpt_dir.glob("step*.safetensors"))
 
-    def stopped(path: Path) -> bool:
+    def off_schedule(path: Path) -> bool:
         try:
-            return stored_info(path).get("stopped") is True
+            info = stored_info(path)
         except (SafetensorError, OSError, ValueError, KeyError, TypeError):
             return False
-    return [f for f in files[:-1] if not stopped(f)] + files[-1:]
+        return info.get("off_schedule", info.get("stopped")) is True
+    return [f for f in files[:-1] if not off_schedule(f)] + files[-1:]
 
 
 def shape_config(cfg: ModelConfig) -> dict:
@@ -686,8 +694,9 @@ def _train(a, stop: Stop, started: list) -> int:
                 if run.ddp:   # the processes' clocks differ: rank 0 decides for all
                     flag = torch.tensor([int(out_of_time), stop.signum]); dist.broadcast(flag, 0)
                     out_of_time, stopping = bool(flag[0]), int(flag[1])
-                if run.main and (now - last_ckpt > a.ckpt_minutes * 60 or out_of_time or stopping):
-                    save_state(run, model, opt, step, epoch, batch_pos, elapsed, stopped=bool(stopping))
+                periodic = now - last_ckpt > a.ckpt_minutes * 60
+                if run.main and (periodic or out_of_time or stopping):
+                    save_state(run, model, opt, step, epoch, batch_pos, elapsed, off_schedule=not periodic)
                     last_ckpt = now
                 if stopping:
                     stop.signum = stopping

@@ -182,10 +182,10 @@ def test_a_signal_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"resumed at step {info['step']}" in log.read_text(encoding="utf-8")
     # the stop's checkpoint, a step or two past the periodic one before it in a longer run, is resumed from and
-    # then left out of the average (it weighted that moment twice), and removed
-    left = [p.name for p in (out / "checkpoints").glob("step*.safetensors")]
-    assert left == [f"step{info['step'] + 2:07d}.safetensors"]
-    assert "notice: 1 checkpoint to average of --average 5" in log.read_text(encoding="utf-8")
+    # then left out of the average (it weighted that moment twice); its file stays while it is one of the newest two
+    left = sorted(p.name for p in (out / "checkpoints").glob("step*.safetensors"))
+    assert left == [info["file"], f"step{info['step'] + 2:07d}.safetensors"]
+    assert last_average_notice(out) == "1 checkpoint to average of --average 5"
 
 
 def test_torchrun_on_a_corpus_too_small_for_its_processes_stops_at_once(tmp_path):
@@ -229,3 +229,44 @@ def test_a_new_run_beside_an_earlier_runs_log_alone_keeps_it_apart(tmp_path, cap
     assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--resume")[0] == 0     # a resume appends
     assert "finished: 2 steps" in (out / "train.log").read_text(encoding="utf-8")
     assert not (out / "train.log.2").exists()
+
+
+def checkpoint_steps(out: Path) -> list[int]:
+    return sorted(int(p.stem.removeprefix("step")) for p in (out / "checkpoints").glob("step*.safetensors"))
+
+
+def last_average_notice(out: Path) -> str:
+    """The last run's word on how many checkpoints it averaged (train.log holds every run's)."""
+    log = (out / "train.log").read_text(encoding="utf-8")
+    return re.findall(r"notice: (\d+ checkpoints? to average of --average \d+)", log)[-1]
+
+
+def test_a_runs_end_between_periodic_saves_is_left_out_once_resumed_from(tmp_path, capsys):
+    """--steps ends a run between two periodic saves, as a stop does: resumed, its checkpoint leaves the average."""
+    tsv, out = synthetic_tsv(tmp_path / "train.tsv"), tmp_path / "run"
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "3", "--ckpt-minutes", "1000")[0] == 0
+    assert checkpoint_steps(out) == [3]                     # the run's end saved it, off the periodic schedule
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "5", "--ckpt-minutes", "1000", "--resume")[0] == 0
+    assert checkpoint_steps(out) == [3, 5]                  # kept to resume from if step 5's is damaged
+    assert last_average_notice(out) == "1 checkpoint to average of --average 5"
+
+
+def test_a_stop_on_the_step_of_a_periodic_save_keeps_that_save(tmp_path, capsys, monkeypatch):
+    """A signal on a step whose periodic save is due: that checkpoint is on the schedule and stays averaged."""
+    import model.train as train_module
+    tsv, out = synthetic_tsv(tmp_path / "train.tsv"), tmp_path / "run"
+    calls = []
+
+    def loss_then_stop(*args):                  # SIGTERM arrives during step 2
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_loss(*args)
+    real_loss = train_module.training_loss
+    monkeypatch.setattr(train_module, "training_loss", loss_then_stop)
+    code = train_main([*TINY, "--tsv", str(tsv), "--out", str(out), "--steps", "100", "--ckpt-minutes", "0"])
+    assert code == 128 + signal.SIGTERM and checkpoint_steps(out) == [1, 2]
+    monkeypatch.setattr(train_module, "training_loss", real_loss)
+    assert train(capsys, "--tsv", tsv, "--out", out, "--steps", "4", "--ckpt-minutes", "0", "--resume")[0] == 0
+    assert checkpoint_steps(out) == [1, 2, 3, 4]            # every one a periodic save: all averaged
+    assert last_average_notice(out) == "4 checkpoints to average of --average 5"
