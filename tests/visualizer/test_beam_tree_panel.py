@@ -251,6 +251,22 @@ def test_the_legend_breaks_between_its_entries_never_inside_one(panel, qtbot):
     assert [e.rsplit("&nbsp;", 1)[1] for e in entries] == ["chosen", "kept", "finished", "pruned"]
 
 
+def test_the_legend_is_on_the_plots_white_on_the_dark_theme_too(panel, qapp):
+    """On the dark theme's grey the legend's "kept" line (the plot's #555555) had a contrast of 1.8:1 and read darker
+    than "pruned", the other way round from the plot; "finished" was a hollow square where the plot's dots are
+    filled (QA, low vision)."""
+    from visualizer.theme import apply_theme
+    try:
+        apply_theme(qapp, "dark")
+        image = panel.legend.grab().toImage()
+        corners = {image.pixelColor(x, y).name() for x in (1, image.width() - 2) for y in (1, image.height() - 2)}
+        assert corners == {"#ffffff"}
+        assert panel.legend.palette().color(QtGui.QPalette.ColorRole.WindowText).name() == STYLE[KEPT][1]
+    finally:
+        apply_theme(qapp, "light", point_size=10)
+    assert f"color:{STYLE[FINISHED][2][0]}; font-weight:bold'>■</span>&nbsp;finished" in panel.legend.text()
+
+
 def test_a_new_tree_drops_the_last_ones_read_out_and_a_short_panel_drops_the_line(panel, beam_result, tiny_lm,
                                                                                     show_trace, qtbot):
     """After another sentence the line under the tree still described the old tree's "professeur"; on a 720p

@@ -25,7 +25,7 @@ from ..plotting.text import short, signed, tick_font
 from ..plotting.titles import set_title
 from ..plotting.tree_layout import layout_rows
 from ..row_words import output_word
-from .widgets import ElidedLabel, WrappedLabel
+from .widgets import ElidedLabel, WrappedLabel, tone_colour
 
 ACCENT = VERMILLION
 # per fate: edge pen (colour, width), label text colour, border (colour, width), fill
@@ -55,6 +55,17 @@ HINT = ("Under each token: the hypothesis' log p (at </s>: its length-penalised 
 TOKENS_HINT = ("Zoomed out, each label shows its token alone (Full size shows log p under it). Hover over one for its "
                "details; click it to see the decoder's attention for it.",
                ("Tokens alone (Full size: log p). Hover for details; click for its attention.",))
+
+
+def paper(label: QtWidgets.QLabel) -> None:
+    """A legend on the plot's own white with its dark text, whatever the theme: its swatches are the plot's colours,
+    and on the dark theme's grey the "kept" line had a contrast of 1.8:1, darker than "pruned" (QA)."""
+    palette = label.palette()
+    palette.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("#ffffff"))
+    palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(STYLE[KEPT][1]))
+    label.setPalette(palette)
+    label.setAutoFillBackground(True)
+    label.setContentsMargins(6, 2, 6, 2)
 
 
 class TreeView(pg.PlotWidget):
@@ -97,6 +108,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         bar.addWidget(self.action, 0, QtCore.Qt.AlignmentFlag.AlignLeft)
         self.legend = WrappedLabel()
         self.legend.setText(self._legend())
+        paper(self.legend)
         self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.legend.setToolTip("The numbers: each hypothesis' log-probability log p (the sum of its "
                                "tokens' log-probabilities) under its last token. A finished one (ending with the end "
@@ -276,7 +288,7 @@ class BeamTreePanel(QtWidgets.QWidget):
         if tree.width == 1:
             summary += " (Width 1 is greedy search: one path.)"
         if tree.note:
-            summary += f" <span style='color:#b35900'>Note: {html.escape(tree.note)}.</span>"
+            summary += f" <span style='color:{tone_colour('warning')}'>Note: {html.escape(tree.note)}.</span>"
         self.note.setText(summary)
         # children in drawing order: the chosen one first (it continues the top row), then the likeliest
         kids = {n.id: sorted(tree.children(n.id), key=lambda c: (c.fate != CHOSEN, -c.cum)) for n in tree.nodes}
@@ -500,8 +512,9 @@ class BeamTreePanel(QtWidgets.QWidget):
             return (f"<span style='color:{colour}; font-weight:bold'>{'━' if width > 2 else '─'}</span>&nbsp;"
                     f"{text}")
         # a line breaks between entries, never inside one (a narrow dock put "▢" and "finished" on two lines)
+        # finished: the dot's filled square (its label's green frame had been drawn as a hollow one)
         return " &nbsp; ".join([swatch(CHOSEN, "chosen"), swatch(KEPT, "kept"),
-                                f"<span style='color:{GREEN}; font-weight:bold'>▢</span>&nbsp;finished",
+                                f"<span style='color:{GREEN}; font-weight:bold'>■</span>&nbsp;finished",
                                 swatch(PRUNED, "pruned")])
 
     # --- the mouse ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import weakref
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..plotting.colormaps import MARKED
 from ..steady_label import SteadyLabel
 
 HEADER_PT, HEADER_SCALE = 12.0, 0.8
@@ -79,7 +80,7 @@ class ResponsiveGrid(QtWidgets.QScrollArea):
         super().resizeEvent(event)
 
 
-TONES = {"warning": ("#b35900", "#ffb454"), "alert": ("#b3261e", "#ff8a80")}   # (on a light window, on a dark one)
+TONES = {"warning": (MARKED, "#ffb454"), "alert": ("#b3261e", "#ff8a80")}   # (on a light window, on a dark one)
 
 
 def tone_colour(tone: str) -> str:

@@ -14,7 +14,8 @@ NAN_COLOUR = (0, 255, 255, 255)  # a cell the model computed as NaN: cyan, in no
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"
 PALETTE = (BLUE, ORANGE, GREEN, PINK)
 HIGHLIGHT = "#ff3b30"           # the focused head's frame, the generation step's row
-MARKED = "#b35900"              # token labels marked on an axis (a rare word's pieces): the warning orange
+MARKED = "#a35200"              # token labels marked on an axis (a rare word's pieces): the warning orange (5.6:1 on
+#                                 white; #b35900 was 4.4:1 on the light theme's window, under WCAG AA's 4.5, QA)
 
 
 COLOUR_SCALES = {"layer": "0 to the largest weight of the layer's heads (the window's default: heads compare)",
