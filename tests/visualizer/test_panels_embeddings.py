@@ -83,6 +83,14 @@ def test_sinusoids_follow_the_dimension_chooser(panel, trace):
                                    atol=1e-6)
     assert "dim&nbsp;4:&nbsp;sin" in panel.wave_legend.text()
     assert [m.value() for m in panel.dim_marks] == [4, 5, 6, 7]
+    # told apart by more than colour (under red-green colour blindness two of the four were the same grey): each
+    # curve its own line style and marker, its dimension's mark on p its line style, its legend entry its marker
+    styles = [curve.opts["pen"].style() for curve in panel.curves]
+    marks = [curve.opts["symbol"] for curve in panel.curves]
+    assert len(set(styles)) == len(set(marks)) == 4
+    assert [m.pen.style() for m in panel.dim_marks] == styles
+    glyphs = re.findall(r"16pt'>(.)</span>&nbsp;dim", panel.wave_legend.text())
+    assert len(set(glyphs)) == 4 and {"o": "●", "s": "■", "t": "▼", "d": "◆"}[marks[1]] == glyphs[1]
     panel.dim.setValue(d - 2)                          # near the end: only the dimensions that exist
     assert panel.wave_dims == [d - 2, d - 1]
     assert panel.curves[2].getData()[0] is None or len(panel.curves[2].getData()[0]) == 0

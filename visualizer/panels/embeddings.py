@@ -16,13 +16,13 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import accessible
 from ..equation_text import equation_html
-from ..plotting.colormaps import PALETTE, symmetric_levels
+from ..plotting.colormaps import SERIES, symmetric_levels
 from ..plotting.plot_box import HeatmapBox, PlotBox
 from ..plotting.text import escape
 from .positions import BIAS_CAPTION, BIAS_NOTES, ROTARY_CAPTION, ROTARY_NOTES, BiasPlots, RotaryPlots
 from .widgets import GridPanel, ResponsiveGrid, WrappedLabel, header_label, notice_label
 
-N_WAVES = len(PALETTE)
+N_WAVES = len(SERIES)
 
 
 def cosine_similarity(x: np.ndarray) -> np.ndarray:
@@ -60,6 +60,12 @@ def sinusoid_table(n_pos: int, d_model: int) -> np.ndarray:
 SINUSOIDS_FROM, DIMENSIONS_FROM = "Sinusoids from dimension d\u00a0=", "Dimensions from d\u00a0="
 
 
+def series_pen(i: int, width: float):
+    """The pen of series i (SERIES): its colour and its line style."""
+    colour, _, _, style = SERIES[i]
+    return pg.mkPen(colour, width=width, style=getattr(QtCore.Qt.PenStyle, style))
+
+
 class EmbeddingsPanel(GridPanel):
     def __init__(self, parent=None):
         super().__init__(parent)           # (GridPanel: the header, whose detail a short dock tooltips)
@@ -93,8 +99,8 @@ class EmbeddingsPanel(GridPanel):
         self.similarity = HeatmapBox("cosine similarity of x, token by token", "token", "token",
                                   bar_label="cosine")
         self.dim_marks = []
-        for c in PALETTE:                 # the dimensions drawn as sinusoids, marked on the heatmap of p
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(c, width=2))
+        for i in range(N_WAVES):          # the dimensions drawn as sinusoids, marked on the heatmap of p
+            line = pg.InfiniteLine(angle=90, movable=False, pen=series_pen(i, 2))
             line.setVisible(False)
             self.maps["pe"].item.addItem(line)
             self.dim_marks.append(line)
@@ -110,8 +116,8 @@ class EmbeddingsPanel(GridPanel):
         wl.addWidget(self.waves, 1)
         wl.addWidget(self.wave_legend)
         self.waves.item.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1)))
-        self.curves = [self.waves.item.plot(pen=pg.mkPen(c, width=3), symbol="o", symbolSize=7, symbolBrush=c,
-                                            symbolPen=None) for c in PALETTE]
+        self.curves = [self.waves.item.plot(pen=series_pen(i, 3), symbol=mark, symbolSize=8, symbolBrush=c,
+                                            symbolPen=None) for i, (c, mark, _, _) in enumerate(SERIES)]
         self.added_items = [(self.maps["embedding"], False), (self.maps["pe"], False), (self.maps["x"], False),
                             (self.similarity, False), (waves_box, True)]
         self.grid = ResponsiveGrid(list(self.added_items))
@@ -281,10 +287,10 @@ class EmbeddingsPanel(GridPanel):
         d0 = min(self.dim.value(), max(d - 1, 0))
         self.wave_dims = [d0 + i for i in range(N_WAVES) if d0 + i < d]
         positions = np.arange(T)
-        symbol = "o" if T <= 40 else None              # dots for each position while they stay apart
+        dots = T <= 40                                  # a marker for each position while they stay apart
         for i, curve in enumerate(self.curves):
             if i < len(self.wave_dims):
-                curve.setData(positions, p[:, self.wave_dims[i]], symbol=symbol)
+                curve.setData(positions, p[:, self.wave_dims[i]], symbol=SERIES[i][1] if dots else None)
             else:
                 curve.setData([], [])
         for i, line in enumerate(self.dim_marks):
@@ -296,8 +302,8 @@ class EmbeddingsPanel(GridPanel):
             self._legend_key = key
             self.wave_names = [self._wave_name(k, d) for k in self.wave_dims]
             self.wave_legend.setText(" &nbsp; ".join(
-                f"<span style='color:{c}; font-size:16pt'>&#9632;</span>&nbsp;"
-                f"{escape(name).replace(' ', '&nbsp;')}" for c, name in zip(PALETTE, self.wave_names)))
+                f"<span style='color:{c}; font-size:16pt'>{glyph}</span>&nbsp;"
+                f"{escape(name).replace(' ', '&nbsp;')}" for (c, _, glyph, _), name in zip(SERIES, self.wave_names)))
         self.waves.item.setXRange(-0.5, max(T - 0.5, 0.5), padding=0.02)
         off = " (OFF: p = 0)" if not self.positional else ""
         self.waves.set_title(f"{self._p_name()} p across positions, dimensions {self._dims_text()}{off}")

@@ -13,6 +13,10 @@ NAN_COLOUR = (0, 255, 255, 255)  # a cell the model computed as NaN: cyan, in no
 # Okabe-Ito: distinguishable with every common colour-vision deficiency
 BLUE, ORANGE, GREEN, PINK, VERMILLION, SKY = "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9"
 PALETTE = (BLUE, ORANGE, GREEN, PINK)
+# lines of several series told apart by more than colour (red-green colour blindness made two of four the same grey,
+# QA): each its PALETTE colour, pyqtgraph marker, the marker's glyph for a legend, and Qt pen style
+SERIES = tuple(zip(PALETTE, ("o", "s", "t", "d"), ("●", "■", "▼", "◆"),
+                   ("SolidLine", "DashLine", "DotLine", "DashDotLine")))
 HIGHLIGHT = "#ff3b30"           # the focused head's frame, the generation step's row
 MARKED = "#a35200"              # token labels marked on an axis (a rare word's pieces): the warning orange (5.6:1 on
 #                                 white; #b35900 was 4.4:1 on the light theme's window, under WCAG AA's 4.5, QA)
