@@ -186,6 +186,7 @@ class Actions:
         larger.setShortcuts([*QtGui.QKeySequence.keyBindings(QtGui.QKeySequence.StandardKey.ZoomIn),
                              QtGui.QKeySequence("Ctrl+=")])
         view.addAction("Smaller text", lambda: w.presentation.zoom(-1), QtGui.QKeySequence.StandardKey.ZoomOut)
+        view.addAction("Normal text size", w.presentation.normal_text, QtGui.QKeySequence("Ctrl+0"))
         themes = view.addMenu("Theme")
         group = QtGui.QActionGroup(w)
         self.theme_actions: dict[str, QtGui.QAction] = {}      # checked: the theme on screen (presentation's too)

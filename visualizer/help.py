@@ -126,8 +126,8 @@ step</b> changes every weight of the model in memory (a step of too large an η 
 <h3>On a projector</h3>
 <p><b>F11</b> or <b>F5</b>: presentation mode (large, high-contrast text); <b>Esc</b> leaves it; <b>B</b> or
 <b>W</b> there: a black or white screen, and any key brings the view back. <b>F9</b>: the
-heatmap alone, with room for every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text. <b>Ctrl+E</b>:
-export the heatmap as a picture.</p>
+heatmap alone, with room for every label. <b>Ctrl++ / Ctrl+−</b>: larger or smaller text (as large as the
+screen holds); <b>Ctrl+0</b>: the normal size. <b>Ctrl+E</b>: export the heatmap as a picture.</p>
 """
 
 

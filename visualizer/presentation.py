@@ -113,13 +113,69 @@ class Presentation:
                           QtCore.Qt.Orientation.Vertical)
 
     def zoom(self, direction: int) -> None:
-        size = QtWidgets.QApplication.font().pointSizeF() + 2 * direction
+        """Text 2 points larger or smaller (View ▸ Larger text, Smaller text). Larger only while the window then
+        still fits the screen: at 1280 × 800, six steps made it 1319 pixels wide, the right column off the screen
+        and the heatmap a 2-pixel line (QA, a low-vision teacher); a step that does not fit is taken back, with a
+        word in the status bar."""
+        before = QtWidgets.QApplication.font().pointSizeF()
+        self.resize_text(before + 2 * direction)
+        if direction > 0:
+            w = self.window      # checked once the new text has relaid the window out (two turns of the loop)
+            QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(
+                0, w, lambda: self._take_back_if_too_large(before, before + 2 * direction)))
+
+    def normal_text(self) -> None:
+        """The text size of the mode on screen: the app's default, or presentation mode's for this screen."""
+        w = self.window
+        if self.active:
+            self.set_font_size(presentation_point_size(self.screen_size[1] if self.screen_size
+                                                       else w.screen().geometry().height()))
+        else:
+            from .settings import DEFAULTS
+            self.resize_text(DEFAULTS["font_size"])
+
+    def resize_text(self, size: float) -> None:
+        """The text at size, remembered for the next start outside presentation mode."""
         self.set_font_size(size)
         if not self.active:
             self.window.settings.set("font_size", size)
             # the side columns to their shares once the new text has relaid the window out (see ColumnWidths)
             w = self.window
             QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, w.docking.widths.restore))
+
+    def room(self) -> QtCore.QSize | None:
+        """The screen's room for the window (less its frame), or None where there is no screen to fit: offscreen,
+        whose 800 × 800 is a placeholder, unless a --size stands for the screen."""
+        w = self.window
+        if self.screen_size:
+            return QtCore.QSize(*self.screen_size)
+        screen = w.screen()
+        if screen is None or QtWidgets.QApplication.platformName() == "offscreen":
+            return None
+        frame = w.frameGeometry().size() - w.size()
+        return screen.availableGeometry().size() - frame
+
+    def fits(self) -> bool:
+        """Whether the window's least size fits the screen's room."""
+        room, least = self.room(), self.window.minimumSizeHint()
+        return room is None or (least.width() <= room.width() and least.height() <= room.height())
+
+    def _within(self, room: QtCore.QSize) -> None:
+        """The window back within room: Qt had widened it to the larger text's least width, and keeps the least
+        size its layout last set until the layout runs again."""
+        w = self.window
+        w.layout().activate()
+        w.resize(min(w.width(), room.width()), min(w.height(), room.height()))
+
+    def _take_back_if_too_large(self, before: float, size: float) -> None:
+        if QtWidgets.QApplication.font().pointSizeF() != size or self.fits():    # (another step came meanwhile)
+            return
+        self.resize_text(before)
+        room, w = self.room(), self.window
+        if not w.isFullScreen():        # Qt had widened the window to the larger text's least width: back on screen
+            QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self._within(room)))
+        self.window.statusBar().showMessage(f"Text at its largest for this screen ({before:g} pt): larger, the "
+                                            "window would not fit. F9 gives the heatmap the window.", 12000)
 
     def set_font_size(self, size: float) -> None:
         w = self.window

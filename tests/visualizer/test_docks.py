@@ -214,3 +214,32 @@ def test_larger_then_smaller_text_gives_the_side_columns_their_room_back(qtbot, 
         qtbot.waitUntil(lambda: right.width() >= before - 16)
     finally:
         window.presentation.set_font_size(size)
+
+
+def test_larger_text_stops_where_the_window_would_no_longer_fit_the_screen(qtbot, window):
+    """At 1280 × 800, six Ctrl++ made the window 1319 pixels wide, the right column off the screen and the heatmap a
+    2-pixel line (QA, a low-vision teacher): a step whose window does not fit is taken back, with a word, and the
+    window is back within the screen; Ctrl+0 gives the normal size."""
+    from PySide6 import QtWidgets
+
+    from visualizer.settings import DEFAULTS
+    app_font = QtWidgets.QApplication.font().pointSizeF()
+    least = window.minimumSizeHint()
+    window.presentation.screen_size = (least.width() + 160, least.height() + 400)    # room for a step or two
+    try:
+        for _ in range(8):
+            size = QtWidgets.QApplication.font().pointSizeF()
+            window.presentation.zoom(+1)
+            qtbot.wait(150)
+            if "largest" in window.statusBar().currentMessage():
+                break
+        assert "Text at its largest for this screen" in window.statusBar().currentMessage()
+        assert QtWidgets.QApplication.font().pointSizeF() == size == window.settings.get("font_size") > app_font
+        qtbot.waitUntil(lambda: window.width() <= least.width() + 160)
+        assert window.presentation.fits()
+        view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+        next(a for a in view.actions() if a.text() == "Normal text size").trigger()
+        assert QtWidgets.QApplication.font().pointSizeF() == DEFAULTS["font_size"] == window.settings.get("font_size")
+    finally:
+        window.presentation.screen_size = None
+        window.presentation.set_font_size(app_font)
