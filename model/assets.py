@@ -1,6 +1,8 @@
 """Where models live and what their folders hold; nothing here imports torch, so the app can start without it."""
 from __future__ import annotations
 
+import json
+import struct
 from pathlib import Path
 
 from .files import NOT_REGULAR, not_regular
@@ -33,6 +35,26 @@ def required_file(folder: Path, name: str) -> Path:
     if not path.is_file():
         raise ModelLoadError(f"{path}: file is missing")
     return path
+
+
+def check_safetensors(path: Path) -> list[str]:
+    """A safetensors file whose header is valid JSON and whose tensors all lie inside the file: its tensors' names."""
+    size = path.stat().st_size
+    if size == 0:                            # "damaged header" did not say what to do (QA)
+        raise ModelLoadError(f"{path}: the file is empty (0 bytes): copy the weights again")
+    try:
+        with path.open("rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            if n > size - 8:
+                raise ValueError("header longer than the file")
+            header = json.loads(f.read(n))
+        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    except (struct.error, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        raise ModelLoadError(f"{path}: not a valid safetensors file (damaged header)") from None
+    if 8 + n + end != size:
+        raise ModelLoadError(f"{path}: truncated or damaged safetensors file ({size:,} bytes, its header "
+                             f"describes {8 + n + end:,})")
+    return [k for k in header if k != "__metadata__"]
 
 
 def bundled_models() -> list[str]:

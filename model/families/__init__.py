@@ -137,9 +137,10 @@ def check(name_or_folder: str | Path) -> None:
         if pickled and not (folder / WEIGHTS).is_file():
             raise ModelLoadError(f"{folder}: only {pickled[0]} (a pickle, which can run code when loaded); this app "
                                  f"loads {WEIGHTS} only")
-        from ..assets import required_file          # (model.checkpoint would import torch: check has none)
+        from ..assets import check_safetensors, required_file   # (model.checkpoint would import torch)
         for name in (WEIGHTS, SRC_TOK, TGT_TOK):
             required_file(folder, name)
+        check_safetensors(folder / WEIGHTS)        # whole: a weights file cut short failed only once loaded (QA)
 
 
 def translate(lm, text: str, *args, **kwargs):

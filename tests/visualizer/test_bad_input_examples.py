@@ -3,6 +3,7 @@ and loses nothing. (Training's examples are in tests/model/test_train_stops.py.)
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -316,7 +317,8 @@ def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
     assert read_session(path)["sentence"] == "the cat"
 
 
-def test_screenshot_of_a_session_whose_model_is_missing_or_broken_exits_2_as_for_model(run_command, tmp_path):
+def test_screenshot_of_a_session_whose_model_is_missing_or_broken_exits_2_as_for_model(run_command, tmp_path,
+                                                                                     tiny_model_dir):
     """A model folder that cannot be opened is a usage error (2) given by --model; given by a session it was 1 (QA)."""
     path = tmp_path / "s.json"
     path.write_text(json.dumps(dict(SESSION, model=str(tmp_path / "gone"))), encoding="utf-8")
@@ -327,6 +329,17 @@ def test_screenshot_of_a_session_whose_model_is_missing_or_broken_exits_2_as_for
     code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
     assert code == 2 and "the session's model cannot be opened" in err
     assert not (tmp_path / "shot.png").exists()
+    # this app's own folder with its weights cut short: 1, "Cannot open this model … goes on with the default
+    # model", and it did not go on (QA)
+    cut = tmp_path / "cut"
+    shutil.copytree(tiny_model_dir, cut)
+    weights = (cut / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    path.write_text(json.dumps(dict(SESSION, model=str(cut))), encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        f"error: {path}: the session's model cannot be opened ({cut / 'model.safetensors'}: truncated or damaged "
+        f"safetensors file ({len(weights) // 2:,} bytes, its header describes {len(weights):,}))")
 
 
 def test_a_screenshot_named_other_than_png_is_refused(run_command, tmp_path):

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import struct
 from pathlib import Path
 
-from ...assets import ModelLoadError, reason
+from ...assets import ModelLoadError, check_safetensors, reason
 
 INSTALL = 'pip install -e ".[hf]"'
 TARGET_TOKENIZER = "target_tokenizer"      # the target side's tokenizer, in a folder with two vocabularies
@@ -132,26 +131,6 @@ def check_index(folder: Path) -> None:
         raise ModelLoadError(f"{folder / 'model.safetensors.index.json'}: names {', '.join(missing[:3])}"
                              f"{' …' if len(missing) > 3 else ''}, which {'is' if len(missing) == 1 else 'are'} "
                              "not in the folder")
-
-
-def check_safetensors(path: Path) -> list[str]:
-    """A safetensors file whose header is valid JSON and whose tensors all lie inside the file: its tensors' names."""
-    size = path.stat().st_size
-    if size == 0:                            # "damaged header" did not say what to do (QA)
-        raise ModelLoadError(f"{path}: the file is empty (0 bytes): copy the weights again")
-    try:
-        with path.open("rb") as f:
-            (n,) = struct.unpack("<Q", f.read(8))
-            if n > size - 8:
-                raise ValueError("header longer than the file")
-            header = json.loads(f.read(n))
-        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    except (struct.error, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
-        raise ModelLoadError(f"{path}: not a valid safetensors file (damaged header)") from None
-    if 8 + n + end != size:
-        raise ModelLoadError(f"{path}: truncated or damaged safetensors file ({size:,} bytes, its header "
-                             f"describes {8 + n + end:,})")
-    return [k for k in header if k != "__metadata__"]
 
 
 LAYER_KEYS = ("n_layer", "n_layers", "num_hidden_layers", "num_layers", "num_decoder_layers", "encoder_layers",
