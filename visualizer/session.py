@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from model.ablation import AblationError, expand, parse_spec, spec
 from model.assets import ModelLoadError, bundled_models
@@ -101,8 +101,13 @@ def beside(path: Path, model: str) -> str:
     the name as it was (a bundled model, a hub id, or a folder the window will say is missing)."""
     if model in bundled_models() or Path(model).is_dir():
         return model
-    for candidate in (path.parent / model, path.parent / Path(model).name):
-        if Path(model).name and candidate.is_dir():
+    # a path saved on Windows splits at its backslashes too ("C:\\Users\\alice\\en de copy" was looked for as one
+    # name, QA); PureWindowsPath splits at both separators
+    windows = PureWindowsPath(model)
+    name = windows.name
+    relative = [path.parent / Path(*windows.parts)] if windows.parts and not windows.anchor else []
+    for candidate in (path.parent / model, *relative, path.parent / name):
+        if name and candidate.is_dir():
             return str(candidate.resolve())
     return model
 

@@ -161,7 +161,14 @@ def test_a_session_finds_its_model_folder_from_any_folder(tmp_path, monkeypatch,
     s.update(layer=1)
     assert s.model_name == str((lesson / "my model").resolve())
     save_session(lesson / "saved.json", s)
-    for model in ("my model", "/a/computer/that/is/gone/my model"):
+    # … saved on Windows too: by its whole path, or relative with a backslash (one name on Linux, QA)
+    shutil.copytree(tiny_model_dir, lesson / "models" / "other model")
+    shutil.copytree(tiny_model_dir, lesson / "third model")
+    for model, found in (("models\\other model", "models/other model"), ("D:\\class\\third model", "third model")):
+        (lesson / "s.json").write_text(json.dumps({"format": FORMAT, "model": model, "sentence": "the cat"}),
+                                       encoding="utf-8")
+        assert read_session(lesson / "s.json")["model_name"] == str((lesson / found).resolve())
+    for model in ("my model", "/a/computer/that/is/gone/my model", "C:\\Users\\alice\\my model"):
         (lesson / "s.json").write_text(json.dumps({"format": FORMAT, "model": model, "sentence": "the cat"}),
                                        encoding="utf-8")
         monkeypatch.chdir(tmp_path)
