@@ -24,16 +24,17 @@ class SessionError(Exception):
     """A session file that cannot be used; str() is one line."""
 
 
-def session_dict(state: ViewState) -> dict:
+def session_dict(state: ViewState, view: dict | None = None) -> dict:
+    """The session of state; view: fields of the view that replace the state's (a session's view not applied yet)."""
+    shown = {k: getattr(state, k) for k in VIEW_KEYS} | {k: v for k, v in (view or {}).items() if k in VIEW_KEYS}
     return {"format": FORMAT, "model": state.model_name, "sentence": state.sentence, "target": state.target,
-            "positional": state.positional, "decoding": asdict(state.decoding),
-            "view": {k: getattr(state, k) for k in VIEW_KEYS},
+            "positional": state.positional, "decoding": asdict(state.decoding), "view": shown,
             "ablations": [spec(a) for a in sorted(state.ablations)]}
 
 
-def save_session(path: str | Path, state: ViewState) -> None:
+def save_session(path: str | Path, state: ViewState, view: dict | None = None) -> None:
     try:
-        write_text(Path(path), json.dumps(session_dict(state), indent=2, ensure_ascii=False) + "\n")
+        write_text(Path(path), json.dumps(session_dict(state, view), indent=2, ensure_ascii=False) + "\n")
     except ExportError as e:
         raise SessionError(str(e)) from None
 

@@ -880,7 +880,9 @@ class MainWindow(QtWidgets.QMainWindow):
             path = self.settings.session_path()
             try:                                # (the settings' folder: Qt makes it only when it writes them)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                save_session(path, self.state)
+                # a session's view waits for its run (see apply_session): closed before, the window had saved layer
+                # 1, head 1 over the view it reopened on (QA)
+                save_session(path, self.state, self._pending_view)
             except (OSError, SessionError):     # a read-only home, a full disk: the next start is a fresh one
                 pass
         training = self.wait_for_threads()

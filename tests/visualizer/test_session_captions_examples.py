@@ -237,6 +237,25 @@ def test_the_window_closed_is_the_session_a_plain_start_reopens(qtbot, window, s
     assert last_session(settings) is None and str(gone) in settings.notices[-1]
 
 
+def test_a_window_closed_before_its_sessions_run_came_keeps_the_sessions_view(qtbot, window, tmp_path):
+    """The view of a reopened window waits for its run; closed in the first seconds, the window had saved encoder
+    layer 1, head 1, step 0 over it (QA)."""
+    from PySide6 import QtCore
+
+    from visualizer.cli import last_session
+    from visualizer.settings import Settings
+    settings = window.settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"),
+                                                           QtCore.QSettings.Format.IniFormat))
+    window.keeps_session = True
+    qtbot.waitUntil(lambda: not window.runs.runner.busy)
+    view = {"stack": "dec", "layer": 1, "sublayer": "cross", "kind": "cross", "head": 1, "step": 2}
+    window.apply_session(dict(view, sentence="the dog sat on the mat"))
+    assert window._pending_view == view                # its run not shown yet
+    window.close()
+    changes = last_session(settings)
+    assert {k: changes[k] for k in view} == view and changes["sentence"] == "the dog sat on the mat"
+
+
 def test_a_session_whose_model_folder_is_gone_says_so_and_where_to_put_it(qtbot, window, tmp_path):
     """A lesson's session moved without its model folder read "Cannot open this model: …/gone_model: no such
     model", with no word of the session, nor that the folder is looked for beside it (QA). The window keeps its
