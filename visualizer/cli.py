@@ -2,6 +2,7 @@
 metrics, animate and convert."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -107,9 +108,13 @@ def app_main(argv: list[str]) -> int:
     window.keeps_session = not a.screenshot
     for notice in settings.notices:           # bad values read so far, the saved layout's too
         print(f"note: {notice}", file=sys.stderr)
-    if not a.screenshot and (lost := settings.cannot_keep()):
+    lost = None if a.screenshot else settings.cannot_keep()
+    if lost:
         print(f"note: {lost}", file=sys.stderr)
-        window.statusBar().showMessage(lost[:1].upper() + lost[1:], 30000)
+    # in the window too (a launcher shows no terminal: a session that could not reopen had a word on stderr alone)
+    said = "; ".join(n for n in (*settings.notices, lost) if n)
+    if said and not a.screenshot:
+        window.statusBar().showMessage(said[:1].upper() + said[1:], 30000)
     if a.size:
         window.resize(*a.size)
     elif a.screenshot and not a.presentation:
@@ -204,6 +209,9 @@ def screenshot_ready(window) -> bool:
     return window.trace is not None and not window.trace.meta.get("partial") and window.startup.frame is None
 
 
+UNOPENED = "last-session-unopened.json"       # beside Settings.session_path(): a last session that could not reopen
+
+
 def last_session(settings) -> dict | None:
     """The session the window was closed on (Settings.session_path), as read_session's changes; None when there is
     none, or it cannot be used (a damaged file, a model folder gone: said in settings.notices)."""
@@ -218,7 +226,16 @@ def last_session(settings) -> dict | None:
         changes = read_session(path)
         check(changes["model_name"])
     except (SessionError, ModelLoadError) as e:
-        settings.notices.append(f"the window as it was last closed could not be reopened ({e}); it starts afresh")
+        # set aside, so that closing the fresh window does not write over it: a researcher's sentence and view were
+        # gone after a model folder had been renamed (QA)
+        aside = path.with_name(UNOPENED)
+        try:
+            os.replace(path, aside)
+            kept = f"; it is kept as {aside} (File ▸ Open session, once its model is back)"
+        except OSError:
+            kept = ""
+        settings.notices.append(f"the window as it was last closed could not be reopened ({e}); it starts "
+                                f"afresh{kept}")
         return None
     return changes
 

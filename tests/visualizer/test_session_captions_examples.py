@@ -235,6 +235,13 @@ def test_the_window_closed_is_the_session_a_plain_start_reopens(qtbot, window, s
     assert last_session(settings)["model_name"] == str(gone)
     shutil.rmtree(gone)
     assert last_session(settings) is None and str(gone) in settings.notices[-1]
+    # set aside whole, so that the fresh window's close does not write over it (a researcher's sentence and view
+    # were gone after a model folder was renamed, QA), and said where
+    from visualizer.cli import UNOPENED
+    aside = settings.session_path().with_name(UNOPENED)
+    assert not settings.session_path().exists() and json.loads(aside.read_text(encoding="utf-8"))["model"] == str(gone)
+    assert settings.notices[-1].endswith(f"it starts afresh; it is kept as {aside} (File ▸ Open session, once its "
+                                         "model is back)")
 
 
 def test_a_window_closed_before_its_sessions_run_came_keeps_the_sessions_view(qtbot, window, tmp_path):
