@@ -40,6 +40,10 @@ def app_main(argv: list[str]) -> int:
     p.add_argument("--presentation", action="store_true", help="start full screen with large, high-contrast text")
     p.add_argument("--theme", choices=["light", "dark", "high-contrast"], help="colour theme (remembered)")
     a = p.parse_args(argv)
+    given = [f"--{name}" for name in ("model", "sentence", "target") if getattr(a, name) is not None]
+    if a.session and given:      # (the session's were shown, and --model's model loaded for nothing: QA)
+        raise UsageError(f"--session opens the session's model, sentence and target: give {' and '.join(given)} "
+                         "without it, or open the session and change them in the window")
     headless = bool(a.screenshot)
     find_display(headless)
     if a.screenshot:

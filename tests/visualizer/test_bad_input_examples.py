@@ -264,8 +264,7 @@ def test_session_with_bad_field_is_named_at_the_door(run_command, tmp_path, fiel
     assert path.read_text(encoding="utf-8") == text and not (tmp_path / "shot.png").exists()
 
 
-def test_a_windows_session_that_cannot_be_read_is_said_in_the_window(run_command, qtbot, monkeypatch, tmp_path,
-                                                                     tiny_model_dir):
+def test_a_windows_session_that_cannot_be_read_is_said_in_the_window(run_command, qtbot, monkeypatch, tmp_path):
     """`--session` given to the window by a launcher (no terminal to read): a damaged file exited 2 with a line on
     stderr only; the window opens afresh and says why, and the file is left as it was."""
     from PySide6 import QtWidgets
@@ -291,7 +290,7 @@ def test_a_windows_session_that_cannot_be_read_is_said_in_the_window(run_command
     import gc
     collecting = gc.isenabled()
     try:
-        code, out, err = run_command(["--model", str(tiny_model_dir), "--session", str(path)], check=False)
+        code, out, err = run_command(["--session", str(path)], check=False)
     finally:                                   # the app's start hands collection to its event loop (pyqtgraph's
         if collecting:                         # GarbageCollector turns gc off): the next tests' windows hung
             gc.enable()
@@ -315,6 +314,19 @@ def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
         read_session(path)
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(SESSION).encode("utf-8"))
     assert read_session(path)["sentence"] == "the cat"
+
+
+def test_a_session_with_a_model_sentence_or_target_beside_it_is_refused(run_command, tmp_path):
+    """The session's model and sentence were shown without a word of the --model or --sentence given with it, and
+    --model's model was loaded for nothing (QA)."""
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SESSION), encoding="utf-8")
+    code, out, err = run_command(["--session", str(path), "--model", "en-de", "--sentence", "Hi",
+                                  "--screenshot", str(tmp_path / "shot.png")])
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        "error: --session opens the session's model, sentence and target: give --model and --sentence without it, "
+        "or open the session and change them in the window")
+    assert not (tmp_path / "shot.png").exists()
 
 
 def test_screenshot_of_a_session_whose_model_is_missing_or_broken_exits_2_as_for_model(run_command, tmp_path,
