@@ -121,9 +121,9 @@ class Settings:
         """The saved layout, read first (Qt decodes the file's values at the first read): a damaged value made Qt
         print "QVariant::load: unknown user type" at start. It is removed instead, with a notice."""
         keys = ("geometry", "window_state")
-        with qt_messages() as heard:
-            saved = tuple(self.q.value(key) for key in keys)
-        if heard or any(self.q.contains(k) and not isinstance(v, QtCore.QByteArray) for k, v in zip(keys, saved)):
+        with qt_messages():         # (what Qt could not decode in another setting, get() then names and removes:
+            saved = tuple(self.q.value(key) for key in keys)    # it had cost the layout, with a notice blaming it, QA)
+        if any(self.q.contains(k) and not isinstance(v, QtCore.QByteArray) for k, v in zip(keys, saved)):
             for key in keys:
                 self.q.remove(key)
             self.notices.append("the saved window layout could not be read; the default layout is used")

@@ -5,7 +5,7 @@ import pytest
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from visualizer.settings import Settings
+from visualizer.settings import DEFAULTS, Settings
 from visualizer.theme import THEMES, apply_theme
 
 
@@ -213,6 +213,23 @@ def test_a_damaged_saved_layout_is_a_notice_not_a_qt_warning(tmp_path, qapp, qtl
     good = Settings(QtCore.QSettings(str(tmp_path / "good.ini"), QtCore.QSettings.Format.IniFormat))
     good.save_layout(QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s"))
     assert good.layout() == (QtCore.QByteArray(b"g"), QtCore.QByteArray(b"s")) and not good.notices
+
+
+def test_a_damaged_value_of_another_setting_leaves_the_saved_layout_alone(tmp_path, qtlog):
+    """Qt decodes the whole file at the first read: a damaged metrics_hidden had thrown the intact layout away,
+    with a notice blaming the layout (QA). The damaged setting is named and removed; the layout stays."""
+    path = tmp_path / "settings.ini"
+    good = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    good.save_layout(QtCore.QByteArray(b"geometry"), QtCore.QByteArray(b"state"))
+    good.sync()
+    with path.open("a", encoding="utf-8") as f:
+        f.write("metrics_hidden=@Variant(\\0\\0\\0\\x7f\\0\\0\\0\\x18)\n")
+    s = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    assert s.layout() == (QtCore.QByteArray(b"geometry"), QtCore.QByteArray(b"state")) and s.notices == []
+    assert s.get("metrics_hidden") == DEFAULTS["metrics_hidden"]
+    default = DEFAULTS["metrics_hidden"]
+    assert s.notices == [f"setting metrics_hidden: None is not text; the default {default!r} is used"]
+    assert not [r for r in qtlog.records if "QVariant" in r.message]
 
 
 def test_the_toolbars_more_button_is_drawn_in_the_themes_text_colour(qtbot, window):
