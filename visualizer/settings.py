@@ -25,6 +25,10 @@ class Settings:
     def __init__(self, qsettings: QtCore.QSettings | None = None):
         self.q = qsettings or QtCore.QSettings(ORG, APP)
         self.notices: list[str] = []
+        # Qt reads the file at the first question: status() said NoError before, and a file of NULs was written over
+        # at close (QA); what it cannot decode in a value, _read_layout and get() say in the app's words
+        with qt_messages():
+            self.q.allKeys()
         if self.q.status() != QtCore.QSettings.Status.NoError:
             self._set_aside()
         self._layout = self._read_layout()

@@ -110,7 +110,9 @@ def test_any_settings_give_valid_values(tmp_path, values, raw):
     from visualizer.settings import DEFAULTS, Settings
     from visualizer.plotting.colormaps import COLOUR_SCALES
     from visualizer.theme import COLORMAPS, THEMES
-    path = tmp_path / "settings.ini"
+    path, aside = tmp_path / "settings.ini", tmp_path / "settings.ini.damaged"
+    for old in (path, aside):                  # (tmp_path is the same for every example)
+        old.unlink(missing_ok=True)
     q = QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat)
     for k, v in values.items():
         q.setValue(k, v)
@@ -123,6 +125,30 @@ def test_any_settings_give_valid_values(tmp_path, values, raw):
     assert isinstance(got["font_size"], float) and 6 <= got["font_size"] <= 48
     assert got["colour_scale"] in COLOUR_SCALES
     assert all("\n" not in n for n in s.notices)
+    # a file Qt cannot read is set aside whole, not written over at close without a word (QA: random bytes, NULs)
+    copy = tmp_path / "copy.ini"
+    copy.write_bytes(raw or b"")
+    probe = QtCore.QSettings(str(copy), QtCore.QSettings.Format.IniFormat)
+    probe.allKeys()
+    if raw is not None and probe.status() != QtCore.QSettings.Status.NoError:
+        assert aside.read_bytes() == raw and "could not be read; it was set aside" in s.notices[0]
+    else:
+        assert not aside.exists()
+
+
+@pytest.mark.parametrize("raw", [b"\0" * 40, b"not a settings file\n", b"\x89PNG\r\n\x1a\n"])
+def test_a_settings_file_of_nuls_or_other_bytes_is_set_aside(tmp_path, raw):
+    """Qt's status said NoError until the file's first read: a file of NULs or random bytes read as no settings,
+    with no word, and was written over at close (QA)."""
+    from PySide6 import QtCore
+
+    from visualizer.settings import Settings
+    path = tmp_path / "settings.ini"
+    path.write_bytes(raw)
+    s = Settings(QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    assert (tmp_path / "settings.ini.damaged").read_bytes() == raw and not path.exists()
+    assert s.notices == [f"the settings file {path} could not be read; it was set aside as settings.ini.damaged and "
+                         "the app starts with its default settings"]
 
 
 @pytest.fixture(scope="module")
