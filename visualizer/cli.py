@@ -51,9 +51,10 @@ def app_main(argv: list[str]) -> int:
         if Path(a.screenshot).suffix.lower() != ".png":      # (PNG bytes went into "x.jpg" without a word: QA)
             raise UsageError(f"--screenshot {a.screenshot}: the screenshot is a PNG; give a name ending in .png")
     unread = None                 # a window's --session that cannot be read: the window opens afresh and says so
+    session = None                # … else its changes, whose run the window starts on when its model can open
     if a.session:                 # (a launcher shows no terminal); a screenshot's stops here
         try:
-            read_session_arg(a.session, must_have_model=headless)
+            session = read_session_arg(a.session, must_have_model=headless)
         except UsageError as e:
             if headless:
                 raise
@@ -67,12 +68,18 @@ def app_main(argv: list[str]) -> int:
     # a plain start reopens the window as it was closed (sentence, view, heads off); a screenshot never does
     asked = a.model or a.sentence is not None or a.target is not None or a.session or a.screenshot
     last = None if asked else last_session(settings)
-    start = ViewState.at_start(last["model_name"], last["sentence"], last["target"]) if last else \
+    # the window starts on the run it reopens (the last session's, or a --session's whose model can open): the
+    # first look had shown the frame of the default sentence, or of the run without its heads off or positions,
+    # beside the session's sentence and switches (QA)
+    source = last or (session if session is not None and opens(session["model_name"]) else None)
+    start = ViewState.at_start(*(source[k] for k in ("model_name", "sentence", "target"))) if source else \
         ViewState.at_start(a.model, a.sentence, a.target)
-    # the model opens in the background (else --model loads it now; a session changes the run): a helper process
-    # translates the sentence meanwhile, unless a saved frame can be shown (see first_run)
-    in_background = not (a.model or a.session)
-    helper = first_run.start(start) if in_background and first_run.wanted() else None
+    run = {k: source[k] for k in START_RUN if k in source} if source else {}
+    start.update(**run)
+    # the model opens in the background (else --model loads it now): a helper process translates the sentence
+    # meanwhile, unless a saved frame can be shown (see first_run); not with heads off, which it cannot switch off
+    in_background = not a.model and (not a.session or source is not None)
+    helper = first_run.start(start) if in_background and not start.ablations and first_run.wanted() else None
 
     from PySide6 import QtCore, QtWidgets
 
@@ -107,8 +114,9 @@ def app_main(argv: list[str]) -> int:
         except ModelLoadError as e:
             raise UsageError(str(e)) from None
     # a screenshot shows the default layout, not the user's last one, so that README pictures are reproducible
-    window = MainWindow(model=a.model or (last and last["model_name"]), sentence=start.sentence, target=start.target,
-                        settings=settings, lm=lm, restore_layout=not a.screenshot, first=first)
+    window = MainWindow(model=a.model or (source and source["model_name"]), sentence=start.sentence,
+                        target=start.target, run=run, settings=settings, lm=lm, restore_layout=not a.screenshot,
+                        first=first)
     window.keeps_session = not a.screenshot
     for notice in settings.notices:           # bad values read so far, the saved layout's too
         print(f"note: {notice}", file=sys.stderr)
@@ -211,6 +219,20 @@ def screenshot_ready(window) -> bool:
     the picture, nor a frame shown while the model loads (the status bar said "First look …; the model is loading…":
     QA)."""
     return window.trace is not None and not window.trace.meta.get("partial") and window.startup.frame is None
+
+
+START_RUN = ("decoding", "positional", "ablations")      # a session's run fields besides its model, sentence, target
+
+
+def opens(model: str) -> bool:
+    """Whether a model passes the checks made before opening it (model.families.check)."""
+    from model.assets import ModelLoadError
+    from model.families import check
+    try:
+        check(model)
+    except ModelLoadError:
+        return False
+    return True
 
 
 UNOPENED = "last-session-unopened.json"       # beside Settings.session_path(): a last session that could not reopen

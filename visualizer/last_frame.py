@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from model.ablation import ablated_heads
 from model.assets import CONFIG, SRC_TOK, TGT_TOK, WEIGHTS, ModelLoadError, model_folder
 from model.families import existing_folder, family_for, output_pieces, schema_of
 from model.families.seed_schema import NAME as SEED
@@ -268,6 +269,10 @@ def saved_frame(path: Path, state) -> Frame | None:
         folder = model_folder(state.model_name)
         if folder is not None and (folder / START_FRAME).is_file():      # hash the files only if it has one
             frame = load_frame(folder / START_FRAME, start_key(folder, *fields), folder)
+    # the key holds no heads off: a frame of the run with other heads off is another run's (a session of 40 heads
+    # off opened on the plain run's frame, QA)
+    if frame is not None and ablated_heads(frame.trace) != frozenset(getattr(state, "ablations", ())):
+        return None
     return frame
 
 

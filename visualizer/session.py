@@ -96,6 +96,11 @@ def read_session(path: str | Path) -> dict:
     return changes
 
 
+def folder_name(model: str) -> str:
+    """The last part of a model's path, saved on Windows too (split at backslashes as at slashes)."""
+    return PureWindowsPath(model).name
+
+
 def beside(path: Path, model: str) -> str:
     """The session's model folder where it is not (a relative path saved by an older version, or a lesson's folder
     moved to another computer), found beside the session file: at that relative path from it, or by its name; else
@@ -105,7 +110,7 @@ def beside(path: Path, model: str) -> str:
     # a path saved on Windows splits at its backslashes too ("C:\\Users\\alice\\en de copy" was looked for as one
     # name, QA); PureWindowsPath splits at both separators
     windows = PureWindowsPath(model)
-    name = windows.name
+    name = folder_name(model)
     relative = [path.parent / Path(*windows.parts)] if windows.parts and not windows.anchor else []
     for candidate in (path.parent / model, *relative, path.parent / name):
         if name and candidate.is_dir():

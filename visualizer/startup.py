@@ -74,7 +74,7 @@ class Startup(QtCore.QObject):
     def _helper_done(self, _seq: int, frame) -> None:
         """Show the helper's frame if nothing newer is on screen and the run asked for is still the same."""
         w = self.window
-        if frame is not None and w.trace is None and w.runs.shown is None and \
+        if frame is not None and w.trace is None and w.runs.shown is None and not w.state.ablations and \
                 frame_key(w.state.model_name, *w.state.run_fields()) == self.helper.key:
             self.show_frame(frame, "translated while the app opened")
         if w.lm is None and self.loader.runs == 0:

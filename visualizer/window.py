@@ -41,7 +41,7 @@ from .panels.widgets import ElidedLabel, quiet_colour, tone_colour
 from .plotting.token_axis import TokenAxis
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
-from .session import SessionError, read_session, save_session
+from .session import SessionError, folder_name, read_session, save_session
 from .settings import Settings
 from .startup import Startup
 from .state import MAX_CHARS, RUN_FIELDS, SHAPE_FIELDS, VIEW_FIELDS, ViewState, default_model
@@ -112,17 +112,19 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def __init__(self, model: str | None = None, sentence: str | None = None, target: str | None = None,
                  settings: Settings | None = None, lm=None, restore_layout: bool = False,
-                 first=None):
+                 first=None, run: dict | None = None):
         """model: a bundled name or a folder (lm: that model, already loaded). restore_layout: put docks and
         window where the user left them last time (the command line does; tests and screenshots do not).
         first: what to show until the model (loaded in the background when lm is not given) runs, from
         first_run.first_frame: a saved frame, or a helper process translating the sentence; by default the
-        frame saved for this run, if any."""
+        frame saved for this run, if any. run: other run fields to start with (a session's decoding, positions
+        and heads off)."""
         super().__init__()
         self.setWindowTitle("Attention Visualizer")
         self.setStatusBar(FittingStatusBar())      # before anything puts a label in it
         self.settings = settings or Settings()
         self.state = ViewState.at_start(model, sentence, target)
+        self.state.update(**(run or {}))
         self.lm = None                             # the open model (a model.LoadedModel)
         self.trace = None                          # what every panel shows
         self.translation = None                    # … and the translation (or saved frame) it belongs to
@@ -774,7 +776,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 going_on = f"The app goes on with {self.model_name}." if self.lm is not None else ""
                 self.error("Cannot open the session",
                            f"{path} names the model {model}, which cannot be opened ({e}).\n\nPut the model's "
-                           f"folder beside the session file ({Path(path).parent / Path(model).name}) and open the "
+                           f"folder beside the session file ({Path(path).parent / folder_name(model)}) and open the "
                            f"session again. {going_on}".rstrip())
                 return False
             if not self._load_model(model, say_heads=False):

@@ -170,3 +170,32 @@ def test_the_shipped_start_frame_is_the_default_models_run_of_the_default_senten
     assert set(w.trace.arrays) == set(shown.arrays)
     for k, v in w.trace.arrays.items():
         np.testing.assert_allclose(shown.arrays[k], v, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_a_window_starting_on_a_sessions_run_shows_no_frame_of_another_run(qtbot, tiny_model_dir, settings):
+    """The first look of a reopened session showed the plain run's frame (no head crossed out) beside "40 heads
+    off", or a frame computed with positions beside the unticked box (QA): the window starts on the session's whole
+    run, and a frame saved for that run with other heads off, or with positions, is not it."""
+    from visualizer.window import MainWindow
+
+    first = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings)
+    qtbot.addWidget(first)
+    qtbot.waitUntil(lambda: first.lm is not None and first.trace is not None and not first.runs.runner.busy,
+                    timeout=20000)
+    first.close()                                          # the plain run's frame, saved
+    off = frozenset({("cross", 0, 1)})
+    for run in ({"ablations": off}, {"positional": False}):
+        again = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings, run=run)
+        qtbot.addWidget(again)
+        assert again.lm is None and again.trace is None and {k: getattr(again.state, k) for k in run} == run
+        qtbot.waitUntil(lambda: again.lm is not None and again.trace is not None, timeout=20000)
+        assert again.trace.meta.get("ablations", []) == (["cross:1:2"] if "ablations" in run else [])
+        again.runs.runner.wait(10000)
+        again.close()      # the frame saved: this run's without positions; none with heads off (see Startup.close)
+        reopened = MainWindow(model=str(tiny_model_dir), sentence="the cat sat on the mat", settings=settings,
+                              run=run)
+        qtbot.addWidget(reopened)
+        assert reopened.lm is None and (reopened.trace is None if "ablations" in run else
+                                        reopened.trace.meta["positional"] is False)
+        qtbot.waitUntil(lambda: reopened.lm is not None, timeout=20000)
+        reopened.runs.runner.wait(10000)

@@ -279,3 +279,8 @@ def test_a_session_whose_model_folder_is_gone_says_so_and_where_to_put_it(qtbot,
     assert (f"Put the model's folder beside the session file ({tmp_path / 'gone_model'}) and open the session "
             f"again. The app goes on with {window.model_name}.") in window.last_error
     assert (window.state.model_name, window.state.sentence) == (before, sentence)
+    # saved on Windows: the folder's own name, not the whole path as one name (QA)
+    path.write_text(json.dumps({"format": FORMAT, "model": "C:\\Users\\alice\\gone model", "sentence": "x"}),
+                    encoding="utf-8")
+    assert not window.open_session(str(path))
+    assert f"Put the model's folder beside the session file ({tmp_path / 'gone model'}) and" in window.last_error
