@@ -253,6 +253,7 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
 
     @functools.wraps(main)
     def run(argv: list[str] | None = None) -> int:
+        entry = argv is None                            # the console script's call: the process ends after it
         argv = text_args(list(sys.argv[1:] if argv is None else argv))
         for stream in (sys.stdout, sys.stderr):         # a terminal that cannot show "é" gets "?", not an error
             if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
@@ -285,6 +286,11 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             run._active = False
+            if entry and threading.current_thread() is threading.main_thread():
+                # the process's own command is over, its last line said: a stop signal now would end it with a
+                # traceback or none (Ctrl+C just after `animate` wrote its file: exit 130, no line; QA)
+                for sig in (signal.SIGINT, *STOP_SIGNALS):
+                    signal.signal(sig, signal.SIG_IGN)
     return run
 
 

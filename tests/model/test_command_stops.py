@@ -79,3 +79,25 @@ def test_a_full_output_is_one_line_naming_what_could_not_be_written(capsys):
 
     assert main([]) == 1
     assert capsys.readouterr().err.strip() == "error: could not write the output (No space left on device)"
+
+
+def test_a_stop_after_the_processs_command_is_over_changes_nothing(tmp_path):
+    """Ctrl+C just after `animate` had written its file and said so ended the process with 130 and no line (QA): once
+    the process's own command is over, a stop signal is let go, and the command's exit code stands."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = ("import os, signal, sys, time\n"
+              "from model.command_line import command\n"
+              "@command\n"
+              "def main(argv):\n"
+              "    print('wrote it')\n"
+              "    return 0\n"
+              "code = main()\n"
+              "for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+              "    os.kill(os.getpid(), sig)\n"
+              "time.sleep(0.2)\n"
+              "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert (done.returncode, done.stdout, done.stderr) == (0, "wrote it\n", "")
