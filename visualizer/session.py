@@ -52,7 +52,11 @@ def read_session(path: str | Path) -> dict:
     """The changes to apply to a ViewState (run fields and view fields), validated (see file_schema.SESSION)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))     # (a BOM, as Notepad writes one, is skipped)
+        text = path.read_text(encoding="utf-8-sig")                 # (a BOM, as Notepad writes one, is skipped)
+        if not text.strip():           # ("it stops making sense at line 1, column 1" said nothing useful: QA)
+            raise SessionError(f"{path}: the file is empty: nothing was saved in it (save one with File ▸ Save "
+                               "session)")
+        data = json.loads(text)
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
     except json.JSONDecodeError as e:     # where it broke, in a person's words (the parser's follow in brackets)

@@ -314,6 +314,11 @@ def test_sessions_written_by_hand_or_by_other_tools(tmp_path):
         read_session(path)
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(SESSION).encode("utf-8"))
     assert read_session(path)["sentence"] == "the cat"
+    for empty in (b"", b"\xef\xbb\xbf", b" \n\n"):       # said as empty, not "line 1, column 1 (Expecting value)"
+        path.write_bytes(empty)
+        with pytest.raises(SessionError) as e:
+            read_session(path)
+        assert str(e.value) == f"{path}: the file is empty: nothing was saved in it (save one with File ▸ Save session)"
 
 
 def test_a_session_with_a_model_sentence_or_target_beside_it_is_refused(run_command, tmp_path):
