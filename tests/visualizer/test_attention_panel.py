@@ -229,6 +229,22 @@ def test_generation_step_highlights_its_decoder_row(qtbot, window, panel, kind):
     window.state.update(kind=kind, step=1)
     box = panel.focus.row_box
     assert box.isVisible() and box.rect().center().y() == 1 and box.rect().height() == 1    # row 1 is centred on 1
+    # told apart by more than red (red-green colour blindness saw the olive of the middle cells, QA): a white edge
+    # around the red stroke, and the focused small head's title in bold
+    from visualizer.plotting.colormaps import HIGHLIGHT
+    from visualizer.plotting.halo import HALO
+    assert box.pen().color().name() == HALO and box.core.color().name() == HIGHLIGHT.lower()
+    assert box.pen().widthF() == box.core.widthF() + 3
+    from visualizer.plotting.scenes import settle_scenes
+    settle_scenes(panel)
+    image = panel.canvas.grab().toImage()
+    top = panel.focus.plot.vb.mapViewToScene(QtCore.QPointF(box.rect().center().x(), box.rect().top()))
+    x, y = int(top.x()), int(top.y())
+    ratio = panel.canvas.devicePixelRatioF()
+    colours = {image.pixelColor(int(x * ratio), int((y + dy) * ratio)).name() for dy in range(-4, 5)}
+    assert HALO in colours and HIGHLIGHT.lower() in colours
+    assert [hp.marked for hp in panel.small] == [h == window.state.head for h in range(len(panel.small))]
+    assert panel.small[window.state.head].plot.titleLabel.text.startswith("<b>")
     window.state.update(kind="enc_self")
     assert not panel.focus.row_box.isVisible()                 # the encoder has no generation steps
 
@@ -272,7 +288,9 @@ def test_small_multiple_titles_stay_apart_at_presentation_font(qtbot, window, pa
             assert hp.font_size <= 9
             title_font = QtGui.QFont(hp.font)
             title_font.setPointSizeF(hp.font_size + 2)
-            assert QtGui.QFontMetricsF(title_font).horizontalAdvance(hp.plot.titleLabel.text) < hp.plot.width()
+            title_font.setBold(hp.marked)                      # the focused head's title is bold
+            text = hp.plot.titleLabel.text.removeprefix("<b>").removesuffix("</b>")
+            assert QtGui.QFontMetricsF(title_font).horizontalAdvance(text) < hp.plot.width()
     finally:
         window.presentation.set_font_size(size)
 

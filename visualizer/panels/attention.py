@@ -367,6 +367,7 @@ class AttentionPanel(QtWidgets.QWidget):
         if self._framed != (framed, H):
             for h, hp in enumerate(self.small):
                 hp.plot.getViewBox().setBorder(pg.mkPen(HIGHLIGHT, width=3) if h == framed else pg.mkPen("#cccccc"))
+                hp.set_marked(h == framed)
             self._framed = (framed, H)
             # the 3-pixel frame's outer pixels lie outside the thin one's rectangle: repaint the whole canvas, or
             # the head just left keeps a thin red outline beside the new frame (seen on a real X server)

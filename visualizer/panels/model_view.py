@@ -18,7 +18,8 @@ from model.analysis.metrics import trace_metrics
 from model.schema import OUTPUT
 
 from .. import accessible
-from ..plotting.colormaps import COLORMAP, HIGHLIGHT, lookup_table, packed_colours, rgba_image
+from ..plotting.colormaps import COLORMAP, lookup_table, packed_colours, rgba_image
+from ..plotting.halo import HaloRect
 from ..plotting.text import tick_font
 from ..plotting.titles import set_title
 from .widgets import KindPicker, WrappedLabel
@@ -80,8 +81,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get(COLORMAP))
         self.plot.addItem(self.image)
-        self.frame = QtWidgets.QGraphicsRectItem()
-        self.frame.setPen(pg.mkPen(HIGHLIGHT, width=2.5))
+        self.frame = HaloRect(width=2.5)         # the focused head
         self.frame.setZValue(10)
         self.plot.addItem(self.frame)
         self.crosses = pg.PlotCurveItem(pen=pg.mkPen("#d62728", width=2), connect="pairs")

@@ -17,7 +17,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .colormaps import COLORMAP, HIGHLIGHT, MASK_GREY, NAN_COLOUR, lookup_table, packed_colours, rgba_image
+from .colormaps import COLORMAP, MASK_GREY, NAN_COLOUR, lookup_table, packed_colours, rgba_image
+from .halo import HaloRect
 from .text import TICK_PT, tick_font
 from .titles import SMALLEST, hide_title, set_title
 from .token_axis import TokenAxis
@@ -64,6 +65,7 @@ class Heatmap:
         self.font_size = font_size
         self._title: str | None = None
         self._title_on = True
+        self.marked = False                      # chosen among several: title in bold (set_marked)
         self._axis_title_points: float | None = None     # None: 1 point larger than the ticks
         plain_numbers(plot)                      # row and column numbers: never "dimension (x0.001)"
         for name in ("left", "bottom"):
@@ -77,8 +79,7 @@ class Heatmap:
         self.colormap = colormap
         self.lut = lookup_table(colormap)
         plot.addItem(self.image)
-        self.row_box = QtWidgets.QGraphicsRectItem()
-        self.row_box.setPen(pg.mkPen(HIGHLIGHT, width=3))
+        self.row_box = HaloRect(width=3)                 # the generation step's row
         self.row_box.setZValue(10)
         self.row_box.setVisible(False)
         plot.addItem(self.row_box)
@@ -226,10 +227,21 @@ class Heatmap:
             self.plot.setLabel("bottom", self.axis_labels[1], **style)
 
     def set_title(self, title: str) -> None:
-        """The title (plain text), 2 points larger than the tick labels; kept while the title is hidden."""
+        """The title (plain text), 2 points larger than the tick labels, in bold while marked (set_marked); kept
+        while the title is hidden."""
         self._title = title
         if self._title_on:
-            set_title(self.plot, html.escape(title), self.foreground, (self.font_size or TICK_PT) + 2)
+            text = html.escape(title)
+            set_title(self.plot, f"<b>{text}</b>" if self.marked else text, self.foreground,
+                      (self.font_size or TICK_PT) + 2)
+
+    def set_marked(self, on: bool) -> None:
+        """Mark the plot as the one chosen among several: its title in bold, as well as its frame in colour (the
+        focused head's small heatmap had its red frame alone, which red-green colour blindness loses: QA)."""
+        if on != self.marked:
+            self.marked = on
+            if self._title is not None:
+                self.set_title(self._title)
 
     def _top_room(self) -> float:
         """The title row's height while the title is hidden: the colour bar's top number stands half above the
