@@ -565,12 +565,18 @@ def test_the_caption_keeps_the_room_of_the_tallest_stage_so_a_walk_moves_nothing
         window.resize(width, 900)
         qtbot.waitUntil(lambda: window.width() == width)
         window.state.first()
-        heights = []
+        heights, tops = [], []
         for stage in window.state.stages():
             window.state.go_to(stage)
             qtbot.wait(5)                                        # laid out
             heights.append(window.caption.height())
+            # the title stays where it is too: the text at the top of that room (centred in it, the title went
+            # up and down by half the difference, and at a large text size blank lines stood above it: QA)
+            rect = window.caption.label.contentsRect()
+            tops.append(QtGui.QFontMetrics(window.caption.label.font()).boundingRect(
+                rect, int(window.caption.label.alignment()), "X").top())
         assert len(set(heights)) == 1, (width, heights)
+        assert len(set(tops)) == 1 and tops[0] <= window.caption.label.contentsRect().top() + 1
 
 
 def test_a_session_opened_at_start_shows_its_own_view(qtbot, tiny_model_dir, settings, tmp_path):
