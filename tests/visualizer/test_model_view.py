@@ -9,6 +9,7 @@ from PySide6 import QtCore
 from model.analysis.metrics import trace_metrics
 from model.synthetic import synthetic_trace
 from visualizer.panels.model_view import ModelViewPanel
+from visualizer.plotting.colormaps import lookup_table
 
 
 @pytest.fixture
@@ -85,6 +86,13 @@ def test_the_pixels_are_each_heads_weights_on_its_own_scale(panel, shapes, show_
             expected = lut[np.floor(w / w.max() * 255 + 0.5).astype(int)]
             np.testing.assert_array_equal(pixels[mask], expected[mask])
             assert np.all(pixels[~mask] == 0)             # masked (the causal triangle): transparent
+    # and a colour bar of that scale under the heads, in the colour map of the heads (a sentence in the hint had
+    # been all there was of it: QA)
+    from visualizer.panels.model_view import SCALE
+    for name in ("viridis", "cividis"):
+        panel.set_colormap(name)
+        np.testing.assert_array_equal(panel.bar.colorMap().getLookupTable(nPts=256, alpha=True), lookup_table(name))
+    assert panel.bar.isVisible() and panel.bar.getAxis("bottom").labelText == SCALE
 
 
 def test_the_focus_frame_on_the_grids_edge_is_shown_whole(panel, shapes, show_trace):

@@ -25,8 +25,8 @@ from ..plotting.titles import set_title
 from .widgets import KindPicker, WrappedLabel
 
 
-MODEL_VIEW_HINT = ("Click a head to focus it; hover for its metrics. Each head is coloured from 0 to its own largest "
-                   "weight.")
+SCALE = "colour: from 0 (left) to each head's own largest weight (right)"      # under the colour bar
+MODEL_VIEW_HINT = "Click a head to focus it; hover for its metrics."     # (its colours: the bar under the heads)
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -87,6 +87,16 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.crosses = pg.PlotCurveItem(pen=pg.mkPen("#d62728", width=2), connect="pairs")
         self.crosses.setZValue(20)
         self.plot.addItem(self.crosses)
+        # its colour scale under the heads: each from 0 to its own largest weight (a sentence in the hint had been
+        # the only word of it, on screen and in the export: QA, a low-vision teacher)
+        self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(COLORMAP), interactive=False,
+                                   orientation="horizontal", width=10, colorMapMenu=False)
+        self.bar.axis.setTicks([[]])            # (a number at either end was cut at the canvas' edge)
+        self.bar.axis.setPen("k")
+        self.bar.axis.setLabel(SCALE, color="k", **{"font-size": "9pt"})
+        self.bar.setFixedHeight(10 + 2.2 * QtGui.QFontMetricsF(tick_font(9)).height())    # the bar and its words
+        self.canvas.nextRow()
+        self.canvas.addItem(self.bar)
         self.hover = WrappedLabel()        # as tall as its text: four lines in a class's narrow dock were cut (QA)
         self.hover.setText(MODEL_VIEW_HINT)
         self.hover.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
@@ -162,6 +172,7 @@ class ModelViewPanel(QtWidgets.QWidget):
         stayed viridis when the heatmap went cividis)."""
         self.lut = lookup_table(name)
         self.image.setColorMap(pg.colormap.get(name))
+        self.bar.setColorMap(pg.colormap.get(name))
         if self.trace is not None:
             self._draw(self.trace, self.shown_kind)
 
