@@ -158,6 +158,22 @@ def test_the_chosen_token_is_found_by_its_id_when_two_pieces_read_alike(panel, t
     assert "p&nbsp;=&nbsp;" in panel.header.text() and f"rank&nbsp;{panel.chosen_rank}" in panel.header.text()   # kept together
 
 
+def test_bars_of_tokens_drawn_alike_say_their_characters(panel, trace, vocab):
+    """en-fr's bars at a step held "'" and "’", drawn alike: which one the model took could not be read (QA). Labels
+    that look alike get the code points that tell them apart; the others stay as they are."""
+    step = min(2, trace.n_steps - 1)
+    order = np.argsort(-trace.probs(step), kind="stable")
+    alike = list(vocab)
+    alike[int(order[0])], alike[int(order[1])] = "l'", "l’"
+    panel.set_vocab(alike)
+    panel.render(trace, state_for(trace, step=step))
+    assert panel.bar_labels[:2] == ["l' (U+0027)", "l’ (U+2019)"]
+    k = len(panel.top_ids)                                  # (a chosen token below the top k has its rank after it)
+    assert panel.bar_labels[2:k] == [alike[int(i)] for i in panel.bar_ids[2:k]]
+    from visualizer.plotting.text import told_apart
+    assert told_apart(["-", "–", "−", "a", "a"]) == ["- (U+002D)", "– (U+2013)", "− (U+2212)", "a", "a"]
+
+
 def test_a_trace_without_ids_still_finds_the_chosen_token_by_its_text(panel, trace, vocab):
     """Saved frames of earlier versions have no out_ids."""
     from model.trace import Trace

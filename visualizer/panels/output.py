@@ -20,7 +20,7 @@ from model.top_k import top_k_ids
 
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font
+from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font, told_apart
 from ..plotting.token_axis import TokenAxis
 from ..text_safety import model_order
 from .widgets import header_label
@@ -346,7 +346,7 @@ class OutputPanel(QtWidgets.QWidget):
         y = np.arange(n, dtype=float)
         if n > k:
             y[k:] += 0.5                             # a gap before the chosen token ranked below the top-k
-        labels = [self.label(int(i)) for i in self.bar_ids]
+        labels = told_apart([self.label(int(i)) for i in self.bar_ids])
         if n > k:
             labels[k] = f"{labels[k]} (#{self.chosen_rank})"
         self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,

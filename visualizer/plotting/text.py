@@ -29,6 +29,34 @@ def short(label: str, limit: int = MAX_LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# characters drawn alike in most fonts, each to the one it passes for
+LOOK_ALIKE = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "ʹ": "'", "′": "'", "`": "'", "´": "'", "“": '"',
+                            "”": '"', "″": '"', "‐": "-", "‑": "-", "‒": "-", "–": "-", "−": "-", "\u00a0": " "})
+
+
+def told_apart(labels: list[str]) -> list[str]:
+    """labels, each that looks like another one of them (the same once look-alike characters are one, or in NFKC
+    form) followed by the code points of its characters that tell them apart: en-fr's output distribution had two
+    bars labelled "'" (U+0027 and U+2019), and which one the model took could not be read (QA)."""
+    import unicodedata
+
+    def seen(label: str) -> str:
+        return unicodedata.normalize("NFKC", label).translate(LOOK_ALIKE)
+    groups: dict[str, set[str]] = {}
+    for label in labels:
+        groups.setdefault(seen(label), set()).add(label)
+    out = []
+    for label in labels:
+        alike = groups[seen(label)]
+        if len(alike) < 2:
+            out.append(label)
+            continue
+        shared = set.intersection(*(set(other) for other in alike))
+        marks = [c for c in dict.fromkeys(label) if c not in shared] or list(dict.fromkeys(label))
+        out.append(f"{label} ({' '.join(f'U+{ord(c):04X}' for c in marks)})")
+    return out
+
+
 def signed(x: float, digits: int = 2) -> str:
     """A number with a true minus sign (−1.25, not -1.25): it reads as one on a slide."""
     return f"{x:.{digits}f}".replace("-", "−")
