@@ -173,6 +173,7 @@ def app_main(argv: list[str]) -> int:
             window.toggle_presentation(a.theme)           # the theme asked for, or presentation's own
         else:
             window.show()
+            QtCore.QTimer.singleShot(0, window, lambda: window.presentation.fit_screen())
         if unread:
             QtCore.QTimer.singleShot(0, lambda: window.error("Cannot open the session", unread))
         from .stop_signals import close_on_stop_signals

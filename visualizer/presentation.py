@@ -12,6 +12,9 @@ def presentation_point_size(screen_height: int) -> float:
     return float(min(24.0, max(14.0, round(screen_height / 55, 1))))
 
 
+SMALLEST_TEXT = 8.0          # points: the least text fit_screen makes to fit a small screen
+
+
 class Presentation:
     """Switches a window into presentation mode and back, restoring what it changed; text size and theme."""
 
@@ -159,6 +162,26 @@ class Presentation:
         """Whether the window's least size fits the screen's room."""
         room, least = self.room(), self.window.minimumSizeHint()
         return room is None or (least.width() <= room.width() and least.height() <= room.height())
+
+    def fit_screen(self, smaller_from: float | None = None) -> None:
+        """At start: the text a point smaller at a time while the window's least size does not fit the screen, down
+        to SMALLEST_TEXT points, not remembered (a screen at 150 % scaling, 853 logical pixels wide, had the window
+        893 wide, its right column off the screen: QA); then the window within the screen, and a word."""
+        w = self.window
+        size = QtWidgets.QApplication.font().pointSizeF()
+        if self.active or self.fits() or size - 1 < SMALLEST_TEXT:
+            if smaller_from is not None and size < smaller_from:
+                room = self.room()
+                if room is not None and not w.isFullScreen():
+                    self._within(room)
+                said = ("the largest at which the window fits this screen" if self.fits() else
+                        "the least it takes, and the window still does not fit this screen: F9 gives the heatmap "
+                        "the window")
+                w.statusBar().showMessage(f"Text at {size:g} pt (not {smaller_from:g}): {said}", 15000)
+            return
+        self.set_font_size(size - 1)
+        start = smaller_from if smaller_from is not None else size
+        QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self.fit_screen(start)))
 
     def _within(self, room: QtCore.QSize) -> None:
         """The window back within room: Qt had widened it to the larger text's least width, and keeps the least

@@ -243,3 +243,24 @@ def test_larger_text_stops_where_the_window_would_no_longer_fit_the_screen(qtbot
     finally:
         window.presentation.screen_size = None
         window.presentation.set_font_size(app_font)
+
+
+def test_a_window_too_wide_for_its_screen_at_start_takes_smaller_text(qtbot, window):
+    """At 150 % scaling on a 1280 × 800 screen (853 logical pixels) the window was 893 wide, its right column off
+    the screen (QA): at start its text is made a point smaller at a time until it fits, not remembered, and said."""
+    from PySide6 import QtWidgets
+    size = QtWidgets.QApplication.font().pointSizeF()
+    saved = window.settings.get("font_size")
+    least = window.minimumSizeHint()
+    window.presentation.screen_size = (least.width() - 1, least.height() + 400)     # a point smaller fits
+    try:
+        window.presentation.fit_screen()
+        qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("Text at"), timeout=10000)
+        now = QtWidgets.QApplication.font().pointSizeF()
+        assert now == size - 1 and window.presentation.fits() and window.settings.get("font_size") == saved
+        assert window.statusBar().currentMessage() == (f"Text at {now:g} pt (not {size:g}): the largest at which "
+                                                       "the window fits this screen")
+        qtbot.waitUntil(lambda: window.width() <= least.width() - 1)
+    finally:
+        window.presentation.screen_size = None
+        window.presentation.set_font_size(size)

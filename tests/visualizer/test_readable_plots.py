@@ -239,6 +239,16 @@ def drawn_map(qtbot, schema, points: int, height: int, stage: Stage | None = Non
     return state, arch, trace
 
 
+def test_a_short_dock_whose_per_layer_boxes_cannot_hold_their_labels_folds_the_layers_into_ranges(qtbot):
+    """5 + 5 layers at 150 % scaling on a 1280 × 800 screen (a dock 200 by 441 logical pixels at 10 pt): a box a
+    layer still left 6-point labels cut in half (QA, a low-vision teacher). The layers before and after the current
+    one fold into ranges where that lets every label fit."""
+    schema = encoder_decoder("seed", 5, 5, 32, 4, 64)
+    arch = laid_out_map(qtbot, schema, 10, 200, 441)
+    assert_labels_fit_their_boxes(arch)
+    assert arch.box_font.pointSizeF() > 6 and "Layers 2–5" in arch.labels.values()
+
+
 def projector_map(qtbot):
     """A 5 + 5-layer map in presentation mode at 720p (14 pt, a 230 px by 600 px dock), rendered at the first
     stage: (schema, state, map, a stand-in trace)."""

@@ -20,6 +20,7 @@ EMBED_COLOUR, OUTPUT_COLOUR = "#e8eef7", "#e9f5e9"
 TERSE_BELOW = 0.85      # box labels fitted below this share of the font's size drop their repeated norm step
 FOLD_BELOW = 0.75       # … and below this share even without it, the layers other than the current one fold
 NO_FOLD, LAYER_FOLD, RANGE_FOLD = 0, 1, 2     # every layer whole; a box a layer; the layers before and after in one
+SMALLEST_PT = 6.0       # the least size of a box's label (one that does not fit then is cut)
 RANGE_FROM = 12         # layers a stack above which small per-layer boxes fold into two ranges (as too many to fit)
 LAYER_COLOUR = "#eeeeee"        # a folded layer's box
 LAST_LAYER = 1 << 30            # open_layer at the output: each stack's last (clamped to its layers)
@@ -127,9 +128,12 @@ class ArchitectureMap(QtWidgets.QWidget):
             unfolded, fitted = self.box_font.pointSizeF(), self._fits()
             self._place(fold=LAYER_FOLD)
             small = self.box_font.pointSizeF() < TERSE_BELOW * self.font().pointSizeF()    # (7 pt of 9: QA)
-            if n > 2 and (not self._fits() or (small and n > RANGE_FROM)):
+            cut = self.box_font.pointSizeF() <= SMALLEST_PT           # labels that do not fit even at the least size
+            if n > 2 and (not self._fits() or cut or (small and n > RANGE_FROM)):
                 # a box a layer still too small or too many (24 or 32 layers: 7-point boxes, and boxes past the
-                # dock's foot, QA): the layers before the current one in one box, those after it in another
+                # dock's foot, QA; 5 layers at 150 % scaling on a 1280 × 800 screen: 6-point labels cut in half,
+                # QA): the layers before the current one in one box, those after it in another, where that gives
+                # larger text
                 by_layer, fitted_by_layer = self.box_font.pointSizeF(), self._fits()
                 self._place(fold=RANGE_FOLD)
                 if fitted_by_layer and self.box_font.pointSizeF() <= by_layer:
@@ -231,14 +235,14 @@ class ArchitectureMap(QtWidgets.QWidget):
         """The largest size, at most the font's own, at which each text fits its rectangle, wrapped at spaces."""
         flags = int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
         size = font.pointSizeF()
-        while size > 6.0:
+        while size > SMALLEST_PT:
             font.setPointSizeF(size)
             fm = QtGui.QFontMetricsF(font)
             if all(fm.boundingRect(r, flags, text).width() <= r.width() + 0.5
                    and fm.boundingRect(r, flags, text).height() <= r.height() + 0.5 for r, text in items):
                 break
             size -= 0.5
-        font.setPointSizeF(max(size, 6.0))
+        font.setPointSizeF(max(size, SMALLEST_PT))
         return font
 
     def changeEvent(self, event) -> None:
