@@ -58,8 +58,36 @@ def expand(specs, schema) -> frozenset[Ablation]:
 
 
 def check(ablations, schema) -> frozenset[Ablation]:
-    """0-based ablations (from a session file, say) checked against a schema; AblationError if one is not there."""
-    return expand([(k, l + 1, h + 1) for k, l, h in ablations], schema) if ablations else NONE
+    """0-based ablations, (kind, layer, head) triples as translate takes them (None for every layer or head),
+    checked against a schema: the heads they name, or AblationError saying, counted from 0, which is not there. A
+    negative number had passed (Python's indexing took the last layer, the trace recorded 'cross:0:0', and a
+    Hugging Face model switched nothing off: QA)."""
+    if not ablations:
+        return NONE
+    if isinstance(ablations, tuple) and len(ablations) == 3 and isinstance(ablations[0], str):
+        raise AblationError(f"ablations: a set of (kind, layer, head) triples, not one triple: {{{ablations!r}}}")
+    specs = []
+    for item in ablations:
+        try:
+            kind, layer, head = item
+        except (TypeError, ValueError):
+            raise AblationError(f"ablations: {item!r} is not a (kind, layer, head) triple") from None
+        try:
+            kind = schema.kind_called(str(kind)).name
+        except KeyError as e:
+            raise AblationError(e.args[0]) from None
+        counts = {"layer": schema.stack(schema.kind(kind).stack).n_layers, "head": schema.n_heads}
+        for name, value in (("layer", layer), ("head", head)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise AblationError(f"ablations: the {name} of {kind} is {value!r}: a whole number counted from 0, "
+                                    f"or None for every {name}")
+            if not 0 <= value < counts[name]:
+                raise AblationError(f"{kind}: no {name} {value} counted from 0 (it has {name}s 0 to "
+                                    f"{counts[name] - 1})")
+        specs.append((kind, None if layer is None else int(layer) + 1, None if head is None else int(head) + 1))
+    return expand(specs, schema)
 
 
 def spec(ablation: Ablation) -> str:

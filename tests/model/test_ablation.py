@@ -66,8 +66,19 @@ def test_expand_checks_the_schema(tiny_lm):
         expand([("self", 1, 1)], schema)
     with pytest.raises(AblationError, match="no layer 3"):
         expand([("cross", 3, 1)], schema)
-    with pytest.raises(AblationError, match="no head 3"):
-        translate(tiny_lm, SENTENCE, ablations=frozenset({("cross", 0, 2)}))
+    # translate's heads count from 0, and so do its words: "no head 3" answered a head 2 (QA); a negative number
+    # had passed as Python's last one, recorded as 'cross:0:0' (QA)
+    for ablations, words in (({("cross", 0, 2)}, "cross: no head 2 counted from 0 (it has heads 0 to 1)"),
+                             ({("cross", -1, 0)}, "cross: no layer -1 counted from 0 (it has layers 0 to 1)"),
+                             ({("cross", "all", 0)}, "ablations: the layer of cross is 'all': a whole number counted "
+                                                     "from 0, or None for every layer"),
+                             (("cross", 0, 0), "ablations: a set of (kind, layer, head) triples, not one triple"),
+                             ({("cross", 0)}, "ablations: ('cross', 0) is not a (kind, layer, head) triple")):
+        with pytest.raises(AblationError) as e:
+            translate(tiny_lm, SENTENCE, ablations=ablations)
+        assert str(e.value).startswith(words)
+    both = translate(tiny_lm, SENTENCE, ablations={("cross", None, 1)}).trace      # None: every layer
+    assert sorted(both.meta["ablations"]) == ["cross:1:2", "cross:2:2"]
 
 
 def test_the_mean_of_the_heads_on_names_how_many_and_one_alone_by_its_number():

@@ -88,3 +88,16 @@ def test_a_hugging_face_models_heads_are_measured_at_their_own_output_steps(fami
     off = family_translate(lm, text, forced_ids=result.out_ids, ablations=frozenset({head})).trace
     assert effect == pytest.approx(float(np.mean(output_log_probs(off, result.out_ids) - got)), abs=1e-9)
     assert effect != 0.0
+
+
+def test_a_trace_of_another_model_or_a_head_it_lacks_is_refused(tiny_lm, tiny_model_factory, tmp_path):
+    """en-fr's output forced through en-de's decoder gave an "effect" of -10 nats with no word, and head -1 was
+    measured as if it were the last (QA, a researcher in a notebook)."""
+    from model import load
+    from model.ablation import AblationError
+    other = load(tiny_model_factory(tmp_path / "other", seed=7))
+    trace = translate(tiny_lm, "the cat sat on the mat").trace
+    with pytest.raises(ValueError, match=f"the trace is not a run of {other.name}"):
+        head_effects(other, trace, heads=[("cross", 0, 0)])
+    with pytest.raises(AblationError, match="cross: no layer -1 counted from 0"):
+        head_effects(tiny_lm, trace, heads=[("cross", -1, 0)])
