@@ -101,6 +101,9 @@ class DecodingSettings:
             raise ValueError(f"decoding method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.beam < 1 or self.top_k < 0 or not self.temperature > 0:
             raise ValueError("beam must be >= 1, top_k >= 0 and temperature > 0")
+        if self.max_new is not None and self.max_new < 1:      # (0 or -5 gave '' with no word: QA)
+            raise ValueError(f"max_new must be >= 1 (the most tokens to write), or None for the model's length; "
+                             f"got {self.max_new}")
 
     def describe(self) -> str:
         """The search in a few words, as a run's label and a figure's title give it: "greedy", "beam 4",

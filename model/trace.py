@@ -25,6 +25,7 @@ and the stack, sublayer and attention-kind names it uses are the ones its schema
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -183,8 +184,21 @@ class Trace:
 
     @classmethod
     def load_npz(cls, path: str | Path) -> "Trace":
-        with np.load(path, allow_pickle=False) as data:
-            header = json.loads(str(data["__header__"]))
+        """A trace saved with save_npz; ValueError (one line) for a file that is not one. Never unpickled."""
+        not_a_trace = ValueError(f"{path}: not a trace saved by Attention Visualizer (Trace.save_npz)")
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (ValueError, EOFError, zipfile.BadZipFile):   # numpy's own words advised unpickling the file (QA)
+            raise not_a_trace from None
+        if not hasattr(data, "files"):                      # a lone .npy array
+            raise not_a_trace
+        with data:
+            if "__header__" not in data.files:
+                raise not_a_trace
+            try:
+                header = json.loads(str(data["__header__"]))
+            except (ValueError, TypeError):
+                raise not_a_trace from None
             arrays = {k: data[k] for k in data.files if k != "__header__"}
         schema = Schema.from_dict(header["schema"]) if "schema" in header else None
         return cls(header["src_tokens"], header["tgt_tokens"], header["out_tokens"], arrays, header["meta"], schema)

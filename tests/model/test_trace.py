@@ -176,3 +176,30 @@ def test_a_damaged_never_drawn_leaves_every_id_drawable(tiny_lm, damaged):
     t.meta["never_drawn"] = damaged
     z = np.exp(t["logits"][0].astype(np.float64) - t["logits"][0].max())
     assert t.never_drawn == () and np.allclose(t.probs(0), z / z.sum())
+
+
+def test_a_file_that_is_no_saved_trace_is_said_to_be_none_and_never_unpickled(tmp_path):
+    """numpy's words for a text file advised unpickling it, and a plain .npz gave "KeyError: '__header__ is not a
+    file in the archive'" (QA, a researcher in a notebook)."""
+    import numpy as np
+
+    from model.trace import Trace
+    text, plain, lone = tmp_path / "bad.npz", tmp_path / "plain.npz", tmp_path / "one.npy"
+    text.write_text("hello", encoding="utf-8")
+    np.savez(plain, a=np.zeros(3))
+    np.save(lone, np.zeros(3))
+    for path in (text, plain, lone):
+        with pytest.raises(ValueError) as e:
+            Trace.load_npz(path)
+        assert str(e.value) == f"{path}: not a trace saved by Attention Visualizer (Trace.save_npz)"
+    with pytest.raises(FileNotFoundError):
+        Trace.load_npz(tmp_path / "gone.npz")
+
+
+def test_a_length_limit_below_one_token_is_refused():
+    """max_new 0 or -5 gave an empty translation with no word (QA)."""
+    from model.config import DecodingSettings
+    for bad in (0, -5):
+        with pytest.raises(ValueError, match=f"max_new must be >= 1 .*got {bad}"):
+            DecodingSettings(max_new=bad)
+    assert DecodingSettings(max_new=1).max_new == 1 and DecodingSettings().max_new is None
