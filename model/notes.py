@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
-from .text import DIRECTION_CONTROLS, REORDERING_CONTROLS, VISIBLE_CONTROLS, probability
+from .text import DIRECTION_CONTROLS, REORDERING_CONTROLS, VISIBLE_CONTROLS, blank, probability, why_blank
 from .training_words import words
 
 LONG_SOURCE = 20          # tokens: a source at least this long, translated into under half as many, gets a note
@@ -639,8 +639,27 @@ def no_mask(trace) -> str | None:
     return f"The text has no {mask}: the model has nothing to fill in. Type {mask} for a word it should guess."
 
 
+def blank_note(t, typed: str) -> str:
+    """The note of a run on a blank input, by what the model does with it: a translator or a language model makes
+    its output up from its start or end token alone; a masked-word model has nothing to fill in (it was told that
+    its "translation is made up from nothing", QA)."""
+    layout = t.schema.layout
+    noun = "sentence" if layout not in (DECODER_ONLY, ENCODER_ONLY) else "prompt" if layout == DECODER_ONLY else "text"
+    why = f"no {noun} is typed" if not typed.strip() else why_blank(typed, noun)
+    if layout == ENCODER_ONLY:
+        return f"Nothing to fill in: {why}, so the model reads only its own tokens ({' '.join(t.src_tokens)})."
+    if layout == DECODER_ONLY:
+        return f"The continuation is made up from nothing: {why}, so the model reads only its start token."
+    return f"The translation is made up from nothing: {why}, so the model reads only its end-of-sentence token."
+
+
 def result_notes(trace, max_len: int) -> list[str]:
-    """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr)."""
+    """Every note a result calls for, in the order a reader needs them (the window's notice, `translate`'s stderr).
+    A run on blank text has one: its output is made up from the model's own tokens (blank_note; the Python API's
+    run of "" had looked like a translation, QA)."""
+    typed = str(trace.meta.get("sentence", ""))
+    if blank(typed):
+        return [blank_note(trace, typed)]
     # a hesitation adds nothing to a note that already says the output is not to be trusted
     example, broken = worked_example(trace), not_a_number(trace)
     language, capitals, hot = other_language(trace), in_capitals(trace), hot_sampling(trace)

@@ -21,9 +21,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
-from model.notes import LOWERCASE, cut_to_length, first_step, model_length, rare_words, reads_lowercase, result_notes
+from model.notes import (LOWERCASE, blank_note, cut_to_length, first_step, model_length, rare_words,
+                         reads_lowercase, result_notes)
 from model.schema import DECODER_ONLY, ENCODER_ONLY
-from model.text import blank, why_blank
+from model.text import blank
 from model.threads import one_torch_thread
 
 from . import accessible
@@ -919,17 +920,3 @@ def token_count(trace) -> tuple[str, tuple[str, ...]]:
     # (the short form had read "37 / 40 tokens", as "37 of 40", on a class's projector: QA)
     return (f"{len(trace.src_tokens)} source / {len(trace.out_tokens)} output tokens",
             (f"{len(trace.src_tokens)} in, {len(trace.out_tokens)} out",))
-
-
-def blank_note(t, typed: str) -> str:
-    """The note of a run on a blank input, by what the model does with it: a translator or a language model makes
-    its output up from its start or end token alone; a masked-word model has nothing to fill in (it was told that
-    its "translation is made up from nothing", QA)."""
-    layout = t.schema.layout
-    noun = "sentence" if layout not in (DECODER_ONLY, ENCODER_ONLY) else "prompt" if layout == DECODER_ONLY else "text"
-    why = f"no {noun} is typed" if not typed.strip() else why_blank(typed, noun)
-    if layout == ENCODER_ONLY:
-        return f"Nothing to fill in: {why}, so the model reads only its own tokens ({' '.join(t.src_tokens)})."
-    if layout == DECODER_ONLY:
-        return f"The continuation is made up from nothing: {why}, so the model reads only its start token."
-    return f"The translation is made up from nothing: {why}, so the model reads only its end-of-sentence token."

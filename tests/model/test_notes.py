@@ -399,3 +399,15 @@ def test_a_cut_text_is_named_as_the_model_reads_it():
                     "encoder_decoder": "The sentence is longer than the model's 64 tokens: the last 3 token(s) were "
                                        "cut.",
                     "encoder_only": "The text is longer than the model's 64 tokens: the last 3 token(s) were cut."}
+
+
+def test_a_run_on_blank_text_has_the_made_up_note_in_the_api_too(tiny_lm):
+    """translate(lm, "") in a notebook returned a confident translation, and result_notes gave only a hesitation
+    (QA, a researcher): a blank text's run has the window's one note, that its output is made up from nothing."""
+    from model import translate as translate_seed
+    from model.notes import blank_note, result_notes
+    for text in ("", "   "):
+        trace = translate_seed(tiny_lm, text).trace
+        assert result_notes(trace, 64) == [blank_note(trace, text)]
+        assert result_notes(trace, 64)[0].startswith("The translation is made up from nothing: ")
+    assert blank_note(trace, "") not in result_notes(translate_seed(tiny_lm, "the cat sat").trace, 64)

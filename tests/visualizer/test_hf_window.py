@@ -296,7 +296,7 @@ def test_a_blank_inputs_note_says_what_the_model_does_with_it(family, expected, 
     """QA: a masked-word model with no text was told its "translation is made up from nothing" (it writes none)."""
     from model.config import DecodingSettings
     from model.families import load, translate
-    from visualizer.window import blank_note
+    from model.notes import blank_note
     trace = translate(load(_folder(family, tmp_path_factory)), "", DecodingSettings(max_new=2)).trace
     assert blank_note(trace, "") == expected
     assert blank_note(trace, "\u200b").split(": ", 1)[1].startswith(
