@@ -22,6 +22,8 @@ from .transformer import Transformer
 
 @dataclass
 class LoadedModel:
+    """A model opened with model.load: its torch module, config, tokenizers and schema (load gives it; translate,
+    generate_steps and the analysis functions take it)."""
     name: str
     path: Path | None
     model: Transformer

@@ -16,6 +16,8 @@ def _real(value) -> bool:
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """The shape and options of a seed-family model (config.json in its folder): vocabularies, d_model, heads,
+    layers, positions, LayerNorm and tying."""
     src_vocab_size: int
     tgt_vocab_size: int
     d_model: int = 256
@@ -66,10 +68,12 @@ class ModelConfig:
         return self.d_model // self.h
 
     def to_json(self) -> str:
+        """The config as config.json holds it."""
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
+        """A config from config.json's fields (unknown ones left out); ValueError for values out of range."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -78,11 +82,14 @@ class ModelConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> "ModelConfig":
+        """The config in a config.json file."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)
 class DecodingSettings:
+    """How a run writes its output: greedy, beam search (beam, length_penalty) or sampling (temperature, top_k,
+    seed), at most max_new tokens (None: the model's length). ValueError for values out of range."""
     method: str = "greedy"       # greedy | beam | sample
     beam: int = 4                # beam width, for method="beam"
     temperature: float = 1.0     # for method="sample" (and the output panel's distribution)

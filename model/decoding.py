@@ -27,6 +27,7 @@ class SourceIds:
 
 
 def encode_source(lm: LoadedModel, text: str) -> SourceIds:
+    """The source ids the encoder reads for text (cut to the model's length), with what was cut."""
     return source_ids(lm.src_tok, lm.cfg.max_len, text)
 
 
@@ -121,6 +122,8 @@ def _accept_draft(model: Transformer, draft: list[int], memory, src_mask, cache:
 @torch.no_grad()
 def sample(model: Transformer, src_ids: list[int], max_new: int, temperature: float = 1.0,
            top_k: int = 0, seed: int = 0, use_cache: bool = True, encoded=None) -> list[int]:
+    """Output ids sampled from softmax(logits / temperature), cut to the top_k most likely when top_k > 0, with
+    a generator seeded by seed: the same seed gives the same output."""
     gen = torch.Generator().manual_seed(int(seed))
     memory, src_mask = _encode(model, src_ids, encoded)
     cache = model.new_cache() if use_cache else None
@@ -227,6 +230,8 @@ def _trace(lm: LoadedModel, src_ids: list[int], out_ids: list[int], record: dict
 
 @dataclass
 class Translation:
+    """What translate returns: the output text and ids, the trace of the run, and how much of the text was cut
+    to the model's length (truncated, in tokens)."""
     text: str                    # the translation (or the given target, under teacher forcing)
     out_ids: list[int]
     trace: Trace

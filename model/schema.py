@@ -136,6 +136,8 @@ WORDING = frozenset({"title", "short", "name", "caption", "equation", "label", "
 
 @dataclass(frozen=True)
 class Schema:
+    """A model's shape as data (every Trace carries its model's): its layout, stacks of layers and sublayers,
+    attention kinds and special tokens, and the stages and captions the window steps through."""
     family: str                          # "seed", "gpt2", "marian", ...
     layout: str                          # one of LAYOUTS
     stacks: tuple[Stack, ...]            # in the order data flows
@@ -195,6 +197,7 @@ class Schema:
 
     # --- lookups ------------------------------------------------------------------------------
     def stack(self, key: str) -> Stack:
+        """The stack of this key ("enc", "dec", ...); KeyError naming the stacks there are."""
         for st in self.stacks:
             if st.key == key:
                 return st
@@ -219,6 +222,7 @@ class Schema:
         return tuple(k.name for k in self.kinds)
 
     def kind(self, name: str) -> AttentionKind:
+        """The attention kind of this name ("enc_self", "cross", ...); KeyError naming the kinds there are."""
         for k in self.kinds:
             if k.name == name:
                 return k
@@ -241,6 +245,7 @@ class Schema:
         return None
 
     def kinds_of(self, stack: str) -> tuple[AttentionKind, ...]:
+        """The attention kinds of a stack's layers."""
         return tuple(k for k in self.kinds if k.stack == stack)
 
     @property
@@ -417,6 +422,7 @@ class Schema:
 
     # --- files --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The schema as plain data (JSON-ready); from_dict reads it back."""
         return asdict(self)
 
     @classmethod

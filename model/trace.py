@@ -50,8 +50,24 @@ def flatten_record(record: dict, prefix: str = "") -> dict[str, np.ndarray]:
     return out
 
 
+class NotInTrace(KeyError, IndexError):
+    """A layer or head the trace's model lacks (a KeyError and an IndexError both); str() is one line."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def counted(kind: str, name: str, value, n: int) -> int:
+    """value, a layer or head counted from 0 of n; NotInTrace otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise NotInTrace(f"{kind}: no {name} {value!r} counted from 0 (it has {name}s 0 to {n - 1})")
+    return int(value)
+
+
 @dataclass
 class Trace:
+    """Everything a run computed, as numpy arrays keyed as the module's docstring lists, with the tokens of its
+    axes, its meta (model, sentence, decoding, heads off) and its model's schema."""
     src_tokens: list[str]            # readable source pieces, ending with </s>
     tgt_tokens: list[str]            # decoder input pieces: <s> y_1 ... y_n
     out_tokens: list[str]            # the token each decoder row chose: y_1 ... y_n </s>
@@ -69,13 +85,18 @@ class Trace:
         return self.arrays[key]
 
     def get(self, stack: str, layer: int, sublayer: str, name: str, head: int | None = None) -> np.ndarray:
+        """The array "stack.layer.sublayer.name" (see the module's list), or its head's slice."""
         arr = self.arrays[f"{stack}.{layer}.{sublayer}.{name}"]
         return arr if head is None else arr[head]
 
     def attention(self, kind: str, layer: int, head: int | None = None) -> np.ndarray:
-        """Attention weights (H, Tq, Tk), or (Tq, Tk) for one head."""
+        """Attention weights (H, Tq, Tk), or (Tq, Tk) for one head; layer and head count from 0 (NotInTrace, one
+        line, for one the model lacks: "KeyError: 'dec.9.cross.weights'" had been the word, and head -1 was taken
+        as the last: QA)."""
         k = self.schema.kind(kind)
-        return self.get(k.stack, layer, k.sublayer, "weights", head)
+        weights = self.get(k.stack, counted(kind, "layer", layer, self.schema.stack(k.stack).n_layers),
+                           k.sublayer, "weights")
+        return weights if head is None else weights[counted(kind, "head", head, len(weights))]
 
     def mask(self, kind: str, layer: int = 0) -> np.ndarray:
         """(Tq, Tk) bool, True where attention is allowed."""
@@ -94,10 +115,12 @@ class Trace:
         return self.tokens(k.queries), self.tokens(k.keys)
 
     def n_layers(self, stack: str) -> int:
+        """The layers of a stack ("enc", "dec", ...)."""
         return self.schema.stack(stack).n_layers
 
     @property
     def n_heads(self) -> int:
+        """Heads a layer."""
         return self.schema.n_heads
 
     @property

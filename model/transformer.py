@@ -28,6 +28,9 @@ def causal_mask(T: int, device=None) -> torch.Tensor:
 
 
 class Transformer(nn.Module):
+    """The encoder-decoder of the math notes (docs/math.md): scaled embeddings plus positions, N encoder and N
+    decoder layers of attention and feed-forward sublayers, each followed by Add & Norm, and the output map."""
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg

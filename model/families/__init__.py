@@ -144,7 +144,18 @@ def check(name_or_folder: str | Path) -> None:
 
 
 def translate(lm, text: str, *args, **kwargs):
-    """The traced run of lm's family (see model.decoding.translate for the seed family's arguments)."""
+    """The traced run of lm's family: translate(lm, text, settings=None, target=None, positional=None,
+    ablations=None, forced_ids=None); see model.decoding.translate for what each means. TypeError, in one line, for
+    arguments of the wrong kind (a model's name for the model, a dict for the settings: QA had AttributeErrors)."""
+    from ..config import DecodingSettings
+    if not hasattr(lm, "family"):
+        raise TypeError(f"translate takes a model opened with model.load (load({lm!r})), not a {type(lm).__name__}")
+    if not isinstance(text, str):
+        raise TypeError(f"translate takes the text as a str, not a {type(text).__name__}")
+    settings = args[0] if args else kwargs.get("settings")
+    if settings is not None and not isinstance(settings, DecodingSettings):
+        raise TypeError(f"settings: a DecodingSettings (DecodingSettings(method='beam', beam=4)), not a "
+                        f"{type(settings).__name__}")
     return family(lm.family).translate(lm, text, *args, **kwargs)
 
 

@@ -203,3 +203,32 @@ def test_a_length_limit_below_one_token_is_refused():
         with pytest.raises(ValueError, match=f"max_new must be >= 1 .*got {bad}"):
             DecodingSettings(max_new=bad)
     assert DecodingSettings(max_new=1).max_new == 1 and DecodingSettings().max_new is None
+
+
+def test_a_layer_or_head_the_model_lacks_is_named_counted_from_0(tiny_lm):
+    """trace.attention("cross", 9, 0) raised "KeyError: 'dec.9.cross.weights'" and head -1 gave the last head
+    (QA, a researcher in a notebook): one line, counted from 0, a KeyError and an IndexError both."""
+    from model.trace import NotInTrace
+    trace = translate(tiny_lm, "the cat sat").trace
+    for layer, head, words in ((9, 0, "cross: no layer 9 counted from 0 (it has layers 0 to 1)"),
+                               (-1, 0, "cross: no layer -1 counted from 0 (it has layers 0 to 1)"),
+                               (0, 2, "cross: no head 2 counted from 0 (it has heads 0 to 1)"),
+                               (0, -1, "cross: no head -1 counted from 0 (it has heads 0 to 1)")):
+        with pytest.raises(NotInTrace) as e:
+            trace.attention("cross", layer, head)
+        assert str(e.value) == words and isinstance(e.value, KeyError) and isinstance(e.value, IndexError)
+    assert trace.attention("cross", np.int64(1), np.int64(1)).shape == trace["dec.1.cross.weights"][1].shape
+
+
+def test_arguments_of_the_wrong_kind_are_named_in_one_line(tiny_lm):
+    """translate("en-fr", …) and settings given as text or a dict ended in AttributeErrors (QA)."""
+    from model import DecodingSettings
+    for args, kwargs, words in ((("en-fr", "Hi."), {}, "translate takes a model opened with model.load "
+                                                       "(load('en-fr')), not a str"),
+                                ((tiny_lm, None), {}, "translate takes the text as a str, not a NoneType"),
+                                ((tiny_lm, "Hi.", "beam"), {}, "settings: a DecodingSettings"),
+                                ((tiny_lm, "Hi."), {"settings": {"method": "beam"}}, "settings: a DecodingSettings")):
+        with pytest.raises(TypeError) as e:
+            translate(*args, **kwargs)
+        assert str(e.value).startswith(words)
+    assert translate(tiny_lm, "the cat", DecodingSettings(method="beam", beam=2)).text is not None
