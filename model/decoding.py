@@ -263,6 +263,10 @@ def translate(lm: LoadedModel, text: str, settings: DecodingSettings = DecodingS
     forced = lm.tgt_tok.encode(target)[: lm.cfg.max_len - 1] + [EOS] if target and target.strip() else None
     if forced_ids is not None:
         forced = [int(i) for i in forced_ids][: lm.cfg.max_len - 1] or None
+        outside = [i for i in forced or () if not 0 <= i < lm.cfg.tgt_vocab_size]
+        if outside:                  # (torch's "index out of range in self", deep in the decoder, had said it: QA)
+            raise ValueError(f"forced_ids: {outside[0]} is no token id of {lm.name} (its ids run from 0 to "
+                             f"{lm.cfg.tgt_vocab_size - 1})")
     run = (tuple(src.ids), None if forced is None else tuple(forced), None if forced else settings,
            bool(lm.model.positional), lm.weights_version, ablations)
     meta = {"sentence": text, "mode": "teacher-forced" if forced else settings.method,

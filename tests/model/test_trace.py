@@ -232,3 +232,13 @@ def test_arguments_of_the_wrong_kind_are_named_in_one_line(tiny_lm):
             translate(*args, **kwargs)
         assert str(e.value).startswith(words)
     assert translate(tiny_lm, "the cat", DecodingSettings(method="beam", beam=2)).text is not None
+
+
+def test_forced_ids_outside_the_vocabulary_are_named(tiny_lm):
+    """An id past the vocabulary ended in torch's "index out of range in self", deep in the decoder (QA)."""
+    n = tiny_lm.cfg.tgt_vocab_size
+    for ids in ([n + 5, 5], [-1]):
+        with pytest.raises(ValueError) as e:
+            translate(tiny_lm, "the cat", forced_ids=ids)
+        assert str(e.value) == (f"forced_ids: {ids[0]} is no token id of {tiny_lm.name} (its ids run from 0 to "
+                                f"{n - 1})")
