@@ -46,6 +46,24 @@ def test_rollout_shows_the_traces_rollout(panel, shapes):
     np.testing.assert_allclose(panel.rollout_box.shown, trace_rollout(off, "dec_self")[5], rtol=1e-6)
 
 
+def test_at_the_output_both_views_show_the_last_layer_as_the_attention_panel_does(panel, shapes):
+    """At Linear + softmax the attention panel shows layer 5's cross-attention and the Rollout tab stayed at layer
+    1 (QA, a 90-minute lesson): one rule for both, ViewState.attention_layer."""
+    from model.schema import OUTPUT, Stage
+    trace = synthetic_trace(shapes["encoder-decoder"], seed=3)
+    state = ViewState.for_trace(trace, kind="dec_self", layer=0)
+    panel.state = state
+    state.go_to(Stage(OUTPUT))
+    assert state.stack == OUTPUT and state.layer == 0
+    last = trace.n_layers("dec") - 1
+    panel.render(trace, state)
+    np.testing.assert_allclose(panel.rollout_box.shown, trace_rollout(trace, "dec_self")[last], rtol=1e-6)
+    assert panel.rollout_box.title.endswith(f"to layer {last + 1}")
+    panel.mode.setCurrentIndex(LINES)
+    panel.render(trace, state)
+    assert f"layer {last + 1}," in panel.lines_box.title
+
+
 def test_lines_are_the_focused_heads_weights(panel, shaped_trace):
     kind = shaped_trace.schema.kinds[-1].name
     state = ViewState.for_trace(shaped_trace, kind=kind, layer=1, head=2)

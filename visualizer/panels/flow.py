@@ -127,7 +127,7 @@ class FlowPanel(QtWidgets.QWidget):
             self.render(self.trace, self.state)
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.head, self.mode.currentIndex(), self.mean.isChecked())
+        return (state.kind, state.layer, state.stack, state.head, self.mode.currentIndex(), self.mean.isChecked())
 
     def rollout_kind(self, trace, state) -> str:
         """The self-attention kind whose rollout is shown: the attention panel's kind when it is one, else the
@@ -162,7 +162,8 @@ class FlowPanel(QtWidgets.QWidget):
         if kind not in self._rollouts:
             self._rollouts[kind] = trace_rollout(trace, kind)
         r = self._rollouts[kind]
-        layer = min(state.layer, len(r) - 1)
+        # at the output, the last layer, as the attention panel shows it (it had stayed at layer 1: QA)
+        layer = state.attention_layer(len(r))
         rows, cols = trace.axis_tokens(kind)
         self.rollout_box.show_matrix(r[layer], rows, cols, levels=(0.0, max(float(r[layer].max()), 1e-6)))
         off = sum(1 for k, l, _ in ablated_heads(trace) if k == kind and l <= layer)
@@ -173,7 +174,7 @@ class FlowPanel(QtWidgets.QWidget):
         kind = state.kind if state.kind in trace.schema.kind_names else trace.schema.kinds[0].name
         info = trace.schema.kind(kind)
         self.shown_kind = kind
-        layer = min(state.layer, trace.n_layers(info.stack) - 1)
+        layer = state.attention_layer(trace.n_layers(info.stack))
         weights = trace.attention(kind, layer)
         if self.mean.isChecked():              # the heads on, as the attention panel's mean (QA: all 8 with 3 off)
             matrix, which = mean_of_heads_on(weights, kind, layer, ablated_heads(trace))
