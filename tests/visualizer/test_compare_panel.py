@@ -49,6 +49,14 @@ def test_difference_is_b_minus_a(panel, tiny_lm):
     assert lo == -hi and hi == pytest.approx(np.abs(wb - wa).max())           # centred on 0
     assert "off" not in panel.a.title and "heads\u00a0off" in panel.b.title       # (one phrase, never broken)
     assert panel.outputs.text().count("step 0") == 2
+    # at Linear + softmax, the last layer's, as the attention panel shows it (the Rollout tab had kept layer 1, QA)
+    from model.schema import OUTPUT, Stage
+    state.update(layer=0)
+    state.go_to(Stage(OUTPUT))
+    panel.render(b, state)
+    last = a.n_layers("dec") - 1
+    np.testing.assert_allclose(panel.difference, b.attention("cross", last, 1).astype(float)
+                               - a.attention("cross", last, 1).astype(float))
     panel.unpin()
     assert panel.b.isHidden()
 

@@ -281,3 +281,16 @@ def test_the_window_says_training_steps_are_in_no_session_and_gone_with_another_
     assert window.statusBar().whole_message().endswith(
         f"; the training of {before}'s weights (1 step) is gone: it opens as loaded")
     assert window.training_steps() == 0
+
+
+def test_at_the_output_the_gradient_is_of_the_last_layers_head(qtbot, tiny_model_dir):
+    """At Linear + softmax the attention panel shows the last layer (ViewState.attention_layer); the training step's
+    head followed layer 1 there, as the Rollout tab had (QA)."""
+    from model.schema import OUTPUT, Stage
+    lm = load(tiny_model_dir)
+    panel, s, tr = shown_panel(qtbot, lm)
+    s.update(layer=0)
+    s.go_to(Stage(OUTPUT))
+    with qtbot.waitSignal(panel.computed, timeout=10000):
+        panel.render(tr, s)
+    assert panel._view[3] == lm.schema.stack(lm.schema.kind(panel._view[2]).stack).n_layers - 1

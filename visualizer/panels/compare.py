@@ -121,7 +121,8 @@ class ComparePanel(QtWidgets.QWidget):
         self.vocab = [str(p) for p in pieces] if pieces is not None else None
 
     def view_key(self, state):
-        return (state.kind, state.layer, state.head, state.step, id(self.pinned), self._shaping(self.current, state))
+        return (state.kind, state.layer, state.stack, state.head, state.step, id(self.pinned),
+                self._shaping(self.current, state))
 
     @staticmethod
     def _shaping(trace, state) -> tuple[float, int]:
@@ -192,7 +193,7 @@ class ComparePanel(QtWidgets.QWidget):
             self._show_parts(False)
             return
         info = trace.schema.kind(kind)
-        layer, head = state.layer, state.head
+        layer, head = state.attention_layer(trace.n_layers(info.stack)), state.head    # (at the output, the last)
         if layer >= a.n_layers(info.stack) or head >= a.n_heads:
             self.note.setText("The pinned run's model has no such layer or head.")
             self._show_parts(False)

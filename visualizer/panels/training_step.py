@@ -168,7 +168,7 @@ class TrainingStepPanel(QtWidgets.QWidget):
         kind = here.name if here is not None else state.kind
         if kind not in schema.kind_names:
             kind = schema.kinds[0].name
-        layer = min(state.layer, schema.stack(schema.kind(kind).stack).n_layers - 1)
+        layer = state.attention_layer(schema.stack(schema.kind(kind).stack).n_layers)    # (at the output, the last)
         self._view = (state.sentence, target, kind, layer, state.head)
         with self._lock:
             self._wanted = self._view
