@@ -253,7 +253,6 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
 
     @functools.wraps(main)
     def run(argv: list[str] | None = None) -> int:
-        entry = argv is None                            # the console script's call: the process ends after it
         argv = text_args(list(sys.argv[1:] if argv is None else argv))
         for stream in (sys.stdout, sys.stderr):         # a terminal that cannot show "é" gets "?", not an error
             if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
@@ -286,12 +285,25 @@ def command(main: Callable[[list[str] | None], int] | None = None, *, signals: b
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             run._active = False
-            if entry and threading.current_thread() is threading.main_thread():
-                # the process's own command is over, its last line said: a stop signal now would end it with a
-                # traceback or none (Ctrl+C just after `animate` wrote its file: exit 130, no line; QA)
-                for sig in (signal.SIGINT, *STOP_SIGNALS):
-                    signal.signal(sig, signal.SIG_IGN)
     return run
+
+
+def process_exit(main: Callable[[], int]) -> None:
+    """The process's own entry (the console script, `python -m visualizer`): exit with main()'s code. Once main is
+    over, its last line said, a stop signal is let go (a handler that does nothing: a child process started later
+    gets the default one back), so that the exit code stands: Ctrl+C just after `animate` wrote its file had ended
+    the process with 130 and no line (QA). Not for main() called from a script or a notebook."""
+    try:
+        code = main()
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, *STOP_SIGNALS):
+                signal.signal(sig, _let_go)
+    sys.exit(code)
+
+
+def _let_go(signum, frame) -> None:
+    """A stop signal after the process's command is over: nothing more to stop."""
 
 
 def unexpected(e: BaseException, main, argv: list[str]) -> int:

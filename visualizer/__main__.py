@@ -1,5 +1,5 @@
-import sys
+from model.command_line import process_exit
 
 from .cli import main
 
-sys.exit(main())
+process_exit(main)

@@ -292,6 +292,12 @@ def read_session_arg(path: str, must_have_model: bool) -> dict:
     return changes
 
 
+def entry() -> None:
+    """The console script `attention-visualizer`: main, and the process's exit (see process_exit)."""
+    from model.command_line import process_exit
+    process_exit(main)
+
+
 @command(signals=False)       # the window's start; each subcommand's own wrapper stops on SIGTERM and SIGHUP
 def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:

@@ -83,21 +83,32 @@ def test_a_full_output_is_one_line_naming_what_could_not_be_written(capsys):
 
 def test_a_stop_after_the_processs_command_is_over_changes_nothing(tmp_path):
     """Ctrl+C just after `animate` had written its file and said so ended the process with 130 and no line (QA): once
-    the process's own command is over, a stop signal is let go, and the command's exit code stands."""
+    the process's own command is over (process_exit, the console script's and `python -m visualizer`'s entry), a
+    stop signal is let go, and the command's exit code stands."""
     import subprocess
     import sys
     from pathlib import Path
-    script = ("import os, signal, sys, time\n"
-              "from model.command_line import command\n"
+    script = ("import atexit, os, signal\n"
+              "from model.command_line import command, process_exit\n"
               "@command\n"
               "def main(argv):\n"
               "    print('wrote it')\n"
               "    return 0\n"
-              "code = main()\n"
-              "for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
-              "    os.kill(os.getpid(), sig)\n"
-              "time.sleep(0.2)\n"
-              "sys.exit(code)\n")
+              "stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)\n"
+              "atexit.register(lambda: [os.kill(os.getpid(), s) for s in stops])\n"
+              "process_exit(main)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parents[2])
     assert (done.returncode, done.stdout, done.stderr) == (0, "wrote it\n", "")
+
+
+def test_a_command_called_from_a_script_leaves_the_signals_as_they_were():
+    """Called from a script or a notebook (argv None too), a command leaves Ctrl+C and SIGTERM as they were: the
+    process goes on, and a child process it starts must get the default handlers (QA, a review)."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    @command
+    def main(argv):
+        return 0
+    assert main() == 0
+    assert {sig: signal.getsignal(sig) for sig in before} == before
