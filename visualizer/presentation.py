@@ -12,7 +12,8 @@ def presentation_point_size(screen_height: int) -> float:
     return float(min(24.0, max(14.0, round(screen_height / 55, 1))))
 
 
-SMALLEST_TEXT = 8.0          # points: the least text fit_screen makes to fit a small screen
+SMALLEST_TEXT = 8.0          # points: the least text keep_on_screen makes to fit a small screen
+SETTLE_MS = 150              # a text size unchanged this long has settled (a held key repeats every 33 ms)
 
 
 class Presentation:
@@ -25,6 +26,9 @@ class Presentation:
         # a screen of this size (a --screenshot's --size) instead of the real one: offscreen, whose screen is
         # 800 × 800, `--presentation --size 1280x720` had given an 803 × 800 picture (QA)
         self.screen_size: tuple[int, int] | None = None
+        self._settle: QtCore.QTimer | None = None      # keep_on_screen's check once the text has settled
+        self._asked: float | None = None               # … the size asked for before it took smaller text
+        self._remember = False
 
     def toggle(self, theme: str | None = None) -> None:
         """Into presentation mode (in the high-contrast theme, or theme: `--theme dark --presentation` had opened
@@ -116,19 +120,17 @@ class Presentation:
                           QtCore.Qt.Orientation.Vertical)
 
     def zoom(self, direction: int) -> None:
-        """Text 2 points larger or smaller (View ▸ Larger text, Smaller text). Larger only while the window then
-        still fits the screen: at 1280 × 800, six steps made it 1319 pixels wide, the right column off the screen
-        and the heatmap a 2-pixel line (QA, a low-vision teacher); a step that does not fit is taken back, with a
-        word in the status bar."""
+        """Text 2 points larger or smaller (View ▸ Larger text, Smaller text). Larger only while the window still
+        fits the screen: at 1280 × 800, six steps made it 1319 pixels wide, the right column off the screen and the
+        heatmap a 2-pixel line (QA, a low-vision teacher); see keep_on_screen."""
         before = QtWidgets.QApplication.font().pointSizeF()
         self.resize_text(before + 2 * direction)
         if direction > 0:
-            w = self.window      # checked once the new text has relaid the window out (two turns of the loop)
-            QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(
-                0, w, lambda: self._take_back_if_too_large(before, before + 2 * direction)))
+            self.keep_on_screen(remember=True)
 
     def normal_text(self) -> None:
-        """The text size of the mode on screen: the app's default, or presentation mode's for this screen."""
+        """The text size of the mode on screen: the app's default, or presentation mode's for this screen; smaller
+        where the window would not fit the screen at it (see keep_on_screen)."""
         w = self.window
         if self.active:
             self.set_font_size(presentation_point_size(self.screen_size[1] if self.screen_size
@@ -136,6 +138,12 @@ class Presentation:
         else:
             from .settings import DEFAULTS
             self.resize_text(DEFAULTS["font_size"])
+        self.keep_on_screen(remember=False)
+
+    def fit_screen(self) -> None:
+        """At start: a window too large for its screen takes smaller text (a screen at 150 % scaling, 853 logical
+        pixels wide, had the window 893 wide, its right column off the screen: QA); not remembered."""
+        self.keep_on_screen(remember=False)
 
     def resize_text(self, size: float) -> None:
         """The text at size, remembered for the next start outside presentation mode."""
@@ -163,42 +171,56 @@ class Presentation:
         room, least = self.room(), self.window.minimumSizeHint()
         return room is None or (least.width() <= room.width() and least.height() <= room.height())
 
-    def fit_screen(self, smaller_from: float | None = None) -> None:
-        """At start: the text a point smaller at a time while the window's least size does not fit the screen, down
-        to SMALLEST_TEXT points, not remembered (a screen at 150 % scaling, 853 logical pixels wide, had the window
-        893 wide, its right column off the screen: QA); then the window within the screen, and a word."""
-        w = self.window
-        size = QtWidgets.QApplication.font().pointSizeF()
-        if self.active or self.fits() or size - 1 < SMALLEST_TEXT:
-            if smaller_from is not None and size < smaller_from:
-                room = self.room()
-                if room is not None and not w.isFullScreen():
-                    self._within(room)
-                said = ("the largest at which the window fits this screen" if self.fits() else
-                        "the least it takes, and the window still does not fit this screen: F9 gives the heatmap "
-                        "the window")
-                w.statusBar().showMessage(f"Text at {size:g} pt (not {smaller_from:g}): {said}", 15000)
+    def keep_on_screen(self, remember: bool) -> None:
+        """Once the text's size has settled (a held Ctrl++ sends a step every 33 ms; each relays the window out over
+        two turns of the event loop), the text a point smaller at a time while the window's least size does not fit
+        the screen, down to SMALLEST_TEXT; then the window within the screen and a word in the status bar.
+        remember: the size it ends at is the one the next start takes (Ctrl++), else not (at start, Ctrl+0).
+        A check per step had taken back one step of several, and said the window fit when it did not (a review)."""
+        if self._settle is None:
+            self._settle = QtCore.QTimer(self.window, singleShot=True, interval=SETTLE_MS)
+            self._settle.timeout.connect(self._shrink_to_fit)
+        self._asked = QtWidgets.QApplication.font().pointSizeF()       # the size last asked for
+        self._remember = remember
+        self._settle.start()
+
+    def _shrink_to_fit(self) -> None:
+        w, size = self.window, QtWidgets.QApplication.font().pointSizeF()
+        if not self.fits() and size - 1 >= SMALLEST_TEXT:
+            (self.resize_text if self._remember else self.set_font_size)(size - 1)
+            self._settle.start()                    # checked again once that has relaid the window out
             return
-        self.set_font_size(size - 1)
-        start = smaller_from if smaller_from is not None else size
-        QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self.fit_screen(start)))
+        asked, self._asked = self._asked, None
+        asked = max(asked, size)
+        if size >= asked:
+            return                                  # it fits as asked: nothing to say
+        room = self.room()
+        if room is not None and not w.isFullScreen():
+            self._within(room)
+        said = ("the largest at which the window fits this screen" if self.fits() else
+                "the least it takes, and the window still does not fit this screen")
+        self.say(f"Text at {size:g} pt (not {asked:g}): {said}. F9 gives the heatmap the window.")
+
+    def say(self, text: str) -> None:
+        """A word in the status bar, after the message showing (the notices of a start had been replaced: a
+        review)."""
+        bar = self.window.statusBar()
+        before = bar.whole_message() if hasattr(bar, "whole_message") else bar.currentMessage()
+        bar.showMessage(f"{before} · {text}" if before and not before.startswith("Text at ") else text, 20000)
 
     def _within(self, room: QtCore.QSize) -> None:
-        """The window back within room: Qt had widened it to the larger text's least width, and keeps the least
-        size its layout last set until the layout runs again."""
+        """The window back within room, and on its screen: Qt had widened it to the larger text's least width, and
+        keeps the least size its layout last set until the layout runs again."""
         w = self.window
         w.layout().activate()
         w.resize(min(w.width(), room.width()), min(w.height(), room.height()))
-
-    def _take_back_if_too_large(self, before: float, size: float) -> None:
-        if QtWidgets.QApplication.font().pointSizeF() != size or self.fits():    # (another step came meanwhile)
-            return
-        self.resize_text(before)
-        room, w = self.room(), self.window
-        if not w.isFullScreen():        # Qt had widened the window to the larger text's least width: back on screen
-            QtCore.QTimer.singleShot(0, w, lambda: QtCore.QTimer.singleShot(0, w, lambda: self._within(room)))
-        self.window.statusBar().showMessage(f"Text at its largest for this screen ({before:g} pt): larger, the "
-                                            "window would not fit. F9 gives the heatmap the window.", 12000)
+        screen = w.screen()
+        if screen is not None and not self.screen_size and QtWidgets.QApplication.platformName() != "offscreen":
+            area, frame = screen.availableGeometry(), w.frameGeometry()
+            x = min(max(frame.x(), area.left()), max(area.left(), area.right() + 1 - frame.width()))
+            y = min(max(frame.y(), area.top()), max(area.top(), area.bottom() + 1 - frame.height()))
+            if (x, y) != (frame.x(), frame.y()):
+                w.move(x, y)
 
     def set_font_size(self, size: float) -> None:
         w = self.window
