@@ -215,13 +215,12 @@ class Trace:
             raise not_a_trace from None
         if not hasattr(data, "files"):                      # a lone .npy array
             raise not_a_trace
-        with data:
-            if "__header__" not in data.files:
-                raise not_a_trace
-            try:
+        try:            # a header of another shape, or arrays of Python objects: no trace either (a review)
+            with data:
                 header = json.loads(str(data["__header__"]))
-            except (ValueError, TypeError):
-                raise not_a_trace from None
-            arrays = {k: data[k] for k in data.files if k != "__header__"}
-        schema = Schema.from_dict(header["schema"]) if "schema" in header else None
-        return cls(header["src_tokens"], header["tgt_tokens"], header["out_tokens"], arrays, header["meta"], schema)
+                arrays = {k: data[k] for k in data.files if k != "__header__"}
+            schema = Schema.from_dict(header["schema"]) if "schema" in header else None
+            return cls(header["src_tokens"], header["tgt_tokens"], header["out_tokens"], arrays, header["meta"],
+                       schema)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise not_a_trace from None

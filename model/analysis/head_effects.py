@@ -64,17 +64,25 @@ def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
     already = ablated_heads(trace)
     # the trace must be this model's run: en-fr's output forced through en-de's decoder gave an "effect" of
     # -10 nats with no word (QA). One forced pass with the trace's own heads off gives back its probabilities.
-    positional = trace.meta.get("positional")        # as the run had it (the model keeps its last run's switch)
-    again = output_log_probs(translate(lm, text, forced_ids=out_ids, ablations=already,
-                                       positional=positional).trace, out_ids)
-    if not np.allclose(again, base, atol=1e-3, equal_nan=True):
-        raise ValueError(f"the trace is not a run of {lm.name} (its output's probabilities differ): trace the text "
-                         "with this model first")
-    heads = [h for h in heads if h not in already]
-    effects = {}
-    for i, head in enumerate(heads):
-        off = translate(lm, text, forced_ids=out_ids, ablations=already | {head}, positional=positional).trace
-        effects[head] = float(np.mean(output_log_probs(off, out_ids) - base))
-        if progress is not None and progress(i + 1, len(heads)) is False:
-            break
-    return effects
+    # runs with the trace's positional switch, and puts the model's back after (translate's switch lasts from a
+    # run on: a review found head_effects had left it changed)
+    holder = lm.model if hasattr(lm.model, "positional") and not hasattr(lm, "positional") else lm
+    switch = getattr(holder, "positional", None)
+    positional = trace.meta.get("positional")
+    try:
+        again = output_log_probs(translate(lm, text, forced_ids=out_ids, ablations=already,
+                                           positional=positional).trace, out_ids)
+        if not np.allclose(again, base, atol=1e-3, equal_nan=True):
+            raise ValueError(f"the trace is not a run of {lm.name} as its weights are now (its output's "
+                             "probabilities differ): trace the text with this model first")
+        heads = [h for h in heads if h not in already]
+        effects = {}
+        for i, head in enumerate(heads):
+            off = translate(lm, text, forced_ids=out_ids, ablations=already | {head}, positional=positional).trace
+            effects[head] = float(np.mean(output_log_probs(off, out_ids) - base))
+            if progress is not None and progress(i + 1, len(heads)) is False:
+                break
+        return effects
+    finally:
+        if switch is not None:
+            holder.positional = switch

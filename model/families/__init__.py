@@ -153,7 +153,12 @@ def translate(lm, text: str, *args, **kwargs):
     if not isinstance(text, str):
         raise TypeError(f"translate takes the text as a str, not a {type(text).__name__}")
     settings = args[0] if args else kwargs.get("settings")
-    if settings is not None and not isinstance(settings, DecodingSettings):
+    if settings is None:            # the default, as the docstring says (None had raised an AttributeError: a review)
+        if args:
+            args = (DecodingSettings(), *args[1:])
+        else:
+            kwargs = {**kwargs, "settings": DecodingSettings()}
+    elif not isinstance(settings, DecodingSettings):
         raise TypeError(f"settings: a DecodingSettings (DecodingSettings(method='beam', beam=4)), not a "
                         f"{type(settings).__name__}")
     return family(lm.family).translate(lm, text, *args, **kwargs)

@@ -97,7 +97,16 @@ def test_a_trace_of_another_model_or_a_head_it_lacks_is_refused(tiny_lm, tiny_mo
     from model.ablation import AblationError
     other = load(tiny_model_factory(tmp_path / "other", seed=7))
     trace = translate(tiny_lm, "the cat sat on the mat").trace
-    with pytest.raises(ValueError, match=f"the trace is not a run of {other.name}"):
+    with pytest.raises(ValueError, match=f"the trace is not a run of {other.name} as its weights are now"):
         head_effects(other, trace, heads=[("cross", 0, 0)])
     with pytest.raises(AblationError, match="cross: no layer -1 counted from 0"):
         head_effects(tiny_lm, trace, heads=[("cross", -1, 0)])
+
+
+def test_the_models_positional_switch_is_as_it_was_after(tiny_lm):
+    """head_effects runs with the trace's switch (translate's lasts from a run on): it left the model without its
+    positions for every later run (a review)."""
+    off = translate(tiny_lm, "the cat sat", positional=False).trace
+    translate(tiny_lm, "the cat sat", positional=True)
+    head_effects(tiny_lm, off, heads=[("cross", 0, 0)])
+    assert tiny_lm.model.positional is True and translate(tiny_lm, "the cat sat").trace.meta["positional"] is True

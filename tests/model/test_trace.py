@@ -1,6 +1,8 @@
 """The Trace: documented keys and shapes, internal consistency, .npz round trip, teacher forcing, stepwise traces."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -188,7 +190,12 @@ def test_a_file_that_is_no_saved_trace_is_said_to_be_none_and_never_unpickled(tm
     text.write_text("hello", encoding="utf-8")
     np.savez(plain, a=np.zeros(3))
     np.save(lone, np.zeros(3))
-    for path in (text, plain, lone):
+    listed, keyless, objects = tmp_path / "listed.npz", tmp_path / "keyless.npz", tmp_path / "objects.npz"
+    np.savez(listed, __header__=np.array(json.dumps([1, 2])))                 # a header of another shape
+    np.savez(keyless, __header__=np.array(json.dumps({"meta": {}})))          # … without its tokens
+    np.savez(objects, __header__=np.array(json.dumps({"src_tokens": [], "tgt_tokens": [], "out_tokens": [],
+                                                      "meta": {}})), a=np.array([{"x": 1}], dtype=object))
+    for path in (text, plain, lone, listed, keyless, objects):
         with pytest.raises(ValueError) as e:
             Trace.load_npz(path)
         assert str(e.value) == f"{path}: not a trace saved by Attention Visualizer (Trace.save_npz)"
@@ -232,6 +239,8 @@ def test_arguments_of_the_wrong_kind_are_named_in_one_line(tiny_lm):
             translate(*args, **kwargs)
         assert str(e.value).startswith(words)
     assert translate(tiny_lm, "the cat", DecodingSettings(method="beam", beam=2)).text is not None
+    plain = translate(tiny_lm, "the cat").text                     # None: the default settings (it had raised)
+    assert translate(tiny_lm, "the cat", None).text == translate(tiny_lm, "the cat", settings=None).text == plain
 
 
 def test_forced_ids_outside_the_vocabulary_are_named(tiny_lm):
