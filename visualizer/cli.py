@@ -74,7 +74,7 @@ def app_main(argv: list[str]) -> int:
     source = last or (session if session is not None and opens(session["model_name"]) else None)
     start = ViewState.at_start(*(source[k] for k in ("model_name", "sentence", "target"))) if source else \
         ViewState.at_start(a.model, a.sentence, a.target)
-    run = {k: source[k] for k in START_RUN if k in source} if source else {}
+    run = {k: source[k] for k in start_run_fields() if k in source} if source else {}
     start.update(**run)
     # the model opens in the background (else --model loads it now): a helper process translates the sentence
     # meanwhile, unless a saved frame can be shown (see first_run); not with heads off, which it cannot switch off
@@ -222,7 +222,10 @@ def screenshot_ready(window) -> bool:
     return window.trace is not None and not window.trace.meta.get("partial") and window.startup.frame is None
 
 
-START_RUN = ("decoding", "positional", "ablations")      # a session's run fields besides its model, sentence, target
+def start_run_fields() -> tuple[str, ...]:
+    """A session's run fields besides its model, sentence and target (state.RUN_FIELDS' others)."""
+    from .state import RUN_FIELDS
+    return tuple(sorted(RUN_FIELDS - {"model_name", "sentence", "target"}))
 
 
 def opens(model: str) -> bool:

@@ -173,7 +173,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.caption.label.setContentsMargins(8, 4, 8, 4)
         # at the top of its room (the tallest stage's, see _reserve_caption_room): centred, the title moved with
         # each stage's length, and a large text size put blank lines above it (QA)
-        self.caption.label.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
+        self.caption.label.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeading | QtCore.Qt.AlignmentFlag.AlignTop)
         self.caption.label.setAutoFillBackground(True)
         self.caption.label.setBackgroundRole(QtGui.QPalette.ColorRole.AlternateBase)
         self.docking = Docks(self, self.state)
