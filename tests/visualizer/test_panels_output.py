@@ -170,6 +170,10 @@ def test_bars_of_tokens_drawn_alike_say_their_characters(panel, trace, vocab):
     assert panel.bar_labels[:2] == ["l' (U+0027)", "l’ (U+2019)"]
     k = len(panel.top_ids)                                  # (a chosen token below the top k has its rank after it)
     assert panel.bar_labels[2:k] == [alike[int(i)] for i in panel.bar_ids[2:k]]
+    alike[int(order[0])], alike[int(order[1])] = "�", "�"   # the same to the letter: their ids (a review)
+    panel.set_vocab(alike)
+    panel.render(trace, state_for(trace, step=step))
+    assert panel.bar_labels[:2] == [f"� #{int(order[0])}", f"� #{int(order[1])}"]
     from visualizer.plotting.text import told_apart
     assert told_apart(["-", "–", "−", "a", "a"]) == ["- (U+002D)", "– (U+2013)", "− (U+2212)", "a", "a"]
 

@@ -347,6 +347,9 @@ class OutputPanel(QtWidgets.QWidget):
         if n > k:
             y[k:] += 0.5                             # a gap before the chosen token ranked below the top-k
         labels = told_apart([self.label(int(i)) for i in self.bar_ids])
+        # pieces drawn the same to the letter (two ids both "�"): their ids tell them apart (a review)
+        twice = {text for text in labels if labels.count(text) > 1}
+        labels = [f"{text} #{int(i)}" if text in twice else text for text, i in zip(labels, self.bar_ids)]
         if n > k:
             labels[k] = f"{labels[k]} (#{self.chosen_rank})"
         self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,
