@@ -93,14 +93,14 @@ class Trace:
         """Attention weights (H, Tq, Tk), or (Tq, Tk) for one head; layer and head count from 0 (NotInTrace, one
         line, for one the model lacks: "KeyError: 'dec.9.cross.weights'" had been the word, and head -1 was taken
         as the last: QA)."""
-        k = self.schema.kind(kind)
-        weights = self.get(k.stack, counted(kind, "layer", layer, self.schema.stack(k.stack).n_layers),
+        k = self.schema.kind_called(kind)      # (as exported file names spell it too: encoder_self)
+        weights = self.get(k.stack, counted(k.name, "layer", layer, self.schema.stack(k.stack).n_layers),
                            k.sublayer, "weights")
-        return weights if head is None else weights[counted(kind, "head", head, len(weights))]
+        return weights if head is None else weights[counted(k.name, "head", head, len(weights))]
 
     def mask(self, kind: str, layer: int = 0) -> np.ndarray:
         """(Tq, Tk) bool, True where attention is allowed."""
-        k = self.schema.kind(kind)
+        k = self.schema.kind_called(kind)
         key = f"{k.stack}.{layer}.{k.sublayer}.mask"
         shape = self.attention(kind, layer).shape[1:]
         return self.arrays[key].astype(bool) if key in self.arrays else np.ones(shape, dtype=bool)
@@ -111,7 +111,7 @@ class Trace:
 
     def axis_tokens(self, kind: str) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind: rows and columns of its matrices."""
-        k = self.schema.kind(kind)
+        k = self.schema.kind_called(kind)
         return self.tokens(k.queries), self.tokens(k.keys)
 
     def n_layers(self, stack: str) -> int:

@@ -225,6 +225,10 @@ def test_a_layer_or_head_the_model_lacks_is_named_counted_from_0(tiny_lm):
             trace.attention("cross", layer, head)
         assert str(e.value) == words and isinstance(e.value, KeyError) and isinstance(e.value, IndexError)
     assert trace.attention("cross", np.int64(1), np.int64(1)).shape == trace["dec.1.cross.weights"][1].shape
+    # a kind as exported file names spell it, as ablations take it (KeyError had answered "encoder_self": QA)
+    np.testing.assert_array_equal(trace.attention("encoder_self", 1), trace.attention("enc_self", 1))
+    np.testing.assert_array_equal(trace.mask("decoder_self", 0), trace.mask("dec_self", 0))
+    assert trace.axis_tokens("encoder_self") == trace.axis_tokens("enc_self")
 
 
 def test_arguments_of_the_wrong_kind_are_named_in_one_line(tiny_lm):
