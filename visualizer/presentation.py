@@ -224,6 +224,8 @@ class Presentation:
 
     def set_font_size(self, size: float) -> None:
         w = self.window
+        if w.statusBar().currentMessage().startswith("Text at "):   # no longer true (it had stayed: QA)
+            w.statusBar().clearMessage()
         apply_theme(QtWidgets.QApplication.instance(), self.theme, point_size=size)
         QtCore.QTimer.singleShot(0, w, self._resize_combos)
         w.refit_caption()          # the lines the window holds changed: the compact level may have too

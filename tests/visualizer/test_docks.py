@@ -275,3 +275,41 @@ def test_a_window_too_wide_for_its_screen_at_start_takes_smaller_text(qtbot, win
     finally:
         window.presentation.screen_size = None
         window.presentation.set_font_size(size)
+
+
+def test_above_the_normal_text_size_the_heatmap_keeps_its_lines_in_the_least_size(qtbot, window):
+    """Larger text stopped only where the window's least size left the screen, and the heatmap was 4 pixels high at
+    22 pt on 1280 × 800, and opened so at the next start (QA): above the app's own size the canvas keeps
+    HEATMAP_LINES lines of the text's height, which the window's least size, and so the cap, hold."""
+    from PySide6 import QtGui, QtWidgets
+
+    from visualizer.panels.attention import HEATMAP_LINES
+    from visualizer.settings import DEFAULTS
+    size = QtWidgets.QApplication.font().pointSizeF()
+    try:
+        window.presentation.set_font_size(DEFAULTS["font_size"])
+        qtbot.waitUntil(lambda: window.attention.canvas.minimumHeight() == 0)
+        window.presentation.set_font_size(20)
+        line = QtGui.QFontMetricsF(QtWidgets.QApplication.font()).height()
+        qtbot.waitUntil(lambda: window.attention.canvas.minimumHeight() == round(HEATMAP_LINES * line))
+        qtbot.waitUntil(lambda: window.attention.canvas.height() >= round(HEATMAP_LINES * line) or
+                        window.minimumSizeHint().height() > window.height())
+        assert window.minimumSizeHint().height() >= round(HEATMAP_LINES * line)
+    finally:
+        window.presentation.set_font_size(size)
+
+
+def test_the_word_on_the_text_size_goes_when_the_size_changes(qtbot, window):
+    """"Text at 22 pt (not 27)…" stayed in the status bar after Ctrl+0 had made it 11 pt, and into presentation
+    mode (QA): a new text size takes it away."""
+    from PySide6 import QtWidgets
+    size = QtWidgets.QApplication.font().pointSizeF()
+    try:
+        window.statusBar().showMessage("Text at 22 pt (not 27): the largest at which the window fits this screen.")
+        window.presentation.zoom(-1)
+        assert window.statusBar().currentMessage() == ""
+        window.statusBar().showMessage("Saved /tmp/x.png", 8000)          # another word stays
+        window.presentation.zoom(+1)
+        assert window.statusBar().currentMessage() == "Saved /tmp/x.png"
+    finally:
+        window.presentation.set_font_size(size)

@@ -90,6 +90,9 @@ def strongest_keys(matrix: np.ndarray, rows: list[str], cols: list[str], most: i
     return "Strongest key of each query: " + "; ".join(parts) + more + ". The arrow keys read every cell."
 
 
+HEATMAP_LINES = 8          # lines of the text's height the canvas keeps above the app's own text size
+
+
 class Canvas(pg.GraphicsLayoutWidget):
     """The panel's plots, saying when their width changes (a narrow canvas gives the focused head more room)."""
     resized = QtCore.Signal(int)
@@ -299,6 +302,12 @@ class AttentionPanel(QtWidgets.QWidget):
             hp.set_font_size(self._small_pt(pt))
         self._fit_strip()
         self._fit_focus_text()
+        # above the app's own text size the canvas keeps HEATMAP_LINES lines of it: the window's least size holds
+        # them, so that larger text stops where the heatmap would become a strip (at 22 pt on a 1280 × 800 screen
+        # it was 4 pixels high, and the next start opened so: QA)
+        from ..settings import DEFAULTS
+        lines = HEATMAP_LINES * QtGui.QFontMetricsF(self.font()).height() if pt > DEFAULTS["font_size"] else 0
+        self.canvas.setMinimumHeight(round(lines))
 
     def _fit_focus_text(self) -> None:
         """In a narrow canvas the colour bar's numbers and the axis titles are smaller than the token labels (at a
