@@ -205,7 +205,7 @@ class Presentation:
         """A word in the status bar, after the message showing (the notices of a start had been replaced: a
         review)."""
         bar = self.window.statusBar()
-        before = bar.whole_message() if hasattr(bar, "whole_message") else bar.currentMessage()
+        before = bar.whole_message()
         bar.showMessage(f"{before} · {text}" if before and not before.startswith("Text at ") else text, 20000)
 
     def _within(self, room: QtCore.QSize) -> None:

@@ -114,7 +114,7 @@ def beside(path: Path, model: str) -> str:
     # a path saved on Windows splits at its backslashes too ("C:\\Users\\alice\\en de copy" was looked for as one
     # name, QA); PureWindowsPath splits at both separators
     windows = PureWindowsPath(model)
-    name = folder_name(model)
+    name = windows.name                      # (folder_name's)
     relative = [path.parent / Path(*windows.parts)] if windows.parts and not windows.anchor else []
     for candidate in (path.parent / model, *relative, path.parent / name):
         if name and candidate.is_dir():

@@ -171,8 +171,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # a band of the theme's alternate base colour, with room around the text (no style sheet: a label with
         # one keeps the font it was polished with, and would not grow in presentation mode)
         self.caption.label.setContentsMargins(8, 4, 8, 4)
-        # at the top of its room (the tallest stage's, see _reserve_caption_room): centred, the title moved with
-        # each stage's length, and a large text size put blank lines above it (QA)
+        # at the top of its room (the tallest stage's, see _reserve_caption_room), on the reading side
         self.caption.label.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeading | QtCore.Qt.AlignmentFlag.AlignTop)
         self.caption.label.setAutoFillBackground(True)
         self.caption.label.setBackgroundRole(QtGui.QPalette.ColorRole.AlternateBase)

@@ -49,7 +49,7 @@ def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
     (its text the trace's); in a run with heads switched off, each other head is switched off beside them (those
     have none). progress(done, total) may return False to stop: the heads measured so far."""
     from ..ablation import ablated_heads
-    from ..families import translate
+    from ..families import positions_kept, translate
     if (why := cannot_measure(lm)) is not None:
         raise ValueError(why)
     out_ids = output_ids(trace)
@@ -66,10 +66,8 @@ def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
     # -10 nats with no word (QA). One forced pass with the trace's own heads off gives back its probabilities.
     # runs with the trace's positional switch, and puts the model's back after (translate's switch lasts from a
     # run on: a review found head_effects had left it changed)
-    holder = lm.model if hasattr(lm.model, "positional") and not hasattr(lm, "positional") else lm
-    switch = getattr(holder, "positional", None)
     positional = trace.meta.get("positional")
-    try:
+    with positions_kept(lm):
         again = output_log_probs(translate(lm, text, forced_ids=out_ids, ablations=already,
                                            positional=positional).trace, out_ids)
         if not np.allclose(again, base, atol=1e-3, equal_nan=True):
@@ -83,6 +81,3 @@ def head_effects(lm, trace, heads: list[tuple[str, int, int]] | None = None,
             if progress is not None and progress(i + 1, len(heads)) is False:
                 break
         return effects
-    finally:
-        if switch is not None:
-            holder.positional = switch

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..ablation import AblationError
@@ -141,6 +142,18 @@ def check(name_or_folder: str | Path) -> None:
         for name in (WEIGHTS, SRC_TOK, TGT_TOK):
             required_file(folder, name)
         check_safetensors(folder / WEIGHTS)        # whole: a weights file cut short failed only once loaded (QA)
+
+
+@contextmanager
+def positions_kept(lm):
+    """lm's positional switch as it was once the block is over (translate's positional= lasts from a run on): the
+    seed family keeps it on its torch module, a Hugging Face model on itself."""
+    holder = lm if hasattr(lm, "positional") else lm.model
+    before = holder.positional
+    try:
+        yield
+    finally:
+        holder.positional = before
 
 
 def translate(lm, text: str, *args, **kwargs):
