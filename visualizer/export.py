@@ -9,7 +9,7 @@ import csv
 import io
 import json
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -276,6 +276,11 @@ def export_heatmaps(specs: Iterable[HeatmapSpec], out_dir: str | Path, fmt: str 
     jobs: list[tuple[Path, Future | None]] = []
     try:
         for i, spec in enumerate(specs):
+            # at most two figures in the pool: a third queued behind a failing one had been begun after the failure
+            # was known to the pool, and written (CI on a busy machine)
+            running = [job for _, job in jobs if job is not None and not job.done()]
+            if len(running) >= 2:
+                wait(running, return_when=FIRST_COMPLETED)
             _raise_failed(jobs)       # the first failure stops the export (8 more figures came after it: QA)
             path = out / f"{spec.stem}.{fmt}"
             figure.show_spec(spec)
