@@ -170,6 +170,10 @@ def test_the_shipped_start_frame_is_the_default_models_run_of_the_default_senten
     assert set(w.trace.arrays) == set(shown.arrays)
     for k, v in w.trace.arrays.items():
         np.testing.assert_allclose(shown.arrays[k], v, rtol=1e-4, atol=1e-5, err_msg=k)
+    # what the run records beside its arrays too: a frame written before the runs recorded <pad> as never drawn
+    # had the output panel read "uniform over 10000 tokens", then 9999 once the live run came (QA)
+    record = {k: v for k, v in w.trace.meta.items() if not k.startswith("_")}
+    assert {k: v for k, v in shown.meta.items() if not k.startswith("_")} == record
 
 
 def test_a_window_starting_on_a_sessions_run_shows_no_frame_of_another_run(qtbot, tiny_model_dir, settings):
