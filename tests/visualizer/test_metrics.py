@@ -362,3 +362,37 @@ def test_undefined_values_sort_last_in_either_order(qtbot, window, order):
     values = [float(v) for v in shown if v != "—"]
     assert "—" in shown and shown[len(values):] == ["—"] * (len(shown) - len(values))
     assert values == sorted(values, reverse=order == QtCore.Qt.SortOrder.DescendingOrder)
+
+
+def test_the_keyboard_pages_the_table_and_the_math_page_and_tab_leaves_them(qtbot, window):
+    """QA, a keyboard user: Tab went cell by cell through the table's 120 × 11 cells and back to the first, never to
+    the next control; PageDown in the table, and on the Math page, moved the whole view a stage (the window's key
+    for a presenter's remote) instead of paging what has the keyboard."""
+    from PySide6 import QtTest, QtWidgets
+    window.resize(1024, 640)
+    for name in ("metrics", "inspector"):
+        window.docking.go_to(name)
+        panel = window.panels[name]
+        view = panel.table if name == "metrics" else panel.view
+        if name == "inspector":
+            view.setHtml("<p>line</p>" * 200)                 # longer than the page, whatever the dock's height
+        qtbot.waitUntil(lambda: view.isVisible() and view.verticalScrollBar().maximum() > 0)
+        view.setFocus()
+        qtbot.waitUntil(view.hasFocus)
+        if name == "metrics":
+            view.setCurrentIndex(view.model().index(0, 0))
+        where = (window.state.stack, window.state.layer, window.state.sublayer, window.state.step)
+        before = view.verticalScrollBar().value()
+        QtTest.QTest.keyClick(view, QtCore.Qt.Key.Key_PageDown)
+        assert (window.state.stack, window.state.layer, window.state.sublayer, window.state.step) == where
+        assert view.verticalScrollBar().value() > before
+        if name == "metrics":
+            assert view.currentIndex().row() > 0
+        QtTest.QTest.keyClick(view, QtCore.Qt.Key.Key_Tab)
+        assert QtWidgets.QApplication.focusWidget() is not view
+    view.setFocus()
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    window.setFocus()                                     # elsewhere, PageDown is still the remote's next stage
+    where = (window.state.stack, window.state.layer, window.state.sublayer, window.state.step)
+    QtTest.QTest.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+    assert (window.state.stack, window.state.layer, window.state.sublayer, window.state.step) != where

@@ -17,6 +17,7 @@ from model.text import probability
 from .. import accessible
 from ..equation_text import equation_html
 from .output import sampling_cut
+from .widgets import PagingKeys
 
 
 class NumberBrowser(QtWidgets.QTextBrowser):
@@ -31,6 +32,7 @@ class NumberBrowser(QtWidgets.QTextBrowser):
         self.setTextInteractionFlags(flags.TextSelectableByMouse | flags.TextSelectableByKeyboard
                                      | flags.LinksAccessibleByMouse)
         self.setTabChangesFocus(True)
+        PagingKeys(self)
 
     def mouseMoveEvent(self, event):
         href = self.anchorAt(event.position().toPoint())

@@ -14,7 +14,7 @@ from model.analysis.metrics import COLUMNS, HeadMetrics, metrics_csv, trace_metr
 
 from .. import accessible
 from ..ablation_actions import toggle_text
-from .widgets import shift_f10
+from .widgets import PagingKeys, shift_f10
 
 METRICS_FILE = "head_metrics.csv"                    # the table's file, from the window and in Export all
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole           # the raw value (numbers sort as numbers)
@@ -200,6 +200,10 @@ class MetricsPanel(QtWidgets.QWidget):
         self.table = RowTable()
         self.table.setHorizontalHeader(CompactHeader(QtCore.Qt.Orientation.Horizontal, self.table))
         accessible.name(self.table, "Head metrics, one row per head")
+        # Tab leaves the table for the next control, as from any field: it went cell by cell through 120 rows × 11
+        # columns and back to the first, and only a shortcut got a keyboard user out (QA); the arrows move in it
+        self.table.setTabKeyNavigation(False)
+        PagingKeys(self.table)
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)      # pipeline order until a header is clicked

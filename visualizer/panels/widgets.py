@@ -389,6 +389,26 @@ def shift_f10(event) -> bool:
             and event.modifiers() == QtCore.Qt.KeyboardModifier.ShiftModifier)
 
 
+class PagingKeys(QtCore.QObject):
+    """PageUp and PageDown page the focused list or page while it has more than it shows, as in every other
+    program: the window's own PageUp and PageDown (a presenter's remote: the next stage) had taken them, and in the
+    head metrics table PageDown moved the whole view a stage, not the table a page (QA, a keyboard user)."""
+
+    def __init__(self, view: QtWidgets.QAbstractScrollArea):
+        super().__init__(view)
+        self.view = view
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if (event.type() == QtCore.QEvent.Type.ShortcutOverride
+                and event.key() in (QtCore.Qt.Key.Key_PageUp, QtCore.Qt.Key.Key_PageDown)
+                and not event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier
+                and self.view.verticalScrollBar().maximum() > 0):
+            event.accept()                   # the key goes to the view as a key press, not to the shortcut
+            return True
+        return False
+
+
 class FocusMark(QtWidgets.QWidget):
     """A frame in the highlight colour drawn over a plot while it has the keyboard: a plot took Tab stops and showed
     nothing (a keyboard student could not tell where the focus was, QA). Clicks go through it."""
