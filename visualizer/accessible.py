@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 TAG = re.compile(r"<[^>]+>")
 
@@ -23,8 +23,40 @@ def name(widget: QtWidgets.QWidget, words: str, description: str | None = None) 
     words = plain(words)
     if widget.accessibleName() != words:
         widget.setAccessibleName(words)
+        if isinstance(widget, QtWidgets.QComboBox):
+            (widget.findChild(BoxLabel) or BoxLabel(widget)).place()
     if description is not None and widget.accessibleDescription() != description:
         widget.setAccessibleDescription(description)
+
+
+class BoxLabel(QtCore.QObject):
+    """A combo box's name, where Qt reads it from the label whose buddy the box is: on Linux it passes over the
+    box's accessibleName and says its current item (Orca read the attention kind's box as "Encoder self", the
+    Rollout tab's as "Rollout (self-attention, heads averaged)": QA). A label never shown, beside the box in its
+    parent, follows the box's name and parent."""
+
+    def __init__(self, box: QtWidgets.QComboBox):
+        super().__init__(box)
+        self.box = box
+        self.label: QtWidgets.QLabel | None = None
+        box.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.ParentChange:
+            self.place()
+        return False
+
+    def place(self) -> None:
+        parent = self.box.parentWidget()
+        if parent is None:                   # not yet in a panel: placed when it is
+            return
+        if self.label is None:
+            self.label = QtWidgets.QLabel(parent)
+            self.label.setBuddy(self.box)
+        elif self.label.parentWidget() is not parent:
+            self.label.setParent(parent)
+        self.label.hide()
+        self.label.setText(self.box.accessibleName())
 
 
 def announce(widget: QtWidgets.QWidget, text: str) -> None:

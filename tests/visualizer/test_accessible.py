@@ -46,6 +46,24 @@ def test_every_control_the_keyboard_reaches_has_a_name(qtbot, window):
     assert not any(isinstance(w, QtWidgets.QScrollArea) for w in reached)    # a nameless "pane" before each panel
 
 
+def test_every_drop_down_list_is_named_by_a_label(qtbot, window):
+    """On Linux Qt names a combo box by the label whose buddy it is and passes over its accessibleName: Orca read
+    the attention kind's box as "Encoder self", the Rollout tab's as "Rollout (self-attention, heads averaged)" (QA).
+    Every drop-down list in every panel has a label, whose words are not its current item's."""
+    window.resize(1400, 900)
+    for name in window.docks:                      # every panel built
+        window.docks[name].raise_()
+        qtbot.wait(5)
+    boxes = window.findChildren(QtWidgets.QComboBox)
+    assert len(boxes) >= 5
+    for box in boxes:
+        labels = QtGui.QAccessible.queryAccessibleInterface(box).relations(QtGui.QAccessible.RelationFlag.Label)
+        words = [i.text(QtGui.QAccessible.Text.Name).replace("&", "").rstrip(":") for i, _ in labels]
+        assert words and all(w.strip() and w != box.currentText() for w in words), (box.currentText(), words)
+    assert "Attention kind" in {w for box in boxes for i, _ in QtGui.QAccessible.queryAccessibleInterface(
+        box).relations(QtGui.QAccessible.RelationFlag.Label) for w in [i.text(QtGui.QAccessible.Text.Name)]}
+
+
 def test_the_translation_is_reached_and_read_as_text(qtbot, window):
     """Its label held the chips too, a letter at a time (U+2060 between them), and Tab never reached it."""
     window.resize(1400, 900)
