@@ -132,6 +132,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._notes: list[str] = []                # the notes under the translation (see _set_notice)
         self._targets: dict[str, str] = {}         # targets set aside by the kind of model they were typed for
         self._notes_whole = False                  # [more] asked for them whole in a compact window
+        self._notes_said = ""                      # the notes a screen reader was last told
         self._squeezed = 0                         # the compact level the heatmap's room asked for (see _check_room)
         self.last_run_ms = 0.0
         self._pending_view: dict | None = None     # a session's view, applied when its run is shown
@@ -593,6 +594,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.notice.setVisible(bool(notes))
         self._cap_notes(level)
         self.inputs.notice_area.updateGeometry()
+        said = " ".join(notes)
+        if said != self._notes_said:    # new notes, whole, after the translation they are of (a note under it, and a
+            self._notes_said = said     # failed run's, had been shown to the eye alone: QA, a screen reader's user)
+            if said:
+                QtCore.QTimer.singleShot(0, self, lambda: accessible.announce(self.inputs.notice, f"Note: {said}"))
 
     def _cap_notes(self, level: int) -> None:
         """Whole notes scroll past an eighth of the window's height (a fifth in a roomy one, three lines at least):

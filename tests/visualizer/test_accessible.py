@@ -124,3 +124,21 @@ def test_the_note_under_the_translation_is_framed_while_it_has_the_keyboard(qtbo
     assert mark is not None and mark.isVisible() and mark.geometry() == notice.rect()
     window.inputs.sentence.setFocus()
     qtbot.waitUntil(lambda: not mark.isVisible())
+
+
+def test_the_notes_under_the_translation_and_a_failed_run_are_announced(qtbot, window, monkeypatch):
+    """A note under the translation (the text looks like French, the sentence is empty…) and a failed run's note
+    were shown to the eye alone (QA, a screen reader's user): each new note is said, once, after the translation."""
+    heard = []
+    monkeypatch.setattr(accessible, "announce", lambda widget, text: heard.append(accessible.plain(text)))
+    window.inputs.sentence.setText("   ")
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "   " and not window.runs.runner.busy)
+    qtbot.waitUntil(lambda: any(h.startswith("Note: ") for h in heard))
+    notes = [h for h in heard if h.startswith("Note: ")]
+    assert notes == [f"Note: {' '.join(window._notes)}"] and "no sentence is typed" in notes[0]
+    assert heard.index(notes[0]) > max(i for i, h in enumerate(heard) if h.startswith("Translation:"))
+    window.resize(window.width() - 40, window.height())          # laid out again: nothing new to say
+    qtbot.wait(50)
+    assert [h for h in heard if h.startswith("Note: ")] == notes
+    window._on_failure("the model ran out of memory")
+    qtbot.waitUntil(lambda: heard[-1].startswith("Note: Could not run the model on this input (the model ran out"))
