@@ -396,3 +396,22 @@ def test_the_keyboard_pages_the_table_and_the_math_page_and_tab_leaves_them(qtbo
     where = (window.state.stack, window.state.layer, window.state.sublayer, window.state.step)
     QtTest.QTest.keyClick(window, QtCore.Qt.Key.Key_PageDown)
     assert (window.state.stack, window.state.layer, window.state.sublayer, window.state.step) != where
+
+
+def test_a_screen_reader_reads_the_headers_in_words(qtbot, window):
+    """The headers were read as drawn, abbreviations and line breaks ("entropy\\n(bits)", "punct.": QA): a screen
+    reader gets each column's name in words, and its meaning as the description."""
+    from PySide6 import QtGui
+
+    from visualizer.panels.metrics import HEADERS, SAID, TIPS
+    window.docking.go_to("metrics")
+    panel = window.panels["metrics"]
+    qtbot.waitUntil(lambda: panel.model.rowCount() > 0)
+    table = QtGui.QAccessible.queryAccessibleInterface(panel.table)
+    headers = [table.child(i) for i in range(table.childCount())]
+    headers = {h.text(QtGui.QAccessible.Text.Name): h.text(QtGui.QAccessible.Text.Description) for h in headers
+               if h is not None and h.role() == QtGui.QAccessible.Role.ColumnHeader}
+    shown = panel.model.columns
+    assert set(headers) == {SAID.get(c, HEADERS[c]) for c in shown} and "punctuation" in shown
+    assert not any("\n" in name or name.endswith(".") for name in headers)
+    assert headers["share on punctuation"] == TIPS["punctuation"]

@@ -24,6 +24,11 @@ HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "en
            "mean_distance": "distance\n(pos.)", "max_weight": "max", "first_token": "first", "end_token": "end",
            "punctuation": "punct.", "diagonal": "diagonal", "previous_token": "previous", "off": "off",
            "effect_logp": "effect\n(log p)"}
+# what a screen reader says for each header: the drawn one's abbreviations and line breaks read as "punct." (QA)
+SAID = {"entropy_bits": "entropy in bits", "mean_distance": "mean distance in positions",
+        "max_weight": "largest weight", "first_token": "share on the first token", "end_token": "share on the end token",
+        "punctuation": "share on punctuation", "diagonal": "share on its own position",
+        "previous_token": "share on the previous position", "off": "switched off", "effect_logp": "effect on log p"}
 ALWAYS_SHOWN = ("kind", "layer", "head")             # which head a row is
 HIDDEN_SETTING = "metrics_hidden"
 
@@ -123,6 +128,10 @@ class MetricsModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             return HEADERS[name]
         if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+            return TIPS.get(name)
+        if role == QtCore.Qt.ItemDataRole.AccessibleTextRole:
+            return SAID.get(name, HEADERS[name])
+        if role == QtCore.Qt.ItemDataRole.AccessibleDescriptionRole:
             return TIPS.get(name)
         return None
 
