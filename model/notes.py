@@ -541,14 +541,26 @@ DECADE = re.compile(r"\b(\d{2}[1-9]0)'?s\b")                  # the 1990s: "les 
 OUTPUT_NUMBER = re.compile(r"\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*")
 
 
-def digits(number: str) -> str:
-    """A number's digits, leading zeros and a zero fraction aside: "1,500" "1500", "02" "2", "10.00" "10"."""
-    return re.sub(r"\D", "", re.sub(r"[.,]00?$", "", number)).lstrip("0") or "0"
+def readings(number: str) -> set[str]:
+    """The values a number written with separators may have, as plain decimals: "1,500" is 1500 grouped in
+    English, or 1.5 in French ("1500", "1.5"); "12,5" and "12.50" are "12.5"; "1 500" is "1500" (a space only groups);
+    "02" is "2", "10.00" "10". A point dropped is a change: "3.5" is not "35" (en-fr wrote "La table est de 15
+    mètres." for 1.5 metres, with no note: QA)."""
+    groups = re.split(r"[.,\s]", number)
+    whole = lambda digits: digits.lstrip("0") or "0"
+    found = set()
+    if all(len(g) == 3 for g in groups[1:]):                 # every separator groups thousands (none: a plain number)
+        found.add(whole("".join(groups)))
+    if len(groups) > 1 and number[-len(groups[-1]) - 1] in ".," and all(len(g) == 3 for g in groups[1:-1]):
+        fraction = groups[-1].rstrip("0")                     # the last one a decimal point or comma
+        found.add(whole("".join(groups[:-1])) + (f".{fraction}" if fraction else ""))
+    return found
 
 
 def changed_numbers(source: str, output: str) -> list[str]:
     """The numbers in digits of source that output writes otherwise in digits: output lacks them (its separators
-    aside: "1,500" is "1 500" or "1.500") and holds a number in digits that source does not ("209" for "2019").
+    aside: "1,500" is "1 500" or "1.500", "2.5" is "2,5": see readings) and holds a number in digits that source does
+    not ("209" for "2019", "35" for "3.5").
     Not a change: a number written in words ("dix-huit ans" for "18 years"), an hour on the 24-hour clock ("14h30"
     for "2:30", "18h" for "6 p.m."), a decade's short form ("les années 90" for "the 1990s"): the ways the
     references of Tatoeba write numbers otherwise (0.7 % of the references of its English sentences with digits,
@@ -556,12 +568,13 @@ def changed_numbers(source: str, output: str) -> list[str]:
     times = TIME.findall(source)
     source_numbers = NUMBER.findall(TIME.sub(" ", source)) + [n for hour, minutes in times for n in (hour, minutes)]
     hours = [h for h, _ in times] + AFTERNOON.findall(source)
-    accepted = ({digits(n) for n in source_numbers} | {str(int(h) + 12) for h in hours if int(h) <= 12}
+    accepted = (set().union(*map(readings, source_numbers)) | {str(int(h) + 12) for h in hours if int(h) <= 12}
                 | {d[2:] for d in DECADE.findall(source)})
-    written = {digits(n) for n in OUTPUT_NUMBER.findall(output)}
-    if not written - accepted:
+    written = [readings(n) for n in OUTPUT_NUMBER.findall(output)]
+    if all(values & accepted for values in written):
         return []
-    return list(dict.fromkeys(n for n in source_numbers if digits(n) not in written and digits(n) != "0"))
+    said = set().union(*written)
+    return list(dict.fromkeys(n for n in source_numbers if not readings(n) & said and readings(n) != {"0"}))
 
 
 def lost_numbers(trace) -> str | None:

@@ -14,7 +14,14 @@ from model.notes import changed_numbers, lost_numbers, result_notes
     ("Let's take the 4:10 train.", "Prenons le train de 410.", ["4", "10"]),
     ("I have 2 cats.", "J'ai 3 chats.", ["2"]),
     ("I have 2 cats and 3 dogs.", "J'ai 2 chats et 5 chiens.", ["3"]),
+    # a decimal point dropped: ten times the number (QA: en-fr wrote "15 mètres" for 1.5 metres, with no note)
+    ("The table is 1.5 metres long.", "La table est de 15 mètres.", ["1.5"]),
+    ("Add 0.5 litres of milk.", "Ajoutez une05 lits de lait.", ["0.5"]),
+    ("It costs 12.50 euros.", "Ça coûte 125 euros.", ["12.50"]),
     # the ways a correct translation writes them otherwise
+    ("It costs 12.50 euros.", "Ça coûte 12,5 euros.", []),
+    ("It costs 12.50 euros.", "Ça coûte 12,50 euros.", []),
+    ("The table is 1.5 metres long.", "La table mesure 1,5 mètre.", []),
     ("I bought 1,500 books.", "J'ai acheté 1 500 livres.", []),
     ("I bought 1,500 books.", "Ich habe 1.500 Bücher gekauft.", []),
     ("I bought 1,500 books.", "J'ai acheté 1\u202f500 livres.", []),
@@ -40,6 +47,14 @@ def test_thousands_grouped_in_any_language_are_the_same_number(n):
     for grouped in (f"{n:,}", f"{n:,}".replace(",", " "), f"{n:,}".replace(",", "."), str(n)):
         assert changed_numbers(source, f"Ça coûte {grouped} yens.") == []
     assert changed_numbers(source, f"Ça coûte {n + 1} yens.") == [f"{n:,}"]
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=1, max_value=99))
+def test_a_decimal_is_the_same_with_a_point_or_a_comma_and_another_without_its_point(whole, fraction):
+    number = f"{whole}.{fraction:02d}"
+    source = f"It is {number} metres long."
+    assert changed_numbers(source, f"Elle mesure {number.replace('.', ',')} mètres.") == []
+    assert changed_numbers(source, f"Elle mesure {number.replace('.', '')} mètres.") == [number]
 
 
 def test_the_bundled_translator_is_told_when_it_changes_a_number_and_not_under_a_given_target():
