@@ -54,6 +54,22 @@ def can_create_in(folder: str | Path) -> bool:
     except OSError:
         return False
 
+def fitted_prefix(prefix: str, suffix: str, folder: Path) -> str:
+    """prefix cut so that a temporary name (prefix, mkstemp's 8 random letters, suffix) fits the folder's longest file
+    name: "<a 246-byte name>.gif" could be written, and its temporary name, 10 bytes longer, could not (QA: a
+    teacher's accented file name, refused as "cannot write here (File name too long)" after the whole animation)."""
+    try:
+        longest = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    if not longest or longest < 0:          # no limit said
+        return prefix
+    room = longest - 8 - len(os.fsencode(suffix))
+    while len(os.fsencode(prefix)) > room and prefix:
+        prefix = prefix[:-1]
+    return prefix
+
+
 def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | None = None,
                  suffix: str = ".part") -> None:
     """Write path through a temporary file in its folder that is renamed over path at the end: a reader sees the old
@@ -67,8 +83,8 @@ def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | N
     a pipe or a socket is refused with an OSError before anything is written (renaming over it would replace it)."""
     path = write_target(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name + "." if prefix is None else prefix, suffix=suffix,
-                                   dir=path.parent)
+        prefix = fitted_prefix(path.name + "." if prefix is None else prefix, suffix, path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     except OSError as e:
         raise TemporaryFileError(e.errno, e.strerror, str(path.parent)) from None
     os.close(fd)

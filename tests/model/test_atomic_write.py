@@ -41,6 +41,26 @@ def test_the_temporary_name_can_keep_the_files_ending(tmp_path):
     assert name.startswith(".fig.") and name.endswith(".png")
 
 
+@pytest.mark.parametrize("prefix, suffix", [(None, ".part"), (".{stem}.", ".gif")])
+def test_a_name_near_the_longest_a_folder_takes_is_written(tmp_path, prefix, suffix):
+    """A 246-byte name could be created, and its temporary name, 10 bytes longer, could not: a teacher's accented
+    file name was refused after the whole animation (QA). A name longer than the folder takes is refused, for
+    itself, with nothing left behind."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = "é" * ((longest - 4) // 2) + "a" * ((longest - 4) % 2) + ".gif"     # the longest the folder takes
+    assert len(os.fsencode(name)) == longest
+    path = tmp_path / name
+    seen = []
+    kept = None if prefix is None else prefix.format(stem=path.stem)
+    atomic_write(path, lambda tmp: (seen.append(tmp), open(tmp, "w").write("new")), prefix=kept, suffix=suffix)
+    assert path.read_text() == "new" and os.listdir(tmp_path) == [name]
+    assert os.path.basename(seen[0]).startswith((kept or f"{name}.")[:40]) and seen[0].endswith(suffix)
+    with pytest.raises(OSError) as e:
+        atomic_write(tmp_path / ("x" + name), lambda tmp: open(tmp, "w").write("new"), prefix=kept, suffix=suffix)
+    assert e.value.errno == errno.ENAMETOOLONG and not isinstance(e.value, TemporaryFileError)
+    assert os.listdir(tmp_path) == [name]
+
+
 def test_a_folder_that_refuses_the_temporary_file_is_named(tmp_path, monkeypatch):
     def refuse(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied")
