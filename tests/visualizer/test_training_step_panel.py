@@ -294,3 +294,18 @@ def test_at_the_output_the_gradient_is_of_the_last_layers_head(qtbot, tiny_model
     with qtbot.waitSignal(panel.computed, timeout=10000):
         panel.render(tr, s)
     assert panel._view[3] == lm.schema.stack(lm.schema.kind(panel._view[2]).stack).n_layers - 1
+
+
+def test_the_loss_plots_token_labels_are_drawn_whole(qtbot, tiny_model_dir):
+    """The axis had the height pyqtgraph gives a label: 0.8 of a line, the rest meant to overlap an axis title. This
+    one has none, and its descenders were cut: "jupe" read "iupe", a comma a full stop (QA, a French class)."""
+    from PySide6 import QtGui
+    panel, _, _ = shown_panel(qtbot, load(tiny_model_dir), target="le chat gris")
+    panel.resize(700, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    axis = panel.loss_plot.getAxis("bottom")
+    assert "g" in axis.labels and not axis.label.isVisible()
+    qtbot.wait(50)
+    line = QtGui.QFontMetricsF(axis.style["tickFont"] or axis.font()).height()
+    assert axis.height() >= line + axis.style["tickTextOffset"][1] - 0.5

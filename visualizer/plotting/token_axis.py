@@ -301,9 +301,11 @@ class TokenAxis(pg.AxisItem):
         return out
 
     def _updateMaxTextSize(self, x):
-        # pyqtgraph measures tick text at 0.8 of its height: enough room for one line, but two staggered lines
-        # then overlap the axis title by a third of a line. Reserve their full height.
-        if self.staggered and self.orientation in ("bottom", "top"):
+        # pyqtgraph measures tick text at 0.8 of its height: enough room for one line over an axis title, which the
+        # rest overlaps, but two staggered lines then overlap the title by a third of a line, and with no title the
+        # descenders were cut (the Training step's tokens: "jupe" read "iupe", a comma a full stop: QA). Reserve the
+        # full height there.
+        if self.orientation in ("bottom", "top") and (self.staggered or not self.label.isVisible()):
             x = x / 0.8
         if self.orientation == "bottom":
             if self.upright:                   # the longest label shown, turned upright, at the fit's font
