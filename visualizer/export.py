@@ -101,11 +101,16 @@ def title_sentence(text: str) -> str:
     """A sentence as a figure's title quotes it: whole up to TITLE_CHARS, else cut at a word before it, with "…";
     in the order it was typed, which the axes show (direction controls left out: U+202E had drawn "car is" of the
     title as "si rac", QA)."""
-    text = " ".join(DIRECTION_CONTROLS.sub("", text).split())
-    if len(text) <= TITLE_CHARS:
+    return cut_words(DIRECTION_CONTROLS.sub("", text), TITLE_CHARS)
+
+
+def cut_words(text: str, chars: int) -> str:
+    """text on one line, whole up to chars, else cut at a word before it, with "…"."""
+    text = " ".join(text.split())
+    if len(text) <= chars:
         return text
-    cut = text[:TITLE_CHARS - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut[TITLE_CHARS // 2:] else cut).rstrip(" ,;:") + "…"
+    cut = text[:chars - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[chars // 2:] else cut).rstrip(" ,;:") + "…"
 
 
 RUN_FILE = "run.json"        # beside exported figures: the run they show

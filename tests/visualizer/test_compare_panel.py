@@ -308,3 +308,25 @@ def test_each_runs_top_tokens_are_at_the_temperature_it_was_shown_at(panel, tiny
     panel.render(a, state)
     panel.pin()
     assert "T = " not in panel.outputs.text()                    # plain softmax in both: nothing said
+
+
+def test_a_long_sentence_takes_a_line_of_the_title_and_a_figure_of_a_or_b_names_its_head(panel, tiny_lm):
+    """A 240-character sentence took 12 lines of B's title in a dock, and left its heatmap a strip; its figure said
+    neither head nor model (QA, a teacher's handout). On screen the titles quote the sentence's start; a figure of A
+    or B names the kind, layer, head and model, and quotes up to a figure title's 100 characters, as every other
+    heatmap figure does."""
+    from visualizer.export import TITLE_CHARS
+    from visualizer.panels.compare import SCREEN_CHARS
+    from visualizer.text_safety import FSI, PDI
+    long = " ".join(["the cat sat on the mat"] * 11)
+    a = translate(tiny_lm, "the cat sat on the mat").trace
+    b = translate(tiny_lm, long).trace
+    compared(panel, a, b, kind="enc_self", layer=1, head=1)
+    quoted = panel.b.title.split("“", 1)[1].rsplit("”", 1)[0].strip(FSI + PDI)
+    assert quoted.endswith("…") and len(quoted) <= SCREEN_CHARS and long.startswith(quoted[:-1])
+    figure = panel.b.figure_title()
+    assert figure.startswith("B: Encoder self-attention, layer 2, head 2 — “") and figure.endswith(f"({b.meta['model']})")
+    quoted = figure.split("“", 1)[1].rsplit("”", 1)[0].strip(FSI + PDI)
+    assert quoted.endswith("…") and SCREEN_CHARS < len(quoted) <= TITLE_CHARS
+    assert panel.a.figure_title().startswith("A: Encoder self-attention, layer 2, head 2 — “")
+    assert panel.diff.figure_title().endswith(f"({a.meta['model']})")

@@ -15,12 +15,14 @@ from model.assets import short_name
 from model.text import probability
 from model.top_k import top_k_ids
 
+from ..export import TITLE_CHARS, cut_words
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
 from ..text_safety import isolate
 from .output import OutputPanel, sampling_cut
 
 TOP = 5          # tokens listed per output distribution
+SCREEN_CHARS = 60          # of a run's sentence in A's and B's titles on screen (TITLE_CHARS in their figures)
 SIDE_BY_SIDE_FROM = 780    # pixels of width: A, B and B − A in a row
 NARROWEST = 200            # a matrix's least width
 VIEWS = (("B − A", "The difference: what the change did to this head's weights"),
@@ -45,10 +47,10 @@ def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[st
     return None
 
 
-def run_label(trace) -> str:
-    """One line naming a run: its sentence, and what was switched off or forced."""
+def run_label(trace, chars: int = TITLE_CHARS) -> str:
+    """One line naming a run: its sentence (up to chars, cut at a word), and what was switched off or forced."""
     m = trace.meta
-    parts = [f"“{isolate(m.get('sentence', ''))}”"]      # (a U+202E in it turned the rest around, QA)
+    parts = [f"“{isolate(cut_words(m.get('sentence', ''), chars))}”"]      # (a U+202E in it turned the rest around, QA)
     if m.get("mode") == "teacher-forced":
         parts.append("teacher-forced")
     if m.get("positional") is False:
@@ -201,13 +203,17 @@ class ComparePanel(QtWidgets.QWidget):
         wa, wb = a.attention(kind, layer, head), trace.attention(kind, layer, head)
         top = max(float(wa.max()), float(wb.max()), 1e-6)
         models = [t.meta.get("model", "") for t in (a, trace)]
+        where = f"{info.title}, layer {layer + 1}, head {head + 1}"
         for box, t, w, name in ((self.a, a, wa, "A"), (self.b, trace, wb, "B")):
             rows, cols = t.axis_tokens(kind)
             mask = t.mask(kind, layer)         # cells the model never uses hatched, as in the attention panel
             box.show_matrix(np.where(mask, w, np.nan), rows, cols, levels=(0.0, top), mask=mask)
             model = f"{short_name(t.meta.get('model', ''))}, " if models[0] != models[1] else ""   # two models
-            box.set_title(f"{name}: {model}{run_label(t)}")
-        where = f"{info.title}, layer {layer + 1}, head {head + 1}"
+            # on screen the sentence's start (a 240-character one took 12 lines of a dock's title, and left the
+            # heatmap a strip: QA); a figure of it says which head and model too, as every exported heatmap does
+            box.set_title(f"{name}: {model}{run_label(t, SCREEN_CHARS)}")
+            figure = f"{name}: {where} — {run_label(t)} ({short_name(t.meta.get('model', ''))})"
+            box.figure_title = lambda figure=figure: figure
         differ = token_difference(a.axis_tokens(kind), trace.axis_tokens(kind)) if wa.shape == wb.shape else None
         if wa.shape == wb.shape and differ is None:
             # a cell either run never uses (a causal head's future) is no difference of 0: hatched, and empty in
@@ -217,7 +223,8 @@ class ComparePanel(QtWidgets.QWidget):
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference), mask=used)
             self.diff.set_title(f"B − A: {where}")
-            named = f"B − A: {where} — A: {run_label(a)}; B: {run_label(trace)}"     # what a figure of it shows
+            both = " and ".join(dict.fromkeys(short_name(m) for m in models))
+            named = f"B − A: {where} — A: {run_label(a)}; B: {run_label(trace)} ({both})"   # what a figure shows
             self.diff.figure_title = lambda: named
             largest = float(np.nanmax(np.abs(self.difference)))   # 3 significant digits: 7.1e-06 read "0.000"
             note = f"{where}. " + (f"Largest change {largest:.3g}." if largest else "No change: the weights are equal.")
