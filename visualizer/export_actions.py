@@ -183,11 +183,25 @@ def finished_box(window, text: str, folder: str) -> QtWidgets.QMessageBox:
                                 QtWidgets.QMessageBox.StandardButton.Ok, window)
     box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
     opener = box.addButton("Open folder", QtWidgets.QMessageBox.ButtonRole.ActionRole)
-    opener.clicked.connect(lambda: QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(folder)))
+    opener.clicked.connect(lambda: open_folder(window, folder))
     # Esc closes it, as every box does (with an action button beside OK, Qt gave it no escape button: QA)
     box.setEscapeButton(box.button(QtWidgets.QMessageBox.StandardButton.Ok))
     box.open()
     return box
+
+
+def open_folder(window, folder: str) -> None:
+    """Open folder in the system's file manager, or say where it is: on a system with none (a minimal desktop), the
+    button did nothing, and only stderr said why (QA)."""
+    if QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(folder)):
+        return
+    box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "Export all",
+                                f"No file manager could be started to open the folder. The files are in:\n\n{folder}",
+                                QtWidgets.QMessageBox.StandardButton.Ok, window)
+    box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)    # to copy the path
+    box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    window.not_opened = box
 
 
 PANEL_PICTURE_WIDTH = 900       # Export all's panel pictures: at least this wide, whatever their docks' widths

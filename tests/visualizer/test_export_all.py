@@ -261,14 +261,21 @@ def test_export_all_ends_in_a_box_that_stays_and_an_unwritable_folder_is_refused
     monkeypatch.setattr(export_actions.QtWidgets.QInputDialog, "getItem",
                         lambda *a, **k: asked.append(a) or ("CSV tables (the numbers)", True))
     opened = []
-    monkeypatch.setattr(export_actions.QtGui.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    monkeypatch.setattr(export_actions.QtGui.QDesktopServices, "openUrl",
+                        lambda url: opened.append(url.toLocalFile()) or True)
     window.exports.export_all_dialog()
     box = window.exports.finished
     written = len(list(tmp_path.iterdir()))
     assert box.isVisible() and box.text() == f"Exported {written} files to {tmp_path}."
     opener = next(b for b in box.buttons() if b.text() == "Open folder")
     opener.click()
-    assert opened == [str(tmp_path)]
+    assert opened == [str(tmp_path)] and getattr(window, "not_opened", None) is None
+    # a system with no file manager: the button had done nothing, only stderr said why (QA); a box says where
+    monkeypatch.setattr(export_actions.QtGui.QDesktopServices, "openUrl", lambda url: False)
+    window.exports.export_all_dialog()
+    next(b for b in window.exports.finished.buttons() if b.text() == "Open folder").click()
+    assert window.not_opened.isVisible() and window.not_opened.text().endswith(f"The files are in:\n\n{tmp_path}")
+    window.not_opened.close()
     assert window.settings.get("folder") == str(tmp_path)
     locked = tmp_path / "locked"
     locked.mkdir()
