@@ -131,8 +131,11 @@ class ExportActions:
                 if not getattr(w.panels[name], "has_content", lambda: True)():
                     continue
                 path = folder / panel_file(name)
-                with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH if name in WIDE else 0):
-                    picture = whole_picture(w.panels[name])
+                own = getattr(w.panels[name], "figure_image", None)      # a figure of its own (the whole tree)
+                picture = own() if callable(own) else None
+                if picture is None:
+                    with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH if name in WIDE else 0):
+                        picture = whole_picture(w.panels[name])
                 write_bytes(path, encode_png(picture))
                 written.append(path)
         finally:

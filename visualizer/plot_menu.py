@@ -157,11 +157,23 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
             return None
         return parts[0] + "".join(t.split("\n", 1)[1] for t in parts[1:])       # one header
 
-    def vector(fmt: str) -> bytes:
-        bg = view.backgroundBrush().color().name()
-        return scene_vector(view.scene(), view.sceneRect(), fmt, title(), bg)
+    def drawn(draw: Callable[[pg.GraphicsView], object]):
+        """draw(the view a figure is drawn from): one of the plot's own where it makes one (the beam tree's whole
+        tree, where the one on screen shows a part; gone after), else the one on screen."""
+        own = getattr(view, "figure", None)
+        shown = (own() if callable(own) else None) or view
+        try:
+            return draw(shown)
+        finally:
+            if shown is not view:            # (the figure's own window, off screen)
+                shown.window().hide()
+                shown.window().deleteLater()
 
-    return PlotExport(lambda: file_stem(title()), lambda s: scene_image(view, s), vector, table)
+    def vector(fmt: str) -> bytes:
+        return drawn(lambda shown: scene_vector(shown.scene(), shown.sceneRect(), fmt, title(),
+                                                shown.backgroundBrush().color().name()))
+
+    return PlotExport(lambda: file_stem(title()), lambda s: drawn(lambda shown: scene_image(shown, s)), vector, table)
 
 
 FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "pdf": "PDF document (*.pdf)",

@@ -198,6 +198,39 @@ def test_it_exports_as_every_plot_does(panel, beam_result, show_trace):
     assert not export.image(1.0).isNull() and b"<svg" in export.vector("svg")
 
 
+def test_a_figure_of_the_tree_holds_the_whole_tree_at_full_size_with_its_legend(panel, beam_result, show_trace,
+                                                                                 monkeypatch):
+    """A saved picture had been the part of the tree in view (steps 0–1 of 8), "Whole tree" zoomed out to dots with
+    no legend, and Export all's picture was cut at the dock's edge (QA, a teacher's handout). The figure is a view
+    of its own as large as every label at full size needs, titled with the run and the legend; gone after."""
+    from PySide6 import QtWidgets
+
+    from visualizer.plotting import render
+    tree = random_search(4, 30, seed=4)
+    show_trace(panel, with_tree(beam_result.trace, tree))
+    (x0, x1), _ = panel.vb.viewRange()
+    assert x1 < tree.n_steps                                       # on screen: a part of it
+    drawn = []
+    real = render.scene_image
+    monkeypatch.setattr("visualizer.plot_menu.scene_image", lambda view, s=1.0: drawn.append(view) or real(view, s))
+    image = widget_export(panel.view).image(1.0)
+    figure = drawn[0]
+    assert figure is not panel.view and (image.width(), image.height()) == (figure.width(), figure.height())
+    assert image.width() > panel.view.width()
+    fig = figure.window()
+    (fx0, fx1), (fy0, fy1) = fig.vb.viewRange()
+    assert fx0 <= 0 and fx1 >= fig._xy[:, 0].max() == tree.n_steps and fy0 <= 0 and fy1 >= fig._xy[:, 1].max()
+    assert fig.label_mode == "full" and all(item.isVisible() for item in fig.labels.values())
+    assert not labels_overlap(fig)
+    title = fig.plot.titleLabel.text
+    assert f"“{beam_result.trace.meta['sentence']}”" in title and all(w in title for w in ("chosen", "kept",
+                                                                                             "finished", "pruned"))
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    assert fig not in QtWidgets.QApplication.topLevelWidgets()            # not left behind
+    picture = panel.figure_image()                                          # Export all's picture: the same
+    assert (picture.width(), picture.height()) == (image.width(), image.height())
+
+
 def test_a_click_shows_the_decoders_attention_for_that_prefix(qtbot, window):
     window.state.update(decoding=BEAM)
     qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "beam" and not window.runs.runner.busy, timeout=20000)

@@ -18,8 +18,10 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from model.beam_tree import CHOSEN, COLUMNS, FINISHED, KEPT, META_KEY, NODE_KEY, PRUNED, BeamTree, BeamTreeError, tree_of
+from model.assets import short_name
 from model.schema import DECODER_ONLY, ENCODER_ONLY
 
+from ..export import TITLE_CHARS, cut_words
 from ..plotting.colormaps import BLUE, GREEN, VERMILLION
 from ..plotting.text import short, signed, tick_font
 from ..plotting.titles import set_title
@@ -37,6 +39,7 @@ STYLE = {
 }
 SELECTED = (BLUE, 3.5)          # the border of the hypothesis whose trace is on screen
 GAP_X, GAP_Y = 34, 8            # pixels between label columns and rows at the readable size
+FIGURE_MOST = 4000              # pixels: a figure's longest side
 GREEDY_NOTE = "Beam tree: choose beam search (width ≥ 2) in Decoding, or press the button."
 
 
@@ -69,11 +72,13 @@ def paper(label: QtWidgets.QLabel) -> None:
 
 
 class TreeView(pg.PlotWidget):
-    """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV)."""
+    """The tree's plot; table_csv() gives its nodes (plot menus save them as CSV), and figure() the whole tree as a
+    view of its own (plot menus and Export all picture that one)."""
 
     def __init__(self):
         super().__init__(background="w", enableMenu=False)
         self.tree: BeamTree | None = None
+        self.figure: Callable[[], pg.GraphicsView | None] = lambda: None
 
     def table_csv(self) -> str | None:
         if self.tree is None:
@@ -188,6 +193,51 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.view.scene().sigMouseMoved.connect(self._hovered)
         self.view.scene().sigMouseClicked.connect(self._clicked)
         self._show_tree(False)
+        self.view.figure = self.figure_view
+        self._run = ("", "")                            # the run's sentence and model, for a figure's title
+
+    def figure_view(self) -> pg.GraphicsView | None:
+        """The whole tree as a figure: a view of its own, off screen, as large as every label at full size needs
+        (at most FIGURE_MOST pixels a side: beyond, the labels show their tokens alone, or dots), titled with the
+        run and the legend. A saved picture had been the part of the tree in view, "Whole tree" zoomed out to
+        dots with no legend, and Export all's picture cut at the dock's edge (QA, a teacher's handout)."""
+        if self.tree is None:
+            return None
+        fig = BeamTreePanel(self.state)
+        fig.setFont(self.font())                 # the labels' size: the window's text, as on screen
+        fig._apply_fonts()
+        fig.offset, fig.written, fig.prompted = self.offset, self.written, self.prompted
+        fig._draw(self.tree)
+        sentence, model = self._run
+        said = f"“{html.escape(cut_words(sentence, TITLE_CHARS))}” ({html.escape(model)}) → " if sentence else ""
+        set_title(fig.plot, f"Beam search, width {self.tree.width}: {said}{html.escape(self._sentence(self.tree))}"
+                            f"<br>{self._legend()}", "k", fig._font_pt)
+        fig._fit_hover = lambda: None            # the panel is its view alone: no buttons, notes or read-out
+        for w in (fig.note, fig.action, fig.legend, fig.readable, fig.whole, fig.hover, fig.filler):
+            w.hide()
+        fig.layout().setContentsMargins(0, 0, 0, 0)
+        fig.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        px, py = fig.cell
+        rows = int(fig._xy[:, 1].max()) + 1 if len(fig._xy) else 1
+        title = 3 * QtGui.QFontMetricsF(tick_font(fig._font_pt)).height()       # two lines, and the step numbers
+        fig.resize(min(FIGURE_MOST, round((self.tree.n_steps + 1.5) * px + 20)),
+                   min(FIGURE_MOST, round(rows * py + title + 40)))
+        fig.show()
+        QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)    # laid out at that size
+        fig.fit_whole()
+        return fig.view
+
+    def figure_image(self) -> QtGui.QImage | None:
+        """Export all's picture of the panel: the whole tree's figure."""
+        from ..plotting.render import scene_image
+        view = self.figure_view()
+        if view is None:
+            return None
+        try:
+            return scene_image(view)
+        finally:
+            view.window().hide()
+            view.window().deleteLater()
 
     # --- the window's hooks ---------------------------------------------------------------------
     def set_prefix_handler(self, handler: Callable[[int], None] | None) -> None:
@@ -208,6 +258,7 @@ class BeamTreePanel(QtWidgets.QWidget):
             self._explain(trace, state)
             return
         data = trace.meta.get(META_KEY)
+        self._run = (str(trace.meta.get("sentence", "")), short_name(str(trace.meta.get("model", ""))))
         # a decoder-only model's rows read its prompt first: the tree's step 0 is the window's step prompt_rows()
         # (QA: the band stood 6 columns right of GPT-2's first written token, the steps read from 0 there)
         offset, prompted = trace.prompt_rows(), trace.schema.layout == DECODER_ONLY
