@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.assets import bundled_models, model_data_licence, model_summary
 from model.schema import ENCODER_DECODER, ENCODER_ONLY, NORM_AFTER
 
-from . import version
+from . import accessible, version
 from .panels.registry import PANELS
 
 TITLES = {p.name: p.title for p in PANELS}
@@ -197,6 +197,7 @@ class HelpDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.text = QtWidgets.QTextBrowser()
+        accessible.name(self.text, title)             # a screen reader said nothing for the text it lands on (QA)
         self.text.setOpenLinks(False)                 # a link (the licence's attribution) is read, not followed:
         self.text.setOpenExternalLinks(False)         # nothing may reach the network, nor blank the text
         self.set_text(html_text=html_text, markdown=markdown)
