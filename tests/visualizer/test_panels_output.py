@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6 import QtCore
 
 from model import DecodingSettings, translate
+from model.text import probability
 from visualizer.panels.output import OutputPanel, entropy_bits
 from visualizer.plotting.colormaps import BLUE, VERMILLION
 from visualizer.state import ViewState
@@ -55,6 +57,15 @@ def test_chosen_token_is_highlighted(panel, trace, vocab):
         assert vocab[panel.chosen_id] == trace.out_tokens[step]
         colors = [b.color().name() for b in panel.bars.opts["brushes"]]
         assert colors[0] == VERMILLION and set(colors[1:]) == {BLUE}
+        # and framed: printed in grey, its orange was the blue's grey (QA, a handout)
+        pens = panel.bars.opts["pens"]
+        assert pens[0].style() != QtCore.Qt.PenStyle.NoPen and pens[0].widthF() >= 2 and pens[0].color().value() < 60
+        assert all(p.style() == QtCore.Qt.PenStyle.NoPen for p in pens[1:])
+        # a screen reader gets the bars: the plot had said its title alone (QA, a blind student)
+        assert panel.box.accessibleName() == f"Output distribution: {panel.title}"
+        said = panel.box.accessibleDescription()
+        first = f"“{panel.bar_labels[0]}” {probability(float(panel.bar_probs[0]))}, {panel._taken}; "
+        assert said.startswith(f"Bars, most probable first: {first}") and said.count("“") == len(panel.bar_ids)
         assert panel.title.startswith(f"Step {step}: predicting token {step + 1} after “")
         # on screen each number is bound to its word: a narrow dock wrapped the "3" of "token 3" alone (QA)
         assert panel.box.title.startswith(f"Step&nbsp;{step}: predicting token&nbsp;{step + 1}<br>")

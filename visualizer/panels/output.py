@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from model.text import probability
 from model.top_k import top_k_ids
 
+from .. import accessible
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
 from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font, told_apart
@@ -352,8 +353,11 @@ class OutputPanel(QtWidgets.QWidget):
         labels = [f"{text} #{int(i)}" if text in twice else text for text, i in zip(labels, self.bar_ids)]
         if n > k:
             labels[k] = f"{labels[k]} (#{self.chosen_rank})"
+        # the chosen bar framed in black as well as coloured: printed in grey its orange was the blue's grey (QA)
         self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,
-                          brushes=[pg.mkBrush(c) for c in self.bar_colors])
+                          brushes=[pg.mkBrush(c) for c in self.bar_colors],
+                          pens=[pg.mkPen("k", width=2) if i == self.chosen_index else pg.mkPen(None)
+                                for i in range(n)])
         self.bar_labels = labels
         self.plot.getAxis("left").set_labels(labels, y)
         chosen = self.chosen_index is not None and self.chosen_index < n
@@ -394,6 +398,11 @@ class OutputPanel(QtWidgets.QWidget):
             self.title = f"Position {t}: what the model would put at “{here}”"
             self.box.set_title(f"Position {t}: what the model would put<br>at “{escape(here)}”")
         self._header()
+        # what the bars show, for a screen reader: the plot had said its title alone (QA, a blind student)
+        said = [f"“{label}” {probability(float(p))}" + (f", {self._taken}" if i == self.chosen_index else "")
+                for i, (label, p) in enumerate(zip(labels, self.bar_probs))]
+        accessible.name(self.box, escape(f"Output distribution: {self.title}"),    # (its "<s>" is no tag)
+                        "Bars, most probable first: " + "; ".join(said))
 
     def _fitted(self, prefix: str) -> str:
         """The prefix's end, on the title's second line: in a narrow dock it took two or three lines more as the
