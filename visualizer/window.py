@@ -38,7 +38,7 @@ from .equation_text import equation_html
 from .export_actions import ExportActions
 from .folders import ask_open_file, remember, start_folder, suggest, with_type
 from .help import HelpMenu
-from .panels.widgets import ElidedLabel, quiet_colour, tone_colour
+from .panels.widgets import ElidedLabel, FocusInView, quiet_colour, tone_colour
 from .plotting.token_axis import TokenAxis
 from .presentation import Presentation
 from .runs import RunController, RunResult, load
@@ -157,6 +157,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.animation = AnimationActions(self)
         self.help = HelpMenu(self)                 # last: the menu bar's last menu
         ShortcutsOverFields(self, (self.inputs.sentence, self.inputs.target))
+        FocusInView(self)
         self.docking.start_layout(self.settings, restore_layout)
         self.state.subscribe(self._on_state)
         if lm is not None:

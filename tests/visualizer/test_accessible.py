@@ -142,3 +142,26 @@ def test_the_notes_under_the_translation_and_a_failed_run_are_announced(qtbot, w
     assert [h for h in heard if h.startswith("Note: ")] == notes
     window._on_failure("the model ran out of memory")
     qtbot.waitUntil(lambda: heard[-1].startswith("Note: Could not run the model on this input (the model ran out"))
+
+
+def test_a_plot_the_keyboard_moves_to_is_scrolled_into_view(qtbot, window):
+    """Shift+Tab put the LayerNorm panel's β plot 900 pixels below its dock's edge, and Tab left the focus frames of
+    five plots cut at the window's bottom (QA, a keyboard user): the plot with the keyboard is scrolled into view,
+    in the panel's grid and in its dock."""
+    window.resize(1400, 900)
+    window.docking.go_to("layernorm")
+    panel = window.panels["layernorm"]
+    qtbot.waitUntil(lambda: panel.isVisible())
+    plots = [w for w, _ in panel.grid.items if w.focusPolicy() & QtCore.Qt.FocusPolicy.TabFocus and w.isVisible()]
+    last = plots[-1]
+    dock = window.docks["layernorm"]
+
+    def seen(widget) -> bool:             # inside the dock: wholly, or from its top where taller than the grid
+        rect = QtCore.QRect(widget.mapTo(dock, QtCore.QPoint(0, 0)), widget.size()).adjusted(0, 0, -1, -1)
+        room = QtCore.QRect(panel.grid.viewport().mapTo(dock, QtCore.QPoint(0, 0)), panel.grid.viewport().size())
+        return room.contains(rect) or (rect.height() > room.height() - 16 and room.contains(rect.topLeft()))
+    assert not seen(last)                          # below the dock's edge, as it is laid out
+    last.setFocus(QtCore.Qt.FocusReason.BacktabFocusReason)
+    qtbot.waitUntil(lambda: seen(last))
+    plots[0].setFocus(QtCore.Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: seen(plots[0]))

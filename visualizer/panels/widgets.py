@@ -409,6 +409,42 @@ class PagingKeys(QtCore.QObject):
         return False
 
 
+class FocusInView(QtCore.QObject):
+    """The widget the keyboard moves to is scrolled into view in each scroll area it is in: Shift+Tab put the
+    LayerNorm panel's β plot 900 pixels below its dock's edge, and Tab left the focus frames of five plots cut at
+    the window's bottom (QA, a keyboard user). Not for a click: the pointer is on what it clicked."""
+
+    def __init__(self, window: QtWidgets.QWidget):
+        super().__init__(window)
+        self.window = window
+        QtWidgets.QApplication.instance().focusChanged.connect(self._moved)
+
+    def _moved(self, _old, now) -> None:
+        if now is None or QtGui.QGuiApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
+            return
+        if now.window() is not self.window:
+            return
+        area = now.parentWidget()
+        while area is not None:                 # the innermost first: the outer then sees where it was scrolled
+            if isinstance(area, QtWidgets.QScrollArea) and area.widget() is not None \
+                    and area.widget().isAncestorOf(now):
+                into_view(area, QtCore.QRect(now.mapTo(area.widget(), QtCore.QPoint(0, 0)), now.size()))
+            area = area.parentWidget()
+
+
+def into_view(area: QtWidgets.QScrollArea, rect: QtCore.QRect, margin: int = 8) -> None:
+    """Scroll area so that rect (in its widget's coordinates) is in view, its top left where it is larger than the
+    view. (QScrollArea.ensureWidgetVisible goes by a plot's "cursor rectangle", which put the LayerNorm panel's last
+    plot 14 pixels into view.)"""
+    for bar, start, length, room in ((area.verticalScrollBar(), rect.top(), rect.height(), area.viewport().height()),
+                                     (area.horizontalScrollBar(), rect.left(), rect.width(), area.viewport().width())):
+        value = bar.value()
+        if length + 2 * margin > room or start - margin < value:
+            bar.setValue(start - margin)
+        elif start + length + margin > value + room:
+            bar.setValue(start + length + margin - room)
+
+
 class FocusMark(QtWidgets.QWidget):
     """A frame in the highlight colour drawn over a plot while it has the keyboard: a plot took Tab stops and showed
     nothing (a keyboard student could not tell where the focus was, QA). Clicks go through it."""
