@@ -148,7 +148,7 @@ class Docks:
             if hasattr(panel, method):
                 getattr(panel, method)(*args)
         from .plot_menu import install_plot_menus
-        install_plot_menus(panel)
+        install_plot_menus(panel, self.window.figure_caption)
         if name in self.docks:
             self.docks[name].setWidget(self._holder(entry, panel))
         for fn in self._when_built.pop(name, []):

@@ -28,7 +28,7 @@ class ExportActions:
         self.attention_menu.keyboard_at = attention.keyboard_point
         self.attention_menu.keyboard_after = attention.restore_cell
         for panel in window.panels.values():
-            install_plot_menus(panel)
+            install_plot_menus(panel, window.figure_caption)
 
     def _focused_spec(self):
         w = self.window

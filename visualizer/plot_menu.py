@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .export import ExportError, write_bytes, write_text
 from .folders import remember, suggest, with_type
 from .panels.widgets import FocusMark, shift_f10
-from .plotting.render import encode_png, scene_image, scene_vector
+from .plotting.render import captioned, encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
 
@@ -90,15 +90,25 @@ def plot_table(plot: pg.PlotItem) -> str | None:
     return buf.getvalue()
 
 
-def box_export(box) -> PlotExport:
+def run_caption(caption: Callable[[], str] | None, title: str) -> str:
+    """The line naming the run a figure of a panel shows, unless its title quotes its sentence already."""
+    text = caption() if caption is not None else ""
+    quoted = text.split("”", 1)[0] + "”" if text.startswith("“") else text
+    return "" if not text or quoted in title else text
+
+
+def box_export(box, caption: Callable[[], str] | None = None) -> PlotExport:
     """The export of a HeatmapBox (a panel's matrix: Compare runs, Rollout, Embeddings) as a figure, as the
     attention heatmaps are exported: 900 × 760 at 96 dpi with every label that fits, its colour map and scale, and
     a title that says what it shows (box.figure_title). The B − A matrix had been a 428 × 200 screen grab with half
-    its row labels and nothing to say what A and B were (QA as a researcher)."""
+    its row labels and nothing to say what A and B were (QA as a researcher). caption() names the run (the
+    sentence and the model), added to a title that does not quote it yet."""
     from .plotting.figure import HeatmapFigure
 
     def title() -> str:
-        return box.figure_title() if box.figure_title is not None else box.title
+        own = box.figure_title() if box.figure_title is not None else box.title
+        run = run_caption(caption, own)
+        return f"{own} — {run}" if run else own
 
     def figure() -> HeatmapFigure:
         fig = HeatmapFigure(bar_label=box.bar_label, row_label=box.row_label, col_label=box.col_label)
@@ -122,13 +132,13 @@ def box_export(box) -> PlotExport:
     return PlotExport(lambda: file_stem(box.title or title()), image, vector, table)     # the short one as name
 
 
-def widget_export(view: pg.GraphicsView) -> PlotExport:
+def widget_export(view: pg.GraphicsView, caption: Callable[[], str] | None = None) -> PlotExport:
     """The export of a plot widget as it is on screen; a heatmap (with .shown, .rows, .cols) gives its matrix, a
     widget with table_csv() its own table. A layout of several plots gives the numbers of each, one after the
-    other."""
+    other. caption() names the run, in a line under a picture whose title does not quote its sentence."""
     from .plotting.plot_box import HeatmapBox
     if isinstance(view, HeatmapBox):
-        return box_export(view)
+        return box_export(view, caption)
 
     def plots() -> list[pg.PlotItem]:
         if isinstance(view, pg.PlotWidget):
@@ -171,9 +181,12 @@ def widget_export(view: pg.GraphicsView) -> PlotExport:
 
     def vector(fmt: str) -> bytes:
         return drawn(lambda shown: scene_vector(shown.scene(), shown.sceneRect(), fmt, title(),
-                                                shown.backgroundBrush().color().name()))
+                                                shown.backgroundBrush().color().name(), run_caption(caption, title())))
 
-    return PlotExport(lambda: file_stem(title()), lambda s: drawn(lambda shown: scene_image(shown, s)), vector, table)
+    def image(scale: float) -> QtGui.QImage:
+        return drawn(lambda shown: captioned(scene_image(shown, scale), run_caption(caption, title())))
+
+    return PlotExport(lambda: file_stem(title()), image, vector, table)
 
 
 FILE_TYPES = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "pdf": "PDF document (*.pdf)",
@@ -286,10 +299,10 @@ def write_plot(export: PlotExport, path: Path, fmt: str, scale: float = 1.0) -> 
         raise ExportError(f"unknown format {fmt!r}: use png, svg, pdf or csv")
 
 
-def install_plot_menus(panel: QtWidgets.QWidget) -> list[PlotMenu]:
-    """A right-click menu on every plot widget inside panel that has none yet."""
+def install_plot_menus(panel: QtWidgets.QWidget, caption: Callable[[], str] | None = None) -> list[PlotMenu]:
+    """A right-click menu on every plot widget inside panel that has none yet; caption() names the run shown."""
     menus = []
     for view in panel.findChildren(pg.GraphicsView):
         if view.contextMenuPolicy() != QtCore.Qt.ContextMenuPolicy.CustomContextMenu:
-            menus.append(PlotMenu(view, widget_export(view)))
+            menus.append(PlotMenu(view, widget_export(view, caption)))
     return menus

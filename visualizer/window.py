@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.assets import ModelLoadError, lasting_name, model_summary
+from model.assets import ModelLoadError, lasting_name, model_summary, short_name
 from model.families import output_pieces
 from model.notes import (LOWERCASE, blank_note, cut_to_length, first_step, model_length, rare_words,
                          reads_lowercase, result_notes)
@@ -35,6 +35,7 @@ from .beam_prefix import BeamPrefix
 from .controls import InputBar, filled_in, model_label, pieces_note, show_from_start, text_pieces, token_chips
 from .docks import Docks
 from .equation_text import equation_html
+from .export import title_sentence
 from .export_actions import ExportActions
 from .folders import ask_open_file, remember, start_folder, suggest, with_type
 from .help import HelpMenu
@@ -554,6 +555,14 @@ class MainWindow(QtWidgets.QMainWindow):
         tokens = f"Tokens: {' · '.join(listed)}" if compact or many else ""
         self.inputs.translation.setToolTip("\n".join(filter(None, (
             whole, tokens, pieces_note(t.out_tokens), LOWERCASE if lowercase else "", CHANGED_WEIGHTS if steps else ""))))
+
+    def figure_caption(self) -> str:
+        """The run a panel's saved figure shows, as a heatmap figure's title quotes it: “sentence” (model). A saved
+        output distribution or rollout said neither (QA, a teacher's handout)."""
+        if self.trace is None:
+            return ""
+        sentence = title_sentence(str(self.trace.meta.get("sentence", "")))
+        return f"“{sentence}” ({short_name(self.state.model_name)})"
 
     def training_steps(self) -> int:
         """Gradient steps the Training step tab has taken on the weights in memory since they were loaded or reset

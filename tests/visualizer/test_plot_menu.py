@@ -255,3 +255,32 @@ def test_the_output_distributions_csv_names_its_columns(window, tmp_path):
         assert int(row["rank"]) == int((probs > probs[i]).sum()) + 1 and row["step"] == "1"
         assert row["temperature"] == "2.0" and row["top_k"] == "0"
     assert [int(r["rank"]) for r in rows[:3]] == [1, 2, 3]
+
+
+def test_a_panels_figure_names_the_sentence_and_the_model(window, tmp_path):
+    """A saved output distribution, rollout or embeddings map said neither sentence nor model: two sentences' figures
+    read the same (QA, a teacher's handout). A picture has a line under it naming the run, at its scale; a vector
+    figure the same line; a panel's heatmap figure has it in its title, as exported heatmaps do."""
+    import pyqtgraph as pg
+
+    from visualizer.plotting.render import caption_height, scene_image
+    from model.assets import short_name
+    run = f"“the cat sat on the mat” ({short_name(window.state.model_name)})"
+    assert window.figure_caption() == run
+    view = window.panels["output"].findChildren(pg.GraphicsView)[0]
+    menu = view.findChildren(PlotMenu)[0]
+    for scale in (1.0, PRINT_SCALE):
+        plain, image = scene_image(view, scale), menu.export.image(scale)
+        assert image.width() == plain.width()
+        assert image.height() - plain.height() == pytest.approx(caption_height() * scale, abs=1.5)
+        band = [image.pixelColor(x, y).value() for y in range(plain.height(), image.height())
+                for x in range(0, image.width() // 2, 2)]
+        assert min(band) < 100 and plain.height() > 0                  # the line's letters: dark on the white
+    svg = menu.export.vector("svg").decode("utf-8")
+    assert "the cat sat on the mat" in svg
+    window.state.update(stack="src_embed")
+    window.docking.render("embeddings", force=True)
+    emb = window.panels["embeddings"].maps["pe"]
+    path = PlotMenu(emb, __import__("visualizer.plot_menu", fromlist=["x"]).widget_export(
+        emb, window.figure_caption)).save("svg", path=str(tmp_path / "pe.svg"))
+    assert f"{emb.title} — {run}" in path.read_text(encoding="utf-8")

@@ -9,6 +9,7 @@ from pyqtgraph.exporters import ImageExporter
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from ..text_safety import xml_safe
+from .text import TICK_PT, tick_font
 
 
 def scene_image(view: pg.GraphicsView, scale: float = 1.0) -> QtGui.QImage:
@@ -18,17 +19,68 @@ def scene_image(view: pg.GraphicsView, scale: float = 1.0) -> QtGui.QImage:
     image = exporter.export(toBytes=True)
     # the resolution written in the file: scale times the screen's, so that a 3× picture for print is placed at
     # the figure's size (tagged 96 dpi it came into a document three times as wide: 28 inches)
-    screen = QtGui.QGuiApplication.primaryScreen()
-    dpi = (screen.logicalDotsPerInch() if screen is not None else 96.0) * image.width() / max(1, view.width())
+    dpi = screen_dpi() * image.width() / max(1, view.width())
     image.setDotsPerMeterX(int(round(dpi / 0.0254)))
     image.setDotsPerMeterY(int(round(dpi / 0.0254)))
     return image
 
 
+def caption_font() -> QtGui.QFont:
+    """The font of the line under a figure that names its run (see captioned): in pixels of the figure (at 96 dpi,
+    the tick labels' size), so that a picture's scale, not its device's resolution, sizes it."""
+    font = tick_font(TICK_PT)
+    font.setPixelSize(round(TICK_PT * 96 / 72))
+    return font
+
+
+def screen_dpi() -> float:
+    """The logical dots per inch scenes are laid out at (96 on most screens)."""
+    screen = QtGui.QGuiApplication.primaryScreen()
+    return screen.logicalDotsPerInch() if screen is not None else 96.0
+
+
+def caption_height() -> float:
+    return 1.8 * QtGui.QFontMetricsF(caption_font()).height()
+
+
+def draw_caption(painter: QtGui.QPainter, band: QtCore.QRectF, text: str) -> None:
+    """text on one line (cut with "…" where longer) in band, at the left, dark grey on the figure's white."""
+    painter.setFont(caption_font())
+    painter.setPen(QtGui.QColor("#333333"))
+    inner = band.adjusted(8, 0, -8, 0)
+    shown = QtGui.QFontMetricsF(caption_font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, inner.width())
+    painter.drawText(inner, int(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter), shown)
+
+
+def captioned(image: QtGui.QImage, text: str) -> QtGui.QImage:
+    """image with a line under it naming its run ("“The red car is fast.” (en-fr)"): a saved output distribution,
+    rollout or LayerNorm chart said neither sentence nor model (QA, a teacher's handout). The text is in points,
+    and the image's resolution is its scale's: a 3× picture has a 3× line."""
+    if not text:
+        return image
+    scale = image.dotsPerMeterY() * 0.0254 / screen_dpi()        # the picture's pixels per pixel of the scene
+    band = caption_height()
+    out = QtGui.QImage(image.width(), image.height() + round(band * scale), QtGui.QImage.Format.Format_ARGB32)
+    out.setDotsPerMeterX(image.dotsPerMeterX())
+    out.setDotsPerMeterY(image.dotsPerMeterY())
+    out.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(out)
+    try:
+        painter.drawImage(0, 0, image)
+        painter.scale(scale, scale)          # in the scene's own units, as it was drawn
+        draw_caption(painter, QtCore.QRectF(0, image.height() / scale, image.width() / scale, band), text)
+    finally:
+        painter.end()
+    return out
+
+
 def scene_vector(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, fmt: str, title: str = "",
-                 background: str = "white") -> bytes:
+                 background: str = "white", caption: str = "") -> bytes:
     """A region of a scene as a vector file: "svg" through Qt's QSvgGenerator (pyqtgraph 0.14's SVGExporter fails
     on the closed paths Qt 6 writes: pyqtgraph issue #3495), "pdf" through QPdfWriter, one page the region's size."""
+    shown = rect
+    if caption:                              # a line under the scene naming its run (see captioned)
+        rect = QtCore.QRectF(rect.x(), rect.y(), rect.width(), rect.height() + caption_height())
     buf = QtCore.QBuffer()
     buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
     # the scene is laid out at the screen's logical dots per inch (96 on most); at QSvgGenerator's default 72
@@ -55,7 +107,12 @@ def scene_vector(scene: QtWidgets.QGraphicsScene, rect: QtCore.QRectF, fmt: str,
     painter = QtGui.QPainter(device)
     try:
         painter.fillRect(QtCore.QRectF(0, 0, rect.width(), rect.height()), QtGui.QColor(background))
-        scene.render(painter, QtCore.QRectF(0, 0, rect.width(), rect.height()), rect)
+        scene.render(painter, QtCore.QRectF(0, 0, shown.width(), shown.height()), shown)
+        if caption:
+            painter.fillRect(QtCore.QRectF(0, shown.height(), rect.width(), rect.height() - shown.height()),
+                             QtGui.QColor("white"))
+            draw_caption(painter, QtCore.QRectF(0, shown.height(), rect.width(), rect.height() - shown.height()),
+                         caption)
     finally:
         painter.end()
     data = bytes(buf.data())
