@@ -50,6 +50,32 @@ def test_a_click_focuses_the_head_and_hover_shows_its_metrics(panel, shapes, sho
     assert panel.head_at(panel.plot.vb.mapViewToScene(gap)) is None
 
 
+def test_the_arrow_keys_choose_a_head_and_read_out_its_metrics(panel, shapes, show_trace, monkeypatch):
+    """It could not be used from the keyboard: the arrow keys did nothing, and its description asked for a mouse
+    (QA, a blind student). The arrows move the focused head a layer or a head, within the mosaic, and its metrics
+    are shown and read out."""
+    from PySide6.QtTest import QTest
+
+    from visualizer import accessible
+    heard = []
+    monkeypatch.setattr(accessible, "announce", lambda widget, text: heard.append(text))
+    trace = synthetic_trace(shapes["encoder-decoder"], seed=2)
+    state = show_trace(panel, trace, kind="cross", layer=1, head=1)
+    L, H = panel.shape[:2]
+    panel.canvas.setFocus()
+    for key, expected in ((QtCore.Qt.Key.Key_Right, (1, 2)), (QtCore.Qt.Key.Key_Down, (2, 2)),
+                          (QtCore.Qt.Key.Key_Left, (2, 1)), (QtCore.Qt.Key.Key_Up, (1, 1))):
+        QTest.keyClick(panel.canvas, key)
+        assert (state.kind, state.layer, state.head) == ("cross", *expected)
+        assert heard[-1] == panel.hover.text() and heard[-1].startswith(
+            f"Layer {expected[0] + 1}, head {expected[1] + 1}: entropy")
+    for _ in range(L + H):                                   # stops at the mosaic's corner
+        QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Down)
+        QTest.keyClick(panel.canvas, QtCore.Qt.Key.Key_Right)
+    assert (state.layer, state.head) == (L - 1, H - 1)
+    assert "arrow keys" in panel.canvas.accessibleDescription()
+
+
 def test_hover_leaves_out_the_end_token_a_causal_decoder_never_reads(panel, shapes, show_trace):
     """QA: a decoder self head's read-out said "the end token nan%" (no query reads </s>)."""
     trace = synthetic_trace(shapes["encoder-decoder"], seed=2)

@@ -26,7 +26,9 @@ from .widgets import KindPicker, WrappedLabel
 
 
 SCALE = "colour: from 0 (left) to each head's own largest weight (right)"      # under the colour bar
-MODEL_VIEW_HINT = "Click a head to focus it; hover for its metrics."     # (its colours: the bar under the heads)
+MODEL_VIEW_HINT = "Click a head (or use the arrow keys) to focus it; hover for its metrics."   # (colours: the bar)
+MOVES = {QtCore.Qt.Key.Key_Left: (0, -1), QtCore.Qt.Key.Key_Right: (0, 1), QtCore.Qt.Key.Key_Up: (-1, 0),
+         QtCore.Qt.Key.Key_Down: (1, 0)}
 
 
 def gap_of(n_rows: int, n_cols: int) -> int:
@@ -63,7 +65,9 @@ class ModelViewPanel(QtWidgets.QWidget):
         self.kind.activated.connect(lambda i: self.state.update(kind=self.kind.itemData(i)))
         self.canvas = pg.GraphicsLayoutWidget()
         accessible.name(self.canvas, "Model view: every layer and head of the attention kind",
-                        "Hover or click a head (its metrics, and the attention panel focuses it)")
+                        "The arrow keys or a click choose a head: the attention panel focuses it, and its metrics are "
+                        "read out")
+        self.canvas.installEventFilter(self)      # the arrow keys: it could not be used from the keyboard (QA)
         accessible.name(self.kind, "Attention kind")
         self.canvas.setBackground("w")
         self.plot = self.canvas.addPlot(enableMenu=False)
@@ -252,8 +256,8 @@ class ModelViewPanel(QtWidgets.QWidget):
             self._metrics = {m.key: m for m in trace_metrics(self.trace) if m.kind == self.shown_kind}
         return self._metrics[(self.shown_kind, layer, head)]
 
-    def _hovered(self, scene_pos) -> None:
-        where = self.head_at(scene_pos)
+    def _hovered(self, scene_pos, where: tuple[int, int] | None = None) -> None:
+        where = self.head_at(scene_pos) if where is None else where
         if where is None:           # off the heads: the hint again (a head's metrics stayed, into Export all's
             self.canvas.setToolTip("")                                                      # picture too, QA)
             self.hover.setText(MODEL_VIEW_HINT)
@@ -269,6 +273,27 @@ class ModelViewPanel(QtWidgets.QWidget):
                 + (" — switched off" if (m.layer - 1, m.head - 1) in self.crossed else ""))
         self.hover.setText(text)
         self.canvas.setToolTip(text)
+
+    def eventFilter(self, watched, event) -> bool:
+        if (watched is self.canvas and event.type() == QtCore.QEvent.Type.KeyPress and event.key() in MOVES
+                and not event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier):
+            self.step_head(*MOVES[event.key()])
+            return True
+        return False
+
+    def step_head(self, layers: int, heads: int) -> None:
+        """The arrow keys: the focused head a layer (row) or a head (column) on, within the mosaic; its metrics are
+        shown and read out, as a hover shows them."""
+        if self.weights is None:
+            return
+        L, H = self.shape[:2]
+        on_kind = self.state.kind == self.shown_kind
+        layer = self.state.attention_layer(L) if on_kind else 0
+        head = min(self.state.head, H - 1) if on_kind else 0
+        layer, head = min(max(layer + layers, 0), L - 1), min(max(head + heads, 0), H - 1)
+        self.state.update(kind=self.shown_kind, layer=layer, head=head)
+        self._hovered(None, (layer, head))
+        accessible.announce(self.canvas, self.hover.text())
 
     def _clicked(self, scene_pos) -> None:
         where = self.head_at(scene_pos)
