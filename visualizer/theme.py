@@ -164,6 +164,10 @@ class VisibleControls(QtWidgets.QProxyStyle):
         if element == QtWidgets.QStyle.ControlElement.CE_PushButtonBevel and \
                 option.state & QtWidgets.QStyle.StateFlag.State_HasFocus:
             self._frame(option, painter)
+        # a dock's tab with the keyboard too: Fusion marks it by no more than a faint fill (QA, a keyboard user)
+        if element == QtWidgets.QStyle.ControlElement.CE_TabBarTabLabel and \
+                option.state & QtWidgets.QStyle.StateFlag.State_HasFocus:
+            self._frame(option, painter)
 
     def _frame(self, option, painter, focused: bool | None = None) -> None:
         """A field's frame: the placeholder grey, or where the keyboard is, 2.5 pixels of the highlight colour (a

@@ -279,7 +279,11 @@ def test_a_button_or_check_box_with_the_keyboard_is_framed_in_the_highlight_colo
                        for c in (image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())))
         tool = QtWidgets.QToolButton()
         tool.setText("Colours")
-        for widget in (QtWidgets.QCheckBox("Positional encoding"), QtWidgets.QPushButton("Measure head effects"), tool):
+        tabs = QtWidgets.QTabBar()                       # a dock's tabs (its focus had been a faint fill: QA)
+        for text in ("LayerNorm", "Math"):
+            tabs.addTab(text)
+        for widget in (QtWidgets.QCheckBox("Positional encoding"), QtWidgets.QPushButton("Measure head effects"), tool,
+                       tabs):
             qtbot.addWidget(widget)
             widget.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
             widget.show()
@@ -288,7 +292,8 @@ def test_a_button_or_check_box_with_the_keyboard_is_framed_in_the_highlight_colo
             widget.setFocus()
             qtbot.waitUntil(widget.hasFocus)
             # a frame around it: some two pixels deep along its text's length
-            assert framed(widget) - before > widget.fontMetrics().horizontalAdvance(widget.text()), \
+            text = widget.tabText(0) if isinstance(widget, QtWidgets.QTabBar) else widget.text()
+            assert framed(widget) - before > widget.fontMetrics().horizontalAdvance(text), \
                 (theme, type(widget).__name__)
             widget.hide()
     finally:
