@@ -82,6 +82,8 @@ def test_a_cell_read_by_the_arrow_keys_a_stage_and_a_message_are_announced(qtbot
     QTest.keyClick(a.canvas, QtCore.Qt.Key.Key_Right)
     assert heard[-1] == a.hover.text() and heard[-1].startswith("query “")
     assert "Strongest key of each query: “" in a.canvas.accessibleDescription()
+    # the cell read is kept in the description, read again where asked (it had been said once, then nowhere)
+    assert a.canvas.accessibleDescription().startswith(f"Read: {heard[-1]}. Strongest key of each query: “")
     qtbot.keyClick(window, QtCore.Qt.Key.Key_Down, QtCore.Qt.KeyboardModifier.AltModifier)     # the next layer
     qtbot.waitUntil(lambda: heard[-1].startswith("Encoder self-attention + Add & Norm — layer 2"))
     window.statusBar().showMessage("Saved /tmp/somewhere/cross_L2_H3.png")

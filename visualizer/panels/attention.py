@@ -173,6 +173,7 @@ class AttentionPanel(QtWidgets.QWidget):
         self._stage_hint: tuple | None = None   # the stage's note (stand_in) in view, if any
         self.hover.setText(*self.hint)
         self._pointer = None                  # the scene position of the last hover
+        self._summary = ""                    # each query's strongest key, a screen reader's description of it
         self._cell_marks = None               # the frame of the cell the arrow keys read (made at the first)
         self._key_cell: tuple[int, int] | None = None    # that cell, until the pointer reads one
         self._key_trace, self._key_kind = None, ""       # the run and kind it was read in
@@ -395,8 +396,8 @@ class AttentionPanel(QtWidgets.QWidget):
             self.focus.show_matrix(focused, mask, rows, cols, title, levels=levels)         # and its colour bar
             # what a screen reader says of it: its title, then each query's strongest key (the arrow keys read
             # every cell)
-            accessible.name(self.canvas, f"Attention heatmap: {title}",
-                            strongest_keys(np.where(mask, focused, np.nan), rows, cols))
+            self._summary = strongest_keys(np.where(mask, focused, np.nan), rows, cols)
+            accessible.name(self.canvas, f"Attention heatmap: {title}", self._summary)
             self._focus_shown = (trace, focus_key)
             # the arrow keys' cell is kept through another head, layer or step; another sentence, model or kind has
             # other rows and columns: the keys start again there (QA)
@@ -483,6 +484,9 @@ class AttentionPanel(QtWidgets.QWidget):
         self._read_out(self._pointer)
         self._mark_cell((r, c))
         accessible.announce(self.canvas, self.hover.text())      # a screen reader says the cell too
+        # and keeps it, read again where asked ("where am I"): it had been said once, then nowhere (QA)
+        accessible.name(self.canvas, self.canvas.accessibleName(),
+                        f"Read: {accessible.plain(self.hover.text())}. {self._summary}")
 
     def _current_cell(self) -> tuple[int, int] | None:
         """The cell read now: the arrow keys' (kept through a change of head, layer or step, whatever the view's
