@@ -43,8 +43,8 @@ def read_checks(path: str | Path) -> list[tuple[str, list[str]]]:
     except OSError as e:
         raise UsageError(f"{path}: cannot read ({e.strerror})") from None
     except UnicodeDecodeError as e:
-        from .data import encoding_hint
-        raise UsageError(f"{path}: not UTF-8 text ({encoding_hint(path) or f'{e.reason} at byte {e.start}'})") from None
+        from .files import utf8_problem
+        raise UsageError(f"{path}: not UTF-8 text ({utf8_problem(path, e)})") from None
     checks = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

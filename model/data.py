@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import NOT_REGULAR, atomic_write, not_regular
+from .files import NOT_REGULAR, atomic_write, not_regular, utf8_problem
 from .transformer import BOS, EOS, PAD
 
 
@@ -36,21 +36,9 @@ def _open_lines(path: Path):
             for n, line in enumerate(f, 1):
                 yield n, line.rstrip("\r\n")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 text ({encoding_hint(path) or f'{e.reason} at byte {e.start}'})") \
-            from None
+        raise CorpusError(f"{path}: not UTF-8 text ({utf8_problem(path, e)})") from None
     except OSError as e:
         raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
-
-
-def encoding_hint(path: Path) -> str:
-    """What a file that is not UTF-8 looks like, when its first bytes say (a spreadsheet's "Unicode text")."""
-    try:
-        with open(path, "rb") as f:
-            start = f.read(2)
-    except OSError:
-        return ""
-    return "it is UTF-16, as a spreadsheet's \"Unicode text\" is: save it as UTF-8" \
-        if start in (b"\xff\xfe", b"\xfe\xff") else ""
 
 
 def read_tsv(path: str | Path, strict: bool = False) -> Corpus:

@@ -1,6 +1,7 @@
 """File facts shared by the model and the app (no torch here: the export command imports it)."""
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import tempfile
@@ -95,3 +96,41 @@ def atomic_write(path: str | Path, write: Callable[[str], None], prefix: str | N
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def utf8_problem(path: Path, error: UnicodeDecodeError) -> str:
+    """Why a file is not UTF-8 text, in words: what it is instead where its first bytes say (encoding_hint), else
+    where it first fails, counted in the whole file (line and byte: a file read a chunk at a time gave the byte
+    in the chunk), and whether it reads as Windows-1252 (Latin-1), as older Windows programs save text."""
+    hint = encoding_hint(path)
+    if hint:
+        return hint
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return error.reason
+    body = data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+    try:
+        body.decode("utf-8")
+        return error.reason
+    except UnicodeDecodeError as whole:
+        start = whole.start + len(data) - len(body)
+        reason = whole.reason
+    line = data.count(b"\n", 0, start) + 1
+    where = f"{reason} at byte {start + 1}, line {line}"
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return where
+    return f"{where}; it reads as Windows-1252 (Latin-1) text, as older Windows programs save it: save it as UTF-8"
+
+
+def encoding_hint(path: Path) -> str:
+    """What a file that is not UTF-8 looks like, when its first bytes say (a spreadsheet's "Unicode text")."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(2)
+    except OSError:
+        return ""
+    return "it is UTF-16, as a spreadsheet's \"Unicode text\" is: save it as UTF-8" \
+        if start in (b"\xff\xfe", b"\xfe\xff") else ""

@@ -9,6 +9,7 @@ from pathlib import Path, PureWindowsPath
 from model.ablation import AblationError, expand, parse_spec, spec
 from model.assets import ModelLoadError, bundled_models
 from model.config import DecodingSettings
+from model.files import utf8_problem
 from model.schema import Stage
 from model.text import blank
 
@@ -62,7 +63,9 @@ def read_session(path: str | Path) -> dict:
     except json.JSONDecodeError as e:     # where it broke, in a person's words (the parser's follow in brackets)
         raise SessionError(f"{path}: the file is damaged or was changed by hand: it stops making sense at line "
                            f"{e.lineno}, column {e.colno} ({e.msg})") from None
-    except (UnicodeDecodeError, RecursionError) as e:
+    except UnicodeDecodeError as e:       # (the codec's own words had reached a --screenshot's user: QA)
+        raise SessionError(f"{path}: not a session file (not UTF-8 text: {utf8_problem(path, e)})") from None
+    except RecursionError as e:
         raise SessionError(f"{path}: not a session file (not readable text: {str(e).splitlines()[0]})") from None
     except ValueError as e:               # a number of thousands of digits (Python's limit for reading one)
         raise SessionError(f"{path}: the file is damaged or was changed by hand ({str(e).split(';')[0]})") from None

@@ -207,9 +207,15 @@ def test_a_utf16_tsv_is_named_for_what_it_is(run_command, tiny_model_dir, tmp_pa
     code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
     assert code == 2 and err == f"error: {tsv}: not UTF-8 text (it is UTF-16, as a spreadsheet's \"Unicode text\" " \
         "is: save it as UTF-8)\n"
-    tsv.write_bytes(b"the cat\tle ch\xe2t\n")                               # Latin-1: where it breaks, as before
+    tsv.write_bytes(b"the cat\tle ch\xe2t\n")          # Latin-1: where it breaks, and what it reads as (QA)
     code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
-    assert code == 2 and "not UTF-8 text (invalid continuation byte at byte 13)" in err
+    assert code == 2 and err == (f"error: {tsv}: not UTF-8 text (invalid continuation byte at byte 14, line 1; it "
+                                 "reads as Windows-1252 (Latin-1) text, as older Windows programs save it: save it "
+                                 "as UTF-8)\n")
+    # far into a file, counted in the whole file: it had been the byte in the chunk the reader decoded
+    tsv.write_bytes(b"the cat\tle chat\n" * 3000 + b"the t\xeate\tla t\xeate\n")
+    code, out, err = run_command(["evaluate", "--tsv", str(tsv), "--model", str(tiny_model_dir)])
+    assert code == 2 and f"at byte {16 * 3000 + 6}, line 3001;" in err
 
 
 def test_evaluate_limit_zero_is_refused_and_one_scores_one_sentence(run_command, tiny_model_dir, tmp_path):

@@ -38,6 +38,19 @@ def test_a_target_with_nothing_to_read_is_no_target(tmp_path):
         assert read_session(path)["target"] == ""
 
 
+def test_a_session_file_that_is_not_utf8_says_where_and_what_it_reads_as(tmp_path):
+    """A session saved in Latin-1 gave the codec's own words ("'utf-8' codec can't decode byte 0xe9 in position
+    60…": QA)."""
+    p = tmp_path / "leçon.json"
+    p.write_bytes('{"format": "attention-visualizer-session/1", "model": "en-fr",\n "sentence": "Le café"}'
+                  .encode("latin-1"))
+    with pytest.raises(SessionError) as err:
+        read_session(p)
+    assert str(err.value) == (f"{p}: not a session file (not UTF-8 text: invalid continuation byte at byte 84, line 2; "
+                              "it reads as Windows-1252 (Latin-1) text, as older Windows programs save it: save it as "
+                              "UTF-8)")
+
+
 @pytest.mark.parametrize("content, words", [
     ("{not json", "damaged or was changed by hand: it stops making sense at line 1, column 2"),
     ('{"format": "attention-visualizer-session/1",\n "model": "en-fr" "sentence": "x"}',
