@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 
+from .families.seed_schema import NAME as SEED
 from .schema import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .text import DIRECTION_CONTROLS, REORDERING_CONTROLS, VISIBLE_CONTROLS, blank, probability, why_blank
 from .training_words import words
@@ -353,6 +354,24 @@ def direction_controls(trace) -> str | None:
             "the model reads it as typed, in the axes' order.")
 
 
+# invisible characters that the model's reading removes (text.FORMAT): between two letters they join two words
+HIDDEN_JOIN = re.compile(r"(\w+)([\u200b\u2060\ufeff]+)(\w+)")
+
+
+def hidden_joins(trace) -> str | None:
+    """A note when an invisible zero-width space (or word joiner) stands between two letters: the model reads the
+    text without it, so "are\u200bplaying", pasted from a web page, was the one unknown word "areplaying", and
+    nothing on screen showed why (QA)."""
+    sentence = str(trace.meta.get("sentence", ""))
+    found = HIDDEN_JOIN.findall(sentence)
+    if not found or trace.meta.get("partial") or trace.schema.family != SEED:   # (others read them their own way)
+        return None
+    names = ", ".join(dict.fromkeys(f"U+{ord(c):04X}" for _, marks, _ in found for c in marks))
+    read = and_list([quoted(a + b) for a, _, b in found[:3]]) + (" …" if len(found) > 3 else "")
+    return (f"The text holds an invisible character ({names}) inside a word: the model reads {read} as one word; "
+            "type a space there where two words are meant.")
+
+
 def several_sentences(trace) -> str | None:
     """A note when a translator is given several sentences (a paste): it learned from one at a time, and merged
     three into one wrong translation. A break counts after . ! or ? that ends a part of two or more words and
@@ -682,7 +701,7 @@ def result_notes(trace, max_len: int) -> list[str]:
     early = None if cut else stopped_early(trace)             # a translation cut at its limit did not stop early
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
-             direction_controls(trace), unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
+             direction_controls(trace), hidden_joins(trace), unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), forced_end(trace), cut, None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

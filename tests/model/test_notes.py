@@ -411,3 +411,15 @@ def test_a_run_on_blank_text_has_the_made_up_note_in_the_api_too(tiny_lm):
         assert result_notes(trace, 64) == [blank_note(trace, text)]
         assert result_notes(trace, 64)[0].startswith("The translation is made up from nothing: ")
     assert blank_note(trace, "") not in result_notes(translate_seed(tiny_lm, "the cat sat").trace, 64)
+
+
+def test_an_invisible_space_inside_a_word_is_named_with_the_word_the_model_reads(tiny_lm):
+    """"are\u200bplaying", pasted from a web page, reached en-fr as the one unknown word "areplaying", with nothing on
+    screen to say why (QA). A zero-width character between letters is named; one beside a space parts nothing."""
+    from model import translate
+    from model.notes import hidden_joins, result_notes
+    run = translate(tiny_lm, "the cat\u200b sat on\u200bthe mat")
+    note = ("The text holds an invisible character (U+200B) inside a word: the model reads “onthe” as one word; type "
+            "a space there where two words are meant.")
+    assert hidden_joins(run.trace) == note and note in result_notes(run.trace, tiny_lm.cfg.max_len)
+    assert hidden_joins(translate(tiny_lm, "the cat\u200b sat on the mat").trace) is None
