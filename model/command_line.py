@@ -62,6 +62,18 @@ def beam_width(text: str) -> int:
     return value
 
 
+def decimal(text: str) -> float:
+    """An argparse type for a number with a fraction, written with a point or, as in French or German, a comma
+    ("2,5"), as the window's boxes read it: "--scale 2,5" was "invalid float value" (QA)."""
+    plain = text.strip()
+    if plain.count(",") == 1 and "." not in plain:
+        plain = plain.replace(",", ".")
+    try:
+        return float(plain)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: write it as 2.5 (or 2,5)") from None
+
+
 def model_name(text: str) -> str:
     """An argparse type for --model: a blank one is refused (a script's unset $M opened en-fr without a word, QA)."""
     if not text.strip():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command, decimal,
                                 model_argument, stops_between_steps, writable_file)
 from model.text import blank, why_blank
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--head", type=head_arg, default=-1,
                    help="the head, from 1, or 'mean' (for --over steps or layers; default 1)")
     p.add_argument("--out", required=True, help="FILE.gif (or FILE.mp4 with imageio-ffmpeg installed)")
-    p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
+    p.add_argument("--fps", type=decimal, default=2.0, help="frames per second (default 2)")
     colour_arguments(p)
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")

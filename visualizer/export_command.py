@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command,
+from model.command_line import (ArgumentParser, CommandError, UsageError, beam_width, check_stop, command, decimal,
                                 model_argument, stops_between_steps, writable_folder)
 from model.text import blank, why_blank
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the figures' format (default png; csv: the numbers, a masked cell left empty)")
     model_argument(p)
     p.add_argument("--target", default=None, type=target_arg, help="teacher-force the decoder through this translation")
-    p.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
+    p.add_argument("--scale", type=decimal, default=1.0, help="PNG resolution factor (2 = twice the pixels)")
     colour_arguments(p)
     p.add_argument("--size", default=f"{FIGURE_SIZE[0]}x{FIGURE_SIZE[1]}", metavar="WxH",
                    help="each figure's size in pixels at 96 dpi; the text keeps its size, so 450x380 suits a paper's "

@@ -630,3 +630,21 @@ def test_a_long_causal_heads_svg_strokes_its_hatch_across_cells_and_fills_a_colo
     assert red.contains(QtCore.QPointF(0.4, 0)) and red.contains(QtCore.QPointF(2.9, 2)) and \
         not red.contains(QtCore.QPointF(2, 0))
     assert not any(p.contains(QtCore.QPointF(3, 1)) for p in paths.values())      # the masked cell: no fill
+
+
+def test_a_number_with_a_decimal_comma_is_read_as_the_windows_boxes_read_it(run_command, tiny_model_dir, tmp_path):
+    """"--scale 2,5" was "invalid float value: '2,5'", where the window's boxes read "0,7" as 0.7 (QA, a German
+    locale): a comma for the point is read; anything else is refused in one line that says how to write it."""
+    import argparse
+
+    from model.command_line import decimal
+    assert decimal("2,5") == decimal("2.5") == 2.5 and decimal(" 3 ") == 3.0
+    for bad in ("1,000.5", "2,5,1", "two"):
+        with pytest.raises(argparse.ArgumentTypeError, match="write it as 2.5"):
+            decimal(bad)
+    code, _, err = run_command(["export", "the cat", "--model", str(tiny_model_dir), "--out", str(tmp_path / "a"),
+                                "--format", "csv", "--scale", "2,5"])
+    assert code == 0 and "note: --scale sets a PNG's pixels" in err
+    code, _, err = run_command(["animate", "the cat", "--model", str(tiny_model_dir), "--kind", "enc_self",
+                                "--over", "heads", "--out", str(tmp_path / "x.gif"), "--fps", "2,x"])
+    assert code == 2 and "invalid number '2,x': write it as 2.5 (or 2,5)" in err
