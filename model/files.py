@@ -61,7 +61,7 @@ def fitted_prefix(prefix: str, suffix: str, folder: Path) -> str:
     teacher's accented file name, refused as "cannot write here (File name too long)" after the whole animation)."""
     try:
         longest = os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):        # (Windows has no pathconf: 255 there too)
         longest = 255
     if not longest or longest < 0:          # no limit said
         return prefix

@@ -99,3 +99,10 @@ def test_commands_refuse_a_device_and_the_file_being_scored(tmp_path, run_comman
     test.write_text("a cat\tun chat\n", encoding="utf-8")
     code, out, err = run_command(["evaluate", "--tsv", str(test), "--hyps", str(test)])
     assert code == 2 and "is the file being scored" in err and test.read_text(encoding="utf-8") == "a cat\tun chat\n"
+
+
+def test_writing_works_where_the_system_has_no_pathconf(tmp_path, monkeypatch):
+    """Windows has no os.pathconf: the temporary name's cut had made every save fail there (a review)."""
+    monkeypatch.delattr(os, "pathconf")
+    atomic_write(tmp_path / "a.txt", lambda tmp: open(tmp, "w").write("new"))
+    assert (tmp_path / "a.txt").read_text() == "new"
