@@ -560,40 +560,47 @@ DECADE = re.compile(r"\b(\d{2}[1-9]0)'?s\b")                  # the 1990s: "les 
 OUTPUT_NUMBER = re.compile(r"\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*")
 
 
-def readings(number: str) -> set[str]:
+def readings(number: str, english: bool = False) -> set[str]:
     """The values a number written with separators may have, as plain decimals: "1,500" is 1500 grouped in
     English, or 1.5 in French ("1500", "1.5"); "12,5" and "12.50" are "12.5"; "1 500" is "1500" (a space only groups);
     "02" is "2", "10.00" "10". A point dropped is a change: "3.5" is not "35" (en-fr wrote "La table est de 15
-    mètres." for 1.5 metres, with no note: QA)."""
+    mètres." for 1.5 metres, with no note: QA). english: written as English writes numbers, the comma grouping and
+    the point a decimal one ("1,500" is 1500 only). A number no rule reads (a date "12.5.2019", a version "3.11.2",
+    Indian grouping "1,50,000") is its digits, as written."""
     groups = re.split(r"[.,\s]", number)
     whole = lambda digits: digits.lstrip("0") or "0"
     found = set()
-    if all(len(g) == 3 for g in groups[1:]):                 # every separator groups thousands (none: a plain number)
+    separators = re.sub(r"\d", "", number)
+    if all(len(g) == 3 for g in groups[1:]) and not (english and "." in separators):   # thousands groups (or none)
         found.add(whole("".join(groups)))
-    if len(groups) > 1 and number[-len(groups[-1]) - 1] in ".," and all(len(g) == 3 for g in groups[1:-1]):
-        fraction = groups[-1].rstrip("0")                     # the last one a decimal point or comma
+    last = number[-len(groups[-1]) - 1] if len(groups) > 1 else ""
+    if last in (".", ) + (() if english else (",",)) and all(len(g) == 3 for g in groups[1:-1]):
+        fraction = groups[-1].rstrip("0")                     # the last one a decimal point (or comma)
         found.add(whole("".join(groups[:-1])) + (f".{fraction}" if fraction else ""))
-    return found
+    return found or {whole("".join(groups))}
 
 
-def changed_numbers(source: str, output: str) -> list[str]:
+def changed_numbers(source: str, output: str, english: bool = False) -> list[str]:
     """The numbers in digits of source that output writes otherwise in digits: output lacks them (its separators
     aside: "1,500" is "1 500" or "1.500", "2.5" is "2,5": see readings) and holds a number in digits that source does
     not ("209" for "2019", "35" for "3.5").
     Not a change: a number written in words ("dix-huit ans" for "18 years"), an hour on the 24-hour clock ("14h30"
     for "2:30", "18h" for "6 p.m."), a decade's short form ("les années 90" for "the 1990s"): the ways the
     references of Tatoeba write numbers otherwise (0.7 % of the references of its English sentences with digits,
-    6 of 885 in the 2019 release, are still taken for changes: miles in km, 911 as 112, a typo)."""
+    6 of 885 in the 2019 release, are still taken for changes: miles in km, 911 as 112, a typo). english: the
+    source writes numbers as English does ("1,500" is not 1.5: see readings)."""
     times = TIME.findall(source)
     source_numbers = NUMBER.findall(TIME.sub(" ", source)) + [n for hour, minutes in times for n in (hour, minutes)]
     hours = [h for h, _ in times] + AFTERNOON.findall(source)
-    accepted = (set().union(*map(readings, source_numbers)) | {str(int(h) + 12) for h in hours if int(h) <= 12}
+    accepted = (set().union(*(readings(n, english) for n in source_numbers))
+                | {str(int(h) + 12) for h in hours if int(h) <= 12}
                 | {d[2:] for d in DECADE.findall(source)})
     written = [readings(n) for n in OUTPUT_NUMBER.findall(output)]
     if all(values & accepted for values in written):
         return []
     said = set().union(*written)
-    return list(dict.fromkeys(n for n in source_numbers if not readings(n) & said and readings(n) != {"0"}))
+    return list(dict.fromkeys(n for n in source_numbers
+                              if not readings(n, english) & said and readings(n, english) != {"0"}))
 
 
 def lost_numbers(trace) -> str | None:
@@ -604,10 +611,11 @@ def lost_numbers(trace) -> str | None:
     if (trace.schema.layout != ENCODER_DECODER or trace.meta.get("mode") == "teacher-forced"
             or trace.meta.get("partial")):
         return None
-    lost = changed_numbers(str(trace.meta.get("sentence", "")), str(trace.meta.get("translation", "")))
+    english = bool(ENGLISH_SOURCE.search(str(trace.meta.get("model", "")).lower().rstrip("/")))
+    lost = changed_numbers(str(trace.meta.get("sentence", "")), str(trace.meta.get("translation", "")), english)
     if not lost:
         return None
-    what = "translation" if ENGLISH_SOURCE.search(str(trace.meta.get("model", "")).lower().rstrip("/")) else "output"
+    what = "translation" if english else "output"
     many = len(lost) > 1
     return (f"The {what} changes the number{'s' if many else ''} {and_list([quoted(n) for n in lost])}: small "
             f"translators often garble numbers, so check {'them' if many else 'it'} against the sentence.")

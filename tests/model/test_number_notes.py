@@ -49,6 +49,23 @@ def test_thousands_grouped_in_any_language_are_the_same_number(n):
     assert changed_numbers(source, f"Ça coûte {n + 1} yens.") == [f"{n:,}"]
 
 
+@pytest.mark.parametrize("number", ["12.5.2019", "3.11.2", "192.168.1.1", "1,50,000", "4.10.2.1"])
+def test_a_number_no_rule_reads_is_the_same_when_copied(number):
+    """A date, a version, an address or Indian grouping had no reading once numbers were read by their separators,
+    and the same number copied was called changed (a review)."""
+    assert changed_numbers(f"It is {number} here.", f"C'est {number} ici.") == []
+    assert changed_numbers(f"It is {number} here.", f"C'est {number}9 ici.") == [number]
+
+
+def test_an_english_source_groups_with_its_comma_and_decimals_with_its_point():
+    """"1,500" in English is 1500, never 1.5: "1,5 livres" for "1,500 books" is a change (a review), and "1,5 m"
+    for "1.5 m" is not."""
+    assert changed_numbers("I bought 1,500 books.", "J'ai acheté 1,5 livres.", english=True) == ["1,500"]
+    assert changed_numbers("I bought 1,500 books.", "J'ai acheté 1 500 livres.", english=True) == []
+    assert changed_numbers("It is 1.5 metres.", "Il fait 1,5 mètre.", english=True) == []
+    assert changed_numbers("It is 1.5 metres.", "Il fait 15 mètres.", english=True) == ["1.5"]
+
+
 @given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=1, max_value=99))
 def test_a_decimal_is_the_same_with_a_point_or_a_comma_and_another_without_its_point(whole, fraction):
     number = f"{whole}.{fraction:02d}"
