@@ -54,10 +54,9 @@ class HeatmapSpec:
         return f"{self.file}_L{self.layer + 1}_{head}"
 
 
-def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
-                  colour_scale: str = "layer") -> list[HeatmapSpec]:
-    """Every head (and the mean over heads) of every attention kind and layer of a trace, each coloured by the
-    colour_scale rule (COLOUR_SCALES)."""
+def run_title(trace: Trace, model_name: str = "") -> str:
+    """The run a figure shows, as its title ends: the sentence quoted (“…”, cut at TITLE_CHARS), then the model,
+    how the rows were chosen and changed weights in brackets, then the heads switched off."""
     # isolated: a U+202E in it drew the rest of the title, the model's name too, backwards (QA)
     quoted = f"“{isolate(title_sentence(trace.meta.get('sentence', '')))}”"
     if trace.meta.get("truncated"):      # a long paste: the model read its start only (the title had all 14 lines)
@@ -68,12 +67,21 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
         quoted += f" + {written} token{'s' if written != 1 else ''} it wrote"     # quoted the prompt only: QA)
     off = ablated_heads(trace)
     # a figure of an experiment says which heads were off, in the panels' words ("cross:1:2" read as jargon, QA)
-    run = f" [{describe(off, trace.schema)}]" if off else ""
+    heads = f" [{describe(off, trace.schema)}]" if off else ""
     # and how its rows were chosen, when not greedily (a beam's and a given target's read like greedy ones)
     how = "" if trace.decoding in ("greedy", "") or trace.schema.layout == ENCODER_ONLY else trace.decoding
     steps = trace.meta.get("training_steps", 0)     # weights changed by the Training step tab (the stock model's
     trained = f"weights after {steps} training step{'s' if steps != 1 else ''}" if steps else ""     # name, QA)
     named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how, trained)))
+    return quoted + (f" ({named})" if named else "") + heads
+
+
+def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
+                  colour_scale: str = "layer") -> list[HeatmapSpec]:
+    """Every head (and the mean over heads) of every attention kind and layer of a trace, each coloured by the
+    colour_scale rule (COLOUR_SCALES)."""
+    run = run_title(trace, model_name)
+    off = ablated_heads(trace)
     specs = []
     for info in trace.schema.kinds:
         kind = info.name
@@ -87,8 +95,7 @@ def heatmap_specs(trace: Trace, model_name: str = "", include_mean: bool = True,
                     matrix, which = mean_of_heads_on(weights, kind, layer, off)
                 else:
                     matrix, which = weights[h], f"head {h + 1}" + (" (switched off)" if (kind, layer, h) in off else "")
-                title = f"{info.title}, layer {layer + 1}, {which} — {quoted}" + (
-                    f" ({named})" if named else "") + run
+                title = f"{info.title}, layer {layer + 1}, {which} — {run}"
                 specs.append(HeatmapSpec(kind, info.file, layer, h, matrix, mask, rows, cols, title,
                                          colour_levels(weights, matrix, colour_scale)))
     return specs

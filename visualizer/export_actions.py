@@ -36,7 +36,7 @@ class ExportActions:
             return None
         a = w.attention
         head = None if a.mean.isChecked() else a.shown_head
-        for spec in heatmap_specs(w.trace, w.model_name, colour_scale=a.colour_scale()):
+        for spec in heatmap_specs(w.trace, w.shown_model_name, colour_scale=a.colour_scale()):
             if spec.kind == a.shown_kind and spec.layer == a.shown_layer and spec.head == head:
                 return spec
         return None
@@ -77,7 +77,7 @@ class ExportActions:
         cancelled or failed export's figures have it beside them too, QA). The paths, run.json's last;
         last_heatmaps of last_total heatmaps were written."""
         w = self.window
-        specs = heatmap_specs(w.trace, w.model_name, colour_scale=w.attention.colour_scale())
+        specs = heatmap_specs(w.trace, w.shown_model_name, colour_scale=w.attention.colour_scale())
         # the name --model opens (the label "qa/marian" opened nothing: QA), as the export command writes it,
         # and the temperature the Output panel's picture has (QA: T = 2 on screen, nothing said in run.json)
         output = w.panels.get("output")

@@ -23,6 +23,7 @@ from .panels.widgets import FocusMark, shift_f10
 from .plotting.render import captioned, encode_png, scene_image, scene_vector
 
 PRINT_SCALE = 3          # "PNG for print": three times the pixels on screen (about 300 dpi on a slide)
+MOST_PIXELS = 6000       # a saved picture's longest side at most (a plot's own figure can be large)
 
 
 @dataclass
@@ -90,8 +91,11 @@ def plot_table(plot: pg.PlotItem) -> str | None:
     return buf.getvalue()
 
 
-def run_caption(caption: Callable[[], str] | None, title: str) -> str:
-    """The line naming the run a figure of a panel shows, unless its title quotes its sentence already."""
+def run_caption(caption: Callable[[], str] | None, title: str, view=None) -> str:
+    """The line naming the run a figure of a panel shows, unless its title quotes its sentence already, or the view
+    names its own run in its figures (names_its_run: Compare runs' A is not the run on screen, a review)."""
+    if getattr(view, "names_its_run", False):
+        return ""
     text = caption() if caption is not None else ""
     quoted = text.split("”", 1)[0] + "”" if text.startswith("“") else text
     return "" if not text or quoted in title else text
@@ -107,7 +111,7 @@ def box_export(box, caption: Callable[[], str] | None = None) -> PlotExport:
 
     def title() -> str:
         own = box.figure_title() if box.figure_title is not None else box.title
-        run = run_caption(caption, own)
+        run = run_caption(caption, own, box)
         return f"{own} — {run}" if run else own
 
     def figure() -> HeatmapFigure:
@@ -167,11 +171,11 @@ def widget_export(view: pg.GraphicsView, caption: Callable[[], str] | None = Non
             return None
         return parts[0] + "".join(t.split("\n", 1)[1] for t in parts[1:])       # one header
 
-    def drawn(draw: Callable[[pg.GraphicsView], object]):
+    def drawn(draw: Callable[[pg.GraphicsView], object], vector: bool = False):
         """draw(the view a figure is drawn from): one of the plot's own where it makes one (the beam tree's whole
-        tree, where the one on screen shows a part; gone after), else the one on screen."""
+        tree, where the one on screen shows a part; larger for a vector file; gone after), else the one on screen."""
         own = getattr(view, "figure", None)
-        shown = (own() if callable(own) else None) or view
+        shown = (own(vector) if callable(own) else None) or view
         try:
             return draw(shown)
         finally:
@@ -181,10 +185,15 @@ def widget_export(view: pg.GraphicsView, caption: Callable[[], str] | None = Non
 
     def vector(fmt: str) -> bytes:
         return drawn(lambda shown: scene_vector(shown.scene(), shown.sceneRect(), fmt, title(),
-                                                shown.backgroundBrush().color().name(), run_caption(caption, title())))
+                                                shown.backgroundBrush().color().name(),
+                                                run_caption(caption, title(), view)), vector=True)
 
     def image(scale: float) -> QtGui.QImage:
-        return drawn(lambda shown: captioned(scene_image(shown, scale), run_caption(caption, title())))
+        def draw(shown: pg.GraphicsView) -> QtGui.QImage:
+            # at most MOST_PIXELS a side: a whole beam tree of 4000 pixels "for print" (3×) was 550 MB (a review)
+            fitted = min(scale, MOST_PIXELS / max(shown.width(), shown.height(), 1))
+            return captioned(scene_image(shown, fitted), run_caption(caption, title(), view))
+        return drawn(draw)
 
     return PlotExport(lambda: file_stem(title()), image, vector, table)
 

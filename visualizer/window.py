@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from model.assets import ModelLoadError, lasting_name, model_summary, short_name
+from model.assets import ModelLoadError, lasting_name, model_summary
 from model.families import output_pieces
 from model.notes import (LOWERCASE, blank_note, cut_to_length, first_step, model_length, rare_words,
                          reads_lowercase, result_notes)
@@ -35,7 +35,7 @@ from .beam_prefix import BeamPrefix
 from .controls import InputBar, filled_in, model_label, pieces_note, show_from_start, text_pieces, token_chips
 from .docks import Docks
 from .equation_text import equation_html
-from .export import title_sentence
+from .export import run_title
 from .export_actions import ExportActions
 from .folders import ask_open_file, remember, start_folder, suggest, with_type
 from .help import HelpMenu
@@ -559,10 +559,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def figure_caption(self) -> str:
         """The run a panel's saved figure shows, as a heatmap figure's title quotes it: “sentence” (model). A saved
         output distribution or rollout said neither (QA, a teacher's handout)."""
-        if self.trace is None:
-            return ""
-        sentence = title_sentence(str(self.trace.meta.get("sentence", "")))
-        return f"“{sentence}” ({short_name(self.state.model_name)})"
+        return run_title(self.trace, self.shown_model_name) if self.trace is not None else ""
+
+    @property
+    def shown_model_name(self) -> str:
+        """The name of the model whose run the panels show, as model_name gives it: while another model opens, or
+        after its first run failed, the one before (figures had been named after the model being opened: a review)."""
+        return getattr(self, "_shown_name", None) or self.model_name
 
     def training_steps(self) -> int:
         """Gradient steps the Training step tab has taken on the weights in memory since they were loaded or reset
@@ -607,8 +610,9 @@ class MainWindow(QtWidgets.QMainWindow):
         said = " ".join(notes)
         if said != self._notes_said:    # new notes, whole, after the translation they are of (a note under it, and a
             self._notes_said = said     # failed run's, had been shown to the eye alone: QA, a screen reader's user)
-            if said:
-                QtCore.QTimer.singleShot(0, self, lambda: accessible.announce(self.inputs.notice, f"Note: {said}"))
+            if said:                    # (escaped: its "<unk>" and "</s>" are no tags, a review)
+                QtCore.QTimer.singleShot(0, self, lambda: accessible.announce(self.inputs.notice,
+                                                                              html.escape(f"Note: {said}")))
 
     def _cap_notes(self, level: int) -> None:
         """Whole notes scroll past an eighth of the window's height (a fifth in a roomy one, three lines at least):

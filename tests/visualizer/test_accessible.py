@@ -142,8 +142,9 @@ def test_the_notes_under_the_translation_and_a_failed_run_are_announced(qtbot, w
     window.resize(window.width() - 40, window.height())          # laid out again: nothing new to say
     qtbot.wait(50)
     assert [h for h in heard if h.startswith("Note: ")] == notes
-    window._on_failure("the model ran out of memory")
+    window._on_failure("the model ran out of memory at <unk>")         # a token in it is said, not taken as a tag
     qtbot.waitUntil(lambda: heard[-1].startswith("Note: Could not run the model on this input (the model ran out"))
+    assert "at <unk>)" in heard[-1]
 
 
 def test_a_plot_the_keyboard_moves_to_is_scrolled_into_view(qtbot, window):
@@ -167,3 +168,15 @@ def test_a_plot_the_keyboard_moves_to_is_scrolled_into_view(qtbot, window):
     qtbot.waitUntil(lambda: seen(last))
     plots[0].setFocus(QtCore.Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(lambda: seen(plots[0]))
+    # the window given the keyboard back (Alt+Tab: from no widget of the app) leaves where the user scrolled to
+    # (a review: it scrolled back to the plot with the keyboard)
+    from visualizer.panels.widgets import FocusInView
+    mover = window.findChild(FocusInView)
+    panel.grid.verticalScrollBar().setValue(0)
+    mover._moved(None, last)
+    assert panel.grid.verticalScrollBar().value() == 0 and not seen(last)
+    dock.setFloating(True)                         # a floated dock is a window of its own: Tab there too
+    qtbot.wait(50)
+    mover._moved(plots[0], last)
+    assert panel.grid.verticalScrollBar().value() > 0
+    dock.setFloating(False)

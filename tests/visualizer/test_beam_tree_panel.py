@@ -231,6 +231,23 @@ def test_a_figure_of_the_tree_holds_the_whole_tree_at_full_size_with_its_legend(
     assert (picture.width(), picture.height()) == (image.width(), image.height())
 
 
+def test_a_large_trees_figure_holds_its_words_in_a_vector_file_and_a_bounded_picture(panel, beam_result, show_trace):
+    """A 71-step tree of width 8 was dots at the figure's 4000 pixels, and "PNG for print" made it 12000 pixels a
+    side, 550 MB (a review, QA): a vector file, which holds no pixels, is laid out larger, with its labels; a
+    picture has at most MOST_PIXELS a side."""
+    from visualizer.panels.beam_tree import FIGURE_MOST
+    from visualizer.plot_menu import MOST_PIXELS, PRINT_SCALE
+    tree = random_search(8, 60, seed=8)
+    show_trace(panel, with_tree(beam_result.trace, tree))
+    pixels, vector = panel.figure_view(), panel.figure_view(vector=True)
+    assert max(pixels.width(), pixels.height()) <= FIGURE_MOST < max(vector.width(), vector.height())
+    assert vector.window().label_mode == "full"
+    for view in (pixels, vector):
+        view.window().deleteLater()
+    image = widget_export(panel.view).image(PRINT_SCALE)
+    assert max(image.width(), image.height()) <= MOST_PIXELS + 60                 # (and its caption, if any)
+
+
 def test_a_click_shows_the_decoders_attention_for_that_prefix(qtbot, window):
     window.state.update(decoding=BEAM)
     qtbot.waitUntil(lambda: window.trace.meta.get("mode") == "beam" and not window.runs.runner.busy, timeout=20000)

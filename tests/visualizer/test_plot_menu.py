@@ -264,8 +264,7 @@ def test_a_panels_figure_names_the_sentence_and_the_model(window, tmp_path):
     import pyqtgraph as pg
 
     from visualizer.plotting.render import caption_height, scene_image
-    from model.assets import short_name
-    run = f"“the cat sat on the mat” ({short_name(window.state.model_name)})"
+    run = f"“the cat sat on the mat” ({window.model_name})"      # as the heatmaps' figures name it
     assert window.figure_caption() == run
     view = window.panels["output"].findChildren(pg.GraphicsView)[0]
     menu = view.findChildren(PlotMenu)[0]
@@ -276,11 +275,35 @@ def test_a_panels_figure_names_the_sentence_and_the_model(window, tmp_path):
         band = [image.pixelColor(x, y).value() for y in range(plain.height(), image.height())
                 for x in range(0, image.width() // 2, 2)]
         assert min(band) < 100 and plain.height() > 0                  # the line's letters: dark on the white
-    svg = menu.export.vector("svg").decode("utf-8")
-    assert "the cat sat on the mat" in svg
+    svg = menu.export.vector("svg").decode("utf-8")          # a narrow plot: the sentence cut, the model kept
+    assert f"“the c" in svg and f"” ({window.model_name})</text>" in svg
     window.state.update(stack="src_embed")
     window.docking.render("embeddings", force=True)
     emb = window.panels["embeddings"].maps["pe"]
     path = PlotMenu(emb, __import__("visualizer.plot_menu", fromlist=["x"]).widget_export(
         emb, window.figure_caption)).save("svg", path=str(tmp_path / "pe.svg"))
     assert f"{emb.title} — {run}" in path.read_text(encoding="utf-8")
+    # a caption too long for its plot keeps the model: its sentence is cut in the middle (it was cut at the end,
+    # and the model's name went with it: QA)
+    from visualizer.plotting.render import caption_font, fitted_caption
+    metrics = QtGui.QFontMetricsF(caption_font())
+    long = "“The little girl who lives next to the old railway station is eating a big red apple today.” (en-fr)"
+    fitted = fitted_caption(long, metrics, 300)
+    assert fitted.startswith("“The") and fitted.endswith("today.” (en-fr)") and "…" in fitted
+    assert metrics.horizontalAdvance(fitted) <= 300
+
+
+def test_a_compare_runs_figure_is_not_named_after_the_run_on_screen(window, qtbot, tmp_path):
+    """Compare runs' A is the pinned run, not the one on screen: its figure had "— “the dog sat” (tiny)" added, B's
+    sentence (a review). Its title names its own run, and nothing is added."""
+    window.docking.go_to("compare")
+    compare = window.panels["compare"]
+    compare.pin()
+    window.inputs.sentence.setText("the dog sat")
+    qtbot.waitUntil(lambda: window.trace.meta.get("sentence") == "the dog sat" and not window.runs.runner.busy)
+    window.docking.render("compare", force=True)
+    menu = compare.a.findChildren(PlotMenu)[0]
+    path = menu.save("svg", path=str(tmp_path / "a.svg"))
+    text = path.read_text(encoding="utf-8")
+    assert "the cat sat on the mat" in text and "the dog sat" not in text
+

@@ -40,6 +40,7 @@ STYLE = {
 SELECTED = (BLUE, 3.5)          # the border of the hypothesis whose trace is on screen
 GAP_X, GAP_Y = 34, 8            # pixels between label columns and rows at the readable size
 FIGURE_MOST = 4000              # pixels: a figure's longest side
+VECTOR_MOST = 16000             # … in an SVG or PDF, which hold no pixels (71 steps of width 8 were dots at 4000)
 GREEDY_NOTE = "Beam tree: choose beam search (width ≥ 2) in Decoding, or press the button."
 
 
@@ -78,7 +79,7 @@ class TreeView(pg.PlotWidget):
     def __init__(self):
         super().__init__(background="w", enableMenu=False)
         self.tree: BeamTree | None = None
-        self.figure: Callable[[], pg.GraphicsView | None] = lambda: None
+        self.figure: Callable[[bool], pg.GraphicsView | None] = lambda vector=False: None
 
     def table_csv(self) -> str | None:
         if self.tree is None:
@@ -194,12 +195,13 @@ class BeamTreePanel(QtWidgets.QWidget):
         self.view.scene().sigMouseClicked.connect(self._clicked)
         self._show_tree(False)
         self.view.figure = self.figure_view
+        self.view.names_its_run = True            # its figure's title names the run (no second line under it)
         self._run = ("", "")                            # the run's sentence and model, for a figure's title
 
-    def figure_view(self) -> pg.GraphicsView | None:
+    def figure_view(self, vector: bool = False) -> pg.GraphicsView | None:
         """The whole tree as a figure: a view of its own, off screen, as large as every label at full size needs
-        (at most FIGURE_MOST pixels a side: beyond, the labels show their tokens alone, or dots), titled with the
-        run and the legend. A saved picture had been the part of the tree in view, "Whole tree" zoomed out to
+        (at most FIGURE_MOST pixels a side, VECTOR_MOST for a vector file: beyond, the labels show their tokens
+        alone, or dots), titled with the run and the legend. A saved picture had been the part of the tree in view, "Whole tree" zoomed out to
         dots with no legend, and Export all's picture cut at the dock's edge (QA, a teacher's handout)."""
         if self.tree is None:
             return None
@@ -220,8 +222,8 @@ class BeamTreePanel(QtWidgets.QWidget):
         px, py = fig.cell
         rows = int(fig._xy[:, 1].max()) + 1 if len(fig._xy) else 1
         title = 3 * QtGui.QFontMetricsF(tick_font(fig._font_pt)).height()       # two lines, and the step numbers
-        fig.resize(min(FIGURE_MOST, round((self.tree.n_steps + 1.5) * px + 20)),
-                   min(FIGURE_MOST, round(rows * py + title + 40)))
+        most = VECTOR_MOST if vector else FIGURE_MOST
+        fig.resize(min(most, round((self.tree.n_steps + 1.5) * px + 20)), min(most, round(rows * py + title + 40)))
         fig.show()
         QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)    # laid out at that size
         fig.fit_whole()

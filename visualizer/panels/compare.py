@@ -95,6 +95,8 @@ class ComparePanel(QtWidgets.QWidget):
         self.b = HeatmapBox("B (now)", "query", "key", colormap=COLORMAP, bar_label="weight", min_height=200)
         self.diff = HeatmapBox("B − A", "query", "key", colormap=SIGNED_COLORMAP, bar_label="B − A",
                                min_height=200)
+        for box in (self.a, self.b, self.diff):       # their figures' titles name their runs: A is not on screen
+            box.names_its_run = True
         self.boxes = {"A": self.a, "B": self.b, "B − A": self.diff}
         for box in self.boxes.values():
             box.setMinimumWidth(NARROWEST)           # three in a row must not hold the panel wider than the rule

@@ -419,10 +419,16 @@ class FocusInView(QtCore.QObject):
         self.window = window
         QtWidgets.QApplication.instance().focusChanged.connect(self._moved)
 
-    def _moved(self, _old, now) -> None:
-        if now is None or QtGui.QGuiApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
+    def _moved(self, old, now) -> None:
+        # a move within one window (Tab, a shortcut), not the window given the keyboard back: Alt+Tab back had
+        # scrolled away from where the user had scrolled to (a review)
+        if old is None or now is None or old.window() is not now.window() \
+                or QtGui.QGuiApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
             return
-        if now.window() is not self.window:
+        widget = now                  # in the window, or in one of its docks floated (a window of its own)
+        while widget is not None and widget is not self.window:
+            widget = widget.parentWidget()
+        if widget is None:
             return
         area = now.parentWidget()
         while area is not None:                 # the innermost first: the outer then sees where it was scrolled

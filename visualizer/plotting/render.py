@@ -48,8 +48,22 @@ def draw_caption(painter: QtGui.QPainter, band: QtCore.QRectF, text: str) -> Non
     painter.setFont(caption_font())
     painter.setPen(QtGui.QColor("#333333"))
     inner = band.adjusted(8, 0, -8, 0)
-    shown = QtGui.QFontMetricsF(caption_font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, inner.width())
+    shown = fitted_caption(text, QtGui.QFontMetricsF(caption_font()), inner.width())
     painter.drawText(inner, int(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter), shown)
+
+
+def fitted_caption(text: str, metrics: QtGui.QFontMetricsF, width: float) -> str:
+    """text within width: its quoted sentence cut in the middle first ("“The little girl … today.” (en-fr)"), so
+    that the model and the run's words after it stay (cut at its end, a long sentence took the model's name with
+    it: QA); then, if still too wide, cut at its end."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    start, end = text.find("“"), text.find("”")
+    if 0 <= start < end:
+        rest = metrics.horizontalAdvance(text[:start + 1] + text[end:])
+        inner = metrics.elidedText(text[start + 1:end], QtCore.Qt.TextElideMode.ElideMiddle, max(width - rest, 0.0))
+        text = text[:start + 1] + (inner or "…") + text[end:]
+    return metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, width)
 
 
 def captioned(image: QtGui.QImage, text: str) -> QtGui.QImage:
