@@ -139,7 +139,13 @@ def text_args(argv: list[str], out=None) -> list[str]:
 def writable_folder(path: str | Path, what: str = "--out") -> Path:
     """Check before the work that a folder can be written (created later if missing): UsageError if not."""
     not_blank(path, what)
-    path = Path(path)
+    try:
+        return _writable_folder(Path(path), what)
+    except OSError as e:            # (a name longer than the file system takes)
+        raise UsageError(f"{what} {path}: {e.strerror or e}") from None
+
+
+def _writable_folder(path: Path, what: str) -> Path:
     if path.exists() and not path.is_dir():
         raise UsageError(f"{what} {path}: is a file, not a folder")
     existing = path
@@ -157,7 +163,13 @@ def writable_folder(path: str | Path, what: str = "--out") -> Path:
 def writable_file(path: str | Path, what: str) -> Path:
     """Check before the work that a file can be written into its folder, which must exist: UsageError if not."""
     not_blank(path, what)
-    path = Path(path)
+    try:
+        return _writable_file(Path(path), what)
+    except OSError as e:            # a name longer than the folder takes had been "unexpected OSError" (QA)
+        raise UsageError(f"{what} {path}: {e.strerror or e}") from None
+
+
+def _writable_file(path: Path, what: str) -> Path:
     if path.is_dir():
         raise UsageError(f"{what} {path}: is a folder, not a file")
     try:

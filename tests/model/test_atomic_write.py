@@ -106,3 +106,13 @@ def test_writing_works_where_the_system_has_no_pathconf(tmp_path, monkeypatch):
     monkeypatch.delattr(os, "pathconf")
     atomic_write(tmp_path / "a.txt", lambda tmp: open(tmp, "w").write("new"))
     assert (tmp_path / "a.txt").read_text() == "new"
+
+
+def test_a_name_longer_than_the_folder_takes_is_a_usage_error_before_the_work(tmp_path):
+    """`animate --out <a 257-byte name>` was "unexpected OSError" with a crash report (QA): a usage error naming
+    the file, before anything is computed; an --out folder of such a name too."""
+    from model.command_line import UsageError, writable_file, writable_folder
+    long = "é" * 126 + "a.gif"
+    for check in (writable_file, writable_folder):
+        with pytest.raises(UsageError, match="File name too long"):
+            check(tmp_path / long, "--out")
