@@ -113,7 +113,7 @@ class ExportActions:
         layout and the tabs in front before come back after. A lazy panel never opened has no picture: it would
         be built for it, and one with a wider minimum than its tab's would widen the window's dock area."""
         from .export import write_bytes
-        from .plotting.render import encode_png, laid_out_for_picture, whole_picture
+        from .plotting.render import captioned, encode_png, laid_out_for_picture, whole_picture
         w = self.window
         shown = {name: dock for name, dock in w.docks.items() if not dock.isHidden() and name in w.panels
                  and name not in NOT_PICTURED}
@@ -136,6 +136,8 @@ class ExportActions:
                 if picture is None:
                     with laid_out_for_picture(w.panels[name], PANEL_PICTURE_WIDTH if name in WIDE else 0):
                         picture = whole_picture(w.panels[name])
+                    if name not in NAMES_ITS_RUNS:    # a line naming the run, as a plot saved alone has (QA)
+                        picture = captioned(picture, w.figure_caption())
                 write_bytes(path, encode_png(picture))
                 written.append(path)
         finally:
@@ -211,6 +213,7 @@ PANEL_PICTURE_WIDTH = 900       # Export all's panel pictures: at least this wid
 # … those that can be laid out wider: in a scroll area, or roomy (a grid or table); the architecture map, a column
 # of boxes, keeps its dock's size
 WIDE = {entry.name for entry in PANELS if entry.scrolls or entry.roomy}
+NAMES_ITS_RUNS = {"compare"}   # its titles name its two runs: a line naming the one on screen would mislead
 NOT_PICTURED = {"metrics"}     # a table: head_metrics.csv holds it whole (its picture: 8 rows, 3 columns, scroll bars)
 
 

@@ -457,3 +457,21 @@ def test_the_model_views_picture_is_wide_and_shows_no_metrics_of_a_head_hovered_
     qtbot.waitUntil(lambda: panel.size() == before)
     arch = QtGui.QImage(str(tmp_path / panel_file("architecture")))
     assert arch.width() < PANEL_PICTURE_WIDTH * arch.devicePixelRatio()          # a column of boxes, at its dock's
+
+
+def test_export_alls_panel_pictures_name_their_run(qtbot, window, tmp_path, monkeypatch):
+    """A plot saved alone had a line naming its run, and Export all's panel pictures had none (QA): each has it
+    under its panel, but Compare runs', whose titles name its two runs."""
+    from visualizer.plotting import render
+    captions = []
+    real = render.captioned
+    monkeypatch.setattr(render, "captioned", lambda image, text: captions.append(text) or real(image, text))
+    window.resize(1400, 900)
+    window.docking.go_to("compare")
+    window.panels["compare"].pin()
+    window.docking.go_to("output")
+    written = {p.name for p in window.exports.export_all(str(tmp_path), "png")}
+    pictures = [name for name in written if name.startswith("panel_")]
+    assert panel_file("output") in pictures and panel_file("compare") in pictures
+    assert captions and set(captions) == {window.figure_caption()}
+    assert len(captions) == len(pictures) - 1                      # all but Compare runs'
