@@ -160,6 +160,7 @@ def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll
     """At 1366 × 768 the LayerNorm panel fits its dock but its charts scroll inside it: Export all's picture showed
     the first chart and a half, and the scroll bar. The picture holds every chart, as the charts' own picture
     shows them, and what lies above them as the panel shows it (at the dock's width, for this test)."""
+    from visualizer.plotting.render import caption_height
     monkeypatch.setattr("visualizer.export_actions.PANEL_PICTURE_WIDTH", 0)
     show_sentence(qtbot, window, "the dog runs")
     window.resize(1366, 768)
@@ -173,7 +174,8 @@ def test_charts_that_scroll_inside_a_panel_are_pictured_whole_without_the_scroll
     r = picture.devicePixelRatio()
     top = round(grid.mapTo(panel, grid.rect().topLeft()).y() * r)
     charts = grid.widget().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
-    assert picture.height() == round((panel.height() - grid.height()) * r) + charts.height()
+    band = round(caption_height() * r)                # and the line under it naming the run
+    assert picture.height() == round((panel.height() - grid.height()) * r) + charts.height() + band
     left = grid.mapTo(panel, grid.rect().topLeft()).x()
     assert picture.width() == round(max(panel.width(), panel.width() - grid.width() + charts.width() / r) * r)
     assert picture.copy(round(left * r), top, charts.width(), charts.height()) == charts

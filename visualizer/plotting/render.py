@@ -72,7 +72,8 @@ def captioned(image: QtGui.QImage, text: str) -> QtGui.QImage:
     and the image's resolution is its scale's: a 3× picture has a 3× line."""
     if not text:
         return image
-    scale = image.dotsPerMeterY() * 0.0254 / screen_dpi()        # the picture's pixels per pixel of the scene
+    # the picture's pixels per pixel of the scene (dots per metre are whole: 96 dpi is stored as 3780)
+    scale = round(image.dotsPerMeterY() * 0.0254 / screen_dpi(), 3)
     band = caption_height()
     out = QtGui.QImage(image.width(), image.height() + round(band * scale), QtGui.QImage.Format.Format_ARGB32)
     out.setDotsPerMeterX(image.dotsPerMeterX())
