@@ -422,7 +422,8 @@ class FocusInView(QtCore.QObject):
     def _moved(self, old, now) -> None:
         # a move within one window (Tab, a shortcut), not the window given the keyboard back: Alt+Tab back had
         # scrolled away from where the user had scrolled to (a review)
-        if old is None or now is None or old.window() is not now.window() \
+        window_of = QtWidgets.QWidget.window          # (some widgets keep the main window as .window)
+        if old is None or now is None or window_of(old) is not window_of(now) \
                 or QtGui.QGuiApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
             return
         widget = now                  # in the window, or in one of its docks floated (a window of its own)
