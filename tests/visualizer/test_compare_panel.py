@@ -330,3 +330,16 @@ def test_a_long_sentence_takes_a_line_of_the_title_and_a_figure_of_a_or_b_names_
     assert quoted.endswith("…") and SCREEN_CHARS < len(quoted) <= TITLE_CHARS
     assert panel.a.figure_title().startswith("A: Encoder self-attention, layer 2, head 2 — “")
     assert panel.diff.figure_title().endswith(f"({a.meta['model']})")
+
+
+def test_titles_of_sentences_that_differ_late_show_where_they_differ(panel, tiny_lm):
+    """Two sentences that differ after the titles' 60 characters read the same, A's and B's (QA): each title then
+    quotes its sentence from a word before the first difference."""
+    from visualizer.panels.compare import SCREEN_CHARS
+    start = "the cat sat on the mat and the dog sat on the mat and the cat sat on the "
+    a = translate(tiny_lm, start + "mat").trace
+    b = translate(tiny_lm, start + "dog").trace
+    compared(panel, a, b, kind="enc_self", layer=0, head=0)
+    quoted = [box.title.split("“", 1)[1].rsplit("”", 1)[0].strip("\u2068\u2069") for box in (panel.a, panel.b)]
+    assert quoted[0] != quoted[1] and all(q.startswith("…") and len(q) <= SCREEN_CHARS for q in quoted)
+    assert quoted[0].endswith("the mat") and quoted[1].endswith("the dog")

@@ -47,10 +47,25 @@ def token_difference(a: tuple[list[str], list[str]], b: tuple[list[str], list[st
     return None
 
 
-def run_label(trace, chars: int = TITLE_CHARS) -> str:
-    """One line naming a run: its sentence (up to chars, cut at a word), and what was switched off or forced."""
+def differing_part(text: str, other: str, chars: int) -> str:
+    """text as a title of chars quotes it: its start (cut at a word), or, where its start would read as other's,
+    from a word before the first difference, after "…" (A's and B's titles were the same 60 characters where the
+    sentences differed after them: QA)."""
+    text, other = " ".join(text.split()), " ".join(other.split())
+    first = next((k for k, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    if text == other or first < chars - 12:
+        return cut_words(text, chars)
+    start = text.rfind(" ", 0, max(first - chars // 3, 0)) + 1
+    return "…" + cut_words(text[start:], chars - 1)
+
+
+def run_label(trace, chars: int = TITLE_CHARS, other: str | None = None) -> str:
+    """One line naming a run: its sentence (up to chars, cut at a word; where it differs from other's, with other),
+    and what was switched off or forced."""
     m = trace.meta
-    parts = [f"“{isolate(cut_words(m.get('sentence', ''), chars))}”"]      # (a U+202E in it turned the rest around, QA)
+    sentence = str(m.get("sentence", ""))
+    quoted = differing_part(sentence, other, chars) if other is not None else cut_words(sentence, chars)
+    parts = [f"“{isolate(quoted)}”"]      # (a U+202E in it turned the rest around, QA)
     if m.get("mode") == "teacher-forced":
         parts.append("teacher-forced")
     if m.get("positional") is False:
@@ -213,7 +228,8 @@ class ComparePanel(QtWidgets.QWidget):
             model = f"{short_name(t.meta.get('model', ''))}, " if models[0] != models[1] else ""   # two models
             # on screen the sentence's start (a 240-character one took 12 lines of a dock's title, and left the
             # heatmap a strip: QA); a figure of it says which head and model too, as every exported heatmap does
-            box.set_title(f"{name}: {model}{run_label(t, SCREEN_CHARS)}")
+            other = (trace if t is a else a).meta.get("sentence", "")
+            box.set_title(f"{name}: {model}{run_label(t, SCREEN_CHARS, str(other))}")
             figure = f"{name}: {where} — {run_label(t)} ({short_name(t.meta.get('model', ''))})"
             box.figure_title = lambda figure=figure: figure
         differ = token_difference(a.axis_tokens(kind), trace.axis_tokens(kind)) if wa.shape == wb.shape else None
