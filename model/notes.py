@@ -709,7 +709,8 @@ def result_notes(trace, max_len: int) -> list[str]:
     early = None if cut else stopped_early(trace)             # a translation cut at its limit did not stop early
     doubted = any(n is not None for n in (example, broken, language, capitals, hot, nothing, loop, early))
     notes = (broken, example, language, capitals, hot, unlikely_target(trace), several_sentences(trace),
-             direction_controls(trace), hidden_joins(trace), unknown_pieces(trace), rare_words(trace), lost_numbers(trace), no_mask(trace),
+             direction_controls(trace), hidden_joins(trace), unknown_pieces(trace), rare_words(trace),
+             lost_numbers(trace), no_mask(trace),
              nothing, loop, early,
              prompt_fills(trace, max_len), forced_end(trace), cut, None if doubted else hesitated(trace))
     return [n for n in notes if n is not None]

@@ -180,8 +180,9 @@ def widget_export(view: pg.GraphicsView, caption: Callable[[], str] | None = Non
             return draw(shown)
         finally:
             if shown is not view:            # (the figure's own window, off screen)
-                shown.window().hide()
-                shown.window().deleteLater()
+                window = QtWidgets.QWidget.window(shown)
+                window.hide()
+                window.deleteLater()
 
     def vector(fmt: str) -> bytes:
         return drawn(lambda shown: scene_vector(shown.scene(), shown.sceneRect(), fmt, title(),

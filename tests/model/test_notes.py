@@ -419,7 +419,7 @@ def test_an_invisible_space_inside_a_word_is_named_with_the_word_the_model_reads
     from model import translate
     from model.notes import hidden_joins, result_notes
     run = translate(tiny_lm, "the cat\u200b sat on\u200bthe mat")
-    note = ("The text holds an invisible character (U+200B) inside a word: the model reads “onthe” as one word; type "
-            "a space there where two words are meant.")
+    note = ("The text holds an invisible character (U+200B) inside a word: the model reads “onthe” as one word; "
+            "type a space there where two words are meant.")
     assert hidden_joins(run.trace) == note and note in result_notes(run.trace, tiny_lm.cfg.max_len)
     assert hidden_joins(translate(tiny_lm, "the cat\u200b sat on the mat").trace) is None

@@ -294,8 +294,8 @@ def test_a_panels_figure_names_the_sentence_and_the_model(window, tmp_path):
 
 
 def test_a_compare_runs_figure_is_not_named_after_the_run_on_screen(window, qtbot, tmp_path):
-    """Compare runs' A is the pinned run, not the one on screen: its figure had "— “the dog sat” (tiny)" added, B's
-    sentence (a review). Its title names its own run, and nothing is added."""
+    """Compare runs' A is the pinned run, not the one on screen: its figure had "— “the dog sat” (tiny)" added,
+    B's sentence (a review). Its title names its own run, and nothing is added."""
     window.docking.go_to("compare")
     compare = window.panels["compare"]
     compare.pin()

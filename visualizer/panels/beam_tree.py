@@ -201,8 +201,9 @@ class BeamTreePanel(QtWidgets.QWidget):
     def figure_view(self, vector: bool = False) -> pg.GraphicsView | None:
         """The whole tree as a figure: a view of its own, off screen, as large as every label at full size needs
         (at most FIGURE_MOST pixels a side, VECTOR_MOST for a vector file: beyond, the labels show their tokens
-        alone, or dots), titled with the run and the legend. A saved picture had been the part of the tree in view, "Whole tree" zoomed out to
-        dots with no legend, and Export all's picture cut at the dock's edge (QA, a teacher's handout)."""
+        alone, or dots), titled with the run and the legend. A saved picture had been the part of the tree in
+        view, "Whole tree" zoomed out to dots with no legend, and Export all's picture cut at the dock's edge (QA,
+        a teacher's handout)."""
         if self.tree is None:
             return None
         fig = BeamTreePanel(self.state)
@@ -238,8 +239,9 @@ class BeamTreePanel(QtWidgets.QWidget):
         try:
             return scene_image(view)
         finally:
-            view.window().hide()
-            view.window().deleteLater()
+            window = QtWidgets.QWidget.window(view)      # the figure's own panel, off screen
+            window.hide()
+            window.deleteLater()
 
     # --- the window's hooks ---------------------------------------------------------------------
     def set_prefix_handler(self, handler: Callable[[int], None] | None) -> None:

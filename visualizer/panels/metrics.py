@@ -26,7 +26,8 @@ HEADERS = {"kind": "kind", "layer": "layer", "head": "head", "entropy_bits": "en
            "effect_logp": "effect\n(log p)"}
 # what a screen reader says for each header: the drawn one's abbreviations and line breaks read as "punct." (QA)
 SAID = {"entropy_bits": "entropy in bits", "mean_distance": "mean distance in positions",
-        "max_weight": "largest weight", "first_token": "share on the first token", "end_token": "share on the end token",
+        "max_weight": "largest weight", "first_token": "share on the first token",
+        "end_token": "share on the end token",
         "punctuation": "share on punctuation", "diagonal": "share on its own position",
         "previous_token": "share on the previous position", "off": "switched off", "effect_logp": "effect on log p"}
 ALWAYS_SHOWN = ("kind", "layer", "head")             # which head a row is

@@ -68,8 +68,8 @@ def fitted_caption(text: str, metrics: QtGui.QFontMetricsF, width: float) -> str
 
 def captioned(image: QtGui.QImage, text: str) -> QtGui.QImage:
     """image with a line under it naming its run ("“The red car is fast.” (en-fr)"): a saved output distribution,
-    rollout or LayerNorm chart said neither sentence nor model (QA, a teacher's handout). The text is in points,
-    and the image's resolution is its scale's: a 3× picture has a 3× line."""
+    rollout or LayerNorm chart said neither sentence nor model (QA, a teacher's handout). The line is drawn in the
+    scene's pixels, scaled as the picture is: a 3× picture has a 3× line."""
     if not text:
         return image
     # the picture's pixels per pixel of the scene (dots per metre are whole: 96 dpi is stored as 3780)
