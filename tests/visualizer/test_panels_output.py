@@ -8,6 +8,7 @@ from PySide6 import QtCore
 from model import DecodingSettings, translate
 from model.text import probability
 from visualizer.panels.output import OutputPanel, entropy_bits
+from visualizer.plotting.text import MAX_LABEL_CHARS, short
 from visualizer.plotting.colormaps import BLUE, VERMILLION
 from visualizer.state import ViewState
 
@@ -136,12 +137,22 @@ def test_a_chosen_token_below_the_top_k_gets_its_own_bar(panel, tiny_lm, vocab):
             assert panel.chosen_index == 10 and len(panel.bar_ids) == 11 and panel.bar_ids[10] == cid
             x, y = panel.chosen_mark.getData()             # marked where its bar starts, however thin the bar
             assert list(x) == [0.0] and list(y) == [10.5]
-            assert panel.bar_labels[10] == f"{vocab[cid]} (#{panel.chosen_rank})"
+            rank = f" (#{panel.chosen_rank})"               # whole, its token cut to leave it room (QA)
+            assert panel.bar_labels[10] == short(vocab[cid], MAX_LABEL_CHARS - len(rank)) + rank
+            assert panel.plot.getAxis("left").labels[10].endswith(rank)
             assert panel.separator.isVisible()
         else:
             assert len(panel.bar_ids) == 10 and not panel.separator.isVisible()
     assert found, "the random model should rank some reference token below 10"
     assert "teacher-forced" in panel.header.text()
+    low = next(step for step in range(tr.n_steps) if (panel.render(tr, state_for(tr, step=step)) or
+                                                       panel.chosen_rank > 10))
+    long_vocab = list(vocab)
+    long_vocab[panel.chosen_id] = "sûrementétrange"                    # a long piece ranked low: its rank stays
+    panel.set_vocab(long_vocab)
+    panel.render(tr, state_for(tr, step=low))
+    rank = f" (#{panel.chosen_rank})"
+    assert panel.plot.getAxis("left").labels[10] == short("sûrementétrange", MAX_LABEL_CHARS - len(rank)) + rank
 
 
 def test_without_a_vocabulary_bars_show_ids(qtbot, trace):

@@ -21,7 +21,8 @@ from model.top_k import top_k_ids
 from .. import accessible
 from ..plotting.colormaps import BLUE, VERMILLION
 from ..plotting.plot_box import PlotBox
-from ..plotting.text import LABEL_PT, TICK_PT, escape, fit_number_ticks, short, tick_font, told_apart
+from ..plotting.text import (LABEL_PT, MAX_LABEL_CHARS, TICK_PT, escape, fit_number_ticks, short, tick_font,
+                             told_apart)
 from ..plotting.token_axis import TokenAxis
 from ..text_safety import model_order
 from .widgets import header_label
@@ -351,8 +352,9 @@ class OutputPanel(QtWidgets.QWidget):
         # pieces drawn the same to the letter (two ids both "�"): their ids tell them apart (a review)
         twice = {text for text in labels if labels.count(text) > 1}
         labels = [f"{text} #{int(i)}" if text in twice else text for text, i in zip(labels, self.bar_ids)]
-        if n > k:
-            labels[k] = f"{labels[k]} (#{self.chosen_rank})"
+        if n > k:           # its rank kept whole, its token cut to make room ("sûrement (#89…" for rank 8967: QA)
+            rank = f" (#{self.chosen_rank})"
+            labels[k] = short(labels[k], max(4, MAX_LABEL_CHARS - len(rank))) + rank
         # the chosen bar framed in black as well as coloured: printed in grey its orange was the blue's grey (QA)
         self.bars.setOpts(x0=np.zeros(n), y=y, height=0.72, width=self.bar_probs,
                           brushes=[pg.mkBrush(c) for c in self.bar_colors],
