@@ -87,10 +87,6 @@ class VisibleControls(QtWidgets.QProxyStyle):
         # a dialog's buttons in words only in the dark themes: their icons were dark on dark (QA as a teacher)
         if hint == QtWidgets.QStyle.StyleHint.SH_DialogButtonBox_ButtonsHaveIcons and self.frames:
             return 0
-        # in an open menu, typed letters go to the item whose words begin so: the View menu's 30-odd items had to
-        # be arrowed through, its items having no underlined letter (QA, a keyboard user)
-        if hint == QtWidgets.QStyle.StyleHint.SH_Menu_KeyboardSearch:
-            return 1
         return super().styleHint(hint, option, widget, data)
 
     def pixelMetric(self, metric, option=None, widget=None) -> int:

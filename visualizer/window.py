@@ -37,6 +37,7 @@ from .docks import Docks
 from .equation_text import equation_html
 from .export import run_title
 from .export_actions import ExportActions
+from .menu_search import TypeAhead
 from .folders import ask_open_file, remember, start_folder, suggest, with_type
 from .help import HelpMenu
 from .panels.widgets import ElidedLabel, FocusInView, quiet_colour, tone_colour
@@ -157,6 +158,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ablation = AblationActions(self)
         self.animation = AnimationActions(self)
         self.help = HelpMenu(self)                 # last: the menu bar's last menu
+        TypeAhead(self).install(self.menuBar())    # letters typed in an open menu (see menu_search)
         ShortcutsOverFields(self, (self.inputs.sentence, self.inputs.target))
         FocusInView(self)
         self.docking.start_layout(self.settings, restore_layout)

@@ -316,25 +316,3 @@ def test_a_docks_buttons_follow_the_theme_chosen_after_it_was_made(qtbot, window
     finally:
         window.presentation.set_theme("light", remember=False)
     assert all(lightest(b) < 150 for b in buttons)
-
-
-def test_letters_typed_in_an_open_menu_go_to_the_item_they_begin(qapp, qtbot):
-    """The menus' items have no underlined letter, and the View menu's 30-odd items had to be arrowed through (QA,
-    a keyboard user): typed letters find the item whose words begin with them, as in a file list."""
-    from PySide6.QtTest import QTest
-    font, style, colours = QtGui.QFont(qapp.font()), qapp.style().name(), QtGui.QPalette(qapp.palette())
-    try:
-        apply_theme(qapp, "light")
-        menu = QtWidgets.QMenu()
-        qtbot.addWidget(menu)
-        for text in ("Reset layout", "Normal text size", "Next step", "Presentation mode"):
-            menu.addAction(text)
-        menu.popup(QtCore.QPoint(0, 0))
-        qtbot.waitExposed(menu)
-        QTest.keyClicks(menu, "no")
-        assert menu.activeAction().text() == "Normal text size"
-        QTest.keyClick(menu, QtCore.Qt.Key.Key_Escape)
-    finally:
-        qapp.setStyle(style)
-        qapp.setPalette(colours)
-        qapp.setFont(font)

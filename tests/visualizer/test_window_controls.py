@@ -1595,3 +1595,32 @@ def test_return_on_the_notes_line_opens_the_notes_as_its_link_does(qtbot, window
     assert "href='less'" in notice.text() and notice.text().startswith("One: a. Two: b.")
     QtTest.QTest.keyClick(notice, QtCore.Qt.Key.Key_Space)
     assert "href='more'" in notice.text()
+
+
+def test_letters_typed_in_an_open_menu_go_to_the_item_they_begin(qtbot, window, monkeypatch):
+    """The menus' items have no underlined letter, and the View menu's 30-odd items had to be arrowed through (QA);
+    Qt's own search went to the first item holding the letter anywhere ("n": Go to panel, QA). A letter goes to the
+    next item that begins with it, the same letter again to the one after, letters typed together to the item that
+    begins with them all."""
+    from PySide6 import QtWidgets
+    from PySide6.QtTest import QTest
+
+    from visualizer import menu_search
+    clock = [100.0]
+    monkeypatch.setattr(menu_search.time, "monotonic", lambda: clock[0])
+    view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    view.popup(QtCore.QPoint(0, 0))
+    qtbot.waitExposed(view)
+    starting = [menu_search.words(a) for a in view.actions() if a.isVisible() and a.isEnabled() and a.text()]
+    with_n = [w for w in starting if w.startswith("n")]
+    assert len(with_n) >= 1 and any("n" in w and not w.startswith("n") for w in starting)
+    QTest.keyClicks(view, "n")
+    assert menu_search.words(view.activeAction()) == with_n[0]
+    if len(with_n) > 1:
+        QTest.keyClicks(view, "n")
+        assert menu_search.words(view.activeAction()) == with_n[1]
+    clock[0] += 5                                                   # a pause: a new word
+    QTest.keyClicks(view, "re")
+    assert menu_search.words(view.activeAction()).startswith("re")
+    QTest.keyClick(view, QtCore.Qt.Key.Key_Escape)
+    assert isinstance(view, QtWidgets.QMenu)
