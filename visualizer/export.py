@@ -56,7 +56,8 @@ class HeatmapSpec:
 
 def run_title(trace: Trace, model_name: str = "") -> str:
     """The run a figure shows, as its title ends: the sentence quoted (“…”, cut at TITLE_CHARS), then the model,
-    how the rows were chosen and changed weights in brackets, then the heads switched off."""
+    how the rows were chosen, changed weights and positions switched off in brackets, then the heads switched
+    off."""
     # isolated: a U+202E in it drew the rest of the title, the model's name too, backwards (QA)
     quoted = f"“{isolate(title_sentence(trace.meta.get('sentence', '')))}”"
     if trace.meta.get("truncated"):      # a long paste: the model read its start only (the title had all 14 lines)
@@ -72,7 +73,8 @@ def run_title(trace: Trace, model_name: str = "") -> str:
     how = "" if trace.decoding in ("greedy", "") or trace.schema.layout == ENCODER_ONLY else trace.decoding
     steps = trace.meta.get("training_steps", 0)     # weights changed by the Training step tab (the stock model's
     trained = f"weights after {steps} training step{'s' if steps != 1 else ''}" if steps else ""     # name, QA)
-    named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how, trained)))
+    positions = "no positional encoding" if trace.meta.get("positional") is False else ""
+    named = ", ".join(filter(None, (short_name(model_name) if model_name else "", how, trained, positions)))
     return quoted + (f" ({named})" if named else "") + heads
 
 

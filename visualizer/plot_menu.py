@@ -92,13 +92,13 @@ def plot_table(plot: pg.PlotItem) -> str | None:
 
 
 def run_caption(caption: Callable[[], str] | None, title: str, view=None) -> str:
-    """The line naming the run a figure of a panel shows, unless its title quotes its sentence already, or the view
+    """The line naming the run a figure of a panel shows, unless its title holds it already, or the view
     names its own run in its figures (names_its_run: Compare runs' A is not the run on screen, a review)."""
     if getattr(view, "names_its_run", False):
         return ""
     text = caption() if caption is not None else ""
-    quoted = text.split("”", 1)[0] + "”" if text.startswith("“") else text
-    return "" if not text or quoted in title else text
+    # (a title quoting the sentence alone still gets it: a language model's "after “prompt”" had lost the model)
+    return "" if not text or text in title else text
 
 
 def box_export(box, caption: Callable[[], str] | None = None) -> PlotExport:

@@ -8,6 +8,7 @@ import pytest
 
 from model import translate
 from model.ablation import expand
+from model.config import DecodingSettings
 from visualizer.panels.compare import ComparePanel
 from visualizer.state import ViewState
 
@@ -210,8 +211,11 @@ def test_the_difference_is_exported_as_a_figure_that_names_both_runs(panel, tiny
     assert (tmp_path / "diff.csv").read_text().startswith("query \\ key,")
     np.testing.assert_allclose(matrix, panel.difference, rtol=1e-6, atol=1e-9)
     assert (rows, cols) == b.axis_tokens("cross")
-    b_line = "B: “the cat sat on the mat”, teacher-forced, 1\u00a0head\u00a0off: Cross (decoder → encoder) L1 H2"
-    assert b_line in panel.diff.figure_title()          # the panels' words, not --ablate's "cross:1:2" (QA)
+    # each run as a figure's title ends it: its model and decoding (a beam's and a greedy run's read the same: QA),
+    # and the heads off in the panels' words, not --ablate's "cross:1:2" (QA)
+    b_line = "B: “the cat sat on the mat” (tiny, given target) [1 head off: Cross (decoder → encoder) L1 H2]"
+    assert panel.diff.figure_title().endswith(b_line)
+    assert "A: “the cat sat on the mat” (tiny, given target); B:" in panel.diff.figure_title()
 
 
 def test_cells_a_causal_head_never_uses_are_no_difference_of_zero(panel, tiny_lm, tmp_path):
@@ -344,3 +348,13 @@ def test_titles_of_sentences_that_differ_late_show_where_they_differ(panel, tiny
     quoted = [box.title.split("“", 1)[1].rsplit("”", 1)[0].strip("\u2068\u2069") for box in (panel.a, panel.b)]
     assert quoted[0] != quoted[1] and all(q.startswith("…") and len(q) <= SCREEN_CHARS for q in quoted)
     assert quoted[0].endswith("the mat") and quoted[1].endswith("the dog")
+
+
+def test_a_figure_of_a_or_b_says_how_its_run_was_decoded(panel, tiny_lm):
+    """A pinned beam run and a greedy one had figures titled alike (QA): each names its decoding, as every other
+    figure does, and positions switched off."""
+    a = translate(tiny_lm, "the cat sat on the mat", DecodingSettings(method="beam", beam=3)).trace
+    b = translate(tiny_lm, "the cat sat on the mat", positional=False).trace
+    compared(panel, a, b, kind="enc_self", layer=1, head=1)
+    assert panel.a.figure_title().endswith(f"({a.meta['model']}, beam 3)")
+    assert panel.b.figure_title().endswith(f"({b.meta['model']}, no positional encoding)")

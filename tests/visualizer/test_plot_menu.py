@@ -307,3 +307,17 @@ def test_a_compare_runs_figure_is_not_named_after_the_run_on_screen(window, qtbo
     text = path.read_text(encoding="utf-8")
     assert "the cat sat on the mat" in text and "the dog sat" not in text
 
+
+
+def test_a_language_models_line_is_kept_under_a_title_that_quotes_its_prompt_and_keeps_its_model():
+    """A GPT-2's output distribution at its first written step is titled "… after “prompt”": the line naming the run
+    had been left out as if the title held it, and on a narrow picture "+ 19 tokens it wrote" pushed the model out
+    of the line (QA)."""
+    from visualizer.plot_menu import run_caption
+    from visualizer.plotting.render import caption_font, fitted_caption
+    line = "“the cat sat on the mat .” + 19 tokens it wrote (qa/gpt2, beam 4)"
+    assert run_caption(lambda: line, "Step 6: predicting token 7 after “the cat sat on the mat .”") == line
+    assert run_caption(lambda: line, f"Rollout — {line}") == ""
+    metrics = QtGui.QFontMetricsF(caption_font())
+    fitted = fitted_caption(line, metrics, 230)
+    assert fitted.endswith("” (qa/gpt2, beam 4)") and metrics.horizontalAdvance(fitted) <= 230

@@ -15,7 +15,7 @@ from model.assets import short_name
 from model.text import probability
 from model.top_k import top_k_ids
 
-from ..export import TITLE_CHARS, cut_words
+from ..export import TITLE_CHARS, cut_words, run_title
 from ..plotting.colormaps import COLORMAP, SIGNED_COLORMAP, symmetric_levels
 from ..plotting.plot_box import HeatmapBox
 from ..text_safety import isolate
@@ -230,7 +230,7 @@ class ComparePanel(QtWidgets.QWidget):
             # heatmap a strip: QA); a figure of it says which head and model too, as every exported heatmap does
             other = (trace if t is a else a).meta.get("sentence", "")
             box.set_title(f"{name}: {model}{run_label(t, SCREEN_CHARS, str(other))}")
-            figure = f"{name}: {where} — {run_label(t)} ({short_name(t.meta.get('model', ''))})"
+            figure = f"{name}: {where} — {run_title(t, str(t.meta.get('model', '')))}"     # (its decoding too: QA)
             box.figure_title = lambda figure=figure: figure
         differ = token_difference(a.axis_tokens(kind), trace.axis_tokens(kind)) if wa.shape == wb.shape else None
         if wa.shape == wb.shape and differ is None:
@@ -241,8 +241,8 @@ class ComparePanel(QtWidgets.QWidget):
             rows, cols = trace.axis_tokens(kind)
             self.diff.show_matrix(self.difference, rows, cols, levels=symmetric_levels(self.difference), mask=used)
             self.diff.set_title(f"B − A: {where}")
-            both = " and ".join(dict.fromkeys(short_name(m) for m in models))
-            named = f"B − A: {where} — A: {run_label(a)}; B: {run_label(trace)} ({both})"   # what a figure shows
+            # what a figure of it shows: each run as a figure's title ends (model, decoding, heads off: QA)
+            named = f"B − A: {where} — A: {run_title(a, models[0])}; B: {run_title(trace, models[1])}"
             self.diff.figure_title = lambda: named
             largest = float(np.nanmax(np.abs(self.difference)))   # 3 significant digits: 7.1e-06 read "0.000"
             note = f"{where}. " + (f"Largest change {largest:.3g}." if largest else "No change: the weights are equal.")

@@ -63,6 +63,10 @@ def fitted_caption(text: str, metrics: QtGui.QFontMetricsF, width: float) -> str
         rest = metrics.horizontalAdvance(text[:start + 1] + text[end:])
         inner = metrics.elidedText(text[start + 1:end], QtCore.Qt.TextElideMode.ElideMiddle, max(width - rest, 0.0))
         text = text[:start + 1] + (inner or "…") + text[end:]
+        close = text.index("”", start)
+        if metrics.horizontalAdvance(text) > width and " (" in text[close:]:  # then what stands between the quote
+            text = text[:close + 1] + text[text.index(" (", close):]          # and the model (" + 19 tokens it
+                                                                              # wrote" had pushed it out: QA)
     return metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, width)
 
 
