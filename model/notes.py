@@ -570,8 +570,7 @@ def readings(number: str, english: bool = False) -> set[str]:
     groups = re.split(r"[.,\s]", number)
     whole = lambda digits: digits.lstrip("0") or "0"
     found = set()
-    separators = re.sub(r"\d", "", number)
-    if all(len(g) == 3 for g in groups[1:]) and not (english and "." in separators):   # thousands groups (or none)
+    if all(len(g) == 3 for g in groups[1:]) and not (english and "." in number):   # thousands groups (or none)
         found.add(whole("".join(groups)))
     last = number[-len(groups[-1]) - 1] if len(groups) > 1 else ""
     if last in (".", ) + (() if english else (",",)) and all(len(g) == 3 for g in groups[1:-1]):
@@ -592,15 +591,15 @@ def changed_numbers(source: str, output: str, english: bool = False) -> list[str
     times = TIME.findall(source)
     source_numbers = NUMBER.findall(TIME.sub(" ", source)) + [n for hour, minutes in times for n in (hour, minutes)]
     hours = [h for h, _ in times] + AFTERNOON.findall(source)
-    accepted = (set().union(*(readings(n, english) for n in source_numbers))
+    read = {n: readings(n, english) for n in source_numbers}
+    accepted = (set().union(*read.values())
                 | {str(int(h) + 12) for h in hours if int(h) <= 12}
                 | {d[2:] for d in DECADE.findall(source)})
     written = [readings(n) for n in OUTPUT_NUMBER.findall(output)]
     if all(values & accepted for values in written):
         return []
     said = set().union(*written)
-    return list(dict.fromkeys(n for n in source_numbers
-                              if not readings(n, english) & said and readings(n, english) != {"0"}))
+    return list(dict.fromkeys(n for n in source_numbers if not read[n] & said and read[n] != {"0"}))
 
 
 def lost_numbers(trace) -> str | None:
